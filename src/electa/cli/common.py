@@ -1,0 +1,95 @@
+"""Options and output helpers shared by the commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from electa.config import Settings
+from electa.engine import Engine
+from electa.errors import ElectaError
+from electa.types import Caller, Hit
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def data_option(f: F) -> F:
+    f = click.option("--embedder", default=None, help="Embedding model (registry name): minilm, hash.")(f)
+    return click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
+                        help="Data directory (default: $ELECTA_DATA_DIR or ./electa-data).")(f)  # type: ignore[return-value]
+
+
+def caller_options(f: F) -> F:
+    f = click.option("--principal", "principals", multiple=True,
+                     help="A principal the caller holds (team:support, member:u7); repeatable.")(f)
+    f = click.option("--agent", default=None, help="Agent (default: every agent of the organisation).")(f)
+    return click.option("--org", default="default", show_default=True, help="Organisation.")(f)  # type: ignore[return-value]
+
+
+def open_engine(data_dir: str | None, embedder: str | None) -> Engine:
+    settings = Settings()
+    return Engine.open(data_dir or settings.data_dir, settings, embedder)
+
+
+def make_caller(org: str, agent: str | None, principals: Sequence[str]) -> Caller:
+    return Caller(org, agent, frozenset(principals))
+
+
+def parse_pairs(value: str | None, cast: Callable[[str], Any] = float) -> dict[str, Any]:
+    """``"fulltext=1,dense=0.5"`` -> ``{"fulltext": 1.0, "dense": 0.5}``."""
+    out: dict[str, Any] = {}
+    for part in (value or "").split(","):
+        if not part.strip():
+            continue
+        key, sep, raw = part.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{part!r} should look like leg=value")
+        try:
+            out[key.strip()] = cast(raw)
+        except ValueError as exc:
+            raise click.BadParameter(f"{raw!r} is not a number") from exc
+    return out
+
+
+def friendly(f: F) -> F:
+    """Turn Electa's errors into one line on stderr and exit status 1 or 2."""
+
+    @wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except ElectaError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    return {
+        "id": hit.unit_id, "document_id": hit.document_id, "kind": hit.kind.value, "title": hit.title,
+        "url": hit.url, "also_urls": list(hit.also_urls), "ext_id": hit.ext_id,
+        "score": round(hit.score, 4), "fused": round(hit.fused, 6), "passes": hit.passes,
+        "votes": [{"leg": v.leg, "rank": v.rank, "raw_score": round(v.raw_score, 4),
+                   "contribution": round(v.contribution, 6)} for v in hit.votes],
+        "text": hit.text,
+    }
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def votes_text(hit: Hit) -> str:
+    return " ".join(f"{v.leg}#{v.rank}({v.raw_score:.2f})" for v in hit.votes)

@@ -1,0 +1,223 @@
+"""``electa``: ingest, search, probe, sources, reindex, stats, eval, demo."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from electa.cli.common import (
+    caller_options,
+    data_option,
+    echo_json,
+    friendly,
+    hit_json,
+    make_caller,
+    open_engine,
+    parse_pairs,
+    table,
+    votes_text,
+)
+from electa.types import Access
+
+
+@click.group()
+@click.version_option(package_name="electa")
+def cli() -> None:
+    """Electa: hybrid search and grounded answers over your own knowledge."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@data_option
+@click.option("--org", default="default", show_default=True)
+@click.option("--agent", default="default", show_default=True)
+@click.option("--principal", "principals", multiple=True,
+              help="Restrict to these principals (team:support…); without it the sources are public.")
+@click.option("--base-url", default="", help="URL prefix for files that carry none of their own.")
+@click.option("--progress/--no-progress", default=True)
+@friendly
+def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
+           principals: tuple[str, ...], base_url: str, progress: bool) -> None:
+    """Ingest files and folders (Markdown, HTML, text, PDF, JSON/JSONL, Q&A CSV)."""
+    access = Access(org, agent, public=not principals, principals=principals)
+    with open_engine(data_dir, embedder) as engine:
+        report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty())
+    counts = report.counts()
+    click.echo(f"{counts['added']} added, {counts['updated']} updated, {counts['unchanged']} unchanged, "
+               f"{counts['failed']} failed; {report.documents} documents in {report.seconds:.1f}s "
+               f"({report.docs_per_second:.1f} docs/s)")
+    for path, note in report.notes:
+        click.echo(f"note: {path}: {note}", err=True)
+    for path, reason in report.failures:
+        click.echo(f"failed: {path}: {reason}", err=True)
+    if report.failures and not report.outcomes:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("query")
+@data_option
+@caller_options
+@click.option("--top", default=10, show_default=True)
+@click.option("--weights", default=None, help="Per-leg RRF weights, e.g. fulltext=1,dense=1,qa=0.5.")
+@click.option("--k", "rrf_k", type=float, default=None, help="RRF k (default 60).")
+@click.option("--floor", type=float, default=None, help="Absolute-score floor (default 0.4).")
+@click.option("--all", "show_all", is_flag=True, help="Show hits under the floor too.")
+@click.option("--json", "as_json", is_flag=True, help="JSON with per-leg provenance.")
+@friendly
+def search(query: str, data_dir: str | None, embedder: str | None, org: str, agent: str | None,
+           principals: tuple[str, ...], top: int, weights: str | None, rrf_k: float | None,
+           floor: float | None, show_all: bool, as_json: bool) -> None:
+    """Search: fused, scored hits with the legs that voted for each."""
+    with open_engine(data_dir, embedder) as engine:
+        result = engine.search(query, make_caller(org, agent, principals), top=top,
+                               weights=parse_pairs(weights), k=rrf_k, floor=floor)
+    hits = result.hits if show_all else result.passing
+    if as_json:
+        echo_json({"query": query, "hits": [hit_json(h) for h in hits],
+                   "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2),
+                             "candidates": len(r.hits), "detail": r.detail} for r in result.legs],
+                   "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()}})
+        return
+    rows = [[str(i), f"{h.score:.2f}", h.title[:60], h.url[:50], votes_text(h)] for i, h in enumerate(hits, 1)]
+    click.echo(table(rows, ["#", "score", "title", "url", "votes (leg#rank(raw))"]) if rows else "no passing hits")
+    legs = ", ".join(f"{r.leg} {r.status.value} {r.elapsed_ms:.1f}ms" for r in result.legs)
+    click.echo(f"\nlegs: {legs}; total {result.timings_ms.get('total', 0):.1f}ms")
+
+
+@cli.command()
+@click.argument("questions", nargs=-1)
+@data_option
+@caller_options
+@click.option("--file", "file_", type=click.File("r", encoding="utf-8"), help="One question per line.")
+@click.option("--page", default=None, help="The visitor's current page URL.")
+@click.option("--top", default=20, show_default=True, help="Candidates shown per question.")
+@click.option("--floor", type=float, default=None)
+@click.option("--json", "as_json", is_flag=True)
+@friendly
+def probe(questions: tuple[str, ...], data_dir: str | None, embedder: str | None, org: str,
+          agent: str | None, principals: tuple[str, ...], file_: click.utils.LazyFile | None,
+          page: str | None, top: int, floor: float | None, as_json: bool) -> None:
+    """Every candidate a live query ranks, per-leg ranks and scores, and whether it passes.
+    Stores nothing and reads no cache (SPEC I4)."""
+    asked = list(questions) + ([q.strip() for q in file_ if q.strip()] if file_ else [])
+    if not asked:
+        raise click.UsageError("give a question or --file")
+    out = []
+    with open_engine(data_dir, embedder) as engine:
+        for question in asked:
+            result = engine.search(question, make_caller(org, agent, principals), top=top, floor=floor,
+                                   page_url=page)
+            out.append((question, result))
+    if as_json:
+        echo_json([{"question": q, "candidates": [hit_json(h) for h in r.hits],
+                    "legs": {x.leg: x.status.value for x in r.legs}} for q, r in out])
+        return
+    for question, result in out:
+        click.echo(f"\n? {question}")
+        rows = [[str(i), "pass" if h.passes else "-", f"{h.score:.2f}", f"{h.fused:.4f}", h.title[:50], votes_text(h)]
+                for i, h in enumerate(result.hits, 1)]
+        click.echo(table(rows, ["#", "floor", "score", "rrf", "title", "votes"]) if rows else "  no candidates")
+
+
+@cli.group()
+def sources() -> None:
+    """List or delete sources."""
+
+
+@sources.command("list")
+@data_option
+@click.option("--org", default=None)
+@click.option("--json", "as_json", is_flag=True)
+@friendly
+def sources_list(data_dir: str | None, embedder: str | None, org: str | None, as_json: bool) -> None:
+    with open_engine(data_dir, embedder) as engine:
+        rows = engine.store.list_sources(org)
+    if as_json:
+        echo_json(rows)
+        return
+    click.echo(table([[str(r["org"]), str(r["agent"]), str(r["uri"]), str(r["version"]), str(r["documents"]),
+                       "public" if r["access"]["public"] else ",".join(r["access"]["principals"])]  # type: ignore[index]
+                      for r in rows], ["org", "agent", "uri", "version", "docs", "access"]))
+
+
+@sources.command("delete")
+@click.argument("uri")
+@data_option
+@click.option("--org", default="default", show_default=True)
+@click.option("--agent", default="default", show_default=True)
+@friendly
+def sources_delete(uri: str, data_dir: str | None, embedder: str | None, org: str, agent: str) -> None:
+    """Delete a source (its URI as `sources list` shows it) from every leg."""
+    with open_engine(data_dir, embedder) as engine:
+        removed = engine.delete_source(org, agent, uri)
+    click.echo(f"deleted {uri}: {removed} stored units removed")
+
+
+@cli.command()
+@data_option
+@click.option("--batch", default=256, show_default=True)
+@friendly
+def reindex(data_dir: str | None, embedder: str | None, batch: int) -> None:
+    """Re-embed every chunk with the configured model, in resumable batches."""
+    with open_engine(data_dir, embedder) as engine:
+        report = engine.reindex(batch=batch, progress=True)
+    click.echo(f"reindexed with {report.model_id}: {report.embedded} chunks in {report.seconds:.1f}s")
+
+
+@cli.command()
+@data_option
+@click.option("--json", "as_json", is_flag=True)
+@friendly
+def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
+    """What the store holds."""
+    with open_engine(data_dir, embedder) as engine:
+        info = engine.stats()
+    if as_json:
+        echo_json(info)
+        return
+    for key, value in info.items():
+        click.echo(f"{key}: {value}")
+
+
+@cli.command("eval")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--split", required=True, help="qrels/<split>.tsv to evaluate (test, dev, train).")
+@click.option("--runs", "runs_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write TREC run files and reports here.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Store for the corpus (default: a cache keyed by corpus hash and model).")
+@click.option("--depth", default=100, show_default=True, help="Candidates per leg and run depth.")
+@click.option("--limit", type=int, default=None, help="Only the first N queries.")
+@click.option("--json", "as_json", is_flag=True)
+@friendly
+def eval_cmd(dataset: Path, split: str, runs_dir: Path | None, data_dir: Path | None, depth: int,
+             limit: int | None, as_json: bool) -> None:
+    """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; TREC runs."""
+    from electa.eval.runner import run_eval
+
+    report = run_eval(dataset, split, runs_dir, data_dir, depth=depth, limit=limit,
+                      progress=sys.stderr.isatty())
+    click.echo(report.to_json() if as_json else report.to_markdown())
+
+
+@cli.command()
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("electa-demo"),
+              show_default=True)
+@click.option("--embedder", default=None)
+@friendly
+def demo(data_dir: Path, embedder: str | None) -> None:
+    """Ingest the bundled sample help center and answer a few questions with provenance."""
+    from electa.cli.demo import run_demo
+
+    run_demo(data_dir, embedder)
+
+
+def main() -> None:
+    cli(prog_name="electa")
+
+
+if __name__ == "__main__":
+    main()

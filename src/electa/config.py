@@ -1,0 +1,49 @@
+"""Settings, read once at the edge. The only module that reads the environment.
+
+Every setting can be given as ``ELECTA_<NAME>`` (``ELECTA_FLOOR=0.5``) or passed to
+``Settings(...)``. Defaults and where they come from:
+
+- ``rrf_k = 60``: Cormack, Clarke & Büttcher (SIGIR 2009), reference/support-bot-retrieval.txt.
+- ``depth_* = 8``…: "each leg asks for up to 8 candidates (twice the 4 passages we keep, capped
+  at 25)" in the support-bot reference; we fetch deeper (50) because fusion and the C6 merge
+  need room, and eval measures Recall@100 with ``--depth 100``.
+- ``floor = 0.4``: reference/support-bot-retrieval.txt (RAG_MIN_SCORE).
+- ``top_passages = 4``, ``passage_chars = 1000``, ``context_chars = 4000``: same reference.
+- HNSW ``M = 16``, ``efConstruction = 200``: reference/three-lane-company-search.txt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ELECTA_", extra="ignore")
+
+    embedder: str = "minilm"
+    rrf_k: float = 60.0
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"fulltext": 1.0, "dense": 1.0, "qa": 1.0}
+    )
+    depths: dict[str, int] = Field(default_factory=lambda: {"fulltext": 50, "dense": 50, "qa": 8})
+    budgets_ms: dict[str, float] = Field(
+        default_factory=lambda: {"fulltext": 1500.0, "dense": 3000.0, "qa": 1500.0}
+    )
+    floor: float = 0.4
+    top_passages: int = 4
+    passage_chars: int = 1000
+    context_chars: int = 4000
+    parent_chars: int = 2000
+    child_chars: int = 500
+    child_overlap: int = 100
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 200
+    hnsw_ef_search: int = 128
+    # Below this many allowed vectors a filtered query is answered exactly (brute force), as
+    # vector databases do when a filter is selective: HNSW with a tight filter loses recall.
+    exact_below: int = 20_000
+    max_file_mb: float = 50.0
+    data_dir: Path = Path("electa-data")

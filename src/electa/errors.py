@@ -1,0 +1,59 @@
+"""Electa's exceptions: one root, a few meaningful branches.
+
+::
+
+    ElectaError
+    ├── ConfigError            a setting or a name is wrong (unknown leg, embedder, store…)
+    ├── IngestError            a source could not be read; the batch goes on without it
+    │   └── UnsupportedFormat  no loader handles this file type
+    ├── StoreError             the data directory cannot be opened or written
+    │   └── ModelMismatchError the index was built by another embedding model: run reindex
+    ├── EmbedderUnavailable    an embedding model cannot be loaded (missing package/extra)
+    └── NotFoundError          a source, document or agent that does not exist
+
+Every message says what was wrong and what to do next.
+"""
+
+from __future__ import annotations
+
+
+class ElectaError(Exception):
+    """Root of every error Electa raises on purpose."""
+
+
+class ConfigError(ElectaError):
+    """A setting, registry name or request parameter is invalid."""
+
+
+class IngestError(ElectaError):
+    """One source could not be ingested. Carries the offending path or id."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"{source}: {reason}")
+        self.source = source
+        self.reason = reason
+
+
+class UnsupportedFormat(IngestError):
+    """No loader is registered for this kind of file."""
+
+
+class StoreError(ElectaError):
+    """The store cannot be opened, read or written."""
+
+
+class ModelMismatchError(StoreError):
+    """The index holds vectors of another embedding model or dimension."""
+
+
+class EmbedderUnavailable(ElectaError):
+    """An embedding model's package or files are missing."""
+
+
+class NotFoundError(ElectaError):
+    """The named object does not exist."""
+
+
+def unknown_name(family: str, name: str, valid: list[str]) -> ConfigError:
+    """The error every registry raises for a name it does not know."""
+    return ConfigError(f"unknown {family} {name!r}; valid names: {', '.join(sorted(valid))}")

@@ -1,0 +1,1 @@
+"""Evaluation on BEIR-layout data sets (SPEC I1)."""

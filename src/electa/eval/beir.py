@@ -1,0 +1,71 @@
+"""Reading a BEIR-layout directory: corpus.jsonl(.gz), queries.jsonl(.gz), qrels/<split>.tsv."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from electa.errors import ConfigError
+from electa.types import Document, Section
+
+
+@dataclass(frozen=True)
+class BeirSet:
+    name: str
+    corpus: list[Document]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+    corpus_hash: str
+
+
+def _open(directory: Path, stem: str) -> tuple[Path, Iterator[str]]:
+    for name in (f"{stem}.jsonl.gz", f"{stem}.jsonl"):
+        path = directory / name
+        if path.exists():
+            handle = gzip.open(path, "rt", encoding="utf-8") if name.endswith(".gz") else path.open(encoding="utf-8")
+            return path, iter(handle)
+    raise ConfigError(f"{directory} has no {stem}.jsonl(.gz): is it a BEIR-layout directory?")
+
+
+def load_beir(directory: str | Path, split: str) -> BeirSet:
+    """Load a BEIR set; only queries judged in ``split`` are kept.
+
+    Qrels lines are ``query-id<TAB>corpus-id<TAB>score`` after a header; a score of 0 is a
+    judged non-relevant document."""
+    directory = Path(directory)
+    qrels_path = directory / "qrels" / f"{split}.tsv"
+    if not qrels_path.exists():
+        found = sorted(p.stem for p in (directory / "qrels").glob("*.tsv")) if (directory / "qrels").exists() else []
+        raise ConfigError(f"no qrels for split {split!r} in {directory}; splits here: {', '.join(found) or 'none'}")
+    qrels: dict[str, dict[str, int]] = {}
+    for i, line in enumerate(qrels_path.read_text(encoding="utf-8").splitlines()):
+        parts = line.split("\t")
+        if i == 0 and not parts[-1].strip().lstrip("-").isdigit():
+            continue
+        if len(parts) < 3:
+            continue
+        qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+    corpus_path, lines = _open(directory, "corpus")
+    digest = hashlib.sha256()
+    corpus: list[Document] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        digest.update(line.encode())
+        rec = json.loads(line)
+        title, text = str(rec.get("title") or ""), str(rec.get("text") or "")
+        corpus.append(Document(str(rec["_id"]), title, text, sections=(Section((), text),)))
+    _, qlines = _open(directory, "queries")
+    queries = {}
+    for line in qlines:
+        if line.strip():
+            rec = json.loads(line)
+            if str(rec["_id"]) in qrels:
+                queries[str(rec["_id"])] = str(rec["text"])
+    name = directory.name if directory.name not in {"en", "de", "es", "zh"} else f"{directory.parent.name}-{directory.name}"
+    return BeirSet(name, corpus, queries, {q: r for q, r in qrels.items() if q in queries},
+                   digest.hexdigest()[:16] + f"-{corpus_path.stat().st_size}")

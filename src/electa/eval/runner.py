@@ -1,0 +1,139 @@
+"""``electa eval``: every leg alone, the fusion and the scored order, on a BEIR-layout set.
+
+The corpus is ingested through the real engine into a data directory keyed by corpus hash and
+embedding model, so a rerun reuses the stored embeddings and only runs the queries. Each query
+runs the legs once; every configuration is ranked from the same leg results, so the comparison
+between configurations is exact. Latency is measured per query, sequentially, as a live
+request would see it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from electa.config import Settings
+from electa.embedders.registry import create_embedder
+from electa.engine import Engine, Order
+from electa.eval.beir import BeirSet, load_beir
+from electa.eval.metrics import mean_metrics, percentile
+from electa.eval.trec import write_run
+from electa.ingest.loaders import Loaded
+from electa.types import Access, Caller, LegStatus
+
+EVAL_ORG = "eval"
+
+
+@dataclass
+class EvalReport:
+    dataset: str
+    split: str
+    queries: int
+    metrics: dict[str, dict[str, float]] = field(default_factory=dict)
+    latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    ingest_seconds: float = 0.0
+    settings: dict[str, object] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, indent=2, sort_keys=True)
+
+    def to_markdown(self) -> str:
+        names = ["ndcg@10", "mrr@10", "recall@10", "recall@100", "map@100"]
+        lines = [f"# Electa eval: {self.dataset} ({self.split}, {self.queries} queries)", "",
+                 "| configuration | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        for config, values in self.metrics.items():
+            lines.append(f"| {config} | " + " | ".join(f"{values.get(n, 0):.4f}" for n in names) + " |")
+        lines += ["", "| stage | p50 ms | p95 ms | p99 ms |", "|---|---|---|---|"]
+        for stage, values in self.latency_ms.items():
+            lines.append(f"| {stage} | {values['p50']:.2f} | {values['p95']:.2f} | {values['p99']:.2f} |")
+        return "\n".join(lines) + "\n"
+
+
+def default_data_dir(beir: BeirSet, model_id: str) -> Path:
+    root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "electa" / "eval"
+    tag = hashlib.sha256(model_id.encode()).hexdigest()[:8]
+    return root / f"{beir.name}-{beir.corpus_hash}-{tag}"
+
+
+def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool) -> float:
+    start = time.perf_counter()
+    outcome = engine.ingest_loaded(f"beir:{beir.name}", Loaded(documents=beir.corpus), Access(EVAL_ORG),
+                                   kind="beir", content_hash=beir.corpus_hash, progress=progress)
+    if outcome.status != "unchanged":
+        engine.fulltext.warm()
+    return time.perf_counter() - start
+
+
+def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = None,
+             depth: int = 100, limit: int | None = None, progress: bool = False,
+             orders: Sequence[Order] = (Order.FUSED, Order.SCORED, Order.ABSOLUTE)) -> EvalReport:
+    """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``."""
+    ingest_seconds = ingest_corpus(engine, beir, progress)
+    engine.fulltext.warm()
+    caller = Caller(EVAL_ORG)
+    qids = sorted(beir.queries)[: limit or None]
+    legs = [name for name, leg in engine.legs.items() if leg.available()]
+    depths = dict.fromkeys(legs, depth)
+    ranked: dict[str, dict[str, list[tuple[str, float]]]] = {}
+    latency: dict[str, list[float]] = {"search": []}
+    for qid in qids:
+        text = beir.queries[qid]
+        t0 = time.perf_counter()
+        results, _ = engine.retrieve(text, caller, legs=legs, depths=depths)
+        t1 = time.perf_counter()
+        hits = engine.rank(text, results, order=Order.SCORED)
+        latency["search"].append((time.perf_counter() - t0) * 1000.0)
+        latency.setdefault("fusion+scoring", []).append((time.perf_counter() - t1) * 1000.0)
+        by_order = {Order.SCORED: hits}
+        for order in orders:
+            if order not in by_order:
+                by_order[order] = engine.rank(text, results, order=order)
+        for order, order_hits in by_order.items():
+            ranked.setdefault(order.value, {})[qid] = [(h.ext_id, h.sort_key) for h in order_hits[:depth]]
+        for r in results:
+            latency.setdefault(f"leg:{r.leg}", []).append(r.elapsed_ms)
+            if r.status is not LegStatus.OK:
+                continue
+            units = engine.store.units([h.unit_id for h in r.hits])
+            seen: dict[str, float] = {}
+            for h in r.hits:
+                unit = units.get(h.unit_id)
+                if unit is not None and unit.ext_id not in seen:
+                    seen[unit.ext_id] = h.score
+            ranked.setdefault(r.leg, {})[qid] = list(seen.items())
+    report = EvalReport(beir.name, split, len(qids), ingest_seconds=round(ingest_seconds, 2),
+                        settings={"depth": depth, "weights": engine.settings.weights, "rrf_k": engine.settings.rrf_k,
+                                  "embedder": engine.embedder.model_id if engine.embedder else None})
+    qrels = {q: beir.qrels[q] for q in qids}
+    for config, runs in ranked.items():
+        if not any(runs.values()):
+            continue
+        report.metrics[config] = {k: round(v, 4) for k, v in
+                                  mean_metrics({q: [d for d, _ in r] for q, r in runs.items()}, qrels).items()}
+        if runs_dir is not None:
+            runs_dir.mkdir(parents=True, exist_ok=True)
+            write_run(runs_dir / f"{config}.trec", runs, f"electa-{config}")
+    for stage, values in latency.items():
+        report.latency_ms[stage] = {f"p{p}": round(percentile(values, p), 3) for p in (50, 95, 99)}
+    if runs_dir is not None:
+        (runs_dir / "report.json").write_text(report.to_json(), encoding="utf-8")
+        (runs_dir / "report.md").write_text(report.to_markdown(), encoding="utf-8")
+    return report
+
+
+def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: Path | None = None,
+             settings: Settings | None = None, **kwargs: object) -> EvalReport:
+    """Load ``dataset``, open (or build) its cached store, evaluate, close."""
+    beir = load_beir(dataset, split)
+    settings = settings or Settings()
+    embedder = create_embedder(settings.embedder)
+    engine = Engine.open(data_dir or default_data_dir(beir, embedder.model_id), settings, embedder)
+    try:
+        return evaluate(engine, beir, split, runs_dir, **kwargs)  # type: ignore[arg-type]
+    finally:
+        engine.close()

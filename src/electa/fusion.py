@@ -1,0 +1,81 @@
+"""Weighted Reciprocal Rank Fusion with provenance (SPEC C1, C2). Pure functions.
+
+RRF (Cormack, Clarke & Büttcher, SIGIR 2009): a candidate's fused value is the sum over the
+lists it appears in of ``w_leg / (k + rank)``, ranks 1-based, ``k = 60`` as in the paper and
+reference/support-bot-retrieval.txt; per-leg weights as in reference/three-lane-company-search.txt
+(``weight * (1 / (k + rank))``). Raw scores never enter the sum; they ride along as provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from electa.types import LegVote
+
+K = TypeVar("K", bound=Hashable)
+
+RRF_K = 60.0
+
+
+@dataclass(frozen=True)
+class Fused(Generic[K]):
+    key: K
+    fused: float
+    votes: tuple[LegVote, ...]
+
+
+def rrf_contribution(rank: int, weight: float = 1.0, k: float = RRF_K) -> float:
+    """``weight / (k + rank)``.
+
+    >>> round(rrf_contribution(1), 4), round(rrf_contribution(8), 4)
+    (0.0164, 0.0147)
+    """
+    if rank < 1:
+        raise ValueError("ranks are 1-based")
+    return weight / (k + rank)
+
+
+def weighted_rrf(
+    rankings: Mapping[str, Sequence[tuple[K, float]]],
+    weights: Mapping[str, float] | None = None,
+    k: float = RRF_K,
+) -> list[Fused[K]]:
+    """Fuse ranked lists ``{leg: [(key, raw_score), ...best first]}``.
+
+    A leg missing from ``weights`` weighs 1.0; a weight of 0 keeps the leg's votes as
+    provenance but adds nothing. Ties are broken by the number of agreeing legs, then by the
+    best single rank, then by first appearance (deterministic).
+
+    >>> out = weighted_rrf({"a": [("x", 9.0), ("y", 5.0)], "b": [("y", 0.8)]})
+    >>> [(f.key, round(f.fused, 4)) for f in out]
+    [('y', 0.0325), ('x', 0.0164)]
+    """
+    weights = weights or {}
+    fused: dict[K, float] = {}
+    votes: dict[K, list[LegVote]] = {}
+    first_seen: dict[K, int] = {}
+    for leg, ranked in rankings.items():
+        w = float(weights.get(leg, 1.0))
+        seen: set[K] = set()
+        rank = 0
+        for key, raw in ranked:
+            if key in seen:  # a leg votes once per key: its best rank
+                continue
+            seen.add(key)
+            rank += 1
+            contribution = rrf_contribution(rank, w, k)
+            fused[key] = fused.get(key, 0.0) + contribution
+            votes.setdefault(key, []).append(LegVote(leg, rank, float(raw), contribution))
+            first_seen.setdefault(key, len(first_seen))
+    order = sorted(
+        fused,
+        key=lambda key: (-fused[key], -len(votes[key]), min(v.rank for v in votes[key]), first_seen[key]),
+    )
+    return [Fused(key, fused[key], tuple(votes[key])) for key in order]
+
+
+def max_fused(weights: Mapping[str, float], legs: Sequence[str], k: float = RRF_K) -> float:
+    """The fused value of a candidate ranked first by every leg: the scale for normalising."""
+    return sum(float(weights.get(leg, 1.0)) for leg in legs) / (k + 1.0)

@@ -1,0 +1,1 @@
+"""Ingestion: files -> documents -> chunks, with a report of what was skipped and why."""

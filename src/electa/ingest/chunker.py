@@ -1,0 +1,115 @@
+"""Heading-aware parent/child chunking (SPEC A2).
+
+- Each heading section becomes one or more **parent** chunks of at most ``parent_chars``, cut at
+  paragraph, then sentence, then word boundaries; a parent's title is the document title
+  followed by its heading path ("Billing > Refunds > Annual plans").
+- A parent longer than ``child_chars`` is covered by **child** windows of ``child_chars`` with
+  ``overlap`` characters shared between neighbours (for the dense leg: small texts embed
+  sharply).
+- A document with more than one parent also gets one **doc** unit: title plus the whole text,
+  so a question about the document as a whole can match it.
+
+``CHUNKER_VERSION`` is stamped on every chunk (SPEC A4); bump it when the output changes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from electa.types import Chunk, ChunkKind, Document
+
+CHUNKER_VERSION = "hp-1"
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _split(text: str, limit: int) -> list[str]:
+    """Cut ``text`` into pieces of at most ``limit`` characters at the coarsest boundary."""
+    if len(text) <= limit:
+        return [text]
+    for pattern in (r"\n\s*\n", None, r"\s+"):
+        parts = _SENTENCE_END.split(text) if pattern is None else re.split(pattern, text)
+        if len(parts) > 1:
+            break
+    else:
+        return [text[i : i + limit] for i in range(0, len(text), limit)]
+    pieces: list[str] = []
+    current = ""
+    for part in parts:
+        part = part.strip()
+        if not part:
+            continue
+        candidate = f"{current}\n\n{part}" if current else part
+        if len(candidate) <= limit:
+            current = candidate
+            continue
+        if current:
+            pieces.append(current)
+        if len(part) > limit:
+            pieces.extend(_split(part, limit))
+            current = ""
+        else:
+            current = part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _windows(text: str, size: int, overlap: int) -> list[str]:
+    """Word-aligned windows of about ``size`` characters, neighbours sharing ``overlap``."""
+    words = text.split()
+    out: list[str] = []
+    start = 0
+    while start < len(words):
+        length = 0
+        end = start
+        while end < len(words) and (length + len(words[end]) + 1 <= size or end == start):
+            length += len(words[end]) + 1
+            end += 1
+        out.append(" ".join(words[start:end]))
+        if end >= len(words):
+            break
+        back = 0
+        step_back = end
+        while step_back > start + 1 and back + len(words[step_back - 1]) + 1 <= overlap:
+            step_back -= 1
+            back += len(words[step_back]) + 1
+        start = step_back
+    return out
+
+
+def chunk_document(
+    doc: Document, parent_chars: int = 2000, child_chars: int = 500, overlap: int = 100
+) -> list[Chunk]:
+    """Parent, child and doc chunks of ``doc``, ordinals in reading order.
+
+    >>> from electa.types import Section
+    >>> d = Document("a", "Guide", "x", sections=(Section(("Setup",), "Install it."),))
+    >>> [(c.kind.value, c.title) for c in chunk_document(d)]
+    [('parent', 'Guide > Setup')]
+    """
+    chunks: list[Chunk] = []
+    sections = doc.sections or ()
+    if not sections and doc.text.strip():
+        from electa.types import Section
+
+        sections = (Section((), doc.text),)
+    for section in sections:
+        title = " > ".join((doc.title, *section.path)) if doc.title else " > ".join(section.path)
+        for piece in _split(section.text.strip(), parent_chars):
+            parent_ordinal = len(chunks)
+            chunks.append(Chunk(ChunkKind.PARENT, parent_ordinal, title, piece))
+            if len(piece) > child_chars:
+                for window in _windows(piece, child_chars, overlap):
+                    chunks.append(Chunk(ChunkKind.CHILD, len(chunks), title, window, parent_ordinal))
+    parents = [c for c in chunks if c.kind is ChunkKind.PARENT]
+    if not parents and doc.title.strip():
+        chunks.append(Chunk(ChunkKind.PARENT, 0, doc.title, ""))
+    elif len(parents) > 1:
+        chunks.append(Chunk(ChunkKind.DOC, len(chunks), doc.title, doc.text))
+    return chunks
+
+
+def embed_text(chunk: Chunk) -> str:
+    """What the dense model reads for a chunk: its title trail, then its text."""
+    return f"{chunk.title}\n{chunk.text}".strip()

@@ -1,0 +1,279 @@
+"""Loaders: one per file format, registered by extension (SPEC A1).
+
+A loader takes the file's name and bytes and returns a :class:`Loaded`: documents (with
+heading sections) and curated Q&A pairs. It raises :class:`IngestError` naming what was wrong.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from electa.errors import IngestError, UnsupportedFormat
+from electa.ingest.decode import decode_text
+from electa.types import Document, QAPair, Section
+
+
+@dataclass
+class Loaded:
+    documents: list[Document] = field(default_factory=list)
+    qa_pairs: list[QAPair] = field(default_factory=list)
+    note: str = ""
+
+
+Loader = Callable[[str, bytes], Loaded]
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
+
+
+def _stem_title(name: str) -> str:
+    return PurePath(name).stem.replace("-", " ").replace("_", " ").strip().capitalize()
+
+
+def _sections_from_lines(lines: list[tuple[int, str] | str]) -> list[Section]:
+    """Group text under a heading trail. Items are ``(level, heading)`` or a text line."""
+    sections: list[Section] = []
+    trail: list[tuple[int, str]] = []
+    buf: list[str] = []
+
+    def flush() -> None:
+        text = "\n".join(buf).strip()
+        if text:
+            sections.append(Section(tuple(h for _, h in trail), text))
+        buf.clear()
+
+    for item in lines:
+        if isinstance(item, tuple):
+            flush()
+            level, heading = item
+            while trail and trail[-1][0] >= level:
+                trail.pop()
+            trail.append((level, heading))
+        else:
+            buf.append(item)
+    flush()
+    return sections
+
+
+def _document(ext_id: str, title: str, url: str, sections: list[Section], name: str) -> Document:
+    text = "\n\n".join(s.text for s in sections).strip()
+    if not text:
+        raise IngestError(name, "no text could be extracted")
+    return Document(ext_id=ext_id, title=title, text=text, url=url, sections=tuple(sections))
+
+
+def load_markdown(name: str, data: bytes) -> Loaded:
+    text, note = decode_text(name, data)
+    meta: dict[str, str] = {}
+    match = _FRONT.match(text)
+    if match:
+        for line in match.group(1).splitlines():
+            key, sep, value = line.partition(":")
+            if sep:
+                meta[key.strip().lower()] = value.strip().strip("\"'")
+        text = text[match.end() :]
+    items: list[tuple[int, str] | str] = []
+    title = meta.get("title", "")
+    in_code = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        heading = None if in_code else _HEADING.match(line)
+        if heading:
+            level, words = len(heading.group(1)), heading.group(2).strip()
+            if level == 1 and (not title or words.casefold() == title.casefold()):
+                title = title or words
+                continue
+            items.append((level, words))
+        else:
+            items.append(line)
+    title = title or _stem_title(name)
+    doc = _document(name, title, meta.get("url", ""), _sections_from_lines(items), name)
+    return Loaded(documents=[doc], note=note)
+
+
+# Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
+_HTML_DROP = (
+    "script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, "
+    "[role=navigation], [role=banner], [role=contentinfo], [aria-hidden=true], .nav, .navbar, "
+    ".menu, .breadcrumb, .breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner"
+)
+_BLOCKS = {"p", "li", "pre", "td", "th", "dd", "dt", "blockquote", "figcaption"}
+
+
+def load_html(name: str, data: bytes) -> Loaded:
+    from selectolax.lexbor import LexborHTMLParser
+
+    text, note = decode_text(name, data)
+    tree = LexborHTMLParser(text)
+    if tree.body is None:
+        raise IngestError(name, "no <body> in this HTML")
+    title_node = tree.css_first("title")
+    h1 = tree.css_first("h1")
+    title = (title_node.text(strip=True) if title_node else "") or (
+        h1.text(strip=True) if h1 else ""
+    )
+    url = ""
+    for selector, attr in (('link[rel="canonical"]', "href"), ('meta[property="og:url"]', "content")):
+        node = tree.css_first(selector)
+        if node is not None and node.attributes.get(attr):
+            url = node.attributes[attr] or ""
+            break
+    for node in tree.css(_HTML_DROP):
+        node.decompose()
+    root = tree.css_first("main") or tree.css_first("article") or tree.body
+    items: list[tuple[int, str] | str] = []
+    for node in root.traverse(include_text=False):
+        tag = node.tag
+        if tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
+            words = node.text(separator=" ", strip=True)
+            if words and not (tag == "h1" and words == title):
+                items.append((int(tag[1]), words))
+        elif tag in _BLOCKS:
+            # Nested blocks (a <p> inside an <li>) are read once, at the outermost block.
+            parent = node.parent
+            nested = False
+            while parent is not None and parent is not root:
+                if parent.tag in _BLOCKS:
+                    nested = True
+                    break
+                parent = parent.parent
+            if not nested:
+                words = node.text(separator=" ", strip=True)
+                if words:
+                    items.append(("- " + words) if tag == "li" else words)
+    if not any(isinstance(i, str) for i in items):
+        words = root.text(separator="\n", strip=True)
+        items = [words] if words else []
+    doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items), name)
+    return Loaded(documents=[doc], note=note)
+
+
+def load_text(name: str, data: bytes) -> Loaded:
+    text, note = decode_text(name, data)
+    doc = _document(name, _stem_title(name), "", [Section((), text.strip())], name)
+    return Loaded(documents=[doc], note=note)
+
+
+def load_pdf(name: str, data: bytes) -> Loaded:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise IngestError(name, "the PDF is encrypted; export an unencrypted copy")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        meta_title = (reader.metadata.title if reader.metadata else None) or ""
+    except IngestError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise IngestError(name, f"not a readable PDF ({exc})") from exc
+    sections = [Section((f"Page {i}",), text) for i, text in enumerate(pages, 1) if text]
+    if not sections:
+        raise IngestError(name, "the PDF has no extractable text (scanned images need OCR first)")
+    return Loaded(documents=[_document(name, str(meta_title) or _stem_title(name), "", sections, name)])
+
+
+def _qa_from_records(name: str, records: list[dict[str, str]]) -> list[QAPair]:
+    pairs = []
+    for i, rec in enumerate(records, 1):
+        lowered = {str(k).strip().lower(): ("" if v is None else str(v)).strip() for k, v in rec.items()}
+        question, answer = lowered.get("question", ""), lowered.get("answer", "")
+        if not question or not answer:
+            raise IngestError(name, f"record {i} needs both 'question' and 'answer'")
+        pairs.append(QAPair(lowered.get("id") or f"{name}#{i}", question, answer, lowered.get("url", "")))
+    return pairs
+
+
+def load_csv(name: str, data: bytes) -> Loaded:
+    text, note = decode_text(name, data)
+    reader = csv.DictReader(io.StringIO(text))
+    fields = {f.strip().lower() for f in (reader.fieldnames or [])}
+    if not {"question", "answer"} <= fields:
+        raise IngestError(name, "a Q&A CSV needs a header with 'question' and 'answer' columns")
+    return Loaded(qa_pairs=_qa_from_records(name, list(reader)), note=note)
+
+
+def _doc_from_record(name: str, i: int, rec: dict[str, object]) -> Document:
+    ext_id = str(rec.get("_id") or rec.get("id") or f"{name}#{i}")
+    title = str(rec.get("title") or "")
+    body = str(rec.get("text") or rec.get("body") or rec.get("content") or "")
+    if not body.strip() and not title.strip():
+        raise IngestError(name, f"record {i} ({ext_id}) has no 'text' or 'title'")
+    return Document(
+        ext_id=ext_id,
+        title=title,
+        text=body,
+        url=str(rec.get("url") or ""),
+        sections=(Section((), body),),
+    )
+
+
+def load_jsonl(name: str, data: bytes) -> Loaded:
+    """JSON Lines: BEIR corpus records (``_id``, ``title``, ``text``) or Q&A records."""
+    text, note = decode_text(name, data)
+    loaded = Loaded(note=note)
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IngestError(name, f"line {i} is not JSON ({exc.msg} at column {exc.colno})") from exc
+        if not isinstance(rec, dict):
+            raise IngestError(name, f"line {i} is not a JSON object")
+        if "question" in rec and "answer" in rec:
+            loaded.qa_pairs.extend(_qa_from_records(name, [rec]))
+        else:
+            loaded.documents.append(_doc_from_record(name, i, rec))
+    if not loaded.documents and not loaded.qa_pairs:
+        raise IngestError(name, "no records")
+    return loaded
+
+
+def load_json(name: str, data: bytes) -> Loaded:
+    """A JSON list of Q&A pairs (``question``/``answer``) or of documents (``title``/``text``)."""
+    text, note = decode_text(name, data)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(name, f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    records = value.get("items") if isinstance(value, dict) else value
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise IngestError(name, "expected a list of objects (or {\"items\": [...]})")
+    if not records:
+        raise IngestError(name, "no records")
+    if all("question" in r for r in records):
+        return Loaded(qa_pairs=_qa_from_records(name, records), note=note)
+    return Loaded(documents=[_doc_from_record(name, i, r) for i, r in enumerate(records, 1)], note=note)
+
+
+LOADERS: dict[str, Loader] = {
+    ".md": load_markdown,
+    ".markdown": load_markdown,
+    ".html": load_html,
+    ".htm": load_html,
+    ".txt": load_text,
+    ".text": load_text,
+    ".pdf": load_pdf,
+    ".jsonl": load_jsonl,
+    ".json": load_json,
+    ".csv": load_csv,
+}
+
+
+def loader_for(name: str) -> Loader:
+    suffix = PurePath(name).suffix.lower()
+    try:
+        return LOADERS[suffix]
+    except KeyError:
+        raise UnsupportedFormat(
+            name, f"unsupported file type {suffix or '(none)'}; supported: {', '.join(sorted(LOADERS))}"
+        ) from None

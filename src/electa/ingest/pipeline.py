@@ -1,0 +1,206 @@
+"""From paths to stored sources: read, load, chunk, embed, store; one source at a time.
+
+Each file is one source and is written in one transaction, so a bad file or a crash leaves
+every other source as it was (SPEC A8). Unchanged files (same content hash) are skipped before
+they are even parsed (SPEC A5).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from electa.embedders.protocol import Embedder
+from electa.errors import IngestError
+from electa.ingest.chunker import chunk_document, embed_text
+from electa.ingest.loaders import Loaded, loader_for
+from electa.stores.protocol import PreparedDocument, SourceOutcome, SourceRecord
+from electa.stores.sqlite import SqliteStore
+from electa.types import Access, Chunk, ChunkKind, Document
+
+EMBED_BATCH = 64
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did: per source outcomes, failures by name, throughput."""
+
+    outcomes: list[SourceOutcome] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    documents: int = 0
+    seconds: float = 0.0
+
+    @property
+    def docs_per_second(self) -> float:
+        return self.documents / self.seconds if self.seconds > 0 else 0.0
+
+    def counts(self) -> dict[str, int]:
+        out = {"added": 0, "updated": 0, "unchanged": 0, "failed": len(self.failures)}
+        for o in self.outcomes:
+            out[o.status] += 1
+        return out
+
+
+def text_hash(title: str, text: str) -> str:
+    return hashlib.sha256(f"{title.strip()}\n{text.strip()}".encode()).hexdigest()
+
+
+def iter_files(paths: Iterable[Path]) -> list[Path]:
+    """Files under the given paths, sorted, hidden files and folders skipped."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*") if p.is_file()
+                              and not any(part.startswith(".") for part in p.relative_to(path).parts)))
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise IngestError(str(path), "no such file or folder")
+    return out
+
+
+def read_source(path: Path, max_bytes: int) -> tuple[str, bytes]:
+    """The file's logical name (``.gz`` removed) and its bytes, size-checked."""
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise IngestError(str(path), f"{size / 2**20:.1f} MB is over the {max_bytes / 2**20:.0f} MB limit (ELECTA_MAX_FILE_MB)")
+    data = path.read_bytes()
+    name = path.name
+    if name.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise IngestError(str(path), f"not a readable gzip file ({exc})") from exc
+        if len(data) > max_bytes * 10:
+            raise IngestError(str(path), "decompresses to more than ten times the size limit")
+        name = name[:-3]
+    return name, data
+
+
+class Ingestor:
+    """Prepares and stores sources. Used by :class:`electa.engine.Engine`."""
+
+    def __init__(self, store: SqliteStore, embedder: Embedder | None, parent_chars: int,
+                 child_chars: int, overlap: int, max_bytes: int,
+                 on_stored: Callable[[], None] = lambda: None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.parent_chars, self.child_chars, self.overlap = parent_chars, child_chars, overlap
+        self.max_bytes = max_bytes
+        self.on_stored = on_stored
+
+    def ingest_paths(self, paths: Sequence[Path], access: Access, base_url: str = "",
+                     progress: bool = True) -> IngestReport:
+        report = IngestReport()
+        start = time.perf_counter()
+        try:
+            files = iter_files(paths)
+        except IngestError as exc:
+            report.failures.append((exc.source, exc.reason))
+            return report
+        roots = [p for p in paths if p.is_dir()]
+        bar = _progress(len(files), "files", progress)
+        for path in files:
+            rel = next((path.relative_to(r).as_posix() for r in roots if path.is_relative_to(r)), path.name)
+            try:
+                name, data = read_source(path, self.max_bytes)
+                url = f"{base_url.rstrip('/')}/{rel}" if base_url else ""
+                record = SourceRecord(access.org, access.agent, str(path.resolve()), Path(name).suffix.lstrip("."),
+                                      url, hashlib.sha256(data).hexdigest(), access)
+                existing = self.store.source(access.org, access.agent, record.uri)
+                if existing is not None and existing["content_hash"] == record.content_hash:
+                    report.outcomes.append(SourceOutcome(record.uri, "unchanged", existing["version"], existing["documents"]))
+                else:
+                    loaded = loader_for(name)(str(path), data)
+                    if loaded.note:
+                        report.notes.append((str(path), loaded.note))
+                    outcome = self.store_loaded(record, loaded, progress=False)
+                    report.outcomes.append(outcome)
+                    report.documents += outcome.documents
+            except IngestError as exc:
+                report.failures.append((str(path), exc.reason))
+            except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not abort the batch
+                report.failures.append((str(path), f"could not be read ({type(exc).__name__}: {exc})"))
+            bar.update(1, report.documents, time.perf_counter() - start)
+        bar.close()
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def store_loaded(self, record: SourceRecord, loaded: Loaded, progress: bool = True) -> SourceOutcome:
+        """Chunk, embed and store one source's documents and Q&A pairs atomically."""
+        known = self.store.known_text_hashes(record.org, record.agent, record.access)
+        prepared: list[tuple[str, str, str, str, list[Chunk]]] = []
+        for doc in loaded.documents:
+            prepared.append((doc.ext_id, doc.title, doc.url or record.url, text_hash(doc.title, doc.text),
+                             self._chunks(doc)))
+        for pair in loaded.qa_pairs:
+            chunk = Chunk(ChunkKind.QA, 0, pair.question, pair.answer)
+            prepared.append((pair.ext_id, pair.question, pair.url or record.url,
+                             text_hash(pair.question, pair.answer), [chunk]))
+        if not prepared:
+            raise IngestError(record.uri, "nothing to index in this source")
+        to_embed: list[tuple[int, int, str]] = []
+        seen: set[str] = set()
+        for d, (_, _, _, thash, chunks) in enumerate(prepared):
+            if thash in known or thash in seen:
+                continue
+            seen.add(thash)
+            to_embed.extend((d, c, embed_text(ch)) for c, ch in enumerate(chunks))
+        vectors = self._embed([t for _, _, t in to_embed], progress, len(prepared))
+        per_doc: dict[int, dict[int, np.ndarray]] = {}
+        for (d, c, _), vec in zip(to_embed, vectors, strict=True):
+            per_doc.setdefault(d, {})[c] = vec
+        docs = [
+            PreparedDocument(ext_id, title, url, thash, tuple(chunks),
+                             tuple(per_doc.get(d, {}).get(c) for c in range(len(chunks))))
+            for d, (ext_id, title, url, thash, chunks) in enumerate(prepared)
+        ]
+        model_id = self.embedder.model_id if self.embedder is not None else ""
+        outcome = self.store.put_source(record, docs, model_id=model_id)
+        self.on_stored()
+        return outcome
+
+    def _chunks(self, doc: Document) -> list[Chunk]:
+        return chunk_document(doc, self.parent_chars, self.child_chars, self.overlap)
+
+    def _embed(self, texts: list[str], progress: bool, n_docs: int) -> list[np.ndarray | None]:
+        if self.embedder is None or not texts:
+            return [None] * len(texts)
+        out: list[np.ndarray | None] = []
+        bar = _progress(len(texts), "chunks", progress and len(texts) > EMBED_BATCH)
+        start = time.perf_counter()
+        for i in range(0, len(texts), EMBED_BATCH):
+            out.extend(self.embedder.embed(texts[i:i + EMBED_BATCH]))
+            done = min(len(texts), i + EMBED_BATCH)
+            bar.update(done - i, int(n_docs * done / len(texts)), time.perf_counter() - start)
+        bar.close()
+        return out
+
+
+
+class _progress:
+    """A tqdm bar on stderr that shows documents per second; silent when disabled."""
+
+    def __init__(self, total: int, unit: str, enabled: bool) -> None:
+        self._bar = None
+        if enabled and total:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+
+    def update(self, n: int, docs: int, seconds: float) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+            self._bar.set_postfix_str(f"{docs / seconds if seconds > 0 else 0:.1f} docs/s")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

@@ -1,0 +1,85 @@
+"""The absolute relevance score and the floor (SPEC C3, C4). Pure functions.
+
+From reference/support-bot-retrieval.txt:
+
+- lexical coverage = 0.25 + 0.6 × (share of the question's stemmed content words found in the
+  passage), capped at 0.95;
+- a vector hit takes the higher of its cosine similarity and its coverage;
+- a hit of the Q&A leg takes at least 0.85 (graph summaries, when the graph leg arrives, 0.9);
+- a candidate found only by full-text search takes its coverage, and must share at least one
+  stemmed word with the question to survive at all;
+- the floor is 0.4: with four question stems one shared stem gives exactly 0.40.
+
+C4, beyond the reference: the absolute score decides the cut, but ordering by it alone throws
+away the agreement between legs that RRF measures. Electa orders by
+
+    order = score + LIFT × fused / max_fused
+
+where ``max_fused`` is the fused value of a candidate every leg ranked first, so the second term
+lies in (0, LIFT]. With LIFT = 0.1 a candidate all legs put first gains 0.1 over one no leg
+liked, enough to reorder candidates whose absolute scores are close and to break the frequent
+exact ties of coverage (a multiple of 0.6/n), and too little to lift one the floor rejects:
+the floor reads the score, never the order value. ``electa eval`` reports this order next to
+the plain absolute order and the plain RRF order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+COVERAGE_BASE = 0.25
+COVERAGE_SPAN = 0.6
+COVERAGE_CAP = 0.95
+QA_MIN = 0.85
+GRAPH_MIN = 0.9
+FLOOR = 0.4
+LIFT = 0.1
+
+
+def coverage(question_stems: Iterable[str], passage_stems: set[str]) -> float:
+    """Lexical coverage of the question by the passage.
+
+    >>> coverage(["export", "csv", "error", "e1042"], {"csv", "file"})
+    0.4
+    >>> coverage([], {"x"})
+    0.25
+    """
+    q = list(dict.fromkeys(question_stems))
+    if not q:
+        return COVERAGE_BASE
+    share = sum(1 for s in q if s in passage_stems) / len(q)
+    return round(min(COVERAGE_CAP, COVERAGE_BASE + COVERAGE_SPAN * share), 10)
+
+
+def shares_stem(question_stems: Iterable[str], passage_stems: set[str]) -> bool:
+    return any(s in passage_stems for s in question_stems)
+
+
+def absolute_score(cov: float, cosine: float | None = None, qa_hit: bool = False,
+                   graph_hit: bool = False) -> float:
+    """Combine the rules: coverage, raised by a vector vote's cosine and by Q&A/graph minimums.
+
+    >>> absolute_score(0.4, cosine=0.62)
+    0.62
+    >>> absolute_score(0.25, qa_hit=True)
+    0.85
+    """
+    score = cov
+    if cosine is not None:
+        score = max(score, cosine)
+    if qa_hit:
+        score = max(score, QA_MIN)
+    if graph_hit:
+        score = max(score, GRAPH_MIN)
+    return score
+
+
+def order_value(score: float, fused: float, max_fused: float, lift: float = LIFT) -> float:
+    """C4: the absolute score lifted by normalised agreement.
+
+    >>> round(order_value(0.5, 2 / 61, 2 / 61), 3)
+    0.6
+    """
+    if max_fused <= 0:
+        return score
+    return score + lift * min(1.0, fused / max_fused)

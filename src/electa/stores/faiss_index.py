@@ -1,0 +1,130 @@
+"""FaissHnswIndex: the dense index (SPEC B2, B8), rebuilt from SQLite whenever in doubt.
+
+HNSW with M=16 and efConstruction=200 (reference/three-lane-company-search.txt) over unit
+vectors with inner product, which is cosine. SQLite holds every vector; this file is a cache:
+
+- it is written atomically (temporary file, then ``os.replace``), after the SQLite commit;
+- on open it is caught up with vectors committed after it was saved (ids only grow:
+  ``AUTOINCREMENT``), or rebuilt when missing or unreadable;
+- a deleted chunk's vector stays in the graph as a *tombstone*: the caller's allowed set (live
+  units only) is the search's ``IDSelector``, so a tombstone is never returned, and the graph is
+  rebuilt when tombstones pass a quarter of it.
+
+The filter is applied inside the search (``SearchParametersHNSW(sel=...)``). When the allowed
+set is small, HNSW's filtered walk loses recall, so the search is exact over just those vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from electa.stores.protocol import AllowedSet
+from electa.stores.sqlite import SqliteStore
+
+
+class FaissHnswIndex:
+    """``index.search(query_vec, k, allowed) -> [(chunk_id, cosine), ...]`` best first."""
+
+    def __init__(self, store: SqliteStore, model_id: str, dim: int, m: int = 16,
+                 ef_construction: int = 200, ef_search: int = 128, exact_below: int = 20_000) -> None:
+        import faiss
+
+        self._faiss = faiss
+        self.store = store
+        self.model_id = model_id
+        self.dim = dim
+        self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search
+        self.exact_below = exact_below
+        tag = hashlib.sha256(model_id.encode()).hexdigest()[:12]
+        self.path = store.directory / f"vectors-{tag}.faiss"
+        self._lock = threading.RLock()
+        self._generation = -1
+        self._index = self._load()
+        self._ids = np.empty(0, dtype=np.int64)
+        self._vecs = np.empty((0, dim), dtype=np.float32)
+        self._refresh_arrays()
+
+    def _new(self):  # type: ignore[no-untyped-def]
+        faiss = self._faiss
+        hnsw = faiss.IndexHNSWFlat(self.dim, self.m, faiss.METRIC_INNER_PRODUCT)
+        hnsw.hnsw.efConstruction = self.ef_construction
+        return faiss.IndexIDMap2(hnsw)
+
+    def _load(self):  # type: ignore[no-untyped-def]
+        if self.path.exists():
+            try:
+                index = self._faiss.read_index(str(self.path))
+                if index.d == self.dim:
+                    return index
+            except RuntimeError:
+                pass  # unreadable cache: rebuilt from SQLite below
+        return self._new()
+
+    def _known_ids(self) -> np.ndarray:
+        return self._faiss.vector_to_array(self._index.id_map).astype(np.int64)
+
+    def _refresh_arrays(self) -> None:
+        """Keep a contiguous copy of live vectors for exact search on small allowed sets."""
+        ids, vecs = [], []
+        for batch_ids, batch_vecs in self.store.vectors(self.model_id):
+            ids.append(batch_ids)
+            vecs.append(batch_vecs)
+        self._ids = np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
+        self._vecs = np.vstack(vecs) if vecs else np.empty((0, self.dim), dtype=np.float32)
+        known = self._known_ids()
+        missing = np.setdiff1d(self._ids, known, assume_unique=True)
+        if missing.size:
+            rows = np.searchsorted(self._ids, missing)
+            self._index.add_with_ids(self._vecs[rows], missing)
+        live = self._ids.size
+        if self._index.ntotal > max(1000, live) and (self._index.ntotal - live) > 0.25 * self._index.ntotal:
+            self._index = self._new()
+            if live:
+                self._index.add_with_ids(self._vecs, self._ids)
+            missing = self._ids
+        if missing.size:
+            self.save()
+        self._generation = self.store.generation
+
+    def sync(self) -> None:
+        """Catch up with the store if it changed (another process may have written)."""
+        if self.store.generation != self._generation:
+            with self._lock:
+                if self.store.generation != self._generation:
+                    self._refresh_arrays()
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        self._faiss.write_index(self._index, str(tmp))
+        os.replace(tmp, self.path)
+
+    def __len__(self) -> int:
+        return int(self._ids.size)
+
+    def search(self, vec: np.ndarray, k: int, allowed: AllowedSet) -> list[tuple[int, float]]:
+        self.sync()
+        with self._lock:
+            ids, vecs, index = self._ids, self._vecs, self._index
+        if not len(allowed) or not ids.size or k <= 0:
+            return []
+        query = np.asarray(vec, dtype=np.float32).reshape(1, -1)
+        if len(allowed) <= self.exact_below:
+            pos = np.clip(np.searchsorted(ids, allowed.ids), 0, ids.size - 1)
+            rows = pos[ids[pos] == allowed.ids]
+            if not rows.size:
+                return []
+            sims = vecs[rows] @ query[0]
+            top = min(k, sims.size)
+            best = np.argpartition(-sims, top - 1)[:top]
+            best = best[np.argsort(-sims[best], kind="stable")]
+            return [(int(ids[rows[i]]), float(sims[i])) for i in best]
+        faiss = self._faiss
+        selector = faiss.IDSelectorBatch(allowed.ids)
+        params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k))
+        scores, found = index.search(query, k, params=params)
+        return [(int(i), float(s)) for i, s in zip(found[0], scores[0], strict=True) if i >= 0]

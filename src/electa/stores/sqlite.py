@@ -1,0 +1,450 @@
+"""SqliteStore: the embedded store in one data directory (SPEC H4).
+
+SQLite (WAL) is the source of truth for sources, documents, chunks, Q&A pairs, access fields,
+lineage and vectors; FTS5 tables serve the full-text legs. A source is written in one
+transaction, so a crash or a bad file mid-ingest leaves the previous state intact (SPEC A8).
+
+Access control lives *inside* the FTS5 match (SPEC B8): each indexed row carries an ``acl``
+column of opaque tokens (organisation, agent, ``public`` or principal tokens) and every
+full-text query ANDs a filter on it, so a row the caller may not see never becomes a candidate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from electa.errors import StoreError
+from electa.stores.protocol import (
+    AllowedSet,
+    PreparedDocument,
+    SourceOutcome,
+    SourceRecord,
+    StoredUnit,
+)
+from electa.text import STOPWORDS, tokens
+from electa.types import Access, Caller, ChunkKind
+
+SCHEMA_VERSION = "1"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL,
+  uri TEXT NOT NULL, kind TEXT NOT NULL, url TEXT NOT NULL, version INTEGER NOT NULL,
+  content_hash TEXT NOT NULL, access TEXT NOT NULL, documents INTEGER NOT NULL,
+  created_at REAL NOT NULL, updated_at REAL NOT NULL, UNIQUE(org, agent, uri));
+CREATE TABLE IF NOT EXISTS documents(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL,
+  kind TEXT NOT NULL, title TEXT NOT NULL, text_hash TEXT NOT NULL, access_sig TEXT NOT NULL,
+  public INTEGER NOT NULL, UNIQUE(org, agent, text_hash, access_sig));
+CREATE TABLE IF NOT EXISTS locations(
+  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+  url TEXT NOT NULL, ext_id TEXT NOT NULL, PRIMARY KEY(document_id, source_id, ext_id));
+CREATE INDEX IF NOT EXISTS locations_source ON locations(source_id);
+CREATE TABLE IF NOT EXISTS doc_principals(
+  principal TEXT NOT NULL, document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  PRIMARY KEY(principal, document_id));
+CREATE INDEX IF NOT EXISTS doc_principals_doc ON doc_principals(document_id);
+CREATE INDEX IF NOT EXISTS documents_org ON documents(org, agent);
+CREATE TABLE IF NOT EXISTS chunks(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL, ordinal INTEGER NOT NULL, parent_id INTEGER, title TEXT NOT NULL,
+  text TEXT NOT NULL, content_hash TEXT NOT NULL, source_version INTEGER NOT NULL,
+  chunker_version TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
+CREATE TABLE IF NOT EXISTS vectors(
+  chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+  model_id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
+  PRIMARY KEY(model_id, chunk_id));
+CREATE INDEX IF NOT EXISTS vectors_chunk ON vectors(chunk_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
+"""
+
+
+def acl_token(kind: str, value: str) -> str:
+    """An opaque FTS token for an access value: a letter and digits, which neither the unicode61
+    tokenizer splits nor the Porter stemmer changes."""
+    digest = hashlib.sha256(f"{kind}\x00{value}".encode()).hexdigest()[:15]
+    return f"{kind}{int(digest, 16)}"
+
+
+def acl_text(access: Access) -> str:
+    parts = [acl_token("o", access.org), acl_token("a", access.agent)]
+    if access.public:
+        parts.append(acl_token("p", "public"))
+    parts.extend(acl_token("m", p) for p in sorted(set(access.principals)))
+    return " ".join(parts)
+
+
+def acl_filter(caller: Caller, column: str = "acl") -> str:
+    """The FTS5 expression a caller's query is ANDed with."""
+    clause = f"{column}:{acl_token('o', caller.org)}"
+    if caller.agent is not None:
+        clause += f" AND {column}:{acl_token('a', caller.agent)}"
+    readers = [acl_token("p", "public")] + [acl_token("m", p) for p in sorted(caller.principals)]
+    return clause + " AND (" + " OR ".join(f"{column}:{t}" for t in readers) + ")"
+
+
+def match_expression(query: str) -> str:
+    """OR of the query's content words, each quoted so no user text is read as FTS5 syntax."""
+    words = [w for w in tokens(query) if w not in STOPWORDS] or tokens(query)
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+def vector_blob(vec: np.ndarray) -> bytes:
+    return np.asarray(vec, dtype="<f4").tobytes()
+
+
+class SqliteStore:
+    """The embedded store. ``SqliteStore(Path("data"))`` opens or creates ``data/electa.db``.
+
+    Connections are per thread (legs query in parallel); writes are serialised by a lock.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the data directory {self.directory}: {exc}") from exc
+        self.path = self.directory / "electa.db"
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._allowed_cache: dict[str, AllowedSet] = {}
+        try:
+            with self._write_lock:
+                self.con.executescript(_SCHEMA)
+            with self.transaction() as con:
+                con.execute(
+                    "INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (SCHEMA_VERSION,)
+                )
+                con.execute("INSERT OR IGNORE INTO meta VALUES('generation', '0')")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.path} is not a readable Electa store ({exc}); point --data at another "
+                "directory or restore it from a backup"
+            ) from exc
+        found = self.meta("schema_version")
+        if found != SCHEMA_VERSION:
+            raise StoreError(f"{self.path} has schema {found}; this Electa reads {SCHEMA_VERSION}")
+
+    # -- connections -------------------------------------------------------------------------
+    @property
+    def con(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
+            con.execute("PRAGMA foreign_keys=ON")
+            self._local.con = con
+        return con
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._write_lock:
+            con = self.con
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            else:
+                con.execute("COMMIT")
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+    # -- meta --------------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, con: sqlite3.Connection, key: str, value: str) -> None:
+        con.execute("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
+
+    @property
+    def generation(self) -> int:
+        return int(self.meta("generation") or 0)
+
+    def _bump(self, con: sqlite3.Connection) -> None:
+        con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+
+    # -- writing -----------------------------------------------------------------------------
+    def source(self, org: str, agent: str, uri: str) -> sqlite3.Row | None:
+        con = self.con
+        con.row_factory = sqlite3.Row
+        try:
+            row = con.execute(
+                "SELECT * FROM sources WHERE org=? AND agent=? AND uri=?", (org, agent, uri)
+            ).fetchone()
+        finally:
+            con.row_factory = None
+        return row  # type: ignore[no-any-return]
+
+    def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
+        rows = self.con.execute(
+            "SELECT text_hash FROM documents WHERE org=? AND agent=? AND access_sig=?",
+            (org, agent, access.signature()),
+        )
+        return {r[0] for r in rows}
+
+    def put_source(self, source: SourceRecord, docs: Sequence[PreparedDocument], model_id: str = "") -> SourceOutcome:
+        now = time.time()
+        access = source.access
+        with self.transaction() as con:
+            row = con.execute(
+                "SELECT id, version, content_hash FROM sources WHERE org=? AND agent=? AND uri=?",
+                (source.org, source.agent, source.uri),
+            ).fetchone()
+            if row is not None and row[2] == source.content_hash:
+                return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
+            removed = 0
+            if row is None:
+                cur = con.execute(
+                    "INSERT INTO sources(org, agent, uri, kind, url, version, content_hash, access,"
+                    " documents, created_at, updated_at) VALUES(?,?,?,?,?,1,?,?,?,?,?)",
+                    (source.org, source.agent, source.uri, source.kind, source.url,
+                     source.content_hash, json.dumps(access.__dict__, default=list), len(docs), now, now),
+                )
+                source_id, version, status = int(cur.lastrowid or 0), 1, "added"
+            else:
+                source_id, version, status = row[0], row[1] + 1, "updated"
+                removed = self._detach_source(con, source_id)
+                con.execute(
+                    "UPDATE sources SET version=?, content_hash=?, kind=?, url=?, access=?,"
+                    " documents=?, updated_at=? WHERE id=?",
+                    (version, source.content_hash, source.kind, source.url,
+                     json.dumps(access.__dict__, default=list), len(docs), now, source_id),
+                )
+            duplicates = 0
+            acl = acl_text(access)
+            for doc in docs:
+                existing = con.execute(
+                    "SELECT id FROM documents WHERE org=? AND agent=? AND text_hash=? AND access_sig=?",
+                    (source.org, source.agent, doc.text_hash, access.signature()),
+                ).fetchone()
+                if existing is not None:
+                    duplicates += 1
+                    document_id = existing[0]
+                else:
+                    document_id = self._insert_document(con, source, doc, version, acl, model_id)
+                con.execute(
+                    "INSERT OR IGNORE INTO locations VALUES(?,?,?,?)",
+                    (document_id, source_id, doc.url or source.url, doc.ext_id),
+                )
+            self._bump(con)
+        self._allowed_cache.clear()
+        return SourceOutcome(source.uri, status, version, len(docs), duplicates, removed)
+
+    def _insert_document(self, con: sqlite3.Connection, source: SourceRecord, doc: PreparedDocument,
+                         version: int, acl: str, model_id: str) -> int:
+        from electa.ingest.chunker import CHUNKER_VERSION
+
+        access = source.access
+        is_qa = bool(doc.chunks) and doc.chunks[0].kind is ChunkKind.QA
+        cur = con.execute(
+            "INSERT INTO documents(org, agent, kind, title, text_hash, access_sig, public)"
+            " VALUES(?,?,?,?,?,?,?)",
+            (source.org, source.agent, "qa" if is_qa else "doc", doc.title, doc.text_hash,
+             access.signature(), int(access.public)),
+        )
+        document_id = int(cur.lastrowid or 0)
+        if not access.public:
+            con.executemany(
+                "INSERT OR IGNORE INTO doc_principals VALUES(?, ?)",
+                [(p, document_id) for p in set(access.principals)],
+            )
+        ids: dict[int, int] = {}
+        for chunk, vec in zip(doc.chunks, doc.vectors, strict=True):
+            content_hash = hashlib.sha256(f"{chunk.title}\n{chunk.text}".encode()).hexdigest()
+            cur = con.execute(
+                "INSERT INTO chunks(document_id, kind, ordinal, parent_id, title, text, content_hash,"
+                " source_version, chunker_version) VALUES(?,?,?,?,?,?,?,?,?)",
+                (document_id, chunk.kind.value, chunk.ordinal,
+                 None if chunk.parent is None else ids.get(chunk.parent), chunk.title, chunk.text,
+                 content_hash, version, CHUNKER_VERSION),
+            )
+            chunk_id = int(cur.lastrowid or 0)
+            ids[chunk.ordinal] = chunk_id
+            if chunk.kind is ChunkKind.PARENT:
+                con.execute("INSERT INTO chunk_fts(rowid, title, body, acl) VALUES(?,?,?,?)",
+                            (chunk_id, chunk.title, chunk.text, acl))
+            elif chunk.kind is ChunkKind.QA:
+                con.execute("INSERT INTO qa_fts(rowid, question, answer, acl) VALUES(?,?,?,?)",
+                            (chunk_id, chunk.title, chunk.text, acl))
+            if vec is not None:
+                con.execute("INSERT INTO vectors VALUES(?,?,?,?)",
+                            (chunk_id, model_id, int(vec.shape[0]), vector_blob(vec)))
+        return document_id
+
+    def _detach_source(self, con: sqlite3.Connection, source_id: int) -> int:
+        """Drop a source's locations and every document no other source still holds."""
+        orphans = [r[0] for r in con.execute(
+            "SELECT l.document_id FROM locations l WHERE l.source_id=? AND NOT EXISTS ("
+            " SELECT 1 FROM locations o WHERE o.document_id=l.document_id AND o.source_id<>?)",
+            (source_id, source_id))]
+        con.execute("DELETE FROM locations WHERE source_id=?", (source_id,))
+        removed = 0
+        for document_id in orphans:
+            chunk_ids = [r[0] for r in con.execute("SELECT id FROM chunks WHERE document_id=?", (document_id,))]
+            con.executemany("DELETE FROM chunk_fts WHERE rowid=?", [(c,) for c in chunk_ids])
+            con.executemany("DELETE FROM qa_fts WHERE rowid=?", [(c,) for c in chunk_ids])
+            removed += len(chunk_ids)
+            con.execute("DELETE FROM documents WHERE id=?", (document_id,))
+        return removed
+
+    def delete_source(self, org: str, agent: str, uri: str) -> int:
+        """Remove a source; returns how many stored units went with it. Unknown -> ``-1``."""
+        with self.transaction() as con:
+            row = con.execute("SELECT id FROM sources WHERE org=? AND agent=? AND uri=?",
+                              (org, agent, uri)).fetchone()
+            if row is None:
+                return -1
+            removed = self._detach_source(con, row[0])
+            con.execute("DELETE FROM sources WHERE id=?", (row[0],))
+            self._bump(con)
+        self._allowed_cache.clear()
+        return removed
+
+    # -- reading -----------------------------------------------------------------------------
+    def allowed(self, caller: Caller) -> AllowedSet:
+        generation = self.generation
+        key = f"{generation}|{caller.cache_key()}"
+        cached = self._allowed_cache.get(key)
+        if cached is not None:
+            return cached
+        where = "d.org=?"
+        params: list[object] = [caller.org]
+        if caller.agent is not None:
+            where += " AND d.agent=?"
+            params.append(caller.agent)
+        principals = sorted(caller.principals)
+        reader = "d.public=1"
+        if principals:
+            marks = ",".join("?" * len(principals))
+            reader += f" OR d.id IN (SELECT document_id FROM doc_principals WHERE principal IN ({marks}))"
+            params.extend(principals)
+        rows = self.con.execute(
+            f"SELECT c.id FROM chunks c JOIN documents d ON d.id=c.document_id WHERE {where} AND ({reader})"
+            " ORDER BY c.id", params).fetchall()
+        allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation)
+        if len(self._allowed_cache) > 256:
+            self._allowed_cache.clear()
+        self._allowed_cache[key] = allowed
+        return allowed
+
+    def fts_search(self, table: str, query: str, caller: Caller, limit: int,
+                   weights: tuple[float, ...]) -> list[tuple[int, float]]:
+        """Full-text search inside the caller's access filter: ``(unit id, bm25)`` best first.
+
+        The score is FTS5's ``bm25()`` negated (FTS5 returns lower-is-better)."""
+        expr = match_expression(query)
+        if not expr:
+            return []
+        column = "acl"
+        match = f"({expr}) AND {acl_filter(caller, column)}"
+        w = ", ".join(str(x) for x in weights)
+        rows = self.con.execute(
+            f"SELECT rowid, -bm25({table}, {w}) AS s FROM {table} WHERE {table} MATCH ?"
+            f" ORDER BY bm25({table}, {w}) LIMIT ?", (match, limit)).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
+        out: dict[int, StoredUnit] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            rows = self.con.execute(
+                "SELECT c.id, c.document_id, c.kind, c.title, c.text, c.parent_id,"
+                " (SELECT json_group_array(json_array(l.source_id, l.url, l.ext_id)) FROM locations l"
+                "  WHERE l.document_id=c.document_id)"
+                f" FROM chunks c WHERE c.id IN ({marks})", part).fetchall()
+            for cid, did, kind, title, text, parent_id, locs in rows:
+                places = sorted(json.loads(locs) or [[0, "", ""]])
+                urls = tuple(dict.fromkeys(p[1] for p in places if p[1]))
+                out[cid] = StoredUnit(cid, did, places[0][0], ChunkKind(kind), title, text,
+                                      urls[0] if urls else "", places[0][2], urls[1:], parent_id)
+        return out
+
+    def vectors(self, model_id: str, after_id: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Stored vectors of ``model_id`` with chunk id > ``after_id``, in batches ``(ids, vecs)``."""
+        last = after_id
+        while True:
+            rows = self.con.execute(
+                "SELECT chunk_id, dim, vector FROM vectors WHERE model_id=? AND chunk_id>?"
+                " ORDER BY chunk_id LIMIT 4096", (model_id, last)).fetchall()
+            if not rows:
+                return
+            dim = rows[0][1]
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vecs = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim)
+            yield ids, vecs.astype(np.float32)
+            last = int(ids[-1])
+
+    def vector_models(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self.con.execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id")}
+
+    def chunks_missing_vectors(self, model_id: str, limit: int) -> list[tuple[int, str, str]]:
+        """Chunks that have some vector but none of ``model_id`` (what reindex still has to do)."""
+        return [(r[0], r[1], r[2]) for r in self.con.execute(
+            "SELECT c.id, c.title, c.text FROM chunks c WHERE EXISTS (SELECT 1 FROM vectors v"
+            " WHERE v.chunk_id=c.id) AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id"
+            " AND v.model_id=?) ORDER BY c.id LIMIT ?", (model_id, limit))]
+
+    def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
+        with self.transaction() as con:
+            con.executemany("INSERT OR REPLACE INTO vectors VALUES(?,?,?,?)",
+                            [(int(i), model_id, int(v.shape[0]), vector_blob(v)) for i, v in zip(ids, vecs, strict=True)])
+
+    def drop_vectors_except(self, model_id: str) -> None:
+        with self.transaction() as con:
+            con.execute("DELETE FROM vectors WHERE model_id<>?", (model_id,))
+            self.set_meta(con, "model_id", model_id)
+            self._bump(con)
+
+    def list_sources(self, org: str | None = None) -> list[dict[str, object]]:
+        sql = "SELECT id, org, agent, uri, kind, url, version, content_hash, documents, access, updated_at FROM sources"
+        params: tuple[object, ...] = ()
+        if org is not None:
+            sql += " WHERE org=?"
+            params = (org,)
+        cols = ["id", "org", "agent", "uri", "kind", "url", "version", "content_hash", "documents", "access", "updated_at"]
+        out = []
+        for row in self.con.execute(sql + " ORDER BY org, agent, uri", params):
+            rec = dict(zip(cols, row, strict=True))
+            rec["access"] = json.loads(str(rec["access"]))
+            out.append(rec)
+        return out
+
+    def stats(self) -> dict[str, object]:
+        con = self.con
+        count = lambda sql: int(con.execute(sql).fetchone()[0])  # noqa: E731
+        return {
+            "sources": count("SELECT count(*) FROM sources"),
+            "documents": count("SELECT count(*) FROM documents WHERE kind='doc'"),
+            "qa_pairs": count("SELECT count(*) FROM documents WHERE kind='qa'"),
+            "chunks": {k: v for k, v in con.execute("SELECT kind, count(*) FROM chunks GROUP BY kind")},
+            "vectors": self.vector_models(),
+            "model_id": self.meta("model_id"),
+            "generation": self.generation,
+            "organisations": [r[0] for r in con.execute("SELECT DISTINCT org FROM sources ORDER BY org")],
+            "bytes_on_disk": sum(p.stat().st_size for p in self.directory.iterdir() if p.is_file()),
+        }

@@ -1,0 +1,1 @@
+"""Shipped test helpers: deterministic fakes and contract suites that every backend inherits."""

@@ -1,0 +1,162 @@
+"""The data that flows through Electa: frozen dataclasses, nothing mutable is shared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class ChunkKind(str, Enum):
+    """What a stored unit is: a whole document, a heading section, a piece of one, or a Q&A pair."""
+
+    DOC = "doc"
+    PARENT = "parent"
+    CHILD = "child"
+    QA = "qa"
+
+
+class LegStatus(str, Enum):
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may read a source (SPEC A7). ``public`` opens it to every caller of its organisation
+    and agent; otherwise only callers holding one of ``principals`` (``team:support``,
+    ``channel:c42``, ``member:u7``) see it."""
+
+    org: str
+    agent: str = "default"
+    public: bool = True
+    principals: tuple[str, ...] = ()
+
+    def signature(self) -> str:
+        return "public" if self.public else "acl:" + ",".join(sorted(set(self.principals)))
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The identity a query runs under. ``agent=None`` searches every agent of the organisation."""
+
+    org: str
+    agent: str | None = None
+    principals: frozenset[str] = frozenset()
+
+    def cache_key(self) -> str:
+        return f"{self.org}|{self.agent or '*'}|{','.join(sorted(self.principals))}"
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading-delimited stretch of a document; ``path`` is its heading trail."""
+
+    path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """One loaded document, before chunking."""
+
+    ext_id: str
+    title: str
+    text: str
+    url: str = ""
+    sections: tuple[Section, ...] = ()
+    metadata: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class QAPair:
+    """A curated question with its answer (SPEC A1, B4)."""
+
+    ext_id: str
+    question: str
+    answer: str
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A unit to index. ``parent`` is the ordinal of the parent chunk a child sits in."""
+
+    kind: ChunkKind
+    ordinal: int
+    title: str
+    text: str
+    parent: int | None = None
+
+
+@dataclass(frozen=True)
+class LegHit:
+    """One candidate as a leg ranked it. ``unit_id`` is the stored chunk id."""
+
+    unit_id: int
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class LegResult:
+    """What one leg returned for one query, and how it went."""
+
+    leg: str
+    status: LegStatus
+    hits: tuple[LegHit, ...] = ()
+    elapsed_ms: float = 0.0
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class LegVote:
+    """Provenance of a fused hit (SPEC C2): this leg's rank, raw score and RRF contribution."""
+
+    leg: str
+    rank: int
+    raw_score: float
+    contribution: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A fused, scored candidate: one document (its best unit stands for it)."""
+
+    unit_id: int
+    document_id: int
+    source_id: int
+    kind: ChunkKind
+    title: str
+    text: str
+    url: str
+    ext_id: str
+    fused: float
+    score: float
+    passes: bool
+    votes: tuple[LegVote, ...]
+    also_urls: tuple[str, ...] = ()
+    sort_key: float = 0.0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Ranked hits with the legs that ran (SPEC B9) and stage timings in milliseconds."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    legs: tuple[LegResult, ...]
+    timings_ms: dict[str, float] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def passing(self) -> tuple[Hit, ...]:
+        return tuple(h for h in self.hits if h.passes)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A passage for a prompt: a hit's text cut to fit the budget (SPEC C7)."""
+
+    hit: Hit
+    text: str

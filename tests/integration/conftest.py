@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from electa.config import Settings
+from electa.engine import Engine
+
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def electa_cmd() -> list[str]:
+    exe = shutil.which("electa", path=str(Path(sys.executable).parent))
+    return [exe] if exe else [sys.executable, "-m", "electa.cli.main"]
+
+
+@pytest.fixture(scope="session")
+def minilm_engine(tmp_path_factory, sample_kb_session):  # type: ignore[no-untyped-def]
+    """The real model on the sample knowledge base, built once per test session."""
+    from electa.types import Access
+
+    data = tmp_path_factory.mktemp("kb-minilm")
+    eng = Engine.open(data, Settings(), "minilm")
+    eng.ingest([sample_kb_session / "help-center", sample_kb_session / "qa.csv"], Access("tallyo"))
+    eng.ingest([sample_kb_session / "internal"], Access("tallyo", public=False, principals=("team:support",)))
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="session")
+def sample_kb_session() -> Path:
+    from electa.cli.demo import sample_kb
+
+    return sample_kb()
+
+
+@pytest.fixture
+def env() -> dict[str, str]:
+    out = dict(os.environ)
+    out["PYTHONUNBUFFERED"] = "1"
+    return out

@@ -1,0 +1,136 @@
+"""The CLI as a user runs it, crash safety under kill -9, real PDF files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from electa import Access, Caller, Engine
+from electa.embedders.hashing import HashEmbedder
+from tests.integration.conftest import electa_cmd
+
+pytestmark = pytest.mark.integration
+
+
+def run(args: list[str], env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(electa_cmd() + args, capture_output=True, text=True, env=env, check=check, timeout=300)
+
+
+def test_cli_ingest_search_probe_sources_stats(tmp_path: Path, sample_kb_session: Path, env: dict[str, str]) -> None:
+    data = str(tmp_path / "d")
+    out = run(["ingest", str(sample_kb_session / "help-center"), str(sample_kb_session / "qa.csv"),
+               "--data", data, "--org", "tallyo", "--no-progress"], env)
+    assert "failed" in out.stdout and "0 failed" in out.stdout, out.stdout + out.stderr
+    res = json.loads(run(["search", "Error E1042 CSV", "--data", data, "--org", "tallyo", "--json"], env).stdout)
+    assert "e1042" in res["hits"][0]["url"]
+    assert {v["leg"] for h in res["hits"][:3] for v in h["votes"]} == {"fulltext", "dense", "qa"}
+    assert {leg["leg"] for leg in res["legs"]} == {"fulltext", "dense", "qa"}
+    questions = tmp_path / "q.txt"
+    questions.write_text("Can I get my money back?\nIs there a mobile app?\n", encoding="utf-8")
+    before = sqlite3.connect(Path(data) / "electa.db").execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    probe = json.loads(run(["probe", "--file", str(questions), "--data", data, "--org", "tallyo", "--json",
+                            "--top", "5"], env).stdout)
+    assert [p["question"] for p in probe] == ["Can I get my money back?", "Is there a mobile app?"]
+    assert all("passes" in c and c["votes"] for p in probe for c in p["candidates"])
+    after = sqlite3.connect(Path(data) / "electa.db").execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    assert before == after  # the probe stores nothing
+    sources = json.loads(run(["sources", "list", "--data", data, "--json"], env).stdout)
+    slack = next(s["uri"] for s in sources if s["uri"].endswith("slack-integration.md"))
+    run(["sources", "delete", slack, "--data", data, "--org", "tallyo"], env)
+    res = json.loads(run(["search", "Slack integration connect channel", "--data", data, "--org", "tallyo",
+                          "--json", "--all"], env).stdout)
+    assert not any(h["url"].endswith("/integrations/slack") and h["kind"] != "qa" for h in res["hits"])
+    stats = json.loads(run(["stats", "--data", data, "--json"], env).stdout)
+    assert stats["sources"] == len(sources) - 1
+    missing = run(["sources", "delete", "nope", "--data", data], env, check=False)
+    assert missing.returncode == 2 and "sources list" in missing.stderr
+
+
+def test_demo_runs_end_to_end(tmp_path: Path, env: dict[str, str]) -> None:
+    out = run(["demo", "--data", str(tmp_path / "demo")], env)
+    assert "0 failed" in out.stdout
+    assert "refund-policy" in out.stdout.split("? Error E1042")[0]
+    member_part = out.stdout.split("[as team:support]")[1]
+    assert "refund-approvals" in member_part
+
+
+def test_kill_9_mid_ingest_leaves_a_store_that_opens_and_answers(tmp_path: Path, env: dict[str, str]) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for i in range(1500):
+        (kb / f"page-{i:04d}.md").write_text(
+            f"# Article {i}\nTopic number {i} explains invoices, reminders and exports in detail.\n", encoding="utf-8")
+    data = tmp_path / "d"
+    proc = subprocess.Popen(electa_cmd() + ["ingest", str(kb), "--data", str(data), "--org", "acme", "--embedder",
+                                            "hash", "--no-progress"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    db = data / "electa.db"
+    committed = 0
+    deadline = time.time() + 120
+    while time.time() < deadline and committed < 100:
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                committed = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1).execute(
+                    "SELECT count(*) FROM sources").fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 100 <= committed < 1500, "the ingest finished before it could be killed"
+    with Engine.open(data, embedder=HashEmbedder()) as engine:
+        assert engine.store.con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored = engine.store.stats()
+        n = int(stored["sources"])  # type: ignore[call-overload]
+        assert n >= committed
+        chunks = engine.store.con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        fts = engine.store.con.execute("SELECT count(*) FROM chunk_fts").fetchone()[0]
+        vectors = engine.store.con.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        assert chunks == fts == vectors == n  # every committed source is whole, in every leg
+        result = engine.search("article 7 invoices reminders", Caller("acme"))
+        assert result.hits and all(r.status.value == "ok" for r in result.legs)
+        assert engine.index is not None and len(engine.index) == n
+        report = engine.ingest([kb], Access("acme"))
+        assert report.counts()["unchanged"] == n and report.counts()["added"] == 1500 - n
+
+
+def _pdf(text_lines: list[str]) -> bytes:
+    """A minimal, valid one-page PDF with real text (Helvetica), offsets computed."""
+    content = "BT /F1 12 Tf 72 720 Td " + " ".join(f"({line}) Tj 0 -16 Td" for line in text_lines) + " ET"
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        f"<< /Length {len(content)} >>\nstream\n{content}\nendstream",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{i} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{o:010d} 00000 n \n" for o in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return out
+
+
+def test_pdf_ingest_with_real_parser(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "handbook.pdf").write_bytes(_pdf(["Travel expenses are reimbursed within 14 days.", "Keep receipts."]))
+    (kb / "truncated.pdf").write_bytes(_pdf(["Half a file"])[:120])
+    with Engine.open(tmp_path / "d", embedder=HashEmbedder()) as engine:
+        report = engine.ingest([kb], Access("acme"))
+        assert report.counts()["added"] == 1
+        assert [Path(p).name for p, _ in report.failures] == ["truncated.pdf"]
+        hit = engine.search("travel expenses reimbursed", Caller("acme")).hits[0]
+        assert "14 days" in hit.text and hit.title.endswith("Page 1")

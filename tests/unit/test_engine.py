@@ -1,0 +1,202 @@
+"""The engine's flow with the deterministic hash embedder: isolation, deletes, updates, legs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from electa import Access, Caller, Engine, LegStatus, ModelMismatchError, NotFoundError, Settings
+from electa.embedders.hashing import HashEmbedder
+from electa.ingest.loaders import Loaded
+from electa.types import Document, QAPair, Section
+
+
+def doc(ext_id: str, title: str, text: str, url: str = "") -> Document:
+    return Document(ext_id, title, text, url, sections=(Section((), text),))
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def leg_units(engine: Engine, query: str, caller: Caller) -> dict[str, set[int]]:
+    results, _ = engine.retrieve(query, caller, depths={"fulltext": 100, "dense": 100, "qa": 100})
+    return {r.leg: {h.unit_id for h in r.hits} for r in results}
+
+
+def units_of(engine: Engine, caller: Caller) -> set[int]:
+    return set(engine.store.allowed(caller).ids.tolist())
+
+
+def test_tenant_isolation_in_every_leg(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([doc("1", "Refund policy", "Refunds within 30 days for annual plans.")],
+                                     [QAPair("q", "Can I get a refund?", "Yes within 30 days.")]), Access("org-a"))
+    engine.ingest_loaded("b", Loaded([doc("1", "Refund policy", "Refunds within 14 days for annual plans only.")],
+                                     [QAPair("q", "Can I get a refund?", "Yes within 14 days.")]), Access("org-b"))
+    a_units = units_of(engine, Caller("org-a"))
+    for query in ("refund policy annual plans", "can I get a refund", "14 days"):
+        for leg, found in leg_units(engine, query, Caller("org-a")).items():
+            assert found <= a_units, leg
+        hits = engine.search(query, Caller("org-a")).hits
+        assert all(h.unit_id in a_units for h in hits)
+    assert engine.search("refund", Caller("org-c")).hits == ()
+
+
+def test_team_only_pages_reach_only_the_team(engine: Engine) -> None:
+    engine.ingest_loaded("pub", Loaded([doc("p", "Pricing", "Growth costs 29 dollars.")]), Access("acme"))
+    engine.ingest_loaded("int", Loaded([doc("i", "Refund approvals", "Agents approve refunds up to 500 dollars.")]),
+                         Access("acme", public=False, principals=("team:support",)))
+    query = "who approves refunds up to 500 dollars"
+    outsider = leg_units(engine, query, Caller("acme", principals=frozenset({"team:sales"})))
+    member = engine.search(query, Caller("acme", principals=frozenset({"team:support"})))
+    internal = {u for u in units_of(engine, Caller("acme", principals=frozenset({"team:support"})))} - units_of(
+        engine, Caller("acme"))
+    assert internal and all(not (found & internal) for found in outsider.values())
+    assert member.hits[0].title.startswith("Refund approvals")
+
+
+def test_delete_removes_from_every_leg_and_reingest_unchanged_is_noop(engine: Engine, tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    write(kb, "refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days.\n")
+    write(kb, "qa.csv", "question,answer\nCan I get a refund?,Within 30 days.\n")
+    first = engine.ingest([kb], Access("acme"))
+    assert first.counts()["added"] == 2
+    generation = engine.store.generation
+    again = engine.ingest([kb], Access("acme"))
+    assert again.counts() == {"added": 0, "updated": 0, "unchanged": 2, "failed": 0}
+    assert engine.store.generation == generation
+    for uri in [s["uri"] for s in engine.store.list_sources("acme")]:
+        engine.delete_source("acme", "default", str(uri))
+    found = leg_units(engine, "refund policy annual 30 days", Caller("acme"))
+    assert all(not units for units in found.values())
+    assert engine.store.con.execute("SELECT count(*) FROM chunk_fts").fetchone()[0] == 0
+    assert engine.store.con.execute("SELECT count(*) FROM qa_fts").fetchone()[0] == 0
+    assert engine.store.con.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
+    with pytest.raises(NotFoundError, match="sources list"):
+        engine.delete_source("acme", "default", "nope.md")
+
+
+def test_changed_source_replaces_its_chunks(engine: Engine, tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    page = write(kb, "plans.md", "# Plans\nStarter costs 12 dollars.\n")
+    engine.ingest([kb], Access("acme"))
+    page.write_text("# Plans\nStarter costs 15 dollars.\n", encoding="utf-8")
+    report = engine.ingest([kb], Access("acme"))
+    assert report.counts()["updated"] == 1
+    texts = [h.text for h in engine.search("starter costs dollars", Caller("acme")).hits]
+    assert any("15" in t for t in texts) and not any("12 dollars" in t for t in texts)
+
+
+def test_same_text_under_two_urls_is_one_hit(engine: Engine) -> None:
+    shell = "Status of the web app and API. Maintenance on the first Sunday."
+    engine.ingest_loaded("a", Loaded([doc("a", "Status", shell, "https://x/status")]), Access("acme"))
+    engine.ingest_loaded("b", Loaded([doc("b", "Status", shell, "https://x/en/status")]), Access("acme"))
+    hits = engine.search("status maintenance sunday", Caller("acme")).hits
+    assert len([h for h in hits if h.title == "Status"]) == 1
+    on_page = engine.search("status maintenance sunday", Caller("acme"), page_url="https://x/en/status").hits[0]
+    assert on_page.url == "https://x/en/status" and "https://x/status" in on_page.also_urls
+
+
+def test_bad_files_are_reported_by_name_and_good_ones_ingested(engine: Engine, tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    write(kb, "good.md", "# Good\nA fine page about invoices.\n")
+    write(kb, "empty.txt", "")
+    (kb / "broken.pdf").write_bytes(b"%PDF-1.7 this is not a pdf")
+    (kb / "binary.txt").write_bytes(b"\x00\x01\x02\x03" * 100)
+    (kb / "movie.mp4").write_bytes(b"\x00" * 10)
+    write(kb, "bad.json", "{not json")
+    report = engine.ingest([kb], Access("acme"))
+    failed = {Path(p).name: reason for p, reason in report.failures}
+    assert set(failed) == {"empty.txt", "broken.pdf", "binary.txt", "movie.mp4", "bad.json"}
+    assert "empty" in failed["empty.txt"] and "unsupported" in failed["movie.mp4"]
+    assert report.counts()["added"] == 1
+    assert engine.search("invoices page", Caller("acme")).hits
+
+
+def test_huge_file_is_refused_and_store_kept(tmp_path: Path) -> None:
+    settings = Settings(max_file_mb=0.001)
+    with Engine.open(tmp_path / "d", settings, HashEmbedder()) as eng:
+        write(tmp_path / "kb", "big.txt", "word " * 1000)
+        report = eng.ingest([tmp_path / "kb"], Access("acme"))
+        assert "over the" in report.failures[0][1]
+
+
+class _Broken:
+    name = "broken"
+
+    def available(self) -> bool:
+        return True
+
+    why = ""
+
+    def search(self, *args: object) -> list[tuple[int, float]]:
+        raise RuntimeError("disk on fire")
+
+
+class _Slow(_Broken):
+    name = "slow"
+
+    def search(self, *args: object) -> list[tuple[int, float]]:
+        time.sleep(0.5)
+        return []
+
+
+def test_failing_and_late_legs_are_dropped(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([doc("1", "Invoices", "Send invoices by e-mail.")]), Access("acme"))
+    engine.legs["broken"] = _Broken()  # type: ignore[assignment]
+    engine.legs["slow"] = _Slow()  # type: ignore[assignment]
+    engine.settings.budgets_ms["slow"] = 50.0
+    result = engine.search("invoices", Caller("acme"))
+    status = {r.leg: r.status for r in result.legs}
+    assert status["broken"] is LegStatus.ERROR and status["slow"] is LegStatus.TIMEOUT
+    assert status["fulltext"] is LegStatus.OK and result.hits
+
+
+def test_unavailable_dense_leg_says_why(tmp_path: Path) -> None:
+    eng = Engine(Engine.open(tmp_path / "d", embedder=HashEmbedder()).store, Settings(), None, "no model here")
+    eng.ingest_loaded("a", Loaded([doc("1", "Invoices", "Send invoices by e-mail.")]), Access("acme"))
+    result = eng.search("invoices", Caller("acme"))
+    dense = next(r for r in result.legs if r.leg == "dense")
+    assert dense.status is LegStatus.UNAVAILABLE and dense.detail == "no model here"
+    assert result.hits
+
+
+def test_model_change_is_refused_until_reindex(tmp_path: Path) -> None:
+    with Engine.open(tmp_path / "d", embedder=HashEmbedder(dim=32)) as old:
+        old.ingest_loaded("a", Loaded([doc("1", "Invoices", "Send invoices by e-mail.")]), Access("acme"))
+    with Engine.open(tmp_path / "d", embedder=HashEmbedder(dim=48)) as new:
+        with pytest.raises(ModelMismatchError, match="electa reindex"):
+            new.search("invoices", Caller("acme"))
+        report = new.reindex(batch=1, max_batches=0)
+        assert report.embedded == 0
+        with pytest.raises(ModelMismatchError):
+            new.search("invoices", Caller("acme"))
+        new.reindex(batch=1)
+        assert new.search("invoices", Caller("acme")).hits
+        assert new.store.vector_models() == {"electa/hash-bow-48": 1}
+
+
+def test_context_cuts_passages_within_budget(engine: Engine) -> None:
+    long = " ".join(f"Invoices sentence {i} explains reminders." for i in range(200))
+    engine.ingest_loaded("a", Loaded([doc(str(i), f"Invoices {i}", long + f" variant {i}") for i in range(6)]),
+                         Access("acme"))
+    passages = engine.context("invoices reminders", Caller("acme"))
+    assert 1 <= len(passages) <= 4
+    assert all(len(p.text) <= 1002 for p in passages)
+    assert sum(len(p.text) for p in passages) <= 4000
+
+
+def test_provenance_and_weights_per_request(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV."),
+                                      doc("2", "Refunds", "Refund policy for annual plans.")]), Access("acme"))
+    result = engine.search("E1042 CSV export error", Caller("acme"), weights={"dense": 0.0}, k=10)
+    top = result.hits[0]
+    assert top.title == "Export"
+    fulltext = next(v for v in top.votes if v.leg == "fulltext")
+    assert fulltext.rank == 1 and fulltext.contribution == pytest.approx(1 / 11)
+    assert {r.leg for r in result.legs} == {"fulltext", "dense", "qa"}

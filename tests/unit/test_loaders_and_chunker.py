@@ -1,0 +1,76 @@
+import json
+
+import pytest
+
+from electa.errors import IngestError, UnsupportedFormat
+from electa.ingest.chunker import chunk_document
+from electa.ingest.loaders import loader_for
+from electa.types import ChunkKind, Document, Section
+
+
+def load(name: str, data: bytes):  # type: ignore[no-untyped-def]
+    return loader_for(name)(name, data)
+
+
+def test_markdown_heading_paths_and_front_matter() -> None:
+    md = b"---\ntitle: Billing\nurl: https://x/billing\n---\n# Billing\nIntro.\n## Refunds\nWithin 30 days.\n### Annual\nFull.\n"
+    doc = load("b.md", md).documents[0]
+    assert (doc.title, doc.url) == ("Billing", "https://x/billing")
+    assert [s.path for s in doc.sections] == [(), ("Refunds",), ("Refunds", "Annual")]
+
+
+def test_html_strips_navigation_and_keeps_title_and_url() -> None:
+    html = (b"<html><head><title>Status</title><link rel='canonical' href='https://x/status'></head><body>"
+            b"<nav>Home Billing</nav><main><h1>Status</h1><p>All systems normal.</p><h2>Maintenance</h2>"
+            b"<p>Sundays.</p></main><footer>Copyright</footer></body></html>")
+    doc = load("s.html", html).documents[0]
+    assert doc.title == "Status" and doc.url == "https://x/status"
+    assert "Home" not in doc.text and "Copyright" not in doc.text
+    assert doc.sections[-1].path == ("Maintenance",)
+
+
+def test_qa_csv_json_and_beir_jsonl() -> None:
+    assert len(load("q.csv", b"question,answer\nWhy?,Because.\n").qa_pairs) == 1
+    assert len(load("q.json", json.dumps([{"question": "a", "answer": "b"}]).encode()).qa_pairs) == 1
+    beir = b'{"_id": "d1", "title": "T", "text": "body"}\n{"_id": "d2", "title": "", "text": "more"}\n'
+    assert [d.ext_id for d in load("corpus.jsonl", beir).documents] == ["d1", "d2"]
+
+
+@pytest.mark.parametrize(("name", "data", "words"), [
+    ("empty.md", b"  \n", "empty"),
+    ("bin.txt", b"abc\x00\x01\x02", "binary"),
+    ("bad.pdf", b"%PDF-1.4 garbage", "PDF"),
+    ("bad.json", b"{nope", "not valid JSON"),
+    ("bad.jsonl", b'{"_id": 1, "text": "ok"}\n{broken\n', "line 2"),
+    ("q.csv", b"foo,bar\n1,2\n", "question"),
+])
+def test_bad_files_say_what_is_wrong(name: str, data: bytes, words: str) -> None:
+    with pytest.raises(IngestError) as err:
+        load(name, data)
+    assert words in str(err.value)
+
+
+def test_unsupported_extension_lists_supported() -> None:
+    with pytest.raises(UnsupportedFormat, match=r"\.md"):
+        loader_for("movie.mp4")
+
+
+def test_windows_1252_is_read_with_a_note() -> None:
+    loaded = load("old.txt", "Caf\xe9 prices".encode("cp1252"))
+    assert "Café" in loaded.documents[0].text and "Windows-1252" in loaded.note
+
+
+def test_chunker_parents_children_and_doc_unit() -> None:
+    long = " ".join(f"Sentence number {i} is here." for i in range(120))
+    doc = Document("d", "Guide", long, sections=(Section(("Setup",), long), Section(("Use",), "Short.")))
+    chunks = chunk_document(doc, parent_chars=1000, child_chars=300, overlap=60)
+    parents = [c for c in chunks if c.kind is ChunkKind.PARENT]
+    children = [c for c in chunks if c.kind is ChunkKind.CHILD]
+    assert all(len(c.text) <= 1000 for c in parents) and len(parents) >= 4
+    assert parents[0].title == "Guide > Setup" and parents[-1].title == "Guide > Use"
+    assert all(len(c.text) <= 300 for c in children)
+    assert all(chunks[c.parent].kind is ChunkKind.PARENT for c in children if c.parent is not None)
+    assert sum(c.kind is ChunkKind.DOC for c in chunks) == 1
+    # Overlap: neighbouring children share words.
+    a, b = children[0].text.split(), children[1].text.split()
+    assert set(a[-3:]) & set(b[:6])

@@ -1,0 +1,34 @@
+import pytest
+
+from electa.scoring import FLOOR, absolute_score, coverage, order_value, shares_stem
+from electa.text import content_stems, stem_set
+
+
+def test_reference_example_one_stem_of_four_passes_exactly() -> None:
+    q = content_stems("Error E1042 when exporting to CSV")
+    assert q == ["error", "e1042", "export", "csv"]
+    assert coverage(q, stem_set("A CSV file")) == pytest.approx(0.40)
+    assert coverage(q, stem_set("A CSV file")) >= FLOOR
+
+
+def test_full_coverage_is_base_plus_span_under_the_cap() -> None:
+    assert coverage(["refund"], {"refund"}) == pytest.approx(0.85)
+    assert coverage(["refund", "plan"], {"plan"}) == pytest.approx(0.55)
+
+
+def test_stemming_matches_plural_and_verb_forms() -> None:
+    assert shares_stem(content_stems("refunds"), stem_set("We refunded it"))
+
+
+def test_vector_and_qa_rules() -> None:
+    assert absolute_score(0.45, cosine=0.3) == 0.45
+    assert absolute_score(0.25, cosine=0.72) == 0.72
+    assert absolute_score(0.25, qa_hit=True) == 0.85
+    assert absolute_score(0.25, graph_hit=True) == 0.9
+
+
+def test_order_value_lifts_agreement_but_not_past_the_floor() -> None:
+    lone = order_value(0.5, 1 / 61, 2 / 61)
+    agreed = order_value(0.5, 2 / 61, 2 / 61)
+    assert agreed > lone
+    assert order_value(0.3, 2 / 61, 2 / 61) < FLOOR + 0.01
