@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from electa.config import Settings
@@ -50,7 +50,7 @@ from electa.types import (
 FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
 
 
-class Order(str, Enum):
+class Order(StrEnum):
     """How hits are ordered: C4 (default), the plain absolute score, or plain RRF."""
 
     SCORED = "scored"
@@ -85,6 +85,7 @@ class Engine:
         self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
+        self._stems: dict[int, frozenset[str]] = {}
 
     @classmethod
     def open(cls, path: str | Path | None = None, settings: Settings | None = None,
@@ -276,7 +277,7 @@ class Engine:
             best_vote = max(f.votes, key=lambda v: (v.contribution, -v.rank))
             unit = unit_of[(best_vote.leg, f.key)]
             shown = parents.get(unit.parent_id or -1, unit) if unit.kind is ChunkKind.CHILD else unit
-            passage_stems = stem_set(f"{shown.title} {shown.text}")
+            passage_stems = self._passage_stems(shown)
             voters = {v.leg for v in f.votes}
             if voters <= FULLTEXT_LEGS and not shares_stem(q_stems, passage_stems):
                 continue
@@ -296,6 +297,15 @@ class Engine:
                                   f.votes, also, key)))
         hits.sort(key=lambda pair: -pair[0])
         return [h for _, h in hits]
+
+    def _passage_stems(self, unit: StoredUnit) -> frozenset[str]:
+        # A unit's text never changes (ids are never reused), so its stems are cached by id.
+        stems = self._stems.get(unit.id)
+        if stems is None:
+            if len(self._stems) > 200_000:
+                self._stems.clear()
+            stems = self._stems[unit.id] = frozenset(stem_set(f"{unit.title} {unit.text}"))
+        return stems
 
     def context(self, text: str, caller: Caller, n: int | None = None, **kwargs: object) -> list[Passage]:
         """The passages for a prompt: the top ``n`` passing hits (default 4), each cut to

@@ -25,7 +25,7 @@ the plain absolute order and the plain RRF order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 
 COVERAGE_BASE = 0.25
 COVERAGE_SPAN = 0.6
@@ -36,7 +36,7 @@ FLOOR = 0.4
 LIFT = 0.1
 
 
-def coverage(question_stems: Iterable[str], passage_stems: set[str]) -> float:
+def coverage(question_stems: Iterable[str], passage_stems: Set[str]) -> float:
     """Lexical coverage of the question by the passage.
 
     >>> coverage(["export", "csv", "error", "e1042"], {"csv", "file"})
@@ -51,7 +51,7 @@ def coverage(question_stems: Iterable[str], passage_stems: set[str]) -> float:
     return round(min(COVERAGE_CAP, COVERAGE_BASE + COVERAGE_SPAN * share), 10)
 
 
-def shares_stem(question_stems: Iterable[str], passage_stems: set[str]) -> bool:
+def shares_stem(question_stems: Iterable[str], passage_stems: Set[str]) -> bool:
     return any(s in passage_stems for s in question_stems)
 
 

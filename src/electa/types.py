@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class ChunkKind(str, Enum):
+class ChunkKind(StrEnum):
     """What a stored unit is: a whole document, a heading section, a piece of one, or a Q&A pair."""
 
     DOC = "doc"
@@ -15,7 +15,7 @@ class ChunkKind(str, Enum):
     QA = "qa"
 
 
-class LegStatus(str, Enum):
+class LegStatus(StrEnum):
     OK = "ok"
     ERROR = "error"
     TIMEOUT = "timeout"

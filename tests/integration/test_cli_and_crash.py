@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -68,20 +69,17 @@ def test_kill_9_mid_ingest_leaves_a_store_that_opens_and_answers(tmp_path: Path,
         (kb / f"page-{i:04d}.md").write_text(
             f"# Article {i}\nTopic number {i} explains invoices, reminders and exports in detail.\n", encoding="utf-8")
     data = tmp_path / "d"
-    proc = subprocess.Popen(electa_cmd() + ["ingest", str(kb), "--data", str(data), "--org", "acme", "--embedder",
-                                            "hash", "--no-progress"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    args = ["ingest", str(kb), "--data", str(data), "--org", "acme", "--embedder", "hash", "--no-progress"]
+    proc = subprocess.Popen([*electa_cmd(), *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = data / "electa.db"
     committed = 0
     deadline = time.time() + 120
     while time.time() < deadline and committed < 100:
         time.sleep(0.2)
         if db.exists():
-            try:
+            with contextlib.suppress(sqlite3.OperationalError):
                 committed = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1).execute(
                     "SELECT count(*) FROM sources").fetchone()[0]
-            except sqlite3.OperationalError:
-                pass
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert 100 <= committed < 1500, "the ingest finished before it could be killed"

@@ -11,7 +11,7 @@ from electa.cli.common import open_engine
 from electa.types import Access, Caller
 
 ORG = "tallyo"
-QUESTIONS = (
+QUESTIONS: tuple[tuple[str, frozenset[str]], ...] = (
     ("Can I get my money back?", frozenset()),
     ("Error E1042 when exporting to CSV", frozenset()),
     ("How much is the Growth plan per year?", frozenset()),

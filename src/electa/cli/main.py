@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -98,7 +99,7 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def probe(questions: tuple[str, ...], data_dir: str | None, embedder: str | None, org: str,
-          agent: str | None, principals: tuple[str, ...], file_: click.utils.LazyFile | None,
+          agent: str | None, principals: tuple[str, ...], file_: TextIO | None,
           page: str | None, top: int, floor: float | None, as_json: bool) -> None:
     """Every candidate a live query ranks, per-leg ranks and scores, and whether it passes.
     Stores nothing and reads no cache (SPEC I4)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,12 +21,13 @@ class BeirSet:
     corpus_hash: str
 
 
-def _open(directory: Path, stem: str) -> tuple[Path, Iterator[str]]:
+def _read_lines(directory: Path, stem: str) -> tuple[Path, list[str]]:
     for name in (f"{stem}.jsonl.gz", f"{stem}.jsonl"):
         path = directory / name
         if path.exists():
-            handle = gzip.open(path, "rt", encoding="utf-8") if name.endswith(".gz") else path.open(encoding="utf-8")
-            return path, iter(handle)
+            opener = gzip.open if name.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+                return path, handle.read().splitlines()
     raise ConfigError(f"{directory} has no {stem}.jsonl(.gz): is it a BEIR-layout directory?")
 
 
@@ -49,7 +49,7 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
         if len(parts) < 3:
             continue
         qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
-    corpus_path, lines = _open(directory, "corpus")
+    corpus_path, lines = _read_lines(directory, "corpus")
     digest = hashlib.sha256()
     corpus: list[Document] = []
     for line in lines:
@@ -59,7 +59,7 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
         rec = json.loads(line)
         title, text = str(rec.get("title") or ""), str(rec.get("text") or "")
         corpus.append(Document(str(rec["_id"]), title, text, sections=(Section((), text),)))
-    _, qlines = _open(directory, "queries")
+    _, qlines = _read_lines(directory, "queries")
     queries = {}
     for line in qlines:
         if line.strip():

@@ -21,7 +21,8 @@ from electa.config import Settings
 from electa.embedders.registry import create_embedder
 from electa.engine import Engine, Order
 from electa.eval.beir import BeirSet, load_beir
-from electa.eval.metrics import mean_metrics, percentile
+from electa.eval.metrics import mean_metrics, percentile, recall_at
+from electa.eval.plot import plot_report
 from electa.eval.trec import write_run
 from electa.ingest.loaders import Loaded
 from electa.types import Access, Caller, LegStatus
@@ -35,6 +36,7 @@ class EvalReport:
     split: str
     queries: int
     metrics: dict[str, dict[str, float]] = field(default_factory=dict)
+    recall_curve: dict[str, dict[int, float]] = field(default_factory=dict)
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     ingest_seconds: float = 0.0
     settings: dict[str, object] = field(default_factory=dict)
@@ -113,8 +115,9 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     for config, runs in ranked.items():
         if not any(runs.values()):
             continue
-        report.metrics[config] = {k: round(v, 4) for k, v in
-                                  mean_metrics({q: [d for d, _ in r] for q, r in runs.items()}, qrels).items()}
+        doc_runs = {q: [d for d, _ in r] for q, r in runs.items()}
+        report.metrics[config] = {k: round(v, 4) for k, v in mean_metrics(doc_runs, qrels).items()}
+        report.recall_curve[config] = recall_by_depth(doc_runs, qrels, depth)
         if runs_dir is not None:
             runs_dir.mkdir(parents=True, exist_ok=True)
             write_run(runs_dir / f"{config}.trec", runs, f"electa-{config}")
@@ -123,7 +126,16 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     if runs_dir is not None:
         (runs_dir / "report.json").write_text(report.to_json(), encoding="utf-8")
         (runs_dir / "report.md").write_text(report.to_markdown(), encoding="utf-8")
+        plot_report(runs_dir / "report.png", f"Electa on {beir.name} ({split}, {len(qids)} queries)",
+                    report.metrics, report.recall_curve)
     return report
+
+
+def recall_by_depth(runs: dict[str, list[str]], qrels: dict[str, dict[str, int]], depth: int) -> dict[int, float]:
+    ks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if k <= depth]
+    judged = [q for q in qrels if any(g > 0 for g in qrels[q].values())]
+    return {k: round(sum(recall_at(runs.get(q, []), qrels[q], k) for q in judged) / max(len(judged), 1), 4)
+            for k in ks}
 
 
 def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: Path | None = None,

@@ -127,7 +127,7 @@ class Ingestor:
                     report.documents += outcome.documents
             except IngestError as exc:
                 report.failures.append((str(path), exc.reason))
-            except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not abort the batch
+            except Exception as exc:
                 report.failures.append((str(path), f"could not be read ({type(exc).__name__}: {exc})"))
             bar.update(1, report.documents, time.perf_counter() - start)
         bar.close()
@@ -155,7 +155,7 @@ class Ingestor:
             seen.add(thash)
             to_embed.extend((d, c, embed_text(ch)) for c, ch in enumerate(chunks))
         vectors = self._embed([t for _, _, t in to_embed], progress, len(prepared))
-        per_doc: dict[int, dict[int, np.ndarray]] = {}
+        per_doc: dict[int, dict[int, np.ndarray | None]] = {}
         for (d, c, _), vec in zip(to_embed, vectors, strict=True):
             per_doc.setdefault(d, {})[c] = vec
         docs = [

@@ -43,7 +43,7 @@ def run_legs(pool: ThreadPoolExecutor, legs: Sequence[Leg], query: str, caller: 
             results.append(LegResult(name, LegStatus.TIMEOUT, elapsed_ms=budget_s * 1000.0,
                                      detail=f"over its {budget_s * 1000:.0f} ms budget"))
             continue
-        except Exception as exc:  # noqa: BLE001 - any leg failure is soft by design (SPEC B9)
+        except Exception as exc:
             results.append(LegResult(name, LegStatus.ERROR, elapsed_ms=(time.perf_counter() - started) * 1000.0,
                                      detail=f"{type(exc).__name__}: {exc}"))
             continue

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from pathlib import Path
 
 import numpy as np
 

@@ -436,7 +436,7 @@ class SqliteStore:
 
     def stats(self) -> dict[str, object]:
         con = self.con
-        count = lambda sql: int(con.execute(sql).fetchone()[0])  # noqa: E731
+        count = lambda sql: int(con.execute(sql).fetchone()[0])
         return {
             "sources": count("SELECT count(*) FROM sources"),
             "documents": count("SELECT count(*) FROM documents WHERE kind='doc'"),

@@ -64,7 +64,7 @@ class StoreContract:
                          [prepared("t", "team page")])
         store.put_source(record("o.md", "3", Access("other")), [prepared("o", "other org page")])
         store.put_source(record("g.md", "4", Access("acme", agent="sales")), [prepared("g", "sales agent page")])
-        count = lambda caller: len(store.allowed(caller))  # noqa: E731
+        count = lambda caller: len(store.allowed(caller))
         assert count(Caller("acme")) == 2
         assert count(Caller("acme", principals=frozenset({"team:support"}))) == 3
         assert count(Caller("acme", "default")) == 1
