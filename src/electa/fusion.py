@@ -76,6 +76,26 @@ def weighted_rrf(
     return [Fused(key, fused[key], tuple(votes[key])) for key in order]
 
 
+def fused_order(rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float], k: float = RRF_K,
+                top: int = 10) -> list[K]:
+    """The keys :func:`weighted_rrf` would rank first, without provenance: for tuning, where the
+    same lists are re-fused under hundreds of settings. Same ties rule (agreement, best rank).
+
+    >>> fused_order({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 1.0})
+    ['y', 'x']
+    """
+    fused: dict[K, float] = {}
+    votes: dict[K, int] = {}
+    best: dict[K, int] = {}
+    for leg, keys in rankings.items():
+        w = float(weights.get(leg, 1.0))
+        for rank, key in enumerate(keys, 1):
+            fused[key] = fused.get(key, 0.0) + w / (k + rank)
+            votes[key] = votes.get(key, 0) + 1
+            best[key] = min(best.get(key, rank), rank)
+    return sorted(fused, key=lambda key: (-fused[key], -votes[key], best[key]))[:top]
+
+
 def max_fused(weights: Mapping[str, float], legs: Sequence[str], k: float = RRF_K) -> float:
     """The fused value of a candidate ranked first by every leg: the scale for normalising."""
     return sum(float(weights.get(leg, 1.0)) for leg in legs) / (k + 1.0)

@@ -192,16 +192,39 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
               help="Store for the corpus (default: a cache keyed by corpus hash and model).")
 @click.option("--depth", default=100, show_default=True, help="Candidates per leg and run depth.")
 @click.option("--limit", type=int, default=None, help="Only the first N queries.")
+@click.option("--tuned", "tuned_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Settings written by `electa tune`: adds a 'tuned' configuration.")
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def eval_cmd(dataset: Path, split: str, runs_dir: Path | None, data_dir: Path | None, depth: int,
-             limit: int | None, as_json: bool) -> None:
+             limit: int | None, tuned_file: Path | None, as_json: bool) -> None:
     """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; TREC runs."""
     from electa.eval.runner import run_eval
+    from electa.eval.tuning import load_setting
 
+    tuned = load_setting(tuned_file) if tuned_file else None
     report = run_eval(dataset, split, runs_dir, data_dir, depth=depth, limit=limit,
-                      progress=sys.stderr.isatty())
+                      progress=sys.stderr.isatty(), tuned=tuned)
     click.echo(report.to_json() if as_json else report.to_markdown())
+
+
+@cli.command()
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--split", required=True, help="The labelled split to tune on (never the held-out one).")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=Path("tuned.json"),
+              show_default=True)
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--folds", default=5, show_default=True)
+@friendly
+def tune(dataset: Path, split: str, out_file: Path, data_dir: Path | None, folds: int) -> None:
+    """Learn fusion weights, k and depth on labelled queries (cross-validated); write them to --out."""
+    from electa.eval.runner import tune_dataset
+
+    result = tune_dataset(dataset, split, out_file, data_dir, folds, progress=sys.stderr.isatty())
+    click.echo(f"tuned on {result.queries} queries of {dataset.name}/{split}, {result.folds}-fold cross-validation")
+    click.echo(f"  default {result.default.key()}: nDCG@10 {result.cv_default:.4f} on held-out folds")
+    click.echo(f"  tuned   (chosen per fold):  nDCG@10 {result.cv_tuned:.4f} on held-out folds")
+    click.echo(f"  chosen on all queries: {result.chosen.key()}  -> {out_file}")
 
 
 @cli.command()

@@ -14,7 +14,7 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from electa.config import Settings
@@ -24,6 +24,7 @@ from electa.eval.beir import BeirSet, load_beir
 from electa.eval.metrics import mean_metrics, percentile, recall_at
 from electa.eval.plot import plot_report
 from electa.eval.trec import write_run
+from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting, tune
 from electa.ingest.loaders import Loaded
 from electa.types import Access, Caller, LegStatus
 
@@ -73,7 +74,8 @@ def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool) -> float:
 
 def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = None,
              depth: int = 100, limit: int | None = None, progress: bool = False,
-             orders: Sequence[Order] = (Order.FUSED, Order.SCORED, Order.ABSOLUTE)) -> EvalReport:
+             orders: Sequence[Order] = (Order.FUSED, Order.SCORED, Order.ABSOLUTE),
+             tuned: FusionSetting | None = None) -> EvalReport:
     """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``."""
     ingest_seconds = ingest_corpus(engine, beir, progress)
     engine.fulltext.warm()
@@ -97,6 +99,10 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
                 by_order[order] = engine.rank(text, results, order=order)
         for order, order_hits in by_order.items():
             ranked.setdefault(order.value, {})[qid] = [(h.ext_id, h.sort_key) for h in order_hits[:depth]]
+        if tuned is not None:
+            cut_results = [replace(r, hits=r.hits[: tuned.depths.get(r.leg, depth)]) for r in results]
+            tuned_hits = engine.rank(text, cut_results, weights=tuned.weights, k=tuned.k, order=Order.FUSED)
+            ranked.setdefault("tuned", {})[qid] = [(h.ext_id, h.sort_key) for h in tuned_hits[:depth]]
         for r in results:
             latency.setdefault(f"leg:{r.leg}", []).append(r.elapsed_ms)
             if r.status is not LegStatus.OK:
@@ -110,6 +116,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             ranked.setdefault(r.leg, {})[qid] = list(seen.items())
     report = EvalReport(beir.name, split, len(qids), ingest_seconds=round(ingest_seconds, 2),
                         settings={"depth": depth, "weights": engine.settings.weights, "rrf_k": engine.settings.rrf_k,
+                                  "tuned": tuned.to_dict() if tuned else None,
                                   "embedder": engine.embedder.model_id if engine.embedder else None})
     qrels = {q: beir.qrels[q] for q in qids}
     for config, runs in ranked.items():
@@ -131,6 +138,30 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     return report
 
 
+def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress: bool = False) -> dict[str, LegLists]:
+    """Per query, each leg's ranked document ids and raw scores (documents, not units: C6)."""
+    ingest_corpus(engine, beir, progress)
+    engine.fulltext.warm()
+    caller = Caller(EVAL_ORG)
+    legs = [name for name, leg in engine.legs.items() if leg.available()]
+    out: dict[str, LegLists] = {}
+    for qid in sorted(beir.queries):
+        results, _ = engine.retrieve(beir.queries[qid], caller, legs=legs, depths=dict.fromkeys(legs, depth))
+        lists: LegLists = {}
+        for r in results:
+            if r.status is not LegStatus.OK or not r.hits:
+                continue
+            units = engine.store.units([h.unit_id for h in r.hits])
+            seen: dict[str, float] = {}
+            for h in r.hits:
+                unit = units.get(h.unit_id)
+                if unit is not None and unit.ext_id not in seen:
+                    seen[unit.ext_id] = h.score
+            lists[r.leg] = list(seen.items())
+        out[qid] = lists
+    return out
+
+
 def recall_by_depth(runs: dict[str, list[str]], qrels: dict[str, dict[str, int]], depth: int) -> dict[int, float]:
     ks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if k <= depth]
     judged = [q for q in qrels if any(g > 0 for g in qrels[q].values())]
@@ -149,3 +180,20 @@ def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: 
         return evaluate(engine, beir, split, runs_dir, **kwargs)  # type: ignore[arg-type]
     finally:
         engine.close()
+
+
+def tune_dataset(dataset: Path, split: str, out_file: Path, data_dir: Path | None = None, folds: int = 5,
+                 depth: int = 100, progress: bool = False) -> TuneResult:
+    """Tune fusion on ``dataset``/``split`` and save the chosen setting with its provenance."""
+    beir = load_beir(dataset, split)
+    settings = Settings()
+    embedder = create_embedder(settings.embedder)
+    with Engine.open(data_dir or default_data_dir(beir, embedder.model_id), settings, embedder) as engine:
+        lists = collect_leg_lists(engine, beir, depth, progress)
+        legs = sorted({leg for per in lists.values() for leg in per})
+        default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs}, settings.rrf_k,
+                                dict.fromkeys(legs, depth))
+        result = tune(lists, beir.qrels, default, folds)
+        save_setting(out_file, result, {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
+                                        "model_id": embedder.model_id, "queries": result.queries})
+    return result

@@ -1,0 +1,128 @@
+"""Score calibration: a leg's raw score -> probability of relevance (SPEC C5). Pure functions.
+
+Two fitters, both standard:
+
+- **Isotonic regression** by pool-adjacent-violators (Ayer et al. 1955; Zadrozny & Elkan 2002
+  for classifier calibration): the monotone step function that best fits the labels in squared
+  error. No shape assumed; needs a few hundred labels.
+- **Platt scaling** (Platt 1999): ``p = 1 / (1 + exp(a·s + b))`` fitted by Newton's method on
+  the log loss, with Platt's target smoothing ``(n₊+1)/(n₊+2)`` and ``1/(n₋+2)``. Two numbers;
+  works with few labels.
+
+A :class:`Calibrator` is plain data (JSON-serialisable), so it is stored per agent together with
+the embedding model it was fitted for.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Calibrator:
+    """``kind`` is ``isotonic`` (step thresholds and values) or ``platt`` (a, b)."""
+
+    kind: str
+    xs: tuple[float, ...] = ()
+    ys: tuple[float, ...] = ()
+    a: float = 0.0
+    b: float = 0.0
+    fitted_on: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    def __call__(self, score: float) -> float:
+        if self.kind == "platt":
+            z = self.a * score + self.b
+            return 1.0 / (1.0 + math.exp(z)) if z > -700 else 1.0
+        if not self.xs:
+            return 0.0
+        # Step function: the value of the last block whose start is <= score.
+        i = bisect.bisect_right(self.xs, score) - 1
+        return self.ys[max(i, 0)]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "xs": list(self.xs), "ys": list(self.ys), "a": self.a, "b": self.b,
+                "fitted_on": self.fitted_on}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Calibrator:
+        return cls(str(data["kind"]), tuple(data.get("xs", ())), tuple(data.get("ys", ())),  # type: ignore[arg-type]
+                   float(data.get("a", 0.0)), float(data.get("b", 0.0)),  # type: ignore[arg-type]
+                   dict(data.get("fitted_on", {})))  # type: ignore[call-overload]
+
+
+def fit_isotonic(scores: Sequence[float], labels: Sequence[int]) -> Calibrator:
+    """Pool adjacent violators over labels sorted by score (ties pooled first).
+
+    >>> c = fit_isotonic([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
+    >>> [round(c(s), 2) for s in (0.1, 0.25, 0.35, 0.4)]
+    [0.0, 0.5, 0.5, 1.0]
+    """
+    if len(scores) != len(labels) or not scores:
+        raise ValueError("need as many labels as scores, at least one")
+    pairs = sorted(zip(scores, labels, strict=True))
+    # Blocks: [start score, label sum, count]; equal scores start in one block.
+    blocks: list[list[float]] = []
+    for s, y in pairs:
+        if blocks and blocks[-1][0] == s:
+            blocks[-1][1] += y
+            blocks[-1][2] += 1
+        else:
+            blocks.append([s, float(y), 1.0])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            last = blocks.pop()
+            blocks[-1][1] += last[1]
+            blocks[-1][2] += last[2]
+    return Calibrator("isotonic", tuple(b[0] for b in blocks), tuple(b[1] / b[2] for b in blocks))
+
+
+def fit_platt(scores: Sequence[float], labels: Sequence[int], iterations: int = 100) -> Calibrator:
+    """Platt's sigmoid by Newton's method on the smoothed log loss.
+
+    >>> c = fit_platt([0.0, 0.1, 0.9, 1.0], [0, 0, 1, 1])
+    >>> c(0.0) < 0.5 < c(1.0)
+    True
+    """
+    if len(scores) != len(labels) or not scores:
+        raise ValueError("need as many labels as scores, at least one")
+    pos = sum(1 for y in labels if y)
+    neg = len(labels) - pos
+    hi, lo = (pos + 1.0) / (pos + 2.0), 1.0 / (neg + 2.0)
+    targets = [hi if y else lo for y in labels]
+    a, b = 0.0, math.log((neg + 1.0) / (pos + 1.0))
+    for _ in range(iterations):
+        g_a = g_b = h_aa = h_ab = h_bb = 0.0
+        for s, t in zip(scores, targets, strict=True):
+            z = a * s + b
+            p = 1.0 / (1.0 + math.exp(z)) if z > -700 else 1.0
+            d = t - p  # d(loss)/dz for p = sigmoid(-z)
+            w = p * (1.0 - p)
+            g_a += d * s
+            g_b += d
+            h_aa += w * s * s
+            h_ab += w * s
+            h_bb += w
+        h_aa += 1e-12
+        h_bb += 1e-12
+        det = h_aa * h_bb - h_ab * h_ab
+        if abs(det) < 1e-18:
+            break
+        step_a = (h_bb * g_a - h_ab * g_b) / det
+        step_b = (h_aa * g_b - h_ab * g_a) / det
+        a, b = a - step_a, b - step_b
+        if abs(step_a) + abs(step_b) < 1e-9:
+            break
+    return Calibrator("platt", a=a, b=b)
+
+
+def reliability(probs: Sequence[float], labels: Sequence[int], bins: int = 10) -> list[tuple[float, float, int]]:
+    """Per equal-width bin: (mean predicted, observed rate, count), bins with data only."""
+    out = []
+    for i in range(bins):
+        lo, hi = i / bins, (i + 1) / bins
+        idx = [j for j, p in enumerate(probs) if lo <= p < hi or (i == bins - 1 and p == 1.0)]
+        if idx:
+            out.append((sum(probs[j] for j in idx) / len(idx), sum(labels[j] for j in idx) / len(idx), len(idx)))
+    return out

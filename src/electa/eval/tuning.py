@@ -1,0 +1,123 @@
+"""``electa tune``: fusion weights, k and per-leg depth learned from labels, with cross-validation.
+
+The legs run once per query at the deepest depth tried; every candidate setting is then a pure
+re-fusion of those lists (weighted RRF at document level, truncated to the candidate's depths),
+so a grid of hundreds of settings costs seconds. Queries are split into folds: each fold's
+setting is chosen on the other folds and scored on it, so the reported gain is on queries the
+choice never saw. The final setting is chosen on all the tuning queries.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from electa.errors import ConfigError
+from electa.eval.metrics import ndcg_at
+from electa.fusion import fused_order
+
+LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
+
+WEIGHT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+K_GRID = (5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
+DEPTH_GRID = (10, 25, 50, 100)
+
+
+@dataclass(frozen=True)
+class FusionSetting:
+    weights: dict[str, float]
+    k: float
+    depths: dict[str, int]
+
+    def key(self) -> str:
+        w = ",".join(f"{leg}={self.weights[leg]:g}" for leg in sorted(self.weights))
+        d = ",".join(f"{leg}={self.depths[leg]}" for leg in sorted(self.depths))
+        return f"weights[{w}] k={self.k:g} depths[{d}]"
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def fuse(lists: LegLists, setting: FusionSetting, top: int = 100) -> list[str]:
+    rankings = {leg: [doc for doc, _ in ranked[: setting.depths.get(leg, 100)]] for leg, ranked in lists.items()}
+    return fused_order(rankings, setting.weights, setting.k, top)
+
+
+def mean_ndcg(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
+              setting: FusionSetting, qids: Sequence[str]) -> float:
+    if not qids:
+        return 0.0
+    return sum(ndcg_at(fuse(per_query[q], setting, 10), qrels[q], 10) for q in qids) / len(qids)
+
+
+def grid(legs: Sequence[str]) -> list[FusionSetting]:
+    """Weights relative to the first leg (held at 1.0: RRF order is scale-free), k, one depth."""
+    out = []
+    others = list(legs[1:])
+    for ws in itertools.product(WEIGHT_GRID, repeat=len(others)):
+        weights = {legs[0]: 1.0, **dict(zip(others, ws, strict=True))}
+        for k in K_GRID:
+            for depth in DEPTH_GRID:
+                out.append(FusionSetting(weights, k, dict.fromkeys(legs, depth)))
+    return out
+
+
+def best_setting(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
+                 candidates: Sequence[FusionSetting], qids: Sequence[str]) -> tuple[FusionSetting, float]:
+    scored = [(mean_ndcg(per_query, qrels, c, qids), -i, c) for i, c in enumerate(candidates)]
+    value, _, setting = max(scored, key=lambda t: (t[0], t[1]))
+    return setting, value
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    chosen: FusionSetting
+    default: FusionSetting
+    cv_default: float
+    cv_tuned: float
+    folds: int
+    queries: int
+    fold_choices: tuple[str, ...]
+
+
+def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]], default: FusionSetting,
+         folds: int = 5, seed: int = 13) -> TuneResult:
+    """Choose a setting on all queries; report fold-held-out nDCG@10 for default and tuned."""
+    qids = sorted(q for q in per_query if any(g > 0 for g in qrels.get(q, {}).values()))
+    legs = sorted({leg for lists in per_query.values() for leg in lists}, key=lambda x: (x != "fulltext", x))
+    candidates = grid(legs)
+    shuffled = qids[:]
+    random.Random(seed).shuffle(shuffled)
+    parts = [shuffled[i::folds] for i in range(folds)]
+    held_default = held_tuned = 0.0
+    choices = []
+    for i, test in enumerate(parts):
+        train = [q for j, part in enumerate(parts) if j != i for q in part]
+        setting, _ = best_setting(per_query, qrels, candidates, train)
+        choices.append(setting.key())
+        held_tuned += mean_ndcg(per_query, qrels, setting, test) * len(test)
+        held_default += mean_ndcg(per_query, qrels, default, test) * len(test)
+    chosen, _ = best_setting(per_query, qrels, candidates, qids)
+    return TuneResult(chosen, default, held_default / len(qids), held_tuned / len(qids), folds, len(qids),
+                      tuple(choices))
+
+
+def save_setting(path: Path, result: TuneResult, provenance: Mapping[str, object]) -> None:
+    data = {"setting": result.chosen.to_dict(), "cv": {"default": result.cv_default, "tuned": result.cv_tuned,
+                                                       "folds": result.folds, "queries": result.queries,
+                                                       "fold_choices": list(result.fold_choices)},
+            "default": result.default.to_dict(), "tuned_on": dict(provenance)}
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def load_setting(path: Path) -> FusionSetting:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))["setting"]
+        return FusionSetting({str(k): float(v) for k, v in raw["weights"].items()}, float(raw["k"]),
+                             {str(k): int(v) for k, v in raw["depths"].items()})
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path} is not a settings file written by `electa tune` ({exc})") from exc
