@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -126,3 +126,19 @@ def reliability(probs: Sequence[float], labels: Sequence[int], bins: int = 10) -
         if idx:
             out.append((sum(probs[j] for j in idx) / len(idx), sum(labels[j] for j in idx) / len(idx), len(idx)))
     return out
+
+
+COMBINED = "*"
+
+
+def calibrated_score(cal: Mapping[str, Calibrator], votes: Mapping[str, float]) -> float:
+    """One probability for a candidate: the highest of its legs' calibrated probabilities,
+    mapped once more through the combined calibrator (key ``"*"``), since a maximum of
+    probabilities over-states relevance.
+
+    >>> cal = {"dense": fit_isotonic([0.2, 0.8], [0, 1])}
+    >>> calibrated_score(cal, {"dense": 0.8, "fulltext": 12.0})
+    1.0
+    """
+    best = max((cal[leg](raw) for leg, raw in votes.items() if leg in cal), default=0.0)
+    return cal[COMBINED](best) if COMBINED in cal else best

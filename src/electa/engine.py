@@ -15,10 +15,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
+from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
@@ -30,7 +32,7 @@ from electa.legs.dense import DenseLeg
 from electa.legs.fulltext import SqliteFtsLeg, SqliteQaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import run_legs
-from electa.scoring import absolute_score, coverage, order_value, shares_stem
+from electa.scoring import LIFT, absolute_score, coverage, order_value, shares_stem
 from electa.stores.faiss_index import FaissHnswIndex
 from electa.stores.protocol import SourceOutcome, SourceRecord, StoredUnit
 from electa.stores.sqlite import SqliteStore
@@ -220,14 +222,43 @@ class Engine:
         unknown = [name for name in chosen if name not in self.legs]
         if unknown:
             raise ConfigError(f"unknown leg {unknown[0]!r}; valid legs: {', '.join(self.legs)}")
-        depth_map = {**s.depths, **(depths or {})}
+        profile = self._agent_profile(caller)
+        tuned = profile.get("fusion") or {}
+        depth_map = {**s.depths, **tuned.get("depths", {}), **(depths or {})}
+        weights = {**tuned.get("weights", {}), **(weights or {})}
+        k = k if k is not None else tuned.get("k")
+        lift = float(tuned.get("lift") or LIFT)
+        if "lift" in tuned and tuned["lift"] is None and order is Order.SCORED:
+            order = Order.FUSED  # the agent's tuned order is plain RRF
         t0 = time.perf_counter()
         results, timings = self.retrieve(text, caller, legs=chosen, depths=depth_map)
         t1 = time.perf_counter()
-        hits = self.rank(text, results, weights=weights, k=k, floor=floor, order=order, page_url=page_url)
+        hits = self.rank(text, results, weights=weights, k=k, floor=floor, order=order, page_url=page_url, lift=lift)
+        calibration = profile.get("calibrators")
+        if calibration:
+            cut = float(profile.get("calibrated_floor", 0.5)) if floor is None else floor
+            hits = [replace(h, probability=p, passes=p >= cut)
+                    for h in hits for p in [calibrated_score(calibration, {v.leg: v.raw_score for v in h.votes})]]
         timings["fusion"] = (time.perf_counter() - t1) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return SearchResult(text, tuple(hits[:top]), tuple(results), timings)
+
+    def _agent_profile(self, caller: Caller) -> dict[str, Any]:
+        """What `electa tune --agent` stored for this agent: fusion settings (request values
+        win), calibrators and the floor on the calibrated score."""
+        if caller.agent is None:
+            return {}
+        stored = self.store.agent_settings(caller.org, caller.agent)
+        if not stored:
+            return {}
+        if stored.get("model_id") not in (None, self.embedder.model_id if self.embedder else None):
+            return {}  # tuned for another vector space: its calibration means nothing here
+        profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
+        calibration = stored.get("calibration")
+        if isinstance(calibration, dict) and calibration:
+            profile["calibrators"] = {leg: Calibrator.from_dict(c) for leg, c in calibration.items()}
+            profile["calibrated_floor"] = stored.get("calibrated_floor", 0.5)
+        return profile
 
     def retrieve(self, text: str, caller: Caller, legs: Sequence[str] | None = None,
                  depths: Mapping[str, int] | None = None) -> tuple[list[LegResult], dict[str, float]]:
@@ -244,15 +275,15 @@ class Engine:
 
     def rank(self, text: str, results: Sequence[LegResult], *, weights: Mapping[str, float] | None = None,
              k: float | None = None, floor: float | None = None, order: Order = Order.SCORED,
-             page_url: str | None = None) -> list[Hit]:
+             page_url: str | None = None, lift: float | None = None) -> list[Hit]:
         """Fuse leg results (C1, C2, C6), score them (C3) and order them (C4)."""
         s = self.settings
         return self._fuse_and_score(text, results, {**s.weights, **(weights or {})},
                                     s.rrf_k if k is None else k, s.floor if floor is None else floor,
-                                    order, page_url)
+                                    order, page_url, LIFT if lift is None else lift)
 
     def _fuse_and_score(self, text: str, results: Sequence[LegResult], weights: Mapping[str, float],
-                        k: float, floor: float, order: Order, page_url: str | None) -> list[Hit]:
+                        k: float, floor: float, order: Order, page_url: str | None, lift: float = LIFT) -> list[Hit]:
         ok = [r for r in results if r.status is LegStatus.OK]
         units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
         parents = self.store.units(sorted({u.parent_id for u in units.values()
@@ -284,7 +315,7 @@ class Engine:
             cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
             score = absolute_score(coverage(q_stems, passage_stems), cosine, qa_hit=_qa_minimum(f.votes))
             if order is Order.SCORED:
-                key = order_value(score, f.fused, scale)
+                key = order_value(score, f.fused, scale, lift)
             elif order is Order.ABSOLUTE:
                 key = score
             else:

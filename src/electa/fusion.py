@@ -76,24 +76,32 @@ def weighted_rrf(
     return [Fused(key, fused[key], tuple(votes[key])) for key in order]
 
 
+def fused_values(rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float],
+                 k: float = RRF_K) -> dict[K, tuple[float, int, int]]:
+    """``key -> (fused value, number of legs, best rank)`` without provenance: for tuning,
+    where the same lists are re-fused under hundreds of settings.
+
+    >>> fused_values({"a": ["x"], "b": ["x"]}, {"a": 1.0, "b": 1.0}, k=1)
+    {'x': (1.0, 2, 1)}
+    """
+    out: dict[K, tuple[float, int, int]] = {}
+    for leg, keys in rankings.items():
+        w = float(weights.get(leg, 1.0))
+        for rank, key in enumerate(keys, 1):
+            value, legs, best = out.get(key, (0.0, 0, rank))
+            out[key] = (value + w / (k + rank), legs + 1, min(best, rank))
+    return out
+
+
 def fused_order(rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float], k: float = RRF_K,
                 top: int = 10) -> list[K]:
-    """The keys :func:`weighted_rrf` would rank first, without provenance: for tuning, where the
-    same lists are re-fused under hundreds of settings. Same ties rule (agreement, best rank).
+    """The keys :func:`weighted_rrf` ranks first (same ties rule: agreement, then best rank).
 
     >>> fused_order({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 1.0})
     ['y', 'x']
     """
-    fused: dict[K, float] = {}
-    votes: dict[K, int] = {}
-    best: dict[K, int] = {}
-    for leg, keys in rankings.items():
-        w = float(weights.get(leg, 1.0))
-        for rank, key in enumerate(keys, 1):
-            fused[key] = fused.get(key, 0.0) + w / (k + rank)
-            votes[key] = votes.get(key, 0) + 1
-            best[key] = min(best.get(key, rank), rank)
-    return sorted(fused, key=lambda key: (-fused[key], -votes[key], best[key]))[:top]
+    values = fused_values(rankings, weights, k)
+    return sorted(values, key=lambda key: (-values[key][0], -values[key][1], values[key][2]))[:top]
 
 
 def max_fused(weights: Mapping[str, float], legs: Sequence[str], k: float = RRF_K) -> float:

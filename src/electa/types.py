@@ -138,6 +138,8 @@ class Hit:
     votes: tuple[LegVote, ...]
     also_urls: tuple[str, ...] = ()
     sort_key: float = 0.0
+    # Calibrated P(relevant), when the agent has calibration (SPEC C5); it then decides ``passes``.
+    probability: float | None = None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,15 @@ from electa.cli.common import (
     table,
     votes_text,
 )
+from electa.config import Settings
 from electa.types import Access
+
+
+def parse_agent(ref: str) -> tuple[str, str]:
+    org, sep, agent = ref.partition("/")
+    if not sep or not org or not agent:
+        raise click.BadParameter(f"{ref!r} should look like ORG/AGENT")
+    return org, agent
 
 
 @click.group()
@@ -184,8 +192,9 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
 
 
 @cli.command("eval")
-@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--split", required=True, help="qrels/<split>.tsv to evaluate (test, dev, train).")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
+@click.option("--split", default=None, help="qrels/<split>.tsv to evaluate (test, dev, train).")
+@click.option("--agent", "agent_ref", default=None, help="ORG/AGENT: evaluate on that agent's golden set in --data.")
 @click.option("--runs", "runs_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write TREC run files and reports here.")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -196,35 +205,71 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
               help="Settings written by `electa tune`: adds a 'tuned' configuration.")
 @click.option("--json", "as_json", is_flag=True)
 @friendly
-def eval_cmd(dataset: Path, split: str, runs_dir: Path | None, data_dir: Path | None, depth: int,
-             limit: int | None, tuned_file: Path | None, as_json: bool) -> None:
-    """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; TREC runs."""
-    from electa.eval.runner import run_eval
+def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, runs_dir: Path | None,
+             data_dir: Path | None, depth: int, limit: int | None, tuned_file: Path | None, as_json: bool) -> None:
+    """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; abstention;
+    TREC runs, JSON and Markdown reports and plots (--runs). On a BEIR directory, or with
+    --agent on an agent's golden set (curated Q&A and feedback)."""
+    from electa.eval.runner import run_agent_eval, run_eval
     from electa.eval.tuning import load_setting
 
     tuned = load_setting(tuned_file) if tuned_file else None
-    report = run_eval(dataset, split, runs_dir, data_dir, depth=depth, limit=limit,
-                      progress=sys.stderr.isatty(), tuned=tuned)
+    if agent_ref:
+        org, agent = parse_agent(agent_ref)
+        report = run_agent_eval(data_dir or Settings().data_dir, org, agent, runs_dir, depth=depth, limit=limit,
+                                tuned=tuned)
+    else:
+        if dataset is None or split is None:
+            raise click.UsageError("give DATASET and --split, or --agent ORG/AGENT")
+        report = run_eval(dataset, split, runs_dir, data_dir, depth=depth, limit=limit,
+                          progress=sys.stderr.isatty(), tuned=tuned)
     click.echo(report.to_json() if as_json else report.to_markdown())
 
 
 @cli.command()
-@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--split", required=True, help="The labelled split to tune on (never the held-out one).")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=Path("tuned.json"),
-              show_default=True)
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
+@click.option("--split", default="golden", help="The labelled split to tune on (never the held-out one).")
+@click.option("--agent", "agent_ref", default=None,
+              help="ORG/AGENT: store the result as that agent's settings in --data (without DATASET: tune on its golden set).")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the result to this JSON file (for `electa eval --tuned`).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--folds", default=5, show_default=True)
 @friendly
-def tune(dataset: Path, split: str, out_file: Path, data_dir: Path | None, folds: int) -> None:
-    """Learn fusion weights, k and depth on labelled queries (cross-validated); write them to --out."""
+def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path | None, data_dir: Path | None,
+         folds: int) -> None:
+    """Learn fusion weights, k, depth, calibration and a floor from labels (cross-validated)."""
     from electa.eval.runner import tune_dataset
 
-    result = tune_dataset(dataset, split, out_file, data_dir, folds, progress=sys.stderr.isatty())
-    click.echo(f"tuned on {result.queries} queries of {dataset.name}/{split}, {result.folds}-fold cross-validation")
+    agent = parse_agent(agent_ref) if agent_ref else None
+    if agent is not None and data_dir is None:
+        data_dir = Path(Settings().data_dir)
+    result = tune_dataset(dataset, split, out_file, data_dir, folds, progress=sys.stderr.isatty(), agent=agent)
+    where = dataset.name if dataset else f"the golden set of {agent_ref}"
+    click.echo(f"tuned on {result.queries} queries of {where} ({split}), {result.folds}-fold cross-validation")
     click.echo(f"  default {result.default.key()}: nDCG@10 {result.cv_default:.4f} on held-out folds")
     click.echo(f"  tuned   (chosen per fold):  nDCG@10 {result.cv_tuned:.4f} on held-out folds")
-    click.echo(f"  chosen on all queries: {result.chosen.key()}  -> {out_file}")
+    click.echo(f"  chosen on all queries: {result.chosen.key()}")
+    if out_file:
+        click.echo(f"  written to {out_file}")
+    if agent_ref:
+        click.echo(f"  stored as the settings of agent {agent_ref}")
+
+
+@cli.command()
+@click.argument("query")
+@click.argument("url")
+@data_option
+@click.option("--org", default="default", show_default=True)
+@click.option("--agent", default="default", show_default=True)
+@click.option("--up/--down", "positive", default=True, help="Thumbs up (or a click) / thumbs down.")
+@friendly
+def feedback(query: str, url: str, data_dir: str | None, embedder: str | None, org: str, agent: str,
+             positive: bool) -> None:
+    """Record feedback on a result: it feeds the agent's golden set (eval --agent, tune --agent)."""
+    with open_engine(data_dir, embedder) as engine:
+        engine.store.add_feedback(org, agent, query, url, 1 if positive else -1)
+    click.echo(f"recorded {'+1' if positive else '-1'} for {url}")
 
 
 @cli.command()

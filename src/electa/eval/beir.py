@@ -55,7 +55,7 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
     for line in lines:
         if not line.strip():
             continue
-        digest.update(line.encode())
+        digest.update((line + "\n").encode())
         rec = json.loads(line)
         title, text = str(rec.get("title") or ""), str(rec.get("text") or "")
         corpus.append(Document(str(rec["_id"]), title, text, sections=(Section((), text),)))

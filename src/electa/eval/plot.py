@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 
@@ -38,6 +38,30 @@ def plot_report(path: Path, title: str, metrics: Mapping[str, Mapping[str, float
     curve.grid(alpha=0.3)
     curve.legend(fontsize=8)
     fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_reliability(path: Path, rows: Sequence[Sequence[float]], title: str) -> None:
+    """Reliability diagram: mean predicted probability against the observed relevant rate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfectly calibrated")
+    if rows:
+        ax.plot([r[0] for r in rows], [r[1] for r in rows], marker="o", label="Electa (held-out folds)")
+        for predicted, observed, count in rows:
+            ax.annotate(f"n={int(count)}", (predicted, observed), fontsize=7, textcoords="offset points", xytext=(4, -10))
+    ax.set_xlabel("predicted probability of relevance")
+    ax.set_ylabel("observed share relevant")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

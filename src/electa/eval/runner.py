@@ -14,21 +14,25 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from electa.config import Settings
 from electa.embedders.registry import create_embedder
 from electa.engine import Engine, Order
+from electa.errors import ConfigError
+from electa.eval.abstention import Candidate, cross_validate
 from electa.eval.beir import BeirSet, load_beir
 from electa.eval.metrics import mean_metrics, percentile, recall_at
-from electa.eval.plot import plot_report
+from electa.eval.plot import plot_reliability, plot_report
 from electa.eval.trec import write_run
 from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting, tune
 from electa.ingest.loaders import Loaded
+from electa.scoring import LIFT
 from electa.types import Access, Caller, LegStatus
 
 EVAL_ORG = "eval"
+MIN_CALIBRATION_QUERIES = 50
 
 
 @dataclass
@@ -38,6 +42,7 @@ class EvalReport:
     queries: int
     metrics: dict[str, dict[str, float]] = field(default_factory=dict)
     recall_curve: dict[str, dict[int, float]] = field(default_factory=dict)
+    abstention: dict[str, object] = field(default_factory=dict)
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     ingest_seconds: float = 0.0
     settings: dict[str, object] = field(default_factory=dict)
@@ -54,6 +59,14 @@ class EvalReport:
         lines += ["", "| stage | p50 ms | p95 ms | p99 ms |", "|---|---|---|---|"]
         for stage, values in self.latency_ms.items():
             lines.append(f"| {stage} | {values['p50']:.2f} | {values['p95']:.2f} | {values['p99']:.2f} |")
+        if self.abstention:
+            lines += ["", f"Abstention ({self.abstention['folds']}-fold cross-validated, {self.abstention['queries']} queries;"
+                      " unanswerable = the same questions with their relevant documents removed)", "",
+                      "| rule | floor | unanswerable: nothing passes | answerable: relevant in top 4 | precision | recall |",
+                      "|---|---|---|---|---|---|"]
+            for r in self.abstention["rows"]:  # type: ignore[attr-defined]
+                lines.append(f"| {r['rule']} | {r['floor']:.2f} | {r['abstain_unanswerable']:.1%} | {r['keep_answerable']:.1%}"
+                             f" | {r['precision']:.3f} | {r['recall']:.3f} |")
         return "\n".join(lines) + "\n"
 
 
@@ -75,16 +88,21 @@ def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool) -> float:
 def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = None,
              depth: int = 100, limit: int | None = None, progress: bool = False,
              orders: Sequence[Order] = (Order.FUSED, Order.SCORED, Order.ABSOLUTE),
-             tuned: FusionSetting | None = None) -> EvalReport:
-    """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``."""
-    ingest_seconds = ingest_corpus(engine, beir, progress)
+             tuned: FusionSetting | None = None, caller: Caller | None = None, key: str = "ext_id",
+             legs: Sequence[str] | None = None) -> EvalReport:
+    """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``.
+
+    A BEIR set's corpus is ingested first (cached); a golden set (no corpus) is evaluated on the
+    store as it is, as ``caller``, with documents keyed by ``url`` instead of ``ext_id``."""
+    ingest_seconds = ingest_corpus(engine, beir, progress) if beir.corpus else 0.0
     engine.fulltext.warm()
-    caller = Caller(EVAL_ORG)
+    caller = caller or Caller(EVAL_ORG)
     qids = sorted(beir.queries)[: limit or None]
-    legs = [name for name, leg in engine.legs.items() if leg.available()]
+    legs = [name for name, leg in engine.legs.items() if leg.available() and (legs is None or name in legs)]
     depths = dict.fromkeys(legs, depth)
     ranked: dict[str, dict[str, list[tuple[str, float]]]] = {}
     latency: dict[str, list[float]] = {"search": []}
+    tables: dict[str, list[Candidate]] = {}
     for qid in qids:
         text = beir.queries[qid]
         t0 = time.perf_counter()
@@ -94,15 +112,17 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         latency["search"].append((time.perf_counter() - t0) * 1000.0)
         latency.setdefault("fusion+scoring", []).append((time.perf_counter() - t1) * 1000.0)
         by_order = {Order.SCORED: hits}
+        tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits[:depth]]
         for order in orders:
             if order not in by_order:
                 by_order[order] = engine.rank(text, results, order=order)
         for order, order_hits in by_order.items():
-            ranked.setdefault(order.value, {})[qid] = [(h.ext_id, h.sort_key) for h in order_hits[:depth]]
+            ranked.setdefault(order.value, {})[qid] = _dedupe([(getattr(h, key), h.sort_key) for h in order_hits[:depth]])
         if tuned is not None:
             cut_results = [replace(r, hits=r.hits[: tuned.depths.get(r.leg, depth)]) for r in results]
-            tuned_hits = engine.rank(text, cut_results, weights=tuned.weights, k=tuned.k, order=Order.FUSED)
-            ranked.setdefault("tuned", {})[qid] = [(h.ext_id, h.sort_key) for h in tuned_hits[:depth]]
+            tuned_hits = engine.rank(text, cut_results, weights=tuned.weights, k=tuned.k, lift=tuned.lift,
+                                     order=Order.FUSED if tuned.lift is None else Order.SCORED)
+            ranked.setdefault("tuned", {})[qid] = _dedupe([(getattr(h, key), h.sort_key) for h in tuned_hits[:depth]])
         for r in results:
             latency.setdefault(f"leg:{r.leg}", []).append(r.elapsed_ms)
             if r.status is not LegStatus.OK:
@@ -111,8 +131,8 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             seen: dict[str, float] = {}
             for h in r.hits:
                 unit = units.get(h.unit_id)
-                if unit is not None and unit.ext_id not in seen:
-                    seen[unit.ext_id] = h.score
+                if unit is not None and getattr(unit, key) not in seen:
+                    seen[getattr(unit, key)] = h.score
             ranked.setdefault(r.leg, {})[qid] = list(seen.items())
     report = EvalReport(beir.name, split, len(qids), ingest_seconds=round(ingest_seconds, 2),
                         settings={"depth": depth, "weights": engine.settings.weights, "rrf_k": engine.settings.rrf_k,
@@ -130,7 +150,14 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             write_run(runs_dir / f"{config}.trec", runs, f"electa-{config}")
     for stage, values in latency.items():
         report.latency_ms[stage] = {f"p{p}": round(percentile(values, p), 3) for p in (50, 95, 99)}
+    if len(qids) >= 20:
+        abst = cross_validate(tables, qrels, fixed_floor=engine.settings.floor)
+        report.abstention = {"folds": abst.folds, "queries": abst.queries, "target_keep": abst.target_keep,
+                             "rows": [asdict(r) for r in abst.rows], "reliability": abst.reliability}
     if runs_dir is not None:
+        if report.abstention:
+            plot_reliability(runs_dir / "calibration.png", report.abstention["reliability"]["calibrated"],  # type: ignore[index]
+                             f"{beir.name} ({split}): calibrated P(relevant), held-out folds")
         (runs_dir / "report.json").write_text(report.to_json(), encoding="utf-8")
         (runs_dir / "report.md").write_text(report.to_markdown(), encoding="utf-8")
         plot_report(runs_dir / "report.png", f"Electa on {beir.name} ({split}, {len(qids)} queries)",
@@ -138,15 +165,30 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     return report
 
 
-def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress: bool = False) -> dict[str, LegLists]:
-    """Per query, each leg's ranked document ids and raw scores (documents, not units: C6)."""
-    ingest_corpus(engine, beir, progress)
+def _dedupe(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Keep each document key once, at its best position (several pages can share a URL)."""
+    seen: dict[str, float] = {}
+    for doc, score in ranked:
+        seen.setdefault(doc, score)
+    return list(seen.items())
+
+
+def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress: bool = False,
+                      caller: Caller | None = None, key: str = "ext_id", legs: Sequence[str] | None = None,
+                      tables: dict[str, list[Candidate]] | None = None) -> dict[str, LegLists]:
+    """Per query, each leg's ranked document keys and raw scores (documents, not units: C6).
+    With ``tables``, also fills each query's scored candidates (for calibration)."""
+    if beir.corpus:
+        ingest_corpus(engine, beir, progress)
     engine.fulltext.warm()
-    caller = Caller(EVAL_ORG)
-    legs = [name for name, leg in engine.legs.items() if leg.available()]
+    caller = caller or Caller(EVAL_ORG)
+    legs = [name for name, leg in engine.legs.items() if leg.available() and (legs is None or name in legs)]
     out: dict[str, LegLists] = {}
     for qid in sorted(beir.queries):
         results, _ = engine.retrieve(beir.queries[qid], caller, legs=legs, depths=dict.fromkeys(legs, depth))
+        if tables is not None:
+            hits = engine.rank(beir.queries[qid], results)
+            tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits[:depth]]
         lists: LegLists = {}
         for r in results:
             if r.status is not LegStatus.OK or not r.hits:
@@ -155,8 +197,8 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
             seen: dict[str, float] = {}
             for h in r.hits:
                 unit = units.get(h.unit_id)
-                if unit is not None and unit.ext_id not in seen:
-                    seen[unit.ext_id] = h.score
+                if unit is not None and getattr(unit, key) not in seen:
+                    seen[getattr(unit, key)] = h.score
             lists[r.leg] = list(seen.items())
         out[qid] = lists
     return out
@@ -182,18 +224,68 @@ def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: 
         engine.close()
 
 
-def tune_dataset(dataset: Path, split: str, out_file: Path, data_dir: Path | None = None, folds: int = 5,
-                 depth: int = 100, progress: bool = False) -> TuneResult:
-    """Tune fusion on ``dataset``/``split`` and save the chosen setting with its provenance."""
-    beir = load_beir(dataset, split)
+def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_dir: Path | None = None,
+                 folds: int = 5, depth: int = 100, progress: bool = False,
+                 agent: tuple[str, str] | None = None) -> TuneResult:
+    """Tune fusion (and fit calibration and a floor) on a labelled set; save the result.
+
+    The set is a BEIR directory, or with ``dataset=None`` the golden set of ``agent`` in
+    ``data_dir``. The result goes to ``out_file`` and, with ``agent``, into the store as that
+    agent's settings, with the data and model it was tuned on."""
+    from electa.eval.abstention import calibrated_score, choose_floor, fit_leg_calibrators
+    from electa.eval.golden import golden_set
+
     settings = Settings()
     embedder = create_embedder(settings.embedder)
-    with Engine.open(data_dir or default_data_dir(beir, embedder.model_id), settings, embedder) as engine:
-        lists = collect_leg_lists(engine, beir, depth, progress)
-        legs = sorted({leg for per in lists.values() for leg in per})
-        default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs}, settings.rrf_k,
-                                dict.fromkeys(legs, depth))
-        result = tune(lists, beir.qrels, default, folds)
-        save_setting(out_file, result, {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
-                                        "model_id": embedder.model_id, "queries": result.queries})
+    if dataset is None and (agent is None or data_dir is None):
+        raise ConfigError("give a BEIR dataset, or --agent ORG/AGENT with --data DIR to tune on its golden set")
+    beir = load_beir(dataset, split) if dataset is not None else None
+    store_dir = data_dir or default_data_dir(beir, embedder.model_id)  # type: ignore[arg-type]
+    with Engine.open(store_dir, settings, embedder) as engine:
+        if beir is None:
+            assert agent is not None
+            beir = golden_set(engine.store, *agent)
+            if not beir.queries:
+                raise ConfigError(f"agent {agent[0]}/{agent[1]} has no labelled questions yet (Q&A pairs or feedback)")
+            caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
+        else:
+            caller, key, legs = Caller(EVAL_ORG), "ext_id", None
+        tables: dict[str, list[Candidate]] = {}
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables)
+        legs_seen = sorted({leg for per in lists.values() for leg in per})
+        # The served order (C4, lift 0.1) under default settings is what tuning has to beat.
+        default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,
+                                dict.fromkeys(legs_seen, depth), LIFT)
+        scores = {q: {doc: score for doc, score, _ in reversed(rows)} for q, rows in tables.items()}
+        result = tune(lists, beir.qrels, default, folds, scores=scores)
+        judged = [q for q in tables if any(g > 0 for g in beir.qrels.get(q, {}).values())]
+        provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
+                      "model_id": embedder.model_id, "queries": result.queries}
+        extra: dict[str, object] = {}
+        # Isotonic steps fitted on a handful of questions are noise; below the minimum the
+        # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
+        if len(judged) >= MIN_CALIBRATION_QUERIES:
+            calibrators = fit_leg_calibrators(tables, beir.qrels, judged)
+            floor = choose_floor(tables, beir.qrels, judged, lambda c: calibrated_score(calibrators, c[2]), 0.9)
+            extra = {"calibration": {leg: c.to_dict() for leg, c in calibrators.items()}, "calibrated_floor": floor}
+        if out_file is not None:
+            save_setting(out_file, result, provenance, extra)
+        if agent is not None:
+            engine.store.set_agent_settings(agent[0], agent[1], {
+                "fusion": {"weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
+                           "lift": result.chosen.lift},
+                **extra, "tuned_on": provenance, "model_id": embedder.model_id})
     return result
+
+
+def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None = None, **kwargs: object) -> EvalReport:
+    """Evaluate an agent on its golden set: curated Q&A questions and recorded feedback."""
+    from electa.eval.golden import golden_set
+
+    settings = Settings()
+    with Engine.open(data_dir, settings) as engine:
+        golden = golden_set(engine.store, org, agent)
+        if not golden.queries:
+            raise ConfigError(f"agent {org}/{agent} has no curated Q&A pairs with a URL and no feedback yet")
+        return evaluate(engine, golden, "golden", runs_dir, caller=Caller(org, agent), key="url",
+                        legs=["fulltext", "dense"], **kwargs)  # type: ignore[arg-type]

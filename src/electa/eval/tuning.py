@@ -18,7 +18,8 @@ from pathlib import Path
 
 from electa.errors import ConfigError
 from electa.eval.metrics import ndcg_at
-from electa.fusion import fused_order
+from electa.fusion import fused_order, fused_values, max_fused
+from electa.scoring import order_value
 
 LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
 
@@ -29,46 +30,67 @@ DEPTH_GRID = (10, 25, 50, 100)
 
 @dataclass(frozen=True)
 class FusionSetting:
+    """Weighted RRF settings and the C4 lift: order = absolute score + lift × fused / max_fused.
+    ``lift=None`` orders by the fused value alone (the plain RRF order)."""
+
     weights: dict[str, float]
     k: float
     depths: dict[str, int]
+    lift: float | None = None
 
     def key(self) -> str:
         w = ",".join(f"{leg}={self.weights[leg]:g}" for leg in sorted(self.weights))
         d = ",".join(f"{leg}={self.depths[leg]}" for leg in sorted(self.depths))
-        return f"weights[{w}] k={self.k:g} depths[{d}]"
+        lift = "rrf order" if self.lift is None else f"lift={self.lift:g}"
+        return f"weights[{w}] k={self.k:g} depths[{d}] {lift}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
-def fuse(lists: LegLists, setting: FusionSetting, top: int = 100) -> list[str]:
+def fuse(lists: LegLists, setting: FusionSetting, top: int = 100,
+         scores: Mapping[str, float] | None = None) -> list[str]:
+    """Re-fuse one query's leg lists under ``setting``. With ``scores`` (absolute scores of the
+    candidates the engine keeps) and a lift, order as the engine serves: score + lift × fused."""
     rankings = {leg: [doc for doc, _ in ranked[: setting.depths.get(leg, 100)]] for leg, ranked in lists.items()}
-    return fused_order(rankings, setting.weights, setting.k, top)
+    if setting.lift is None or scores is None:
+        return fused_order(rankings, setting.weights, setting.k, top)
+    values = fused_values(rankings, setting.weights, setting.k)
+    scale = max_fused(setting.weights, list(rankings), setting.k)
+    kept = [d for d in values if d in scores]
+    kept.sort(key=lambda d: -order_value(scores[d], values[d][0], scale, setting.lift or 0.0))
+    return kept[:top]
+
+
+Scores = Mapping[str, Mapping[str, float]]  # query -> candidate -> absolute score
 
 
 def mean_ndcg(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
-              setting: FusionSetting, qids: Sequence[str]) -> float:
+              setting: FusionSetting, qids: Sequence[str], scores: Scores | None = None) -> float:
     if not qids:
         return 0.0
-    return sum(ndcg_at(fuse(per_query[q], setting, 10), qrels[q], 10) for q in qids) / len(qids)
+    return sum(ndcg_at(fuse(per_query[q], setting, 10, scores.get(q) if scores else None), qrels[q], 10)
+               for q in qids) / len(qids)
 
 
-def grid(legs: Sequence[str]) -> list[FusionSetting]:
-    """Weights relative to the first leg (held at 1.0: RRF order is scale-free), k, one depth."""
+def grid(legs: Sequence[str], lifts: Sequence[float | None] = (None,)) -> list[FusionSetting]:
+    """Weights relative to the first leg (held at 1.0: RRF order is scale-free), k, one depth,
+    and the C4 lift (``None``: plain RRF order)."""
     out = []
     others = list(legs[1:])
     for ws in itertools.product(WEIGHT_GRID, repeat=len(others)):
         weights = {legs[0]: 1.0, **dict(zip(others, ws, strict=True))}
         for k in K_GRID:
             for depth in DEPTH_GRID:
-                out.append(FusionSetting(weights, k, dict.fromkeys(legs, depth)))
+                for lift in lifts:
+                    out.append(FusionSetting(weights, k, dict.fromkeys(legs, depth), lift))
     return out
 
 
 def best_setting(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
-                 candidates: Sequence[FusionSetting], qids: Sequence[str]) -> tuple[FusionSetting, float]:
-    scored = [(mean_ndcg(per_query, qrels, c, qids), -i, c) for i, c in enumerate(candidates)]
+                 candidates: Sequence[FusionSetting], qids: Sequence[str],
+                 scores: Scores | None = None) -> tuple[FusionSetting, float]:
+    scored = [(mean_ndcg(per_query, qrels, c, qids, scores), -i, c) for i, c in enumerate(candidates)]
     value, _, setting = max(scored, key=lambda t: (t[0], t[1]))
     return setting, value
 
@@ -84,12 +106,18 @@ class TuneResult:
     fold_choices: tuple[str, ...]
 
 
+LIFT_GRID: tuple[float | None, ...] = (0.1, 0.3, 1.0, None)
+
+
 def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]], default: FusionSetting,
-         folds: int = 5, seed: int = 13) -> TuneResult:
-    """Choose a setting on all queries; report fold-held-out nDCG@10 for default and tuned."""
+         folds: int = 5, seed: int = 13, scores: Scores | None = None) -> TuneResult:
+    """Choose a setting on all queries; report fold-held-out nDCG@10 for default and tuned.
+
+    With ``scores`` the served order is tuned too: the C4 lift is searched beside weights, k
+    and depth (a lift of ``None`` is the plain RRF order)."""
     qids = sorted(q for q in per_query if any(g > 0 for g in qrels.get(q, {}).values()))
     legs = sorted({leg for lists in per_query.values() for leg in lists}, key=lambda x: (x != "fulltext", x))
-    candidates = grid(legs)
+    candidates = grid(legs, LIFT_GRID if scores is not None else (None,))
     shuffled = qids[:]
     random.Random(seed).shuffle(shuffled)
     parts = [shuffled[i::folds] for i in range(folds)]
@@ -97,17 +125,18 @@ def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int
     choices = []
     for i, test in enumerate(parts):
         train = [q for j, part in enumerate(parts) if j != i for q in part]
-        setting, _ = best_setting(per_query, qrels, candidates, train)
+        setting, _ = best_setting(per_query, qrels, candidates, train, scores)
         choices.append(setting.key())
-        held_tuned += mean_ndcg(per_query, qrels, setting, test) * len(test)
-        held_default += mean_ndcg(per_query, qrels, default, test) * len(test)
-    chosen, _ = best_setting(per_query, qrels, candidates, qids)
+        held_tuned += mean_ndcg(per_query, qrels, setting, test, scores) * len(test)
+        held_default += mean_ndcg(per_query, qrels, default, test, scores) * len(test)
+    chosen, _ = best_setting(per_query, qrels, candidates, qids, scores)
     return TuneResult(chosen, default, held_default / len(qids), held_tuned / len(qids), folds, len(qids),
                       tuple(choices))
 
 
-def save_setting(path: Path, result: TuneResult, provenance: Mapping[str, object]) -> None:
-    data = {"setting": result.chosen.to_dict(), "cv": {"default": result.cv_default, "tuned": result.cv_tuned,
+def save_setting(path: Path, result: TuneResult, provenance: Mapping[str, object],
+                 extra: Mapping[str, object] | None = None) -> None:
+    data = {**(extra or {}), "setting": result.chosen.to_dict(), "cv": {"default": result.cv_default, "tuned": result.cv_tuned,
                                                        "folds": result.folds, "queries": result.queries,
                                                        "fold_choices": list(result.fold_choices)},
             "default": result.default.to_dict(), "tuned_on": dict(provenance)}
@@ -117,7 +146,8 @@ def save_setting(path: Path, result: TuneResult, provenance: Mapping[str, object
 def load_setting(path: Path) -> FusionSetting:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))["setting"]
+        lift = raw.get("lift")
         return FusionSetting({str(k): float(v) for k, v in raw["weights"].items()}, float(raw["k"]),
-                             {str(k): int(v) for k, v in raw["depths"].items()})
+                             {str(k): int(v) for k, v in raw["depths"].items()}, None if lift is None else float(lift))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{path} is not a settings file written by `electa tune` ({exc})") from exc

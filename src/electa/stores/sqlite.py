@@ -69,6 +69,13 @@ CREATE TABLE IF NOT EXISTS vectors(
   model_id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
   PRIMARY KEY(model_id, chunk_id));
 CREATE INDEX IF NOT EXISTS vectors_chunk ON vectors(chunk_id);
+CREATE TABLE IF NOT EXISTS feedback(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, query TEXT NOT NULL,
+  url TEXT NOT NULL, signal INTEGER NOT NULL, created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS feedback_agent ON feedback(org, agent);
+CREATE TABLE IF NOT EXISTS agent_settings(
+  org TEXT NOT NULL, agent TEXT NOT NULL, settings TEXT NOT NULL, updated_at REAL NOT NULL,
+  PRIMARY KEY(org, agent));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
 """
@@ -433,6 +440,36 @@ class SqliteStore:
             rec["access"] = json.loads(str(rec["access"]))
             out.append(rec)
         return out
+
+    # -- feedback and per-agent settings ------------------------------------------------------
+    def add_feedback(self, org: str, agent: str, query: str, url: str, signal: int) -> None:
+        """Record a thumbs up (+1), a click (+1) or a thumbs down (-1) on ``url`` for ``query``."""
+        with self.transaction() as con:
+            con.execute("INSERT INTO feedback(org, agent, query, url, signal, created_at) VALUES(?,?,?,?,?,?)",
+                        (org, agent, query, url, int(signal), time.time()))
+
+    def feedback(self, org: str, agent: str) -> list[tuple[str, str, int]]:
+        """``(query, url, net signal)`` per query and URL."""
+        return [(q, u, int(s)) for q, u, s in self.con.execute(
+            "SELECT query, url, sum(signal) FROM feedback WHERE org=? AND agent=? GROUP BY query, url ORDER BY query, url",
+            (org, agent))]
+
+    def qa_pairs(self, org: str, agent: str) -> list[tuple[str, str, str]]:
+        """``(question, answer, url)`` of the agent's curated pairs."""
+        return [(t, x, u or "") for t, x, u in self.con.execute(
+            "SELECT c.title, c.text, (SELECT min(l.url) FROM locations l WHERE l.document_id=d.id)"
+            " FROM chunks c JOIN documents d ON d.id=c.document_id WHERE d.org=? AND d.agent=? AND c.kind='qa'",
+            (org, agent))]
+
+    def agent_settings(self, org: str, agent: str) -> dict[str, object] | None:
+        row = self.con.execute("SELECT settings FROM agent_settings WHERE org=? AND agent=?", (org, agent)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def set_agent_settings(self, org: str, agent: str, settings: dict[str, object]) -> None:
+        with self.transaction() as con:
+            con.execute("INSERT INTO agent_settings VALUES(?,?,?,?) ON CONFLICT(org, agent) DO UPDATE SET"
+                        " settings=excluded.settings, updated_at=excluded.updated_at",
+                        (org, agent, json.dumps(settings), time.time()))
 
     def stats(self) -> dict[str, object]:
         con = self.con

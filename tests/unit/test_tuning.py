@@ -1,0 +1,35 @@
+import json
+
+import pytest
+
+from electa.errors import ConfigError
+from electa.eval.tuning import FusionSetting, fuse, load_setting, save_setting, tune
+
+
+def lists(i: int) -> dict[str, list[tuple[str, float]]]:
+    # The dense leg always has the relevant document first; the full-text leg buries it.
+    return {"dense": [(f"rel{i}", 0.9), (f"x{i}", 0.5)],
+            "fulltext": [(f"x{i}", 9.0), (f"y{i}", 8.0), (f"z{i}", 7.0), (f"rel{i}", 1.0)]}
+
+
+def test_fuse_respects_depth_and_weights() -> None:
+    s = FusionSetting({"dense": 1.0, "fulltext": 1.0}, 60.0, {"dense": 1, "fulltext": 1})
+    assert set(fuse(lists(0), s)) == {"rel0", "x0"}
+    heavy = FusionSetting({"dense": 4.0, "fulltext": 1.0}, 60.0, {"dense": 10, "fulltext": 10})
+    assert fuse(lists(0), heavy)[0] == "rel0"
+
+
+def test_tuning_learns_to_trust_the_better_leg_and_cross_validates(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    per_query = {f"q{i}": lists(i) for i in range(30)}
+    qrels = {f"q{i}": {f"rel{i}": 1} for i in range(30)}
+    default = FusionSetting({"dense": 1.0, "fulltext": 1.0}, 60.0, {"dense": 100, "fulltext": 100})
+    result = tune(per_query, qrels, default, folds=3)
+    assert result.cv_tuned == pytest.approx(1.0) and result.cv_default < 1.0
+    assert result.chosen.weights["dense"] > result.chosen.weights["fulltext"] or result.chosen.depths["fulltext"] < 4
+    path = tmp_path / "t.json"
+    save_setting(path, result, {"dataset": "toy"})
+    assert load_setting(path) == result.chosen
+    assert json.loads(path.read_text())["tuned_on"] == {"dataset": "toy"}
+    path.write_text("{}")
+    with pytest.raises(ConfigError, match="electa tune"):
+        load_setting(path)
