@@ -132,3 +132,22 @@ def test_pdf_ingest_with_real_parser(tmp_path: Path) -> None:
         assert [Path(p).name for p, _ in report.failures] == ["truncated.pdf"]
         hit = engine.search("travel expenses reimbursed", Caller("acme")).hits[0]
         assert "14 days" in hit.text and hit.title.endswith("Page 1")
+
+
+def test_feedback_golden_eval_and_agent_tuning(tmp_path: Path, sample_kb_session: Path, env: dict[str, str]) -> None:
+    data = str(tmp_path / "d")
+    run(["ingest", str(sample_kb_session / "help-center"), str(sample_kb_session / "qa.csv"), "--data", data,
+         "--org", "tallyo", "--agent", "web", "--no-progress"], env)
+    run(["feedback", "I want my money back", "https://help.tallyo.example/billing/refund-policy", "--data", data,
+         "--org", "tallyo", "--agent", "web"], env)
+    runs = tmp_path / "runs"
+    report = json.loads(run(["eval", "--agent", "tallyo/web", "--data", data, "--runs", str(runs), "--json"], env).stdout)
+    assert report["queries"] == 23 and report["metrics"]["dense"]["ndcg@10"] > 0.8
+    assert {"fused", "scored", "fulltext", "dense"} <= set(report["metrics"])
+    assert (runs / "report.png").exists() and (runs / "fused.trec").exists()
+    out = run(["tune", "--agent", "tallyo/web", "--data", data, "--folds", "3", "--out", str(tmp_path / "t.json")], env)
+    assert "stored as the settings of agent tallyo/web" in out.stdout
+    stored = sqlite3.connect(Path(data) / "electa.db").execute("SELECT settings FROM agent_settings").fetchone()[0]
+    assert json.loads(stored)["tuned_on"]["dataset"] == "tallyo/web"
+    bad = run(["eval", "--agent", "tallyo/nobody", "--data", data], env, check=False)
+    assert bad.returncode == 2 and "no curated Q&A" in bad.stderr

@@ -200,3 +200,23 @@ def test_provenance_and_weights_per_request(engine: Engine) -> None:
     fulltext = next(v for v in top.votes if v.leg == "fulltext")
     assert fulltext.rank == 1 and fulltext.contribution == pytest.approx(1 / 11)
     assert {r.leg for r in result.legs} == {"fulltext", "dense", "qa"}
+
+
+def test_agent_settings_apply_fusion_and_calibrated_floor(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV."),
+                                      doc("2", "Refunds", "Refund policy for annual plans.")]), Access("acme", "web"))
+    model = engine.embedder.model_id  # type: ignore[union-attr]
+    engine.store.set_agent_settings("acme", "web", {
+        "fusion": {"weights": {"dense": 0.0, "fulltext": 1.0}, "k": 1.0, "depths": {"fulltext": 5, "dense": 5}},
+        "calibration": {"fulltext": {"kind": "isotonic", "xs": [0.0, 1e-7], "ys": [0.0, 0.9]},
+                        "dense": {"kind": "isotonic", "xs": [-1.0], "ys": [0.1]}},
+        "calibrated_floor": 0.5, "model_id": model})
+    hits = engine.search("E1042 export", Caller("acme", "web")).hits
+    export = next(h for h in hits if h.title == "Export")
+    assert export.probability == pytest.approx(0.9) and export.passes
+    fulltext_vote = next(v for v in export.votes if v.leg == "fulltext")
+    assert fulltext_vote.contribution == pytest.approx(1 / 2)  # k=1 from the agent's settings
+    assert all(v.contribution == 0.0 for h in hits for v in h.votes if v.leg == "dense")
+    assert all(h.probability is None for h in engine.search("E1042 export", Caller("acme")).hits)
+    engine.store.set_agent_settings("acme", "web", {"calibration": {"dense": {"kind": "isotonic"}}, "model_id": "other"})
+    assert all(h.probability is None for h in engine.search("E1042 export", Caller("acme", "web")).hits)
