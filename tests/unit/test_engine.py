@@ -220,3 +220,19 @@ def test_agent_settings_apply_fusion_and_calibrated_floor(engine: Engine) -> Non
     assert all(h.probability is None for h in engine.search("E1042 export", Caller("acme")).hits)
     engine.store.set_agent_settings("acme", "web", {"calibration": {"dense": {"kind": "isotonic"}}, "model_id": "other"})
     assert all(h.probability is None for h in engine.search("E1042 export", Caller("acme", "web")).hits)
+
+
+def test_hnsw_path_filters_inside_the_graph_search(tmp_path: Path) -> None:
+    # exact_below=0 forces the HNSW search with an IDSelector instead of the exact fallback.
+    with Engine.open(tmp_path / "d", Settings(exact_below=0), HashEmbedder(dim=32)) as eng:
+        for org in ("a", "b"):
+            docs = [doc(f"{org}{i}", f"Invoice topic {i}", f"invoices reminders exports topic {i} of {org}")
+                    for i in range(60)]
+            eng.ingest_loaded(org, Loaded(docs), Access(org))
+        allowed = set(eng.store.allowed(Caller("a")).ids.tolist())
+        assert eng.index is not None
+        found = eng.index.search(eng.embedder.embed_query("invoices reminders topic 7"), 30,  # type: ignore[union-attr]
+                                 eng.store.allowed(Caller("a")))
+        assert len(found) == 30 and {u for u, _ in found} <= allowed
+        eng.delete_source("a", "default", "a")
+        assert eng.index.search(eng.embedder.embed_query("invoices"), 10, eng.store.allowed(Caller("a"))) == []  # type: ignore[union-attr]

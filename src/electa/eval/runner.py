@@ -29,7 +29,7 @@ from electa.eval.trec import write_run
 from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting, tune
 from electa.ingest.loaders import Loaded
 from electa.scoring import LIFT
-from electa.types import Access, Caller, LegStatus
+from electa.types import Access, Caller, LegResult, LegStatus
 
 EVAL_ORG = "eval"
 MIN_CALIBRATION_QUERIES = 50
@@ -125,15 +125,8 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             ranked.setdefault("tuned", {})[qid] = _dedupe([(getattr(h, key), h.sort_key) for h in tuned_hits[:depth]])
         for r in results:
             latency.setdefault(f"leg:{r.leg}", []).append(r.elapsed_ms)
-            if r.status is not LegStatus.OK:
-                continue
-            units = engine.store.units([h.unit_id for h in r.hits])
-            seen: dict[str, float] = {}
-            for h in r.hits:
-                unit = units.get(h.unit_id)
-                if unit is not None and getattr(unit, key) not in seen:
-                    seen[getattr(unit, key)] = h.score
-            ranked.setdefault(r.leg, {})[qid] = list(seen.items())
+        for leg, docs in leg_documents(engine, results, key).items():
+            ranked.setdefault(leg, {})[qid] = docs
     report = EvalReport(beir.name, split, len(qids), ingest_seconds=round(ingest_seconds, 2),
                         settings={"depth": depth, "weights": engine.settings.weights, "rrf_k": engine.settings.rrf_k,
                                   "tuned": tuned.to_dict() if tuned else None,
@@ -189,19 +182,24 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
         if tables is not None:
             hits = engine.rank(beir.queries[qid], results)
             tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits[:depth]]
-        lists: LegLists = {}
-        for r in results:
-            if r.status is not LegStatus.OK or not r.hits:
-                continue
-            units = engine.store.units([h.unit_id for h in r.hits])
-            seen: dict[str, float] = {}
-            for h in r.hits:
-                unit = units.get(h.unit_id)
-                if unit is not None and getattr(unit, key) not in seen:
-                    seen[getattr(unit, key)] = h.score
-            lists[r.leg] = list(seen.items())
-        out[qid] = lists
+        out[qid] = leg_documents(engine, results, key)
     return out
+
+
+def leg_documents(engine: Engine, results: Sequence[LegResult], key: str) -> LegLists:
+    """Each leg's units as documents (C6): ranked document keys with the best unit's raw score."""
+    lists: LegLists = {}
+    for r in results:
+        if r.status is not LegStatus.OK or not r.hits:
+            continue
+        units = engine.store.units([h.unit_id for h in r.hits])
+        seen: dict[str, float] = {}
+        for h in r.hits:
+            unit = units.get(h.unit_id)
+            if unit is not None and getattr(unit, key) not in seen:
+                seen[getattr(unit, key)] = h.score
+        lists[r.leg] = list(seen.items())
+    return lists
 
 
 def recall_by_depth(runs: dict[str, list[str]], qrels: dict[str, dict[str, int]], depth: int) -> dict[int, float]:
