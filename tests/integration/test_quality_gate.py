@@ -58,7 +58,29 @@ def test_stackfaq_slice_quality_gate(tmp_path: Path) -> None:
         recomputed = mean_metrics(read_run(runs / f"{config}.trec"), beir.qrels)
         for name, value in metrics.items():
             assert value == pytest.approx(round(recomputed[name], 4), abs=1e-9), (config, name)
+    cross_check_with_trec_eval(runs, beir.qrels, list(report.metrics))
     assert (runs / "report.png").stat().st_size > 10_000
     assert "| fused |" in (runs / "report.md").read_text(encoding="utf-8")
     for config, floor in FLOORS["stackfaq-slice"].items():
         assert report.metrics[config]["ndcg@10"] >= floor, (config, report.metrics[config], floor)
+
+
+def cross_check_with_trec_eval(runs: Path, qrels: dict[str, dict[str, int]], configs: list[str]) -> None:
+    """Electa's metrics against pytrec_eval (trec_eval's own C code) on the same run files."""
+    import pytrec_eval
+
+    from electa.eval.metrics import ap_at, ndcg_at, recall_at
+
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.10,100", "map_cut.100"})
+    for config in configs:
+        ours = read_run(runs / f"{config}.trec")
+        scored = {q: {} for q in ours}
+        for line in (runs / f"{config}.trec").read_text(encoding="utf-8").splitlines():
+            qid, _, doc, _, score, _ = line.split()
+            scored[qid][doc] = float(score)
+        theirs = evaluator.evaluate(scored)
+        for qid, values in theirs.items():
+            assert ndcg_at(ours[qid], qrels[qid], 10) == pytest.approx(values["ndcg_cut_10"], abs=1e-4), (config, qid)
+            assert recall_at(ours[qid], qrels[qid], 10) == pytest.approx(values["recall_10"], abs=1e-4)
+            assert recall_at(ours[qid], qrels[qid], 100) == pytest.approx(values["recall_100"], abs=1e-4)
+            assert ap_at(ours[qid], qrels[qid], 100) == pytest.approx(values["map_cut_100"], abs=1e-4)
