@@ -358,9 +358,9 @@ def _qa_minimum(votes: Sequence[LegVote]) -> bool:
 
     The support-bot reference gives it to every pair its Q&A leg matches and names the cost: a
     pair sharing one loose word pushes better passages out. Electa asks for a second opinion:
-    the Q&A leg ranks the pair first, or the dense leg found it too."""
+    the Q&A leg ranks the pair first, or the dense leg ranks it among its top three."""
     qa = next((v for v in votes if v.leg == "qa"), None)
-    return qa is not None and (qa.rank == 1 or any(v.leg == "dense" for v in votes))
+    return qa is not None and (qa.rank == 1 or any(v.leg == "dense" and v.rank <= 3 for v in votes))
 
 
 def cut(text: str, limit: int) -> str:

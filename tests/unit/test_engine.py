@@ -167,18 +167,23 @@ def test_unavailable_dense_leg_says_why(tmp_path: Path) -> None:
 
 
 def test_model_change_is_refused_until_reindex(tmp_path: Path) -> None:
-    with Engine.open(tmp_path / "d", embedder=HashEmbedder(dim=32)) as old:
-        old.ingest_loaded("a", Loaded([doc("1", "Invoices", "Send invoices by e-mail.")]), Access("acme"))
+    old = Engine.open(tmp_path / "d", embedder=HashEmbedder(dim=32))
+    old.ingest_loaded("a", Loaded([doc("1", "Invoices", "Send invoices by e-mail.")]), Access("acme"))
     with Engine.open(tmp_path / "d", embedder=HashEmbedder(dim=48)) as new:
         with pytest.raises(ModelMismatchError, match="electa reindex"):
             new.search("invoices", Caller("acme"))
-        report = new.reindex(batch=1, max_batches=0)
-        assert report.embedded == 0
+        old.ingest_loaded("b", Loaded([doc("2", "Reminders", "Reminders go out by e-mail.")]), Access("acme"))
+        report = new.reindex(batch=1, max_batches=1)
+        assert report.embedded == 1
         with pytest.raises(ModelMismatchError):
             new.search("invoices", Caller("acme"))
+        # Half-way through, the old model's index still serves (SPEC A4).
+        with Engine.open(tmp_path / "d", embedder=HashEmbedder(dim=32)) as still_old:
+            assert still_old.search("invoices", Caller("acme"), legs=["dense"]).hits
         new.reindex(batch=1)
         assert new.search("invoices", Caller("acme")).hits
-        assert new.store.vector_models() == {"electa/hash-bow-48": 1}
+        assert new.store.vector_models() == {"electa/hash-bow-48": 2}
+    old.close()
 
 
 def test_context_cuts_passages_within_budget(engine: Engine) -> None:

@@ -32,3 +32,16 @@ def test_order_value_lifts_agreement_but_not_past_the_floor() -> None:
     agreed = order_value(0.5, 2 / 61, 2 / 61)
     assert agreed > lone
     assert order_value(0.3, 2 / 61, 2 / 61) < FLOOR + 0.01
+
+
+def test_qa_minimum_needs_a_second_opinion() -> None:
+    from electa.engine import _qa_minimum
+    from electa.types import LegVote
+
+    qa = lambda rank: LegVote("qa", rank, 1.0, 0.01)
+    dense = lambda rank: LegVote("dense", rank, 0.5, 0.01)
+    assert _qa_minimum([qa(1)])
+    assert _qa_minimum([qa(2), dense(3)])
+    assert not _qa_minimum([qa(2), dense(7)])
+    assert not _qa_minimum([qa(4)])
+    assert not _qa_minimum([dense(1)])
