@@ -241,3 +241,17 @@ def test_hnsw_path_filters_inside_the_graph_search(tmp_path: Path) -> None:
         assert len(found) == 30 and {u for u, _ in found} <= allowed
         eng.delete_source("a", "default", "a")
         assert eng.index.search(eng.embedder.embed_query("invoices"), 10, eng.store.allowed(Caller("a"))) == []  # type: ignore[union-attr]
+
+
+def test_tombstones_are_compacted_and_new_vectors_appended(tmp_path: Path) -> None:
+    with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16)) as eng:
+        eng.ingest_loaded("big", Loaded([doc(str(i), f"Page {i}", f"topic {i} invoices") for i in range(1200)]),
+                          Access("acme"))
+        eng.ingest_loaded("small", Loaded([doc("s", "Kept", "kept page about reminders")]), Access("acme"))
+        assert eng.index is not None and eng.index._index.ntotal == 1201
+        eng.delete_source("acme", "default", "big")
+        assert eng.index._index.ntotal == 1  # rebuilt: 1200 tombstones were over a quarter
+        eng.ingest_loaded("late", Loaded([doc("l", "Late", "late page about exports")]), Access("acme"))
+        assert eng.index._index.ntotal == 2 and len(eng.index) == 2
+        hits = eng.search("late exports", Caller("acme"), legs=["dense"]).hits
+        assert hits[0].title == "Late"

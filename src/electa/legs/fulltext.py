@@ -48,17 +48,25 @@ class SqliteFtsLeg:
             if self._image is None or self._image.generation != generation:
                 self._image = BM25Image.build(self.store.con, self.table, self.weights, generation)
 
-    def _rebuild_in_background(self) -> None:
-        if self._building.locked():
+    def refresh(self) -> None:
+        """Rebuild the image in the background after a write; until it is current, queries are
+        ranked by FTS5 itself (same results, slower), so no write waits for the rebuild."""
+        if self._building.locked() or not self.use_image:
             return
-        threading.Thread(target=self.warm, name=f"{self.name}-image", daemon=True).start()
+        threading.Thread(target=self._warm_and_close, name=f"{self.name}-image", daemon=True).start()
+
+    def _warm_and_close(self) -> None:
+        try:
+            self.warm()
+        finally:
+            self.store.close()  # this thread's own connection
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         image = self._image
         if self.use_image:
             if image is not None and image.generation == allowed.generation:
                 return image.search(query, allowed.ids, depth)
-            self._rebuild_in_background()
+            self.refresh()
         return self.store.fts_search(self.table, query, caller, depth, self.weights)
 
 

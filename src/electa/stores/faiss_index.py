@@ -43,10 +43,12 @@ class FaissHnswIndex:
         self.path = store.directory / f"vectors-{tag}.faiss"
         self._lock = threading.RLock()
         self._generation = -1
+        self._dirty = False
         self._index = self._load()
         self._ids = np.empty(0, dtype=np.int64)
         self._vecs = np.empty((0, dim), dtype=np.float32)
         self._refresh_arrays()
+        self.save()
 
     def _new(self):  # type: ignore[no-untyped-def]
         faiss = self._faiss
@@ -68,7 +70,8 @@ class FaissHnswIndex:
         return self._faiss.vector_to_array(self._index.id_map).astype(np.int64)
 
     def _refresh_arrays(self) -> None:
-        """Keep a contiguous copy of live vectors for exact search on small allowed sets."""
+        """Load every live vector; add to the graph what it lacks; rebuild it when a quarter of
+        it is tombstones. Runs on open and when tombstones pile up, not on every write."""
         ids, vecs = [], []
         for batch_ids, batch_vecs in self.store.vectors(self.model_id):
             ids.append(batch_ids)
@@ -77,30 +80,51 @@ class FaissHnswIndex:
         self._vecs = np.vstack(vecs) if vecs else np.empty((0, self.dim), dtype=np.float32)
         known = self._known_ids()
         missing = np.setdiff1d(self._ids, known, assume_unique=True)
-        if missing.size:
-            rows = np.searchsorted(self._ids, missing)
-            self._index.add_with_ids(self._vecs[rows], missing)
         live = self._ids.size
         if self._index.ntotal > max(1000, live) and (self._index.ntotal - live) > 0.25 * self._index.ntotal:
             self._index = self._new()
-            if live:
-                self._index.add_with_ids(self._vecs, self._ids)
             missing = self._ids
         if missing.size:
-            self.save()
+            rows = np.searchsorted(self._ids, missing)
+            self._index.add_with_ids(self._vecs[rows], missing)
+            self._dirty = True
         self._generation = self.store.generation
 
     def sync(self) -> None:
-        """Catch up with the store if it changed (another process may have written)."""
-        if self.store.generation != self._generation:
-            with self._lock:
-                if self.store.generation != self._generation:
-                    self._refresh_arrays()
+        """Catch up with the store if it changed (this process or another wrote).
+
+        New vectors (ids only grow) are appended; deleted ones stay as tombstones that no
+        allowed set names, until they pass a quarter of the graph and it is rebuilt."""
+        if self.store.generation == self._generation:
+            return
+        with self._lock:
+            generation = self.store.generation
+            if generation == self._generation:
+                return
+            after = int(self._ids[-1]) if self._ids.size else 0
+            batches = list(self.store.vectors(self.model_id, after_id=after))
+            if batches:
+                new_ids = np.concatenate([b[0] for b in batches])
+                new_vecs = np.vstack([b[1] for b in batches])
+                self._index.add_with_ids(new_vecs, new_ids)
+                self._ids = np.concatenate([self._ids, new_ids])
+                self._vecs = np.vstack([self._vecs, new_vecs])
+                self._dirty = True
+            live = self.store.count_vectors(self.model_id)
+            if self._ids.size > 1000 and self._ids.size - live > 0.25 * self._ids.size:
+                self._refresh_arrays()
+            self._generation = generation
 
     def save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        self._faiss.write_index(self._index, str(tmp))
-        os.replace(tmp, self.path)
+        """Write the graph if it changed (atomically). SQLite stays the truth: a graph older than
+        the store is caught up on the next open."""
+        with self._lock:
+            if not self._dirty:
+                return
+            tmp = self.path.with_suffix(".tmp")
+            self._faiss.write_index(self._index, str(tmp))
+            os.replace(tmp, self.path)
+            self._dirty = False
 
     def __len__(self) -> int:
         return int(self._ids.size)

@@ -406,6 +406,9 @@ class SqliteStore:
             yield ids, vecs.astype(np.float32)
             last = int(ids[-1])
 
+    def count_vectors(self, model_id: str) -> int:
+        return int(self.con.execute("SELECT count(*) FROM vectors WHERE model_id=?", (model_id,)).fetchone()[0])
+
     def vector_models(self) -> dict[str, int]:
         return {r[0]: r[1] for r in self.con.execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id")}
 
