@@ -13,14 +13,20 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from electa.answer.answerers import Answerer, ExtractiveAnswerer
+from electa.answer.checks import citations, unsupported
+from electa.answer.prompt import AgentProfile, Turn, build_prompt
+from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
+from electa.answer.smalltalk import small_talk
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
 from electa.embedders.protocol import Embedder
@@ -40,6 +46,7 @@ from electa.stores.sqlite import SqliteStore
 from electa.text import content_stems, stem_set
 from electa.types import (
     Access,
+    AnswerEvent,
     Caller,
     ChunkKind,
     Hit,
@@ -115,6 +122,7 @@ class Engine:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.fulltext.close()
         if self.index is not None:
             self.index.save()
         self.store.close()
@@ -352,6 +360,50 @@ class Engine:
         n = s.top_passages if n is None else n
         result = self.search(text, caller, **kwargs)  # type: ignore[arg-type]
         return cut_passages(result.passing[:n], s.passage_chars, s.context_chars)
+
+    def ask(self, question: str, caller: Caller, *, history: Sequence[Turn] = (), page_url: str | None = None,
+            agent: AgentProfile | None = None, answerer: Answerer | None = None) -> Iterator[AnswerEvent]:
+        """Answer with citations, as a stream of events (SPEC E1, D5, G1–G5, G8).
+
+        Small talk skips retrieval; otherwise the passing passages go into the guarded prompt,
+        the answerer streams tokens (falling back to the extractive answerer if it fails, and
+        saying so), then come the checked citations and ``done`` with confidence and timings."""
+        start = time.perf_counter()
+        kind = small_talk(question)
+        if kind is not None:
+            yield from (AnswerEvent("token", {"token": t}) for t in re.findall(r"\S+\s*", SMALL_TALK_REPLIES[kind]))
+            yield AnswerEvent("done", {"confidence": 1.0, "low_confidence": False, "small_talk": kind.value,
+                                       "legs": [], "timings_ms": {"total": (time.perf_counter() - start) * 1000}})
+            return
+        result = self.search(question, caller, page_url=page_url)
+        passing = result.passing
+        passages = cut_passages(passing[: self.settings.top_passages], self.settings.passage_chars,
+                                self.settings.context_chars)
+        prompt = build_prompt(agent or AgentProfile(), question, passages, history, page_url)
+        extractive = ExtractiveAnswerer(self.embedder if self.index is not None else None)
+        chosen = answerer or extractive
+        pieces: list[str] = []
+        fallback = ""
+        try:
+            for piece in chosen.stream(prompt, question):
+                pieces.append(piece)
+                yield AnswerEvent("token", {"token": piece})
+        except Exception as exc:
+            fallback = f"{chosen.name} failed ({type(exc).__name__}: {exc}); answered extractively"
+            for piece in extractive.stream(prompt, question):
+                pieces.append(piece)
+                yield AnswerEvent("token", {"token": piece})
+        text = "".join(pieces)
+        cited = [passages[i - 1] for i in citations(text, len(passages))]
+        yield AnswerEvent("citations", {"citations": [
+            {"id": passages.index(p) + 1, "title": p.hit.title, "url": p.hit.url} for p in cited]})
+        best = max(((h.probability if h.probability is not None else h.score) for h in passing), default=0.3)
+        yield AnswerEvent("done", {
+            "confidence": round(best, 4), "low_confidence": len(passing) < 2, "strict": not passages,
+            "unsupported": unsupported(text, cited or passages), "answerer": chosen.name, "fallback": fallback,
+            "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2)} for r in result.legs],
+            "timings_ms": {**{k: round(v, 2) for k, v in result.timings_ms.items()},
+                           "total": round((time.perf_counter() - start) * 1000, 2)}})
 
     def stats(self) -> dict[str, object]:
         out = self.store.stats()

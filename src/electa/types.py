@@ -162,3 +162,11 @@ class Passage:
 
     hit: Hit
     text: str
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    """One event of a streamed answer (SPEC G3): ``token``, ``citations``, ``done`` or ``error``."""
+
+    kind: str
+    data: dict[str, object] = field(default_factory=dict, hash=False, compare=False)

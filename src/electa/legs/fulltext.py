@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from electa.stores.bm25_memory import BM25Image
 from electa.stores.protocol import AllowedSet
 from electa.stores.sqlite import SqliteStore
 from electa.types import Caller
+
+log = logging.getLogger(__name__)
 
 # Title weighted twice the body (reference/three-lane-company-search.txt); the acl column
 # never scores. FTS5 applies column weights to term frequencies inside one BM25 (the BM25F
@@ -33,6 +36,7 @@ class SqliteFtsLeg:
         self.use_image = use_image
         self._image: BM25Image | None = None
         self._building = threading.Lock()
+        self._thread: threading.Thread | None = None
 
     def available(self) -> bool:
         return True
@@ -53,13 +57,22 @@ class SqliteFtsLeg:
         ranked by FTS5 itself (same results, slower), so no write waits for the rebuild."""
         if self._building.locked() or not self.use_image:
             return
-        threading.Thread(target=self._warm_and_close, name=f"{self.name}-image", daemon=True).start()
+        self._thread = threading.Thread(target=self._warm_and_close, name=f"{self.name}-image", daemon=True)
+        self._thread.start()
 
     def _warm_and_close(self) -> None:
         try:
             self.warm()
+        except Exception:
+            log.warning("rebuilding the %s BM25 image failed; FTS5 ranks meanwhile", self.name, exc_info=True)
         finally:
             self.store.close()  # this thread's own connection
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Wait for a background rebuild, so no thread outlives the engine."""
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            thread.join(timeout)
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         image = self._image

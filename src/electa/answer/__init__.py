@@ -1,0 +1,1 @@
+"""Answers: small talk, prompt assembly, answerers (LLMs and the extractive default), checks."""
