@@ -46,4 +46,11 @@ class Settings(BaseSettings):
     # vector databases do when a filter is selective: HNSW with a tight filter loses recall.
     exact_below: int = 20_000
     max_file_mb: float = 50.0
+    # Answers: "extractive" (no LLM, the embedded default) or "openai" (any OpenAI-compatible server).
+    answerer: str = "extractive"
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str | None = None
+    llm_stall_s: float = 10.0
+    llm_deadline_s: float = 60.0
     data_dir: Path = Path("electa-data")

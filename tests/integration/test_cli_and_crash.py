@@ -57,6 +57,11 @@ def test_cli_ingest_search_probe_sources_stats(tmp_path: Path, sample_kb_session
 def test_demo_runs_end_to_end(tmp_path: Path, env: dict[str, str]) -> None:
     out = run(["demo", "--data", str(tmp_path / "demo")], env)
     assert "0 failed" in out.stdout
+    money = out.stdout.split("? Can I get my money back?")[1].split("\n? ")[0]
+    assert "answer (extractive, no LLM): Annual plans" in money and "[1]" in money
+    ask = run(["ask", "Is there a mobile app?", "--data", str(tmp_path / "demo"), "--org", "tallyo", "--json"], env)
+    events = [json.loads(line) for line in ask.stdout.splitlines()]
+    assert events[-1]["event"] == "done" and any(e["event"] == "citations" and e["citations"] for e in events)
     assert "refund-policy" in out.stdout.split("? Error E1042")[0]
     member_part = out.stdout.split("[as team:support]")[1]
     assert "refund-approvals" in member_part

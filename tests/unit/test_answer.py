@@ -89,8 +89,13 @@ def test_checks_flag_links_prices_and_plans_no_source_holds() -> None:
 
 
 def test_unknown_answerer_lists_valid_names() -> None:
-    with pytest.raises(ConfigError, match="extractive"):
+    with pytest.raises(ConfigError, match="extractive, openai"):
         create_answerer("gpt-9")
+    with pytest.raises(ConfigError, match="ELECTA_LLM_BASE_URL"):
+        create_answerer("openai")
+    from electa.config import Settings
+
+    assert create_answerer("openai", Settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m")).name == "openai"
 
 
 def _doc(ext: str, title: str, text: str, url: str) -> Document:

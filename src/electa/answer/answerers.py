@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from electa.answer.prompt import Prompt
+from electa.config import Settings
 from electa.embedders.protocol import Embedder
-from electa.errors import unknown_name
+from electa.errors import ConfigError, unknown_name
 from electa.text import content_stems, stem_set
 
 STRICT_REPLY = ("I'm sorry, I don't have information about that in our knowledge base. "
@@ -97,12 +98,26 @@ class ExtractiveAnswerer:
         yield from re.findall(r"\S+\s*", self.compose(prompt, question))
 
 
-_REGISTRY: dict[str, Callable[[], Answerer]] = {"extractive": ExtractiveAnswerer}
+def _openai(settings: Settings) -> Answerer:
+    from electa.answer.openai_http import OpenAICompatibleAnswerer
+
+    if not settings.llm_base_url or not settings.llm_model:
+        raise ConfigError("the openai answerer needs ELECTA_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1) and "
+                          "ELECTA_LLM_MODEL; ELECTA_LLM_API_KEY if the server wants one")
+    return OpenAICompatibleAnswerer(settings.llm_base_url, settings.llm_model, settings.llm_api_key,
+                                    stall_s=settings.llm_stall_s, deadline_s=settings.llm_deadline_s)
 
 
-def create_answerer(name: str) -> Answerer:
-    """The answerer registered as ``name`` (``extractive``; HTTP and local LLMs come next)."""
+_REGISTRY: dict[str, Callable[[Settings], Answerer]] = {
+    "extractive": lambda settings: ExtractiveAnswerer(),
+    "openai": _openai,
+}
+
+
+def create_answerer(name: str, settings: Settings | None = None) -> Answerer:
+    """The answerer registered as ``name``: ``extractive`` or ``openai`` (configured by settings)."""
     try:
-        return _REGISTRY[name]()
+        factory = _REGISTRY[name]
     except KeyError:
         raise unknown_name("answerer", name, list(_REGISTRY)) from None
+    return factory(settings or Settings())

@@ -53,9 +53,8 @@ def run_demo(data_dir: Path, embedder: str | None) -> None:
                 votes = ", ".join(f"{v.leg} #{v.rank} ({v.raw_score:.2f})" for v in hit.votes)
                 click.echo(f"  {hit.score:.2f}  {hit.title}  <{hit.url}>")
                 click.echo(f"        votes: {votes}")
-            best = engine.context(question, Caller(ORG, principals=principals), n=1)
-            if best:
-                snippet = " ".join(best[0].text.split())[:220]
-                click.echo(f"  > {snippet}")
+            answer = "".join(str(e.data["token"]) for e in engine.ask(question, Caller(ORG, principals=principals))
+                             if e.kind == "token")
+            click.echo(f"  answer (extractive, no LLM): {answer}")
             ms = result.timings_ms.get("total", 0.0)
             click.echo(f"  ({', '.join(r.leg + ' ' + r.status.value for r in result.legs)}; {ms:.0f} ms)\n")

@@ -131,6 +131,41 @@ def probe(questions: tuple[str, ...], data_dir: str | None, embedder: str | None
         click.echo(table(rows, ["#", "floor", "score", "rrf", "title", "votes"]) if rows else "  no candidates")
 
 
+@cli.command()
+@click.argument("question")
+@data_option
+@caller_options
+@click.option("--page", default=None, help="The visitor's current page URL.")
+@click.option("--answerer", default=None, help="extractive (default, no LLM) or openai (ELECTA_LLM_* settings).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON event per line, as the stream sends them.")
+@friendly
+def ask(question: str, data_dir: str | None, embedder: str | None, org: str, agent: str | None,
+        principals: tuple[str, ...], page: str | None, answerer: str | None, as_json: bool) -> None:
+    """Answer a question from the knowledge base, streamed, with checked citations."""
+    import json
+
+    from electa.answer.answerers import create_answerer
+
+    settings = Settings()
+    chosen = create_answerer(answerer or settings.answerer, settings) if (answerer or settings.answerer) != "extractive" else None
+    with open_engine(data_dir, embedder) as engine:
+        for event in engine.ask(question, make_caller(org, agent, principals), page_url=page, answerer=chosen):
+            if as_json:
+                click.echo(json.dumps({"event": event.kind, **event.data}, ensure_ascii=False, default=str))
+            elif event.kind == "token":
+                click.echo(event.data["token"], nl=False)
+            elif event.kind == "citations":
+                click.echo("")
+                for c in event.data["citations"]:  # type: ignore[attr-defined]
+                    click.echo(f"  [{c['id']}] {c['title']} <{c['url']}>")
+            elif event.kind == "done":
+                d = event.data
+                flags = [f"confidence {d['confidence']}"] + (["low confidence"] if d.get("low_confidence") else [])
+                if d.get("fallback"):
+                    flags.append(str(d["fallback"]))
+                click.echo(f"  ({'; '.join(flags)})")
+
+
 @cli.group()
 def sources() -> None:
     """List or delete sources."""
