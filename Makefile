@@ -16,7 +16,7 @@ $(BIN)/electa: pyproject.toml
 install: $(BIN)/electa
 
 demo: install
-	$(BIN)/electa demo
+	$(BIN)/electa demo --serve
 
 test: install
 	$(BIN)/ruff check src tests bench

@@ -53,4 +53,6 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     llm_stall_s: float = 10.0
     llm_deadline_s: float = 60.0
+    admin_token: str | None = None
+    cache_ttl_s: float = 300.0
     data_dir: Path = Path("electa-data")

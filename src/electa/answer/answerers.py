@@ -50,7 +50,7 @@ class ExtractiveAnswerer:
     """
 
     name = "extractive"
-    MIN_SIMILARITY = 0.3
+    MIN_SIMILARITY = 0.4
 
     def __init__(self, embedder: Embedder | None = None, sentences: int = 3) -> None:
         self.embedder = embedder

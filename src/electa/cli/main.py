@@ -308,15 +308,55 @@ def feedback(query: str, url: str, data_dir: str | None, embedder: str | None, o
 
 
 @cli.command()
+@data_option
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True)
+@friendly
+def serve(data_dir: str | None, embedder: str | None, host: str, port: int) -> None:
+    """Run the HTTP API (OpenAPI at /docs). Admin routes need ELECTA_ADMIN_TOKEN."""
+    try:
+        import uvicorn
+
+        from electa.api.app import create_app
+    except ImportError as exc:
+        raise click.ClickException("the server needs its extra: pip install 'electa[server]'") from exc
+    settings = Settings()
+    with open_engine(data_dir, embedder) as engine:
+        app = create_app(engine, settings.admin_token, settings.cache_ttl_s)
+        click.echo(f"Electa serving {engine.store.directory} on http://{host}:{port} (OpenAPI: /docs)", err=True)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@cli.command()
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("electa-demo"),
               show_default=True)
 @click.option("--embedder", default=None)
+@click.option("--serve", is_flag=True, help="Then serve the sample knowledge base over HTTP until Ctrl-C.")
+@click.option("--port", default=8765, show_default=True)
 @friendly
-def demo(data_dir: Path, embedder: str | None) -> None:
-    """Ingest the bundled sample help center and answer a few questions with provenance."""
-    from electa.cli.demo import run_demo
+def demo(data_dir: Path, embedder: str | None, serve: bool, port: int) -> None:
+    """Ingest the bundled sample help center, answer a few questions with provenance, and with
+    --serve start the API on it and print a curl line that streams an answer."""
+    from electa.cli.demo import ORG, run_demo
 
     run_demo(data_dir, embedder)
+    if not serve:
+        return
+    import uvicorn
+
+    from electa.api.app import create_app
+
+    settings = Settings()
+    with open_engine(str(data_dir), embedder) as engine:
+        engine.store.add_organisation(ORG)
+        key = engine.store.add_api_key(ORG)
+        url = f"http://127.0.0.1:{port}"
+        click.echo(f"\nElecta is serving the sample help center at {url} (OpenAPI: {url}/docs). Stream an answer:")
+        click.echo(f"  curl -N -X POST {url}/v1/ask -H 'Authorization: Bearer {key}' "
+                   "-H 'Content-Type: application/json' -d '{\"question\": \"Can I get my money back?\"}'", nl=True)
+        sys.stdout.flush()
+        uvicorn.run(create_app(engine, settings.admin_token, settings.cache_ttl_s), host="127.0.0.1", port=port,
+                    log_level="warning")
 
 
 def main() -> None:

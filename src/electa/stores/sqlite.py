@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from electa.errors import StoreError
+from electa.errors import NotFoundError, StoreError
 from electa.stores.protocol import (
     AllowedSet,
     PreparedDocument,
@@ -76,6 +76,16 @@ CREATE INDEX IF NOT EXISTS feedback_agent ON feedback(org, agent);
 CREATE TABLE IF NOT EXISTS agent_settings(
   org TEXT NOT NULL, agent TEXT NOT NULL, settings TEXT NOT NULL, updated_at REAL NOT NULL,
   PRIMARY KEY(org, agent));
+CREATE TABLE IF NOT EXISTS organisations(name TEXT PRIMARY KEY, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL REFERENCES organisations(name) ON DELETE CASCADE,
+  key_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, created_at REAL NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS gaps(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, question TEXT NOT NULL,
+  confidence REAL NOT NULL, reason TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS usage(
+  org TEXT NOT NULL, agent TEXT NOT NULL, day TEXT NOT NULL, questions INTEGER NOT NULL DEFAULT 0,
+  answer_chars INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(org, agent, day));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
 """
@@ -473,6 +483,57 @@ class SqliteStore:
             con.execute("INSERT INTO agent_settings VALUES(?,?,?,?) ON CONFLICT(org, agent) DO UPDATE SET"
                         " settings=excluded.settings, updated_at=excluded.updated_at",
                         (org, agent, json.dumps(settings), time.time()))
+
+    # -- organisations, API keys, gaps, usage --------------------------------------------------
+    def add_organisation(self, name: str) -> None:
+        with self.transaction() as con:
+            con.execute("INSERT OR IGNORE INTO organisations VALUES(?, ?)", (name, time.time()))
+
+    def organisations(self) -> list[str]:
+        return [r[0] for r in self.con.execute("SELECT name FROM organisations ORDER BY name")]
+
+    def add_api_key(self, org: str) -> str:
+        """A new key for ``org``; only its SHA-256 is stored, so it is shown once."""
+        import secrets
+
+        if org not in self.organisations():
+            raise NotFoundError(f"no organisation {org!r}; create it first")
+        key = "el_" + secrets.token_urlsafe(32)
+        with self.transaction() as con:
+            con.execute("INSERT INTO api_keys(org, key_hash, prefix, created_at) VALUES(?,?,?,?)",
+                        (org, hashlib.sha256(key.encode()).hexdigest(), key[:10], time.time()))
+        return key
+
+    def org_for_key(self, key: str) -> str | None:
+        row = self.con.execute("SELECT org FROM api_keys WHERE key_hash=? AND revoked=0",
+                               (hashlib.sha256(key.encode()).hexdigest(),)).fetchone()
+        return None if row is None else str(row[0])
+
+    def add_gap(self, org: str, agent: str, question: str, confidence: float, reason: str) -> None:
+        with self.transaction() as con:
+            con.execute("INSERT INTO gaps(org, agent, question, confidence, reason, created_at) VALUES(?,?,?,?,?,?)",
+                        (org, agent, question, confidence, reason, time.time()))
+
+    def gaps(self, org: str, agent: str | None = None) -> list[dict[str, object]]:
+        sql = "SELECT agent, question, confidence, reason, created_at FROM gaps WHERE org=?"
+        params: list[object] = [org]
+        if agent is not None:
+            sql += " AND agent=?"
+            params.append(agent)
+        cols = ("agent", "question", "confidence", "reason", "created_at")
+        return [dict(zip(cols, r, strict=True)) for r in self.con.execute(sql + " ORDER BY id DESC LIMIT 500", params)]
+
+    def count_usage(self, org: str, agent: str, answer_chars: int) -> None:
+        day = time.strftime("%Y-%m-%d", time.gmtime())
+        with self.transaction() as con:
+            con.execute("INSERT INTO usage VALUES(?,?,?,1,?) ON CONFLICT(org, agent, day) DO UPDATE SET"
+                        " questions=questions+1, answer_chars=answer_chars+excluded.answer_chars",
+                        (org, agent, day, answer_chars))
+
+    def usage(self, org: str) -> list[dict[str, object]]:
+        cols = ("agent", "day", "questions", "answer_chars")
+        return [dict(zip(cols, r, strict=True)) for r in self.con.execute(
+            "SELECT agent, day, questions, answer_chars FROM usage WHERE org=? ORDER BY day DESC, agent", (org,))]
 
     def stats(self) -> dict[str, object]:
         con = self.con

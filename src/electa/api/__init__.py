@@ -1,0 +1,1 @@
+"""The HTTP API (SPEC H1): a thin edge over the engine."""
