@@ -25,6 +25,7 @@ from typing import Any
 from electa.answer.answerers import Answerer, ExtractiveAnswerer
 from electa.answer.checks import citations, unsupported
 from electa.answer.prompt import AgentProfile, Turn, build_prompt
+from electa.answer.rewrite import business_name, standalone_query, with_business_name
 from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
 from electa.answer.smalltalk import small_talk
 from electa.calibration import Calibrator, calibrated_score
@@ -43,7 +44,7 @@ from electa.scoring import LIFT, absolute_score, coverage, order_value, shares_s
 from electa.stores.faiss_index import FaissHnswIndex
 from electa.stores.protocol import SourceOutcome, SourceRecord, StoredUnit
 from electa.stores.sqlite import SqliteStore
-from electa.text import content_stems, stem_set
+from electa.text import STOPWORDS, content_stems, stem_set, tokens
 from electa.types import (
     Access,
     AnswerEvent,
@@ -58,6 +59,11 @@ from electa.types import (
 )
 
 FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
+PAGE_BOOST = 0.15  # SPEC D4; reference/chat-widget-rag-pipeline.txt step 7
+# Common question, shop and setting words that never rescue a page by title (SPEC B6).
+RESCUE_STOP = frozenset("""price prices pricing cost costs much many room rooms setup settings setting help
+    need want like know tell about please buy sell shop store order orders page pages info information
+    work works does what which where when have your with from this that there they them""".split())
 
 
 class Order(StrEnum):
@@ -254,9 +260,38 @@ class Engine:
             cut = float(profile.get("calibrated_floor", 0.5)) if floor is None else floor
             hits = [replace(h, probability=p, passes=p >= cut)
                     for h in hits for p in [calibrated_score(calibration, {v.leg: v.raw_score for v in h.votes})]]
+        hits = self._title_rescue(text, hits, caller)
         timings["fusion"] = (time.perf_counter() - t1) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return SearchResult(text, tuple(hits[:top]), tuple(results), timings)
+
+    def _title_rescue(self, text: str, hits: list[Hit], caller: Caller) -> list[Hit]:
+        """SPEC B6 (chat-widget reference, card #741): keep at most two hits the floor rejected
+        whose title names a distinctive word of the question: four letters or more, not a common
+        question, shop or setting word, a whole title word (singular or plural, never a prefix),
+        and in at most two of the titles this caller can see. Rarest word first; only hits the
+        search already returned."""
+        failing = [h for h in hits if not h.passes]
+        if not failing:
+            return hits
+        words = [w for w in dict.fromkeys(tokens(text)) if len(w) >= 4 and w.isalpha()
+                 and w not in STOPWORDS and w not in RESCUE_STOP]
+        counted = []
+        for word in words:
+            base = word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+            pattern = re.compile(rf"\b{re.escape(base)}(?:s|es)?\b", re.IGNORECASE)
+            titles = self.store.fts_search("chunk_fts", word, caller, 50, (1.0, 0.0, 0.0))
+            docs = {u.document_id for u in self.store.units([i for i, _ in titles]).values() if pattern.search(u.title)}
+            if 0 < len(docs) <= 2:
+                counted.append((len(docs), word, pattern))
+        rescued: dict[int, str] = {}
+        for _, word, pattern in sorted(counted):
+            for h in failing:
+                if len(rescued) < 2 and h.unit_id not in rescued and pattern.search(h.title.split(" > ")[0]):
+                    rescued[h.unit_id] = word
+        if not rescued:
+            return hits
+        return [replace(h, passes=True, rescued_by=rescued[h.unit_id]) if h.unit_id in rescued else h for h in hits]
 
     def _agent_profile(self, caller: Caller) -> dict[str, Any]:
         """What `electa tune --agent` stored for this agent: fusion settings (request values
@@ -338,6 +373,8 @@ class Engine:
             url, also = shown.url, shown.also_urls
             if page_url and page_url in also:  # A3: the copy on the visitor's page wins
                 url, also = page_url, tuple(u for u in (shown.url, *also) if u != page_url)
+            if page_url and url == page_url and order is not Order.FUSED:
+                key += PAGE_BOOST  # D4: the page the visitor is reading (order only, never the floor)
             hits.append((key, Hit(shown.id, shown.document_id, shown.source_id, shown.kind, shown.title,
                                   shown.text, url, shown.ext_id, f.fused, score, score >= floor,
                                   f.votes, also, key)))
@@ -375,11 +412,15 @@ class Engine:
             yield AnswerEvent("done", {"confidence": 1.0, "low_confidence": False, "small_talk": kind.value,
                                        "legs": [], "timings_ms": {"total": (time.perf_counter() - start) * 1000}})
             return
-        result = self.search(question, caller, page_url=page_url)
+        agent = agent or AgentProfile()
+        query = standalone_query(question, history)
+        query = with_business_name(query, business_name(agent.business or agent.name),
+                                   lambda name: bool(self.store.fts_search("chunk_fts", name, caller, 1, (1.0, 1.0, 0.0))))
+        result = self.search(query, caller, page_url=page_url)
         passing = result.passing
         passages = cut_passages(passing[: self.settings.top_passages], self.settings.passage_chars,
                                 self.settings.context_chars)
-        prompt = build_prompt(agent or AgentProfile(), question, passages, history, page_url)
+        prompt = build_prompt(agent, question, passages, history, page_url)
         extractive = ExtractiveAnswerer(self.embedder if self.index is not None else None)
         chosen = answerer or extractive
         pieces: list[str] = []
@@ -400,6 +441,7 @@ class Engine:
         best = max(((h.probability if h.probability is not None else h.score) for h in passing), default=0.3)
         yield AnswerEvent("done", {
             "confidence": round(best, 4), "low_confidence": len(passing) < 2, "strict": not passages,
+            "search_query": query,
             "unsupported": unsupported(text, cited or passages), "answerer": chosen.name, "fallback": fallback,
             "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2)} for r in result.legs],
             "timings_ms": {**{k: round(v, 2) for k, v in result.timings_ms.items()},

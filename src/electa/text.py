@@ -29,7 +29,7 @@ STOPWORDS = frozenset(
     ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
-    s t don can't cannot i'm i've let's""".split()  # noqa: SIM905 - a word list reads better as text
+    s t don can't cannot i'm i've let's""".split()
 )
 
 _stemmer = Stemmer.Stemmer("porter")

@@ -140,6 +140,8 @@ class Hit:
     sort_key: float = 0.0
     # Calibrated P(relevant), when the agent has calibration (SPEC C5); it then decides ``passes``.
     probability: float | None = None
+    # Set when the title-match rescue (SPEC B6) kept a hit the floor rejected: the title word.
+    rescued_by: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,79 @@
+"""Follow-up rewrite (E3), business name (E4), current-page boost (D4), title-match rescue (B6)."""
+
+from __future__ import annotations
+
+from electa import Access, Caller, Engine, Order
+from electa.answer.prompt import AgentProfile, Turn
+from electa.answer.rewrite import business_name, needs_rewrite, standalone_query, with_business_name
+from electa.ingest.loaders import Loaded
+from electa.types import Document, Section
+
+PREVIOUS = [Turn("How much is the Growth plan?", "Growth is $29/mo per seat [1].")]
+
+
+def test_gate_leaves_first_turns_and_self_contained_questions_alone() -> None:
+    assert not needs_rewrite("and for the annual plan?", [])
+    assert not needs_rewrite("How do I connect QuickBooks to my workspace?", PREVIOUS)
+    assert needs_rewrite("and for the annual plan?", PREVIOUS)
+    assert needs_rewrite("what about Starter?", PREVIOUS)
+    assert needs_rewrite("does it include the API?", PREVIOUS)
+
+
+def test_follow_up_is_rewritten_with_the_previous_turn() -> None:
+    assert standalone_query("and for the annual plan?", PREVIOUS) == "How much is the Growth plan? for the annual plan"
+    assert standalone_query("what about Starter?", PREVIOUS) == "How much is the Growth plan? Starter"
+
+
+def test_llm_rewriter_is_tried_first_and_its_failure_falls_back() -> None:
+    assert standalone_query("and annually?", PREVIOUS, lambda h, m: "Growth plan annual price") == "Growth plan annual price"
+
+    def broken(history: object, message: str) -> str:
+        raise TimeoutError("rewrite took too long")
+
+    assert standalone_query("and annually?", PREVIOUS, broken) == "How much is the Growth plan? annually"
+    assert standalone_query("and annually?", PREVIOUS, lambda h, m: "  ") == "How much is the Growth plan? annually"
+
+
+def test_business_name_rules() -> None:
+    assert business_name("Zepcruit Agent") == "Zepcruit"
+    assert business_name("Assistant") is None and business_name("Sales Bot") is None
+    assert with_business_name("what is the starting price", "Tallyo", lambda n: True) == "what is the starting price — Tallyo"
+    assert with_business_name("Tallyo pricing", "Tallyo", lambda n: True) == "Tallyo pricing"
+    assert with_business_name("what is the starting price", "Tallyo", lambda n: False) == "what is the starting price"
+
+
+def doc(ext: str, title: str, text: str, url: str) -> Document:
+    return Document(ext, title, text, url, sections=(Section((), text),))
+
+
+def test_ask_rewrites_follow_ups_and_names_the_business(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([
+        doc("g", "Growth plan", "Tallyo Growth costs $29/mo per seat, or $278 per seat per year on the annual plan.",
+            "https://t/growth"),
+        doc("s", "Slack", "Tallyo sends invoice events to Slack channels.", "https://t/slack")]), Access("t"))
+    events = list(engine.ask("and for the annual plan?", Caller("t"), history=PREVIOUS,
+                             agent=AgentProfile(name="Tallyo Assistant")))
+    done = next(e for e in events if e.kind == "done").data
+    assert done["search_query"] == "How much is the Growth plan? for the annual plan — Tallyo"
+    cites = next(e for e in events if e.kind == "citations").data["citations"]
+    assert cites and cites[0]["url"] == "https://t/growth"  # type: ignore[index]
+
+
+def test_current_page_is_boosted_in_the_order(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([doc("1", "Invoices", "invoices reminders exports", "https://t/1"),
+                                      doc("2", "Invoices too", "invoices reminders exports today", "https://t/2")]),
+                         Access("t"))
+    plain = engine.search("invoices reminders exports", Caller("t"), order=Order.ABSOLUTE)
+    second = plain.hits[1].url
+    boosted = engine.search("invoices reminders exports", Caller("t"), page_url=second)
+    assert boosted.hits[0].url == second
+
+
+def test_title_match_rescues_a_brand_page_under_the_floor(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([
+        doc("b", "Buy EPSON | Projectors", "Shop our range. Free delivery. Call us.", "https://s/epson"),
+        doc("c", "Cables", "HDMI cables and adapters in every length.", "https://s/cables")]), Access("s"))
+    hits = engine.search("Do you carry Epson projectors?", Caller("s"), floor=0.99).hits
+    epson = next(h for h in hits if h.url == "https://s/epson")
+    assert epson.passes and epson.rescued_by in {"epson", "projectors"}
+    assert not any(h.passes for h in hits if h.url == "https://s/cables")
