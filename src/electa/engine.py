@@ -399,7 +399,8 @@ class Engine:
         return cut_passages(result.passing[:n], s.passage_chars, s.context_chars)
 
     def ask(self, question: str, caller: Caller, *, history: Sequence[Turn] = (), page_url: str | None = None,
-            agent: AgentProfile | None = None, answerer: Answerer | None = None) -> Iterator[AnswerEvent]:
+            agent: AgentProfile | None = None, answerer: Answerer | None = None, floor: float | None = None,
+            top_k: int | None = None, weights: Mapping[str, float] | None = None) -> Iterator[AnswerEvent]:
         """Answer with citations, as a stream of events (SPEC E1, D5, G1–G5, G8).
 
         Small talk skips retrieval; otherwise the passing passages go into the guarded prompt,
@@ -416,9 +417,9 @@ class Engine:
         query = standalone_query(question, history)
         query = with_business_name(query, business_name(agent.business or agent.name),
                                    lambda name: bool(self.store.fts_search("chunk_fts", name, caller, 1, (1.0, 1.0, 0.0))))
-        result = self.search(query, caller, page_url=page_url)
+        result = self.search(query, caller, page_url=page_url, floor=floor, weights=weights)
         passing = result.passing
-        passages = cut_passages(passing[: self.settings.top_passages], self.settings.passage_chars,
+        passages = cut_passages(passing[: top_k or self.settings.top_passages], self.settings.passage_chars,
                                 self.settings.context_chars)
         prompt = build_prompt(agent, question, passages, history, page_url)
         extractive = ExtractiveAnswerer(self.embedder if self.index is not None else None)

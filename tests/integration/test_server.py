@@ -216,3 +216,24 @@ def test_demo_serve_prints_a_curl_line_that_streams_an_answer(tmp_path: Path) ->
         proc.wait(timeout=20)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_follow_up_uses_the_stored_conversation(server: str, keys: dict[str, dict[str, str]]) -> None:
+    _, _, first = ask(server, keys["acme"], "How much is the Growth plan?", conversation_id="c-42")
+    assert first["search_query"] == "How much is the Growth plan?"
+    text, _, done = ask(server, keys["acme"], "and for the free plan?", conversation_id="c-42")
+    assert done["search_query"].startswith("How much is the Growth plan?") and "free plan" in done["search_query"]
+    assert "$0/mo" in text
+    _, _, other = ask(server, keys["acme"], "and for the free plan?", conversation_id="c-other")
+    assert other["search_query"] == "and for the free plan?"
+
+
+def test_agent_settings_shape_the_answer(server: str, keys: dict[str, dict[str, str]]) -> None:
+    r = httpx.put(f"{server}/v1/agents/strict", json={"threshold": 0.99, "name": "Acme Assistant"}, headers=keys["acme"])
+    assert r.status_code == 200 and r.json()["retrieval"]["threshold"] == 0.99
+    page = "# Pricing\nThe Free plan costs $0/mo.\n"
+    httpx.post(f"{server}/v1/sources", json={"name": "p.md", "content": page, "agent": "strict"}, headers=keys["acme"],
+               timeout=60)
+    _, _, done = ask(server, keys["acme"], "How much is the free plan?", agent="strict")
+    assert done["strict"] is True
+    assert httpx.get(f"{server}/v1/agents/strict", headers=keys["globex"]).json() == {}

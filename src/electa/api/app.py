@@ -63,6 +63,8 @@ class AskIn(BaseModel):
     agent: str = "default"
     principals: list[str] = []
     page_url: str | None = None
+    conversation_id: str | None = Field(None, max_length=200, description="Stored turns of this conversation are "
+                                        "the history when `history` is not sent.")
     history: list[TurnIn] = []
 
 
@@ -74,6 +76,9 @@ class FeedbackIn(BaseModel):
 
 
 class AgentIn(BaseModel):
+    threshold: float | None = Field(None, ge=0, le=1, description="Floor on the relevance score for this agent.")
+    top_k: int = Field(4, ge=1, le=20, description="Passages that reach the prompt.")
+    weights: dict[str, float] | None = Field(None, description="Per-leg RRF weights for this agent.")
     name: str = "Assistant"
     business: str = ""
     tone: str = "friendly and concise"
@@ -136,7 +141,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     @app.put("/v1/agents/{agent}")
     def put_agent(agent: str, body: AgentIn, org: str = Depends(org_of)) -> dict[str, object]:
         current = store.agent_settings(org, agent) or {}
-        current["profile"] = body.model_dump()
+        current["profile"] = body.model_dump(exclude={"threshold", "top_k", "weights"})
+        current["retrieval"] = {"threshold": body.threshold, "top_k": body.top_k, "weights": body.weights}
         store.set_agent_settings(org, agent, current)
         return current
 
@@ -194,17 +200,24 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     @app.post("/v1/ask")
     def ask(body: AskIn, org: str = Depends(org_of)) -> StreamingResponse:
         caller = Caller(org, body.agent, frozenset(body.principals))
-        key = cache.key("ask", caller, provider, body.question, body.page_url, store.generation)
-        profile = AgentProfile(**(store.agent_settings(org, body.agent) or {}).get("profile", {}))  # type: ignore[arg-type]
+        key = cache.key("ask", caller, provider, body.question, body.page_url, store.generation,
+                        json.dumps(store.agent_settings(org, body.agent) or {}, sort_keys=True))
+        stored = store.agent_settings(org, body.agent) or {}
+        profile = AgentProfile(**stored.get("profile", {}))  # type: ignore[arg-type]
+        retrieval: dict[str, Any] = stored.get("retrieval") or {}  # type: ignore[assignment]
         history = [Turn(t.question, t.answer) for t in body.history]
+        if not history and body.conversation_id:
+            history = [Turn(q, a) for q, a in store.recent_turns(org, body.agent, body.conversation_id)]
 
         def events() -> Iterator[bytes]:
-            cached = None if history else cache.get(key)
+            cached = None if history else cache.get(key)  # a follow-up depends on its history: never cached
             recorded: list[tuple[str, dict[str, object]]] = []
             try:
                 stream = iter(cached) if cached is not None else (
                     (e.kind, e.data) for e in engine.ask(body.question, caller, history=history,
-                                                        page_url=body.page_url, agent=profile, answerer=answerer))
+                                                        page_url=body.page_url, agent=profile, answerer=answerer,
+                                                        floor=retrieval.get("threshold"), top_k=retrieval.get("top_k"),
+                                                        weights=retrieval.get("weights")))
                 for kind, data in stream:
                     recorded.append((kind, data))
                     if kind == "done":
@@ -221,6 +234,10 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
                     store.add_gap(org, body.agent, body.question, float(done.get("confidence", 0.0)),  # type: ignore[arg-type]
                                   "nothing passed the floor" if done.get("strict") else "low confidence")
                 store.count_usage(org, body.agent, len(text))
+                if body.conversation_id:
+                    cites = next((d.get("citations", []) for k, d in recorded if k == "citations"), [])
+                    store.add_turn(org, body.agent, body.conversation_id, body.question, text, list(cites),  # type: ignore[call-overload]
+                                   float(done.get("confidence", 0.0)))  # type: ignore[arg-type]
                 if not history:
                     cache.put(key, recorded)
 

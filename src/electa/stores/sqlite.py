@@ -86,6 +86,11 @@ CREATE TABLE IF NOT EXISTS gaps(
 CREATE TABLE IF NOT EXISTS usage(
   org TEXT NOT NULL, agent TEXT NOT NULL, day TEXT NOT NULL, questions INTEGER NOT NULL DEFAULT 0,
   answer_chars INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(org, agent, day));
+CREATE TABLE IF NOT EXISTS turns(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, conversation TEXT NOT NULL,
+  question TEXT NOT NULL, answer TEXT NOT NULL, citations TEXT NOT NULL, confidence REAL NOT NULL,
+  created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS turns_conversation ON turns(org, agent, conversation, id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
 """
@@ -522,6 +527,19 @@ class SqliteStore:
             params.append(agent)
         cols = ("agent", "question", "confidence", "reason", "created_at")
         return [dict(zip(cols, r, strict=True)) for r in self.con.execute(sql + " ORDER BY id DESC LIMIT 500", params)]
+
+    def add_turn(self, org: str, agent: str, conversation: str, question: str, answer: str,
+                 citations: list[object], confidence: float) -> None:
+        with self.transaction() as con:
+            con.execute("INSERT INTO turns(org, agent, conversation, question, answer, citations, confidence, created_at)"
+                        " VALUES(?,?,?,?,?,?,?,?)", (org, agent, conversation, question, answer, json.dumps(citations),
+                                                     confidence, time.time()))
+
+    def recent_turns(self, org: str, agent: str, conversation: str, limit: int = 6) -> list[tuple[str, str]]:
+        """The last ``limit`` (question, answer) pairs of a conversation, oldest first."""
+        rows = self.con.execute("SELECT question, answer FROM turns WHERE org=? AND agent=? AND conversation=?"
+                                " ORDER BY id DESC LIMIT ?", (org, agent, conversation, limit)).fetchall()
+        return [(q, a) for q, a in reversed(rows)]
 
     def count_usage(self, org: str, agent: str, answer_chars: int) -> None:
         day = time.strftime("%Y-%m-%d", time.gmtime())
