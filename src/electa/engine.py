@@ -413,6 +413,14 @@ class Engine:
             yield AnswerEvent("done", {"confidence": 1.0, "low_confidence": False, "small_talk": kind.value,
                                        "legs": [], "timings_ms": {"total": (time.perf_counter() - start) * 1000}})
             return
+        curated = self.store.curated_answer(question, caller.org, self.store.allowed(caller).ids)
+        if curated is not None:  # E2: a curated trigger short-circuits the pipeline
+            trigger, canned, url = curated
+            yield from (AnswerEvent("token", {"token": t}) for t in re.findall(r"\S+\s*", canned))
+            yield AnswerEvent("citations", {"citations": [{"id": 1, "title": "curated answer", "url": url}] if url else []})
+            yield AnswerEvent("done", {"confidence": 1.0, "low_confidence": False, "strict": False, "curated": trigger,
+                                       "legs": [], "timings_ms": {"total": round((time.perf_counter() - start) * 1000, 2)}})
+            return
         agent = agent or AgentProfile()
         query = standalone_query(question, history)
         query = with_business_name(query, business_name(agent.business or agent.name),

@@ -13,6 +13,7 @@ class ChunkKind(StrEnum):
     PARENT = "parent"
     CHILD = "child"
     QA = "qa"
+    CURATED = "curated"
 
 
 class LegStatus(StrEnum):
@@ -75,6 +76,16 @@ class QAPair:
 
     ext_id: str
     question: str
+    answer: str
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class CuratedAnswer:
+    """Trigger phrases -> canned text that short-circuits the pipeline (SPEC A1, E2)."""
+
+    ext_id: str
+    triggers: tuple[str, ...]
     answer: str
     url: str = ""
 

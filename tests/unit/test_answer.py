@@ -159,3 +159,35 @@ class _Failing:
 def test_failing_answerer_falls_back_and_says_so(kb: Engine) -> None:
     text, _, done = _events(kb, "refund annual plans days", Caller("org-a"), answerer=_Failing())
     assert "30 days" in text and "failing failed (TimeoutError" in str(done["fallback"])
+
+
+def test_curated_triggers_short_circuit_within_the_callers_access(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "curated.csv").write_text("triggers,answer,url\nopening hours|when are you open,We are open 9 to 5.,https://a/hours\n",
+                                    encoding="utf-8")
+    (kb / "page.md").write_text("# Hours\nThe office is open on weekdays.\n", encoding="utf-8")
+    engine.ingest([kb], Access("org-a"))
+    text, cites, done = _events(engine, "Opening hours?", Caller("org-a"))
+    assert text == "We are open 9 to 5." and done["curated"] == "opening hours" and done["legs"] == []
+    assert cites["citations"] == [{"id": 1, "title": "curated answer", "url": "https://a/hours"}]
+    _, _, phrase = _events(engine, "hey, when are you open on friday", Caller("org-a"))
+    assert phrase.get("curated") == "when are you open"
+    _, _, other_org = _events(engine, "Opening hours?", Caller("org-b"))
+    assert "curated" not in other_org
+    engine.delete_source("org-a", "default", str((kb / "curated.csv").resolve()))
+    _, _, after = _events(engine, "Opening hours?", Caller("org-a"))
+    assert "curated" not in after
+
+
+def test_curated_answers_load_from_csv_and_json() -> None:
+    from electa.ingest.loaders import loader_for
+
+    csv_loaded = loader_for("c.csv")("c.csv", b"triggers,answer\nhi there|hello,Welcome!\n")
+    assert csv_loaded.curated[0].triggers == ("hi there", "hello")
+    json_loaded = loader_for("c.json")("c.json", b'[{"triggers": ["refund please"], "answer": "See our policy."}]')
+    assert json_loaded.curated[0].answer == "See our policy."
+    from electa.errors import IngestError
+
+    with pytest.raises(IngestError, match="triggers"):
+        loader_for("c.csv")("c.csv", b"triggers,answer\n,Welcome!\n")

@@ -16,6 +16,7 @@ QUESTIONS: tuple[tuple[str, frozenset[str]], ...] = (
     ("Error E1042 when exporting to CSV", frozenset()),
     ("How much is the Growth plan per year?", frozenset()),
     ("Does it integrate with Slack?", frozenset()),
+    ("Can I talk to a human?", frozenset()),
     ("Who approves a refund over $500?", frozenset()),
     ("Who approves a refund over $500?", frozenset({"team:support"})),
 )
@@ -30,7 +31,7 @@ def sample_kb() -> Path:
 def run_demo(data_dir: Path, embedder: str | None) -> None:
     kb = sample_kb()
     with open_engine(str(data_dir), embedder) as engine:
-        public = engine.ingest([kb / "help-center", kb / "qa.csv"], Access(ORG))
+        public = engine.ingest([kb / "help-center", kb / "qa.csv", kb / "curated.csv"], Access(ORG))
         team = engine.ingest([kb / "internal"], Access(ORG, public=False, principals=("team:support",)))
         for label, report in (("public help center + Q&A", public), ("internal (team:support)", team)):
             c = report.counts()

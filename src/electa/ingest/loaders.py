@@ -16,7 +16,7 @@ from pathlib import PurePath
 
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
-from electa.types import Document, QAPair, Section
+from electa.types import CuratedAnswer, Document, QAPair, Section
 
 
 @dataclass
@@ -24,6 +24,7 @@ class Loaded:
     documents: list[Document] = field(default_factory=list)
     qa_pairs: list[QAPair] = field(default_factory=list)
     note: str = ""
+    curated: list[CuratedAnswer] = field(default_factory=list)
 
 
 Loader = Callable[[str, bytes], Loaded]
@@ -192,12 +193,30 @@ def _qa_from_records(name: str, records: list[dict[str, str]]) -> list[QAPair]:
     return pairs
 
 
+def _curated_from_records(name: str, records: list[dict[str, object]]) -> list[CuratedAnswer]:
+    out = []
+    for i, rec in enumerate(records, 1):
+        lowered = {str(k).strip().lower(): v for k, v in rec.items()}
+        raw = lowered.get("triggers") or ""
+        triggers = [str(t).strip() for t in raw] if isinstance(raw, list) else re.split(r"[|\n]", str(raw))
+        triggers = [t.strip() for t in triggers if t and t.strip()]
+        answer = str(lowered.get("answer") or "").strip()
+        if not triggers or not answer:
+            raise IngestError(name, f"curated answer {i} needs 'triggers' (separated by |) and an 'answer'")
+        out.append(CuratedAnswer(str(lowered.get("id") or f"{name}#{i}"), tuple(triggers), answer,
+                                 str(lowered.get("url") or "")))
+    return out
+
+
 def load_csv(name: str, data: bytes) -> Loaded:
     text, note = decode_text(name, data)
     reader = csv.DictReader(io.StringIO(text))
     fields = {f.strip().lower() for f in (reader.fieldnames or [])}
+    if {"triggers", "answer"} <= fields:
+        return Loaded(curated=_curated_from_records(name, list(reader)), note=note)  # type: ignore[arg-type]
     if not {"question", "answer"} <= fields:
-        raise IngestError(name, "a Q&A CSV needs a header with 'question' and 'answer' columns")
+        raise IngestError(name, "a CSV needs a header with 'question' and 'answer' (Q&A pairs) or 'triggers' and "
+                                "'answer' (curated answers)")
     return Loaded(qa_pairs=_qa_from_records(name, list(reader)), note=note)
 
 
@@ -250,6 +269,8 @@ def load_json(name: str, data: bytes) -> Loaded:
         raise IngestError(name, "expected a list of objects (or {\"items\": [...]})")
     if not records:
         raise IngestError(name, "no records")
+    if all("triggers" in r for r in records):
+        return Loaded(curated=_curated_from_records(name, records), note=note)
     if all("question" in r for r in records):
         return Loaded(qa_pairs=_qa_from_records(name, records), note=note)
     return Loaded(documents=[_doc_from_record(name, i, r) for i, r in enumerate(records, 1)], note=note)

@@ -145,6 +145,10 @@ class Ingestor:
             chunk = Chunk(ChunkKind.QA, 0, pair.question, pair.answer)
             prepared.append((pair.ext_id, pair.question, pair.url or record.url,
                              text_hash(pair.question, pair.answer), [chunk]))
+        for curated in loaded.curated:
+            chunk = Chunk(ChunkKind.CURATED, 0, "\n".join(curated.triggers), curated.answer)
+            prepared.append((curated.ext_id, curated.triggers[0], curated.url or record.url,
+                             text_hash("\n".join(curated.triggers), curated.answer), [chunk]))
         if not prepared:
             raise IngestError(record.uri, "nothing to index in this source")
         to_embed: list[tuple[int, int, str]] = []
@@ -153,7 +157,8 @@ class Ingestor:
             if thash in known or thash in seen:
                 continue
             seen.add(thash)
-            to_embed.extend((d, c, embed_text(ch)) for c, ch in enumerate(chunks))
+            # Curated answers are matched by trigger, never searched: no vector.
+            to_embed.extend((d, c, embed_text(ch)) for c, ch in enumerate(chunks) if ch.kind is not ChunkKind.CURATED)
         vectors = self._embed([t for _, _, t in to_embed], progress, len(prepared))
         per_doc: dict[int, dict[int, np.ndarray | None]] = {}
         for (d, c, _), vec in zip(to_embed, vectors, strict=True):

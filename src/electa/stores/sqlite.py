@@ -91,6 +91,9 @@ CREATE TABLE IF NOT EXISTS turns(
   question TEXT NOT NULL, answer TEXT NOT NULL, citations TEXT NOT NULL, confidence REAL NOT NULL,
   created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS turns_conversation ON turns(org, agent, conversation, id);
+CREATE TABLE IF NOT EXISTS curated_triggers(
+  trigger TEXT NOT NULL, chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+  PRIMARY KEY(trigger, chunk_id));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
 """
@@ -124,6 +127,11 @@ def match_expression(query: str) -> str:
     """OR of the query's content words, each quoted so no user text is read as FTS5 syntax."""
     words = [w for w in tokens(query) if w not in STOPWORDS] or tokens(query)
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+def normalise_trigger(text: str) -> str:
+    """Trigger and question compared as folded words: "Opening hours?" == "opening hours"."""
+    return " ".join(tokens(text))
 
 
 def vector_blob(vec: np.ndarray) -> bytes:
@@ -281,11 +289,12 @@ class SqliteStore:
         from electa.ingest.chunker import CHUNKER_VERSION
 
         access = source.access
-        is_qa = bool(doc.chunks) and doc.chunks[0].kind is ChunkKind.QA
+        first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
+        kind = first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc"
         cur = con.execute(
             "INSERT INTO documents(org, agent, kind, title, text_hash, access_sig, public)"
             " VALUES(?,?,?,?,?,?,?)",
-            (source.org, source.agent, "qa" if is_qa else "doc", doc.title, doc.text_hash,
+            (source.org, source.agent, kind, doc.title, doc.text_hash,
              access.signature(), int(access.public)),
         )
         document_id = int(cur.lastrowid or 0)
@@ -312,6 +321,9 @@ class SqliteStore:
             elif chunk.kind is ChunkKind.QA:
                 con.execute("INSERT INTO qa_fts(rowid, question, answer, acl) VALUES(?,?,?,?)",
                             (chunk_id, chunk.title, chunk.text, acl))
+            elif chunk.kind is ChunkKind.CURATED:
+                con.executemany("INSERT OR IGNORE INTO curated_triggers VALUES(?, ?)",
+                                [(normalise_trigger(t), chunk_id) for t in chunk.title.split("\n") if t.strip()])
             if vec is not None:
                 con.execute("INSERT INTO vectors VALUES(?,?,?,?)",
                             (chunk_id, model_id, int(vec.shape[0]), vector_blob(vec)))
@@ -460,6 +472,26 @@ class SqliteStore:
         return out
 
     # -- feedback and per-agent settings ------------------------------------------------------
+    def curated_answer(self, question: str, org: str, allowed_ids: np.ndarray) -> tuple[str, str, str] | None:
+        """``(trigger, answer, url)`` of a curated answer this caller may see whose trigger is the
+        question, or a phrase of two words or more inside it (longest trigger wins)."""
+        asked = normalise_trigger(question)
+        if not asked:
+            return None
+        rows = self.con.execute(
+            "SELECT t.trigger, c.id, c.text, (SELECT min(l.url) FROM locations l WHERE l.document_id=c.document_id)"
+            " FROM curated_triggers t JOIN chunks c ON c.id=t.chunk_id JOIN documents d ON d.id=c.document_id"
+            " WHERE d.org=?", (org,)).fetchall()
+        allowed = set(allowed_ids.tolist())
+        best: tuple[str, str, str] | None = None
+        for trigger, chunk_id, answer, url in rows:
+            if chunk_id not in allowed:
+                continue
+            matches = trigger == asked or (" " in trigger and f" {trigger} " in f" {asked} ")
+            if matches and (best is None or len(trigger) > len(best[0])):
+                best = (trigger, answer, url or "")
+        return best
+
     def add_feedback(self, org: str, agent: str, query: str, url: str, signal: int) -> None:
         """Record a thumbs up (+1), a click (+1) or a thumbs down (-1) on ``url`` for ``query``."""
         with self.transaction() as con:
