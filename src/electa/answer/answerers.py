@@ -108,14 +108,22 @@ def _openai(settings: Settings) -> Answerer:
                                     stall_s=settings.llm_stall_s, deadline_s=settings.llm_deadline_s)
 
 
+def _local(settings: Settings) -> Answerer:
+    from electa.answer.local_llm import LocalSmolAnswerer
+
+    return LocalSmolAnswerer(deadline_s=settings.llm_deadline_s)
+
+
 _REGISTRY: dict[str, Callable[[Settings], Answerer]] = {
     "extractive": lambda settings: ExtractiveAnswerer(),
+    "local": _local,
     "openai": _openai,
 }
 
 
 def create_answerer(name: str, settings: Settings | None = None) -> Answerer:
-    """The answerer registered as ``name``: ``extractive`` or ``openai`` (configured by settings)."""
+    """The answerer registered as ``name``: ``extractive``, ``local`` (packaged SmolLM2) or
+    ``openai`` (any OpenAI-compatible server, configured by settings)."""
     try:
         factory = _REGISTRY[name]
     except KeyError:
