@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -400,7 +400,8 @@ class Engine:
 
     def ask(self, question: str, caller: Caller, *, history: Sequence[Turn] = (), page_url: str | None = None,
             agent: AgentProfile | None = None, answerer: Answerer | None = None, floor: float | None = None,
-            top_k: int | None = None, weights: Mapping[str, float] | None = None) -> Iterator[AnswerEvent]:
+            top_k: int | None = None, weights: Mapping[str, float] | None = None,
+            rewriter: Callable[[Sequence[Turn], str], str | None] | None = None) -> Iterator[AnswerEvent]:
         """Answer with citations, as a stream of events (SPEC E1, D5, G1–G5, G8).
 
         Small talk skips retrieval; otherwise the passing passages go into the guarded prompt,
@@ -422,7 +423,7 @@ class Engine:
                                        "legs": [], "timings_ms": {"total": round((time.perf_counter() - start) * 1000, 2)}})
             return
         agent = agent or AgentProfile()
-        query = standalone_query(question, history)
+        query = standalone_query(question, history, rewriter)
         query = with_business_name(query, business_name(agent.business or agent.name),
                                    lambda name: bool(self.store.fts_search("chunk_fts", name, caller, 1, (1.0, 1.0, 0.0))))
         result = self.search(query, caller, page_url=page_url, floor=floor, weights=weights)

@@ -77,3 +77,32 @@ def test_title_match_rescues_a_brand_page_under_the_floor(engine: Engine) -> Non
     epson = next(h for h in hits if h.url == "https://s/epson")
     assert epson.passes and epson.rescued_by in {"epson", "projectors"}
     assert not any(h.passes for h in hits if h.url == "https://s/cables")
+
+
+class _ScriptedLLM:
+    name = "scripted"
+
+    def __init__(self, reply: str, delay: float = 0.0) -> None:
+        self.reply, self.delay, self.calls = reply, delay, 0
+
+    def stream(self, prompt: object, question: str):  # type: ignore[no-untyped-def]
+        import time
+
+        self.calls += 1
+        time.sleep(self.delay)
+        yield self.reply
+
+
+def test_llm_rewriter_caches_per_conversation_and_times_out() -> None:
+    from electa.answer.rewrite import LlmRewriter
+
+    llm = _ScriptedLLM("Growth plan price per year\nextra line")
+    rewriter = LlmRewriter(llm, timeout_s=1.0)
+    first = rewriter.for_conversation("c1")
+    assert standalone_query("and annually?", PREVIOUS, first) == "Growth plan price per year"
+    assert standalone_query("and annually?", PREVIOUS, first) == "Growth plan price per year"
+    assert llm.calls == 1
+    standalone_query("and annually?", PREVIOUS, rewriter.for_conversation("c2"))
+    assert llm.calls == 2
+    slow = LlmRewriter(_ScriptedLLM("too late", delay=0.5), timeout_s=0.05).for_conversation("c3")
+    assert standalone_query("and annually?", PREVIOUS, slow) == "How much is the Growth plan? annually"

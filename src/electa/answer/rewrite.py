@@ -17,7 +17,9 @@ knowledge base mentions it, and the question does not already contain it.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from electa.answer.prompt import Turn
 from electa.text import STOPWORDS, tokens
@@ -90,3 +92,60 @@ def with_business_name(question: str, name: str | None, mentioned: Callable[[str
     if not name or name.lower() in question.lower() or not mentioned(name):
         return question
     return f"{question} — {name}"
+
+
+REWRITE_INSTRUCTION = (
+    "Rewrite the visitor's last message as one standalone search query, in the visitor's language, resolving "
+    "pronouns and ellipsis from the conversation. Output only the query."
+)
+
+
+class LlmRewriter:
+    """The E3 rewrite by an LLM: temperature 0 (the answerers decode greedily or at low
+    temperature), a hard timeout, and a per-conversation cache. Returns None on timeout or error,
+    so :func:`standalone_query` falls back to the deterministic rewrite and the stream never waits
+    longer than ``timeout_s`` for it."""
+
+    def __init__(self, answerer: Any, timeout_s: float = 2.0, max_entries: int = 10_000) -> None:
+        self.answerer, self.timeout_s, self.max_entries = answerer, timeout_s, max_entries
+        self._cache: dict[tuple[str, str], str] = {}
+        self._lock = threading.Lock()
+
+    def for_conversation(self, conversation: str) -> Callable[[Sequence[Turn], str], str | None]:
+        def rewrite(history: Sequence[Turn], message: str) -> str | None:
+            key = (conversation, message)
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key]
+            result = self._ask(history, message)
+            if result:
+                with self._lock:
+                    if len(self._cache) >= self.max_entries:
+                        self._cache.clear()
+                    self._cache[key] = result
+            return result
+
+        return rewrite
+
+    def _ask(self, history: Sequence[Turn], message: str) -> str | None:
+        from electa.answer.prompt import Message, Prompt
+
+        convo = "\n".join(f"Visitor: {t.question}\nAssistant: {t.answer}" for t in history[-3:])
+        prompt = Prompt((Message("system", REWRITE_INSTRUCTION),
+                         Message("user", f"{convo}\nVisitor: {message}\n\nStandalone query:")))
+        out: list[str] = []
+
+        def run() -> None:
+            try:
+                out.extend(self.answerer.stream(prompt, message))
+            except Exception:
+                out.clear()
+                out.append("\x00")
+
+        thread = threading.Thread(target=run, name="electa-rewrite", daemon=True)
+        thread.start()
+        thread.join(self.timeout_s)
+        if thread.is_alive() or "\x00" in out:
+            return None
+        text = "".join(out).strip().strip('"').splitlines()
+        return text[0].strip() if text and text[0].strip() else None

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from electa.answer.answerers import create_answerer
 from electa.answer.prompt import AgentProfile, Turn
+from electa.answer.rewrite import LlmRewriter
 from electa.api.cache import ResultCache
 from electa.cli.common import hit_json
 from electa.engine import Engine
@@ -101,6 +102,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     store = engine.store
     provider = engine.settings.answerer
     answerer = None if provider == "extractive" else create_answerer(provider, engine.settings)
+    # E3: with an LLM configured, follow-ups are rewritten by it (timeout, per-conversation cache).
+    rewriter = LlmRewriter(answerer) if answerer is not None else None
 
     def org_of(authorization: str | None = Header(None)) -> str:
         org = store.org_for_key(_bearer(authorization))
@@ -217,7 +220,9 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
                     (e.kind, e.data) for e in engine.ask(body.question, caller, history=history,
                                                         page_url=body.page_url, agent=profile, answerer=answerer,
                                                         floor=retrieval.get("threshold"), top_k=retrieval.get("top_k"),
-                                                        weights=retrieval.get("weights")))
+                                                        weights=retrieval.get("weights"),
+                                                        rewriter=rewriter.for_conversation(f"{org}|{body.conversation_id}")
+                                                        if rewriter and body.conversation_id else None))
                 for kind, data in stream:
                     recorded.append((kind, data))
                     if kind == "done":
