@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class ChunkKind(StrEnum):
@@ -183,3 +184,15 @@ class AnswerEvent:
 
     kind: str
     data: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    """A hit as JSON: what the CLI's --json and the HTTP API return, provenance included."""
+    return {
+        "id": hit.unit_id, "document_id": hit.document_id, "kind": hit.kind.value, "title": hit.title,
+        "url": hit.url, "also_urls": list(hit.also_urls), "ext_id": hit.ext_id,
+        "score": round(hit.score, 4), "fused": round(hit.fused, 6), "passes": hit.passes,
+        "votes": [{"leg": v.leg, "rank": v.rank, "raw_score": round(v.raw_score, 4),
+                   "contribution": round(v.contribution, 6)} for v in hit.votes],
+        "text": hit.text,
+    }

@@ -8,8 +8,9 @@ lot!", "Goedemorgen"). Anything longer, or with a question in it, takes the norm
 from __future__ import annotations
 
 import re
-import unicodedata
 from enum import StrEnum
+
+from electa.text import fold
 
 
 class SmallTalk(StrEnum):
@@ -44,9 +45,8 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
 def _fold(text: str) -> list[str]:
-    decomposed = unicodedata.normalize("NFKD", text.lower().replace("ß", "ss"))
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return _WORD.findall(plain)
+    # Letters only (digits and "_" split), so "Hi!!" and "hi2u" are not read as one greeting word.
+    return _WORD.findall(fold(text.replace("ß", "ss")))
 
 
 def small_talk(message: str) -> SmallTalk | None:

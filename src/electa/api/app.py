@@ -22,11 +22,10 @@ from electa.answer.answerers import create_answerer
 from electa.answer.prompt import AgentProfile, Turn
 from electa.answer.rewrite import LlmRewriter
 from electa.api.cache import ResultCache
-from electa.cli.common import hit_json
 from electa.engine import Engine
 from electa.errors import ElectaError, IngestError, NotFoundError
 from electa.ingest.loaders import loader_for
-from electa.types import Access, Caller
+from electa.types import Access, Caller, hit_json
 
 
 class OrgIn(BaseModel):
@@ -203,9 +202,9 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     @app.post("/v1/ask")
     def ask(body: AskIn, org: str = Depends(org_of)) -> StreamingResponse:
         caller = Caller(org, body.agent, frozenset(body.principals))
-        key = cache.key("ask", caller, provider, body.question, body.page_url, store.generation,
-                        json.dumps(store.agent_settings(org, body.agent) or {}, sort_keys=True))
         stored = store.agent_settings(org, body.agent) or {}
+        key = cache.key("ask", caller, provider, body.question, body.page_url, store.generation,
+                        json.dumps(stored, sort_keys=True))
         profile = AgentProfile(**stored.get("profile", {}))  # type: ignore[arg-type]
         retrieval: dict[str, Any] = stored.get("retrieval") or {}  # type: ignore[assignment]
         history = [Turn(t.question, t.answer) for t in body.history]

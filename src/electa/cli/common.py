@@ -70,17 +70,6 @@ def friendly(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def hit_json(hit: Hit) -> dict[str, Any]:
-    return {
-        "id": hit.unit_id, "document_id": hit.document_id, "kind": hit.kind.value, "title": hit.title,
-        "url": hit.url, "also_urls": list(hit.also_urls), "ext_id": hit.ext_id,
-        "score": round(hit.score, 4), "fused": round(hit.fused, 6), "passes": hit.passes,
-        "votes": [{"leg": v.leg, "rank": v.rank, "raw_score": round(v.raw_score, 4),
-                   "contribution": round(v.contribution, 6)} for v in hit.votes],
-        "text": hit.text,
-    }
-
-
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 

@@ -13,7 +13,6 @@ from electa.cli.common import (
     data_option,
     echo_json,
     friendly,
-    hit_json,
     make_caller,
     open_engine,
     parse_pairs,
@@ -21,7 +20,7 @@ from electa.cli.common import (
     votes_text,
 )
 from electa.config import Settings
-from electa.types import Access
+from electa.types import Access, hit_json
 
 
 def parse_agent(ref: str) -> tuple[str, str]:
