@@ -9,6 +9,14 @@ Two fitters, both standard:
   the log loss, with Platt's target smoothing ``(n₊+1)/(n₊+2)`` and ``1/(n₋+2)``. Two numbers;
   works with few labels.
 
+One probability per candidate from several legs' probabilities is a third fit:
+
+- **Stacking** (Wolpert 1992): a logistic regression over the legs' calibrated probabilities
+  (0 for a leg that did not return the candidate), fitted by Newton's method (IRLS) with a small
+  L2 penalty on the weights. It learns how far to trust each leg: on StackFAQ dev a lexical match
+  from the full-text leg is weak evidence next to the dense leg's, which the reference's "take the
+  higher of the two" cannot express (its maximum let near-duplicate threads pass).
+
 A :class:`Calibrator` is plain data (JSON-serialisable), so it is stored per agent together with
 the embedding model it was fitted for.
 """
@@ -23,7 +31,8 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Calibrator:
-    """``kind`` is ``isotonic`` (step thresholds and values) or ``platt`` (a, b)."""
+    """``kind`` is ``isotonic`` (step thresholds and values), ``platt`` (a, b), or ``stacked``
+    (per-leg ``weights`` and the intercept ``b``; only as the combined calibrator, ``"*"``)."""
 
     kind: str
     xs: tuple[float, ...] = ()
@@ -31,6 +40,7 @@ class Calibrator:
     a: float = 0.0
     b: float = 0.0
     fitted_on: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    weights: tuple[tuple[str, float], ...] = ()
 
     def __call__(self, score: float) -> float:
         if self.kind == "platt":
@@ -44,13 +54,24 @@ class Calibrator:
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "xs": list(self.xs), "ys": list(self.ys), "a": self.a, "b": self.b,
-                "fitted_on": self.fitted_on}
+                "fitted_on": self.fitted_on, "weights": dict(self.weights)}
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Calibrator:
+        weights = data.get("weights") or {}
         return cls(str(data["kind"]), tuple(data.get("xs", ())), tuple(data.get("ys", ())),  # type: ignore[arg-type]
                    float(data.get("a", 0.0)), float(data.get("b", 0.0)),  # type: ignore[arg-type]
-                   dict(data.get("fitted_on", {})))  # type: ignore[call-overload]
+                   dict(data.get("fitted_on", {})),  # type: ignore[call-overload]
+                   tuple(sorted((str(k), float(v)) for k, v in weights.items())))  # type: ignore[attr-defined]
+
+    def combine(self, probabilities: Mapping[str, float]) -> float:
+        """A stacked calibrator's probability from the legs' probabilities (missing leg: 0)."""
+        z = self.b + sum(w * probabilities.get(leg, 0.0) for leg, w in self.weights)
+        return _sigmoid(z)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
 
 def fit_isotonic(scores: Sequence[float], labels: Sequence[int]) -> Calibrator:
@@ -117,6 +138,38 @@ def fit_platt(scores: Sequence[float], labels: Sequence[int], iterations: int = 
     return Calibrator("platt", a=a, b=b)
 
 
+def fit_stacked(rows: Sequence[Mapping[str, float]], labels: Sequence[int], l2: float = 0.1,
+                iterations: int = 50) -> Calibrator:
+    """Logistic regression of ``labels`` on each row's per-leg probabilities (absent leg: 0),
+    by Newton's method on the log loss plus ``l2``/2 · |weights|² (the intercept is not
+    penalised; the penalty keeps a leg that is always absent at weight 0).
+
+    >>> rows = [{"dense": 0.9}, {"dense": 0.8, "fulltext": 0.9}, {"fulltext": 0.9}, {"dense": 0.1}]
+    >>> c = fit_stacked(rows, [1, 1, 0, 0])
+    >>> c.combine({"dense": 0.9}) > 0.5 > c.combine({"fulltext": 0.9})
+    True
+    """
+    import numpy as np
+
+    if len(rows) != len(labels) or not rows:
+        raise ValueError("need as many labels as rows, at least one")
+    legs = sorted({leg for row in rows for leg in row})
+    x = np.array([[1.0, *(row.get(leg, 0.0) for leg in legs)] for row in rows])
+    y = np.asarray(labels, dtype=np.float64)
+    penalty = np.full(x.shape[1], l2)
+    penalty[0] = 1e-9
+    w = np.zeros(x.shape[1])
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -700, 700)))
+        gradient = x.T @ (p - y) + penalty * w
+        hessian = (x * (p * (1.0 - p))[:, None]).T @ x + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if float(np.abs(step).max()) < 1e-9:
+            break
+    return Calibrator("stacked", b=float(w[0]), weights=tuple((leg, float(v)) for leg, v in zip(legs, w[1:], strict=True)))
+
+
 def reliability(probs: Sequence[float], labels: Sequence[int], bins: int = 10) -> list[tuple[float, float, int]]:
     """Per equal-width bin: (mean predicted, observed rate, count), bins with data only."""
     out = []
@@ -132,13 +185,18 @@ COMBINED = "*"
 
 
 def calibrated_score(cal: Mapping[str, Calibrator], votes: Mapping[str, float]) -> float:
-    """One probability for a candidate: the highest of its legs' calibrated probabilities,
-    mapped once more through the combined calibrator (key ``"*"``), since a maximum of
-    probabilities over-states relevance.
+    """One probability for a candidate from its legs' raw scores: each leg's calibrated
+    probability, then the combined calibrator (key ``"*"``): a stacked one weighs the legs;
+    otherwise (calibrations stored before stacking) the highest leg probability is mapped once
+    more, since a maximum of probabilities over-states relevance.
 
     >>> cal = {"dense": fit_isotonic([0.2, 0.8], [0, 1])}
     >>> calibrated_score(cal, {"dense": 0.8, "fulltext": 12.0})
     1.0
     """
-    best = max((cal[leg](raw) for leg, raw in votes.items() if leg in cal), default=0.0)
-    return cal[COMBINED](best) if COMBINED in cal else best
+    probabilities = {leg: cal[leg](raw) for leg, raw in votes.items() if leg in cal and leg != COMBINED}
+    combined = cal.get(COMBINED)
+    if combined is not None and combined.kind == "stacked":
+        return combined.combine(probabilities)
+    best = max(probabilities.values(), default=0.0)
+    return combined(best) if combined is not None else best

@@ -34,6 +34,7 @@ from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
 from electa.fusion import max_fused, weighted_rrf
+from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport
 from electa.legs.dense import DenseLeg
@@ -59,6 +60,8 @@ from electa.types import (
 )
 
 FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
+# A child window or a title alone is too little to read: the hit shows the parent it stands for.
+SHOWN_AS_PARENT = frozenset({ChunkKind.CHILD, ChunkKind.TITLE})
 PAGE_BOOST = 0.15  # SPEC D4; reference/chat-widget-rag-pipeline.txt step 7
 # Common question, shop and setting words that never rescue a page by title (SPEC B6).
 RESCUE_STOP = frozenset("""price prices pricing cost costs much many room rooms setup settings setting help
@@ -224,6 +227,19 @@ class Engine:
             self.dense = DenseLeg(self.embedder, self.index)
             self.legs["dense"] = self.dense
             self._mismatch = ""
+            # Indexes chunked before title units (hp-1) get them now; the rest stays as it is.
+            while max_batches is None or batches < max_batches:
+                missing = self.store.documents_missing_title_units(batch)
+                if not missing:
+                    break
+                self.store.add_title_units(model_id, missing, self.embedder.embed([t for _, t, _ in missing]))
+                done += len(missing)
+                batches += 1
+                if progress:
+                    print(f"reindex: {done} chunks embedded (title units)", flush=True)
+            if self.index is not None:
+                self.index.sync()
+                self.index.save()
         return ReindexReport(model_id, done, time.perf_counter() - start)
 
     # -- search ------------------------------------------------------------------------------
@@ -303,6 +319,8 @@ class Engine:
             return {}
         if stored.get("model_id") not in (None, self.embedder.model_id if self.embedder else None):
             return {}  # tuned for another vector space: its calibration means nothing here
+        if stored.get("chunker", CHUNKER_VERSION) != CHUNKER_VERSION:
+            return {}  # tuned on other units (their scores differ): tune again
         profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
         calibration = stored.get("calibration")
         if isinstance(calibration, dict) and calibration:
@@ -337,8 +355,8 @@ class Engine:
         ok = [r for r in results if r.status is LegStatus.OK]
         units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
         parents = self.store.units(sorted({u.parent_id for u in units.values()
-                                           if u.kind is ChunkKind.CHILD and u.parent_id is not None}))
-        # C6: parent, child and whole-document units of one document vote as that document.
+                                           if u.kind in SHOWN_AS_PARENT and u.parent_id is not None}))
+        # C6: parent, child, title and whole-document units of one document vote as that document.
         rankings: dict[str, list[tuple[int, float]]] = {}
         unit_of: dict[tuple[str, int], StoredUnit] = {}
         for r in ok:
@@ -357,7 +375,7 @@ class Engine:
         for f in fused:
             best_vote = max(f.votes, key=lambda v: (v.contribution, -v.rank))
             unit = unit_of[(best_vote.leg, f.key)]
-            shown = parents.get(unit.parent_id or -1, unit) if unit.kind is ChunkKind.CHILD else unit
+            shown = parents.get(unit.parent_id or -1, unit) if unit.kind in SHOWN_AS_PARENT else unit
             passage_stems = self._passage_stems(shown)
             voters = {v.leg for v in f.votes}
             if voters <= FULLTEXT_LEGS and not shares_stem(q_stems, passage_stems):

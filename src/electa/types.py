@@ -8,11 +8,13 @@ from typing import Any
 
 
 class ChunkKind(StrEnum):
-    """What a stored unit is: a whole document, a heading section, a piece of one, or a Q&A pair."""
+    """What a stored unit is: a whole document, a heading section, a piece of one, a document's
+    title alone (a dense-only unit shown as the document's first section), or a Q&A pair."""
 
     DOC = "doc"
     PARENT = "parent"
     CHILD = "child"
+    TITLE = "title"
     QA = "qa"
     CURATED = "curated"
 

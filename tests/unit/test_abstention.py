@@ -1,4 +1,4 @@
-from electa.eval.abstention import calibrated_score, cross_validate, fit_leg_calibrators, measure
+from electa.eval.abstention import at_given_floor, calibrated_score, cross_validate, fit_leg_calibrators, measure
 
 QRELS = {f"q{i}": {f"r{i}": 1} for i in range(40)}
 
@@ -21,8 +21,8 @@ def test_unanswerable_twin_abstains_only_when_nothing_else_passes() -> None:
 
 def test_calibrators_learn_which_scores_mean_relevant() -> None:
     cal = fit_leg_calibrators(tables(True), QRELS, list(QRELS))
-    assert calibrated_score(cal, {"dense": 0.9}) == 1.0
-    assert calibrated_score(cal, {"dense": 0.5}) == 0.0
+    assert calibrated_score(cal, {"dense": 0.9}) > 0.9
+    assert calibrated_score(cal, {"dense": 0.5}) < 0.1
 
 
 def test_cross_validated_calibrated_floor_beats_fixed_rule_when_scores_separate() -> None:
@@ -30,3 +30,30 @@ def test_cross_validated_calibrated_floor_beats_fixed_rule_when_scores_separate(
     fixed, calibrated = report.rows
     assert fixed.abstain_unanswerable == 0.0 and calibrated.abstain_unanswerable == 1.0
     assert calibrated.keep_answerable == 1.0
+
+
+def test_a_floor_fitted_elsewhere_is_measured_without_refitting() -> None:
+    cal = fit_leg_calibrators(tables(True), QRELS, list(QRELS))
+    row = at_given_floor(tables(True), QRELS, cal, 0.5, "from elsewhere")
+    assert (row.abstain_unanswerable, row.keep_answerable, row.precision) == (1.0, 1.0, 1.0)
+    # The same calibrators on queries where they are wrong: nothing relevant passes.
+    row = at_given_floor(tables(False), QRELS, cal, 0.5, "from elsewhere")
+    assert row.keep_answerable == 0.0 and row.abstain_unanswerable == 0.0
+
+
+def test_stacking_learns_to_distrust_a_leg_that_passes_siblings() -> None:
+    # The full-text leg scores the relevant answer and a sibling thread alike; the dense leg
+    # separates them. The maximum of the two would pass the sibling; stacking does not.
+    t, qrels = {}, {}
+    for i in range(60):
+        t[f"q{i}"] = [(f"r{i}", 0.6, {"dense": 0.8 + (i % 5) / 100, "fulltext": 20.0 + i % 7}),
+                      (f"s{i}", 0.6, {"dense": 0.5 + (i % 5) / 100, "fulltext": 20.0 + (i + 3) % 7}),
+                      (f"n{i}", 0.2, {"fulltext": 2.0 + i % 3})]
+        qrels[f"q{i}"] = {f"r{i}": 1}
+    cal = fit_leg_calibrators(t, qrels, list(qrels))
+    assert cal["*"].kind == "stacked" and dict(cal["*"].weights)["dense"] > dict(cal["*"].weights)["fulltext"]
+    sibling = calibrated_score(cal, {"dense": 0.52, "fulltext": 25.0})
+    relevant = calibrated_score(cal, {"dense": 0.82, "fulltext": 21.0})
+    assert sibling < 0.5 < relevant
+    row = cross_validate(t, qrels, folds=4).rows[1]
+    assert row.abstain_unanswerable == 1.0 and row.keep_answerable == 1.0

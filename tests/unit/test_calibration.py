@@ -1,6 +1,8 @@
+import json
+
 import pytest
 
-from electa.calibration import Calibrator, fit_isotonic, fit_platt, reliability
+from electa.calibration import COMBINED, Calibrator, calibrated_score, fit_isotonic, fit_platt, fit_stacked, reliability
 
 
 def test_isotonic_is_monotone_and_pools_violators() -> None:
@@ -31,3 +33,14 @@ def test_round_trip_and_reliability() -> None:
     assert Calibrator.from_dict(c.to_dict())(0.9) == 1.0
     rows = reliability([0.05, 0.95, 0.95], [0, 1, 0], bins=10)
     assert rows == [(0.05, 0.0, 1), (0.95, 0.5, 2)]
+
+
+def test_stacked_calibrator_round_trips_and_weighs_legs() -> None:
+    rows = [{"dense": 0.9}, {"dense": 0.8, "fulltext": 0.9}, {"fulltext": 0.9}, {"dense": 0.1}] * 5
+    stacked = fit_stacked(rows, [1, 1, 0, 0] * 5)
+    again = Calibrator.from_dict(json.loads(json.dumps(stacked.to_dict())))
+    assert again == stacked and again.combine({"dense": 0.9}) == stacked.combine({"dense": 0.9})
+    cal = {"dense": fit_isotonic([0.1, 0.9], [0, 1]), "fulltext": fit_isotonic([1.0, 9.0], [0, 1]), COMBINED: stacked}
+    assert calibrated_score(cal, {"dense": 0.9}) > 0.5 > calibrated_score(cal, {"fulltext": 9.0})
+    with pytest.raises(ValueError, match="as many labels"):
+        fit_stacked([], [])

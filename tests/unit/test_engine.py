@@ -182,7 +182,8 @@ def test_model_change_is_refused_until_reindex(tmp_path: Path) -> None:
             assert still_old.search("invoices", Caller("acme"), legs=["dense"]).hits
         new.reindex(batch=1)
         assert new.search("invoices", Caller("acme")).hits
-        assert new.store.vector_models() == {"electa/hash-bow-48": 2}
+        # Each document: its parent and its title unit.
+        assert new.store.vector_models() == {"electa/hash-bow-48": 4}
     old.close()
 
 
@@ -248,10 +249,41 @@ def test_tombstones_are_compacted_and_new_vectors_appended(tmp_path: Path) -> No
         eng.ingest_loaded("big", Loaded([doc(str(i), f"Page {i}", f"topic {i} invoices") for i in range(1200)]),
                           Access("acme"))
         eng.ingest_loaded("small", Loaded([doc("s", "Kept", "kept page about reminders")]), Access("acme"))
-        assert eng.index is not None and eng.index._index.ntotal == 1201
+        # Two vectors per page: its text and its title.
+        assert eng.index is not None and eng.index._index.ntotal == 2402
         eng.delete_source("acme", "default", "big")
-        assert eng.index._index.ntotal == 1  # rebuilt: 1200 tombstones were over a quarter
+        assert eng.index._index.ntotal == 2  # rebuilt: 2400 tombstones were over a quarter
         eng.ingest_loaded("late", Loaded([doc("l", "Late", "late page about exports")]), Access("acme"))
-        assert eng.index._index.ntotal == 2 and len(eng.index) == 2
+        assert eng.index._index.ntotal == 4 and len(eng.index) == 4
         hits = eng.search("late exports", Caller("acme"), legs=["dense"]).hits
         assert hits[0].title == "Late"
+
+
+def test_a_title_match_shows_the_section_it_stands_for(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([doc("1", "Refund policy", "Money is returned within 30 days.")]), Access("acme"))
+    results, _ = engine.retrieve("refund policy", Caller("acme"), legs=["dense"])
+    units = engine.store.units([h.unit_id for h in results[0].hits])
+    assert {u.kind.value for u in units.values()} == {"parent", "title"}
+    hits = engine.search("refund policy", Caller("acme"), legs=["dense"]).hits
+    assert len(hits) == 1 and hits[0].kind.value == "parent"
+    assert hits[0].text == "Money is returned within 30 days."
+
+
+def test_reindex_adds_title_units_to_an_older_index(tmp_path: Path) -> None:
+    with Engine.open(tmp_path / "d", embedder=HashEmbedder(dim=32)) as eng:
+        eng.ingest_loaded("a", Loaded([doc("1", "Refund policy", "Money back in 30 days."),
+                                       doc("2", "", "Untitled text."), doc("3", "Title only", "")]),
+                          Access("acme"))
+        with eng.store.transaction() as con:  # what an hp-1 chunker left behind
+            con.execute("DELETE FROM chunks WHERE kind='title'")
+        assert eng.store.documents_missing_title_units(10) == [
+            (d, "Refund policy", p) for d, p in eng.store.con.execute(
+                "SELECT document_id, id FROM chunks WHERE kind='parent' AND title='Refund policy'")]
+    with Engine.open(tmp_path / "d", embedder=HashEmbedder(dim=32)) as eng:
+        assert eng.reindex().embedded == 1
+        assert eng.reindex().embedded == 0
+        kinds = dict(eng.store.con.execute("SELECT kind, count(*) FROM chunks GROUP BY kind").fetchall())
+        assert kinds == {"parent": 3, "title": 1}
+        results, _ = eng.retrieve("refund policy", Caller("acme"), legs=["dense"])
+        assert "title" in {u.kind.value for u in eng.store.units([h.unit_id for h in results[0].hits]).values()}
+        assert eng.search("refund policy", Caller("acme")).hits[0].text == "Money back in 30 days."

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from electa.errors import IngestError, UnsupportedFormat
-from electa.ingest.chunker import chunk_document
+from electa.ingest.chunker import chunk_document, embed_text
 from electa.ingest.loaders import loader_for
 from electa.types import ChunkKind, Document, Section
 
@@ -74,3 +74,15 @@ def test_chunker_parents_children_and_doc_unit() -> None:
     # Overlap: neighbouring children share words.
     a, b = children[0].text.split(), children[1].text.split()
     assert set(a[-3:]) & set(b[:6])
+
+
+def test_title_unit_stands_for_the_first_parent_with_text() -> None:
+    doc = Document("d", "Refund policy", "", sections=(Section(("Intro",), ""), Section(("Annual",), "Refunds.")))
+    chunks = chunk_document(doc)
+    title = [c for c in chunks if c.kind is ChunkKind.TITLE]
+    assert len(title) == 1 and title[0].title == "Refund policy" and title[0].text == ""
+    assert title[0].parent is not None and chunks[title[0].parent].text == "Refunds."
+    assert embed_text(title[0]) == "Refund policy"
+    # No title, or nothing but a title: no title unit (the parent already embeds the title).
+    assert not [c for c in chunk_document(Document("u", "", "Refunds.")) if c.kind is ChunkKind.TITLE]
+    assert [c.kind for c in chunk_document(Document("t", "Only a title", ""))] == [ChunkKind.PARENT]

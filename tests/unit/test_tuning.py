@@ -2,8 +2,10 @@ import json
 
 import pytest
 
+from electa.calibration import fit_isotonic
 from electa.errors import ConfigError
-from electa.eval.tuning import FusionSetting, fuse, load_setting, save_setting, tune
+from electa.eval.beir import half_of
+from electa.eval.tuning import FusionSetting, fuse, load_calibration, load_setting, save_setting, tune
 
 
 def lists(i: int) -> dict[str, list[tuple[str, float]]]:
@@ -30,6 +32,21 @@ def test_tuning_learns_to_trust_the_better_leg_and_cross_validates(tmp_path) -> 
     save_setting(path, result, {"dataset": "toy"})
     assert load_setting(path) == result.chosen
     assert json.loads(path.read_text())["tuned_on"] == {"dataset": "toy"}
+    assert load_calibration(path) is None  # too few questions were labelled to calibrate
+    cal = fit_isotonic([0.1, 0.9], [0, 1])
+    save_setting(path, result, {"dataset": "toy"}, {"calibration": {"dense": cal.to_dict()}, "calibrated_floor": 0.6})
+    loaded = load_calibration(path)
+    assert loaded is not None and loaded[0]["dense"] == cal and loaded[1] == 0.6
     path.write_text("{}")
     with pytest.raises(ConfigError, match="electa tune"):
         load_setting(path)
+
+
+def test_halves_are_fixed_disjoint_and_even() -> None:
+    qids = [f"q{i}" for i in range(101)]
+    tune_half, test_half = half_of(qids, "tune"), half_of(qids, "test")
+    assert not tune_half & test_half and tune_half | test_half == set(qids)
+    assert abs(len(tune_half) - len(test_half)) <= 1
+    assert half_of(reversed(qids), "test") == test_half  # file order does not matter
+    with pytest.raises(ConfigError, match="tune, test"):
+        half_of(qids, "train")

@@ -227,7 +227,8 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
 
 @cli.command("eval")
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
-@click.option("--split", default=None, help="qrels/<split>.tsv to evaluate (test, dev, train).")
+@click.option("--split", default=None,
+              help="qrels/<split>.tsv to evaluate (test, dev, train); dev:tune / dev:test name its two fixed halves.")
 @click.option("--agent", "agent_ref", default=None, help="ORG/AGENT: evaluate on that agent's golden set in --data.")
 @click.option("--runs", "runs_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write TREC run files and reports here.")
@@ -245,24 +246,26 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
     TREC runs, JSON and Markdown reports and plots (--runs). On a BEIR directory, or with
     --agent on an agent's golden set (curated Q&A and feedback)."""
     from electa.eval.runner import run_agent_eval, run_eval
-    from electa.eval.tuning import load_setting
+    from electa.eval.tuning import load_calibration, load_setting
 
     tuned = load_setting(tuned_file) if tuned_file else None
+    calibration = load_calibration(tuned_file) if tuned_file else None
     if agent_ref:
         org, agent = parse_agent(agent_ref)
         report = run_agent_eval(data_dir or Settings().data_dir, org, agent, runs_dir, depth=depth, limit=limit,
-                                tuned=tuned)
+                                tuned=tuned, calibration=calibration)
     else:
         if dataset is None or split is None:
             raise click.UsageError("give DATASET and --split, or --agent ORG/AGENT")
         report = run_eval(dataset, split, runs_dir, data_dir, depth=depth, limit=limit,
-                          progress=sys.stderr.isatty(), tuned=tuned)
+                          progress=sys.stderr.isatty(), tuned=tuned, calibration=calibration)
     click.echo(report.to_json() if as_json else report.to_markdown())
 
 
 @cli.command()
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
-@click.option("--split", default="golden", help="The labelled split to tune on (never the held-out one).")
+@click.option("--split", default="golden",
+              help="The labelled split to tune on (never the held-out one); dev:tune names half of dev.")
 @click.option("--agent", "agent_ref", default=None,
               help="ORG/AGENT: store the result as that agent's settings in --data (without DATASET: tune on its golden set).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,12 +32,31 @@ def _read_lines(directory: Path, stem: str) -> tuple[Path, list[str]]:
     raise ConfigError(f"{directory} has no {stem}.jsonl(.gz): is it a BEIR-layout directory?")
 
 
+HALVES = ("tune", "test")
+
+
+def half_of(qids: Iterable[str], half: str) -> set[str]:
+    """One of two fixed halves of ``qids``, for a set that ships a single labelled split.
+
+    Queries are ordered by a hash of their id and dealt alternately, so the halves are equal
+    (±1), independent of file order, and the same on every machine: ``dev:tune`` to tune on,
+    ``dev:test`` to measure on data the tuner never saw."""
+    if half not in HALVES:
+        raise ConfigError(f"unknown half {half!r}: use one of {', '.join(HALVES)} (e.g. --split dev:test)")
+    dealt = sorted(qids, key=lambda q: (hashlib.sha256(q.encode()).hexdigest(), q))
+    return set(dealt[HALVES.index(half)::2])
+
+
 def load_beir(directory: str | Path, split: str) -> BeirSet:
     """Load a BEIR set; only queries judged in ``split`` are kept.
 
     Qrels lines are ``query-id<TAB>corpus-id<TAB>score`` after a header; a score of 0 is a
-    judged non-relevant document."""
+    judged non-relevant document. ``split`` may name a half of a split, ``dev:tune`` or
+    ``dev:test`` (see ``half_of``)."""
     directory = Path(directory)
+    split, _, half = split.partition(":")
+    if half and half not in HALVES:
+        half_of((), half)  # raises, naming the valid halves, before the corpus is read
     qrels_path = directory / "qrels" / f"{split}.tsv"
     if not qrels_path.exists():
         found = sorted(p.stem for p in (directory / "qrels").glob("*.tsv")) if (directory / "qrels").exists() else []
@@ -66,6 +86,9 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
             rec = json.loads(line)
             if str(rec["_id"]) in qrels:
                 queries[str(rec["_id"])] = str(rec["text"])
+    if half:
+        keep = half_of(queries, half)
+        queries = {q: t for q, t in queries.items() if q in keep}
     name = directory.name if directory.name not in {"en", "de", "es", "zh"} else f"{directory.parent.name}-{directory.name}"
     return BeirSet(name, corpus, queries, {q: r for q, r in qrels.items() if q in queries},
                    digest.hexdigest()[:16] + f"-{corpus_path.stat().st_size}")

@@ -13,20 +13,22 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from electa.calibration import Calibrator
 from electa.config import Settings
 from electa.embedders.registry import create_embedder
 from electa.engine import Engine, Order
 from electa.errors import ConfigError
-from electa.eval.abstention import Candidate, cross_validate
+from electa.eval.abstention import Candidate, at_given_floor, cross_validate
 from electa.eval.beir import BeirSet, load_beir
 from electa.eval.metrics import mean_metrics, percentile, recall_at
 from electa.eval.plot import plot_reliability, plot_report
 from electa.eval.trec import write_run
 from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting, tune
+from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.scoring import LIFT
 from electa.types import Access, Caller, LegResult, LegStatus
@@ -80,6 +82,8 @@ def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool) -> float:
     start = time.perf_counter()
     outcome = engine.ingest_loaded(f"beir:{beir.name}", Loaded(documents=beir.corpus), Access(EVAL_ORG),
                                    kind="beir", content_hash=beir.corpus_hash, progress=progress)
+    if engine.embedder is not None and engine.store.documents_missing_title_units(1):
+        engine.reindex(progress=progress)  # a store cached before title units (chunker hp-1)
     if outcome.status != "unchanged":
         engine.fulltext.warm()
     return time.perf_counter() - start
@@ -89,11 +93,14 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
              depth: int = 100, limit: int | None = None, progress: bool = False,
              orders: Sequence[Order] = (Order.FUSED, Order.SCORED, Order.ABSOLUTE),
              tuned: FusionSetting | None = None, caller: Caller | None = None, key: str = "ext_id",
-             legs: Sequence[str] | None = None) -> EvalReport:
+             legs: Sequence[str] | None = None,
+             calibration: tuple[Mapping[str, Calibrator], float, Mapping[str, object]] | None = None) -> EvalReport:
     """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``.
 
     A BEIR set's corpus is ingested first (cached); a golden set (no corpus) is evaluated on the
-    store as it is, as ``caller``, with documents keyed by ``url`` instead of ``ext_id``."""
+    store as it is, as ``caller``, with documents keyed by ``url`` instead of ``ext_id``.
+    ``calibration`` (calibrators, floor, provenance from a tune file) adds an abstention row
+    measured at that floor on these queries."""
     ingest_seconds = ingest_corpus(engine, beir, progress) if beir.corpus else 0.0
     engine.fulltext.warm()
     caller = caller or Caller(EVAL_ORG)
@@ -145,6 +152,11 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         report.latency_ms[stage] = {f"p{p}": round(percentile(values, p), 3) for p in (50, 95, 99)}
     if len(qids) >= 20:
         abst = cross_validate(tables, qrels, fixed_floor=engine.settings.floor)
+        if calibration is not None:
+            calibrators, floor, where = calibration
+            source = f"{where.get('dataset', '?')} ({where.get('split', '?')})"
+            abst.rows.append(at_given_floor(tables, qrels, calibrators, floor,
+                                            f"calibrated, calibrators and floor from the tune file, fitted on {source}"))
         report.abstention = {"folds": abst.folds, "queries": abst.queries, "target_keep": abst.target_keep,
                              "rows": [asdict(r) for r in abst.rows], "reliability": abst.reliability}
     if runs_dir is not None:
@@ -230,7 +242,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
     The set is a BEIR directory, or with ``dataset=None`` the golden set of ``agent`` in
     ``data_dir``. The result goes to ``out_file`` and, with ``agent``, into the store as that
     agent's settings, with the data and model it was tuned on."""
-    from electa.eval.abstention import calibrated_score, choose_floor, fit_leg_calibrators
+    from electa.eval.abstention import choose_floor, fit_leg_calibrators
     from electa.eval.golden import golden_set
 
     settings = Settings()
@@ -258,13 +270,13 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         result = tune(lists, beir.qrels, default, folds, scores=scores)
         judged = [q for q in tables if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
-                      "model_id": embedder.model_id, "queries": result.queries}
+                      "model_id": embedder.model_id, "chunker": CHUNKER_VERSION, "queries": result.queries}
         extra: dict[str, object] = {}
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
         if len(judged) >= MIN_CALIBRATION_QUERIES:
             calibrators = fit_leg_calibrators(tables, beir.qrels, judged)
-            floor = choose_floor(tables, beir.qrels, judged, lambda c: calibrated_score(calibrators, c[2]), 0.9)
+            floor = choose_floor(tables, beir.qrels, judged, 0.9)
             extra = {"calibration": {leg: c.to_dict() for leg, c in calibrators.items()}, "calibrated_floor": floor}
         if out_file is not None:
             save_setting(out_file, result, provenance, extra)
@@ -272,7 +284,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             engine.store.set_agent_settings(agent[0], agent[1], {
                 "fusion": {"weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
                            "lift": result.chosen.lift},
-                **extra, "tuned_on": provenance, "model_id": embedder.model_id})
+                **extra, "tuned_on": provenance, "model_id": embedder.model_id, "chunker": CHUNKER_VERSION})
     return result
 
 

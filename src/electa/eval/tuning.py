@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from electa.calibration import Calibrator
 from electa.errors import ConfigError
 from electa.eval.metrics import ndcg_at
 from electa.fusion import fused_order, fused_values, max_fused
@@ -150,4 +151,17 @@ def load_setting(path: Path) -> FusionSetting:
         return FusionSetting({str(k): float(v) for k, v in raw["weights"].items()}, float(raw["k"]),
                              {str(k): int(v) for k, v in raw["depths"].items()}, None if lift is None else float(lift))
     except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path} is not a settings file written by `electa tune` ({exc})") from exc
+
+
+def load_calibration(path: Path) -> tuple[dict[str, Calibrator], float, dict[str, object]] | None:
+    """The calibrators, calibrated floor and provenance in a file written by ``electa tune``
+    (None when it was tuned on too few questions to calibrate)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not raw.get("calibration"):
+            return None
+        calibrators = {str(leg): Calibrator.from_dict(c) for leg, c in raw["calibration"].items()}
+        return calibrators, float(raw["calibrated_floor"]), dict(raw.get("tuned_on") or {})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"{path} is not a settings file written by `electa tune` ({exc})") from exc

@@ -442,6 +442,40 @@ class SqliteStore(OperationalTables):
             " WHERE v.chunk_id=c.id) AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id"
             " AND v.model_id=?) ORDER BY c.id LIMIT ?", (model_id, limit))]
 
+    def documents_missing_title_units(self, limit: int) -> list[tuple[int, str, int]]:
+        """``(document id, title, first parent id)`` of documents chunked before title units
+        (chunker hp-1), by the rule of ``chunker.title_unit_parent``: titled, with a parent that
+        has text. ``Engine.reindex`` adds their title units."""
+        return [(r[0], r[1], r[2]) for r in self.con.execute(
+            "SELECT d.id, d.title, (SELECT c.id FROM chunks c WHERE c.document_id=d.id AND c.kind='parent'"
+            " AND trim(c.text)<>'' ORDER BY c.ordinal LIMIT 1) AS p FROM documents d"
+            " WHERE d.kind='doc' AND trim(d.title)<>'' AND p IS NOT NULL AND NOT EXISTS"
+            " (SELECT 1 FROM chunks c WHERE c.document_id=d.id AND c.kind='title') ORDER BY d.id LIMIT ?",
+            (limit,))]
+
+    def add_title_units(self, model_id: str, rows: Sequence[tuple[int, str, int]], vecs: np.ndarray) -> None:
+        """Add one title unit (and its vector) per ``(document id, title, parent id)``, in one
+        transaction; a document that was deleted or upgraded meanwhile is skipped."""
+        from electa.ingest.chunker import CHUNKER_VERSION
+
+        with self.transaction() as con:
+            for (document_id, title, parent_id), vec in zip(rows, vecs, strict=True):
+                row = con.execute(
+                    "SELECT max(ordinal), max(source_version), sum(kind='title') FROM chunks WHERE document_id=?",
+                    (document_id,)).fetchone()
+                if row[0] is None or row[2]:
+                    continue
+                content_hash = hashlib.sha256(f"{title}\n".encode()).hexdigest()
+                cur = con.execute(
+                    "INSERT INTO chunks(document_id, kind, ordinal, parent_id, title, text, content_hash,"
+                    " source_version, chunker_version) VALUES(?,?,?,?,?,?,?,?,?)",
+                    (document_id, ChunkKind.TITLE.value, row[0] + 1, parent_id, title, "", content_hash,
+                     row[1], CHUNKER_VERSION))
+                con.execute("INSERT INTO vectors VALUES(?,?,?,?)",
+                            (int(cur.lastrowid or 0), model_id, int(vec.shape[0]), vector_blob(vec)))
+            self._bump(con)
+        self._allowed_cache.clear()
+
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
         with self.transaction() as con:
             con.executemany("INSERT OR REPLACE INTO vectors VALUES(?,?,?,?)",
