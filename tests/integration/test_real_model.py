@@ -52,3 +52,12 @@ def test_near_duplicate_html_pages_take_one_slot(minilm_engine: Engine) -> None:
     hits = minilm_engine.search("planned maintenance window", Caller("tallyo")).hits
     status = [h for h in hits if "status" in h.url and h.kind is not ChunkKind.QA]
     assert len(status) == 1 and status[0].also_urls
+
+
+def test_a_short_question_meets_a_page_title_and_reads_its_text(minilm_engine: Engine) -> None:
+    results, _ = minilm_engine.retrieve("I want my money back", Caller("tallyo"), legs=["dense"])
+    top = minilm_engine.store.units([h.unit_id for h in results[0].hits[:5]])
+    titles = [u for u in top.values() if u.kind is ChunkKind.TITLE]
+    assert titles, [(u.kind, u.title) for u in top.values()]  # the page titles sit near short questions
+    hits = minilm_engine.search("I want my money back", Caller("tallyo"), legs=["dense"], order=Order.FUSED).hits
+    assert all(h.kind is not ChunkKind.TITLE and h.text for h in hits)  # shown as the section they stand for

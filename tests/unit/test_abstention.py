@@ -1,4 +1,13 @@
-from electa.eval.abstention import at_given_floor, calibrated_score, cross_validate, fit_leg_calibrators, measure
+from electa.eval.abstention import (
+    at_given_floor,
+    calibrated_score,
+    choose_floor,
+    cross_validate,
+    fit_leg_calibrators,
+    floor_for,
+    keep_limits,
+    measure,
+)
 
 QRELS = {f"q{i}": {f"r{i}": 1} for i in range(40)}
 
@@ -57,3 +66,23 @@ def test_stacking_learns_to_distrust_a_leg_that_passes_siblings() -> None:
     assert sibling < 0.5 < relevant
     row = cross_validate(t, qrels, folds=4).rows[1]
     assert row.abstain_unanswerable == 1.0 and row.keep_answerable == 1.0
+
+
+def test_keep_limits_and_floor_by_hand() -> None:
+    t = {"a": [("n", 0.0, {"x": 0.9}), ("r", 0.0, {"x": 0.7})],      # relevant second: kept up to 0.7
+         "b": [(f"n{i}", 0.0, {"x": 0.9}) for i in range(4)] + [("r", 0.0, {"x": 0.8})],  # fifth: never kept
+         "c": [("r", 0.0, {"x": 0.3})]}
+    qrels = {q: {"r": 1} for q in t}
+    limits = keep_limits(t, qrels, ["a", "b", "c"], lambda c: c[2]["x"])
+    assert limits == [0.7, -1.0, 0.3]
+    assert floor_for(limits, 0.6) == 0.3 and floor_for(limits, 0.3) == 0.7 and floor_for(limits, 0.9) == 0.0
+
+
+def test_floor_asks_for_a_margin_over_the_target() -> None:
+    # Relevant and non-relevant scores overlap, so the calibrated probability rises gradually.
+    t = {f"q{i}": [(f"r{i}", 0.0, {"dense": 0.2 + 0.8 * ((i * 37) % 100) / 100}),
+                   (f"n{i}", 0.0, {"dense": ((i * 53) % 100) / 100})] for i in range(100)}
+    qrels = {q: {f"r{q[1:]}": 1} for q in t}
+    bare = choose_floor(t, qrels, list(t), 0.8, margin_se=0.0)
+    padded = choose_floor(t, qrels, list(t), 0.8, margin_se=1.0)  # asks for 84% kept
+    assert 0.0 < padded < bare

@@ -11,8 +11,8 @@
 - A titled document with text gets one **title** unit: the title alone, for the dense leg only,
   shown as the document's first parent. A short question ("Can I get my money back?") is close
   to a page's title ("Refund policy") but far from a vector that also carries 2,000 characters
-  of body; on StackFAQ dev the title vector lifted abstention at 90% answerable kept from 67% to
-  82% of unanswerable questions (see ``electa eval``'s abstention table).
+  of body. Measured with ``electa eval``: StackFAQ dev dense leg 0.9635 -> 0.9797 nDCG@10;
+  SciFact train (paper titles say less than abstracts) 0.6941 -> 0.6884.
 
 ``CHUNKER_VERSION`` is stamped on every chunk (SPEC A4); bump it when the output changes.
 """
