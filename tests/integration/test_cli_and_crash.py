@@ -156,3 +156,28 @@ def test_feedback_golden_eval_and_agent_tuning(tmp_path: Path, sample_kb_session
     assert json.loads(stored)["tuned_on"]["dataset"] == "tallyo/web"
     bad = run(["eval", "--agent", "tallyo/nobody", "--data", data], env, check=False)
     assert bad.returncode == 2 and "no curated Q&A" in bad.stderr
+
+
+def test_tune_on_one_half_and_measure_the_floor_on_the_other(tmp_path: Path, env: dict[str, str]) -> None:
+    beir = tmp_path / "codes"
+    (beir / "qrels").mkdir(parents=True)
+    actions = ["exporting to CSV", "syncing the bank feed", "sending an invoice", "printing a receipt"]
+    docs = [{"_id": f"d{i}", "title": f"Error E{1000 + i}",
+             "text": f"Error E{1000 + i} appears when {actions[i % 4]}. Restart the export and retry."}
+            for i in range(120)]
+    (beir / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    (beir / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"What does E{1000 + i} mean?"}) + "\n"
+                                                for i in range(120)), encoding="utf-8")
+    (beir / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(120)),
+                                            encoding="utf-8")
+    data, settings = str(tmp_path / "store"), str(tmp_path / "t.json")
+    out = run(["tune", str(beir), "--split", "dev:tune", "--data", data, "--out", settings], env)
+    assert "tuned on 60 queries" in out.stdout and "calibrated floor" in out.stdout, out.stdout
+    report = json.loads(run(["eval", str(beir), "--split", "dev:test", "--data", data, "--tuned", settings, "--json"],
+                            env).stdout)
+    assert report["queries"] == 60 and report["metrics"]["tuned"]["ndcg@10"] > 0.9
+    from_file = report["abstention"]["rows"][-1]
+    assert "tune file" in from_file["rule"] and "dev:tune" in from_file["rule"]
+    assert from_file["floor"] == json.loads(Path(settings).read_text())["calibrated_floor"]
+    bad = run(["eval", str(beir), "--split", "dev:half", "--data", data], env, check=False)
+    assert bad.returncode == 2 and "tune, test" in bad.stderr

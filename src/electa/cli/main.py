@@ -287,6 +287,9 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
     click.echo(f"  default {result.default.key()}: nDCG@10 {result.cv_default:.4f} on held-out folds")
     click.echo(f"  tuned   (chosen per fold):  nDCG@10 {result.cv_tuned:.4f} on held-out folds")
     click.echo(f"  chosen on all queries: {result.chosen.key()}")
+    if result.calibrated_floor is not None:
+        click.echo(f"  calibrated floor {result.calibrated_floor:.2f} (cross-fitted, for >= 90% of answerable"
+                   " questions kept, plus one standard error)")
     if out_file:
         click.echo(f"  written to {out_file}")
     if agent_ref:

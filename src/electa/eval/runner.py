@@ -278,6 +278,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             calibrators = fit_leg_calibrators(tables, beir.qrels, judged)
             floor = choose_floor(tables, beir.qrels, judged, 0.9)
             extra = {"calibration": {leg: c.to_dict() for leg, c in calibrators.items()}, "calibrated_floor": floor}
+            result = replace(result, calibrated_floor=floor)
         if out_file is not None:
             save_setting(out_file, result, provenance, extra)
         if agent is not None:

@@ -105,6 +105,7 @@ class TuneResult:
     folds: int
     queries: int
     fold_choices: tuple[str, ...]
+    calibrated_floor: float | None = None  # set when enough questions were labelled to calibrate
 
 
 LIFT_GRID: tuple[float | None, ...] = (0.1, 0.3, 1.0, None)
