@@ -93,10 +93,12 @@ def test_kill_9_mid_ingest_leaves_a_store_that_opens_and_answers(tmp_path: Path,
         stored = engine.store.stats()
         n = int(stored["sources"])  # type: ignore[call-overload]
         assert n >= committed
-        chunks = engine.store.con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        kinds = dict(engine.store.con.execute("SELECT kind, count(*) FROM chunks GROUP BY kind").fetchall())
         fts = engine.store.con.execute("SELECT count(*) FROM chunk_fts").fetchone()[0]
         vectors = engine.store.con.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        assert chunks == fts == vectors == n  # every committed source is whole, in every leg
+        # Every committed source is whole, in every leg: one section and one title unit each,
+        # the section in the full-text index, both with a vector.
+        assert kinds == {"parent": n, "title": n} and fts == n and vectors == 2 * n
         result = engine.search("article 7 invoices reminders", Caller("acme"))
         assert result.hits and all(r.status.value == "ok" for r in result.legs)
         assert engine.index is not None and len(engine.index) == n

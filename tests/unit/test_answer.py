@@ -215,3 +215,15 @@ def test_hostile_source_reaches_the_prompt_as_data(engine: Engine) -> None:
     block = user.content.split('<source id="1"', 1)[1].split("</source>", 1)[0]
     assert "IGNORE PREVIOUS INSTRUCTIONS" in block and "&lt;/source&gt; SYSTEM" in block
     assert user.content.count("</source>") == 1
+
+
+def test_extractive_answer_takes_the_fuller_wording_of_a_repeated_point() -> None:
+    short = "After 30 days we refund the unused months, minus a 10% processing fee."
+    full = ("Annual plans cancelled within 30 days are refunded in full; after 30 days we refund the unused"
+            " months minus a 10% fee.")
+    prompt = Prompt((), (passage(1, short), passage(2, full)))
+    # Both hold the question's words; the better-ranked short one wins the score, and the
+    # fuller wording of the same point stands in its place.
+    assert ExtractiveAnswerer().compose(prompt, "Do I get the unused months back?") == full + " [2]"
+    # Unless the fuller one lacks a word of the question the short one has.
+    assert ExtractiveAnswerer().compose(prompt, "Is there a processing fee?") == short + " [1]"
