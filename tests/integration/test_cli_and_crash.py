@@ -101,7 +101,7 @@ def test_kill_9_mid_ingest_leaves_a_store_that_opens_and_answers(tmp_path: Path,
         assert kinds == {"parent": n, "title": n} and fts == n and vectors == 2 * n
         result = engine.search("article 7 invoices reminders", Caller("acme"))
         assert result.hits and all(r.status.value == "ok" for r in result.legs)
-        assert engine.index is not None and len(engine.index) == n
+        assert engine.index is not None and len(engine.index) == 2 * n
         report = engine.ingest([kb], Access("acme"))
         assert report.counts()["unchanged"] == n and report.counts()["added"] == 1500 - n
 
