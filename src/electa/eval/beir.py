@@ -35,14 +35,18 @@ def _read_lines(directory: Path, stem: str) -> tuple[Path, list[str]]:
 HALVES = ("tune", "test")
 
 
+def _check_half(half: str) -> None:
+    if half not in HALVES:
+        raise ConfigError(f"unknown half {half!r}: use one of {', '.join(HALVES)} (e.g. --split dev:test)")
+
+
 def half_of(qids: Iterable[str], half: str) -> set[str]:
     """One of two fixed halves of ``qids``, for a set that ships a single labelled split.
 
     Queries are ordered by a hash of their id and dealt alternately, so the halves are equal
     (±1), independent of file order, and the same on every machine: ``dev:tune`` to tune on,
     ``dev:test`` to measure on data the tuner never saw."""
-    if half not in HALVES:
-        raise ConfigError(f"unknown half {half!r}: use one of {', '.join(HALVES)} (e.g. --split dev:test)")
+    _check_half(half)
     dealt = sorted(qids, key=lambda q: (hashlib.sha256(q.encode()).hexdigest(), q))
     return set(dealt[HALVES.index(half)::2])
 
@@ -55,8 +59,8 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
     ``dev:test`` (see ``half_of``)."""
     directory = Path(directory)
     split, _, half = split.partition(":")
-    if half and half not in HALVES:
-        half_of((), half)  # raises, naming the valid halves, before the corpus is read
+    if half:
+        _check_half(half)  # before the corpus is read
     qrels_path = directory / "qrels" / f"{split}.tsv"
     if not qrels_path.exists():
         found = sorted(p.stem for p in (directory / "qrels").glob("*.tsv")) if (directory / "qrels").exists() else []
