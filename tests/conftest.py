@@ -22,3 +22,15 @@ def sample_kb() -> Path:
     from electa.cli.demo import sample_kb
 
     return sample_kb()
+
+
+# Lines that tests want in the run's summary (property-based and fuzz tests print their
+# example counts and seeds here, so a failing CI log says how to reproduce it).
+SUMMARY: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    if SUMMARY:
+        terminalreporter.section("generated tests")
+        for line in SUMMARY:
+            terminalreporter.write_line(line)

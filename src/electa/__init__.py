@@ -12,6 +12,7 @@ Example::
 from electa.config import Settings
 from electa.engine import Engine, Order
 from electa.errors import (
+    AuthError,
     ConfigError,
     ElectaError,
     EmbedderUnavailable,
@@ -27,6 +28,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Access",
+    "AuthError",
     "Caller",
     "ChunkKind",
     "ConfigError",

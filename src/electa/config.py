@@ -10,6 +10,8 @@ Every setting can be given as ``ELECTA_<NAME>`` (``ELECTA_FLOOR=0.5``) or passed
 - ``floor = 0.4``: reference/support-bot-retrieval.txt (RAG_MIN_SCORE).
 - ``top_passages = 4``, ``passage_chars = 1000``, ``context_chars = 4000``: same reference.
 - HNSW ``M = 16``, ``efConstruction = 200``: reference/three-lane-company-search.txt.
+- ``rate_per_minute_client = 60``: one visitor asking once a second at most, sustained; a busy
+  site shares ``rate_per_minute_key = 1200`` (20/s) across its visitors. Our choice, not measured.
 """
 
 from __future__ import annotations
@@ -54,5 +56,11 @@ class Settings(BaseSettings):
     llm_stall_s: float = 10.0
     llm_deadline_s: float = 60.0
     admin_token: str | None = None
+    # Search keys and visitor tokens (browser-facing): token buckets per key and per (key, client
+    # address), refilled per minute; 0 switches one off. Trusted ingest/admin keys are not limited.
+    rate_per_minute_key: float = 1200.0
+    rate_per_minute_client: float = 60.0
+    # The longest a visitor token may live (exp - iat); an org backend signs short ones (minutes).
+    visitor_token_max_s: float = 86400.0
     cache_ttl_s: float = 300.0
     data_dir: Path = Path("electa-data")

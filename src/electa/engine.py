@@ -13,21 +13,15 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from electa.answer.answerers import Answerer, ExtractiveAnswerer
-from electa.answer.checks import citations, unsupported
-from electa.answer.prompt import AgentProfile, Turn, build_prompt
-from electa.answer.rewrite import business_name, standalone_query, with_business_name
-from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
-from electa.answer.smalltalk import small_talk
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
 from electa.embedders.protocol import Embedder
@@ -36,11 +30,11 @@ from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, 
 from electa.fusion import max_fused, weighted_rrf
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
-from electa.ingest.pipeline import Ingestor, IngestReport
+from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.legs.dense import DenseLeg
 from electa.legs.fulltext import SqliteFtsLeg, SqliteQaLeg
 from electa.legs.protocol import Leg
-from electa.legs.runner import run_legs
+from electa.legs.runner import LegRunner
 from electa.scoring import LIFT, absolute_score, coverage, order_value, shares_stem
 from electa.stores.faiss_index import FaissHnswIndex
 from electa.stores.protocol import SourceOutcome, SourceRecord, StoredUnit
@@ -58,6 +52,10 @@ from electa.types import (
     Passage,
     SearchResult,
 )
+
+if TYPE_CHECKING:
+    from electa.answer.answerers import Answerer
+    from electa.answer.prompt import AgentProfile, Turn
 
 FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
 # A child window or a title alone is too little to read: the hit shows the parent it stands for.
@@ -91,7 +89,7 @@ class Engine:
         self.store = store
         self.settings = settings
         self.embedder = embedder
-        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="electa-leg")
+        self._runner = LegRunner(legs=3)
         self.fulltext = SqliteFtsLeg(store)
         self.qa = SqliteQaLeg(store)
         self.index: FaissHnswIndex | None = None
@@ -130,8 +128,9 @@ class Engine:
                               s.hnsw_ef_search, s.exact_below)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._runner.close()
         self.fulltext.close()
+        self.qa.close()
         if self.index is not None:
             self.index.save()
         self.store.close()
@@ -148,27 +147,65 @@ class Engine:
             raise ModelMismatchError(self._mismatch)
         s = self.settings
         return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,
-                        s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20), self._after_write)
-
-    def _after_write(self) -> None:
-        """After each stored source: the first vectors written name the store's model (A4).
-        The graph catches up once per batch (``_written``) or at the next search."""
-        if self.index is not None and self.store.meta("model_id") is None:
-            with self.store.transaction() as con:
-                self.store.set_meta(con, "model_id", self.index.model_id)
+                        s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20))
 
     def _written(self) -> None:
-        """After a batch of writes: vectors into the graph (saved once per batch, not per file),
-        the full-text image rebuilt in the background."""
-        if self.index is not None:
+        """After a batch of writes: chunks still without a vector of this model (stored while
+        no model was available) are embedded, vectors go into the graph (saved once per batch,
+        not per file), the full-text images are rebuilt in the background."""
+        if self.index is not None and self.embedder is not None:
+            if self.store.count_vector_chunks() > self.store.count_vectors(self.embedder.model_id):
+                self._embed_missing(self.embedder, 256)
             self.index.sync()
             self.index.save()
         self.fulltext.refresh()
+        self.qa.refresh()
+
+    def _embed_missing(self, embedder: Embedder, batch: int, max_batches: int | None = None,
+                       progress: bool = False) -> tuple[int, int]:
+        """Embed, in committed batches, every chunk that lacks a vector of ``embedder``'s model.
+        Returns ``(chunks embedded, batches)``; resumable, since each batch commits."""
+        from electa.ingest.chunker import Chunk, embed_text
+
+        done = batches = 0
+        while max_batches is None or batches < max_batches:
+            rows = self.store.chunks_missing_vectors(embedder.model_id, batch)
+            if not rows:
+                break
+            texts = [embed_text(Chunk(ChunkKind.PARENT, 0, title, text)) for _, title, text in rows]
+            self.store.put_vectors(embedder.model_id, [r[0] for r in rows], embedder.embed(texts))
+            done += len(rows)
+            batches += 1
+            if progress:
+                print(f"reindex: {done} chunks embedded", flush=True)
+        return done, batches
 
     def ingest(self, paths: Iterable[str | Path], access: Access, base_url: str = "",
                progress: bool = False) -> IngestReport:
         """Ingest files and folders; bad files are reported by name and skipped (SPEC A8)."""
         report = self._ingestor().ingest_paths([Path(p) for p in paths], access, base_url, progress)
+        self._written()
+        return report
+
+    def sync(self, folders: Iterable[str | Path], access: Access, base_url: str = "",
+             progress: bool = False) -> IngestReport:
+        """Mirror folders: new files are added, changed ones updated, and the sources of files
+        that are gone from a folder are deleted from every leg (``report.deleted``). Only the
+        sources this folder produced (same organisation and agent, named under the folder) are
+        ever deleted; uploads and other folders are left alone. Nothing is deleted when the
+        folder could not be listed."""
+        roots = [Path(f) for f in folders]
+        for root in roots:
+            if not root.is_dir():
+                raise NotFoundError(f"{root} is not a folder; `electa sync` mirrors folders (use `electa ingest` for files)")
+        report = self._ingestor().ingest_paths(roots, access, base_url, progress)
+        prefixes = tuple(f"{root.resolve().name}/" for root in roots)
+        for source in self.store.list_sources(access.org):
+            uri = str(source["uri"])
+            if (source["agent"] == access.agent and source["kind"] != "api" and uri.startswith(prefixes)
+                    and uri not in report.seen):
+                self.store.delete_source(access.org, access.agent, uri)
+                report.deleted.append(uri)
         self._written()
         return report
 
@@ -181,10 +218,15 @@ class Engine:
                 h.update(f"{d.ext_id}\x00{d.title}\x00{d.text}\x00{d.url}\x01".encode())
             for q in loaded.qa_pairs:
                 h.update(f"{q.ext_id}\x00{q.question}\x00{q.answer}\x00{q.url}\x01".encode())
+            for c in loaded.curated:
+                triggers = "\x02".join(c.triggers)
+                h.update(f"{c.ext_id}\x00{triggers}\x00{c.answer}\x00{c.url}\x01".encode())
+            h.update(f"\x03{url}".encode())
             content_hash = h.hexdigest()
         record = SourceRecord(access.org, access.agent, uri, kind, url, content_hash, access)
         existing = self.store.source(access.org, access.agent, uri)
-        if existing is not None and existing["content_hash"] == content_hash:
+        if same_source(existing, record):
+            assert existing is not None
             return SourceOutcome(uri, "unchanged", existing["version"], existing["documents"])
         outcome = self._ingestor().store_loaded(record, loaded, progress)
         self._written()
@@ -207,20 +249,9 @@ class Engine:
         switches model in one transaction and the old vectors are dropped (SPEC A4)."""
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
-        from electa.ingest.chunker import Chunk, embed_text
-
         model_id = self.embedder.model_id
-        start, done, batches = time.perf_counter(), 0, 0
-        while max_batches is None or batches < max_batches:
-            rows = self.store.chunks_missing_vectors(model_id, batch)
-            if not rows:
-                break
-            texts = [embed_text(Chunk(ChunkKind.PARENT, 0, title, text)) for _, title, text in rows]
-            self.store.put_vectors(model_id, [r[0] for r in rows], self.embedder.embed(texts))
-            done += len(rows)
-            batches += 1
-            if progress:
-                print(f"reindex: {done} chunks re-embedded", flush=True)
+        start = time.perf_counter()
+        done, batches = self._embed_missing(self.embedder, batch, max_batches, progress)
         if not self.store.chunks_missing_vectors(model_id, 1):
             self.store.drop_vectors_except(model_id)
             self.index = self._open_index(self.embedder)
@@ -247,11 +278,17 @@ class Engine:
                weights: Mapping[str, float] | None = None, k: float | None = None,
                depths: Mapping[str, int] | None = None, floor: float | None = None,
                legs: Sequence[str] | None = None, order: Order = Order.SCORED,
-               page_url: str | None = None) -> SearchResult:
+               page_url: str | None = None, calibrated_floor: float | None = None) -> SearchResult:
         """Run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
 
         ``weights``, ``k``, ``depths`` and ``floor`` override the settings for this request.
-        Every hit keeps each leg's rank, raw score and contribution (``hit.votes``)."""
+        Every hit keeps each leg's rank, raw score and contribution (``hit.votes``).
+
+        Two scales, two floors: ``floor`` is on the absolute score (``hit.score``, default
+        ``settings.floor``); ``calibrated_floor`` is on the calibrated probability
+        (``hit.probability``) of an agent tuned by ``electa tune --agent`` (default: its tuned
+        floor). A calibrated agent's hits pass on the probability, and on ``floor`` too when
+        one is given."""
         if self._mismatch:
             raise ModelMismatchError(self._mismatch)
         s = self.settings
@@ -259,6 +296,7 @@ class Engine:
         unknown = [name for name in chosen if name not in self.legs]
         if unknown:
             raise ConfigError(f"unknown leg {unknown[0]!r}; valid legs: {', '.join(self.legs)}")
+        check_weights(weights, self.legs)
         profile = self._agent_profile(caller)
         tuned = profile.get("fusion") or {}
         depth_map = {**s.depths, **tuned.get("depths", {}), **(depths or {})}
@@ -273,8 +311,8 @@ class Engine:
         hits = self.rank(text, results, weights=weights, k=k, floor=floor, order=order, page_url=page_url, lift=lift)
         calibration = profile.get("calibrators")
         if calibration:
-            cut = float(profile.get("calibrated_floor", 0.5)) if floor is None else floor
-            hits = [replace(h, probability=p, passes=p >= cut)
+            cut = float(profile.get("calibrated_floor", 0.5)) if calibrated_floor is None else calibrated_floor
+            hits = [replace(h, probability=p, passes=p >= cut and (floor is None or h.score >= floor))
                     for h in hits for p in [calibrated_score(calibration, {v.leg: v.raw_score for v in h.votes})]]
         hits = self._title_rescue(text, hits, caller)
         timings["fusion"] = (time.perf_counter() - t1) * 1000.0
@@ -296,7 +334,7 @@ class Engine:
         for word in words:
             base = word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
             pattern = re.compile(rf"\b{re.escape(base)}(?:s|es)?\b", re.IGNORECASE)
-            titles = self.store.fts_search("chunk_fts", word, caller, 50, (1.0, 0.0, 0.0))
+            titles = self.store.fts_search("chunk_fts", word, caller, 50, (1.0, 0.0, 0.0), ranked=False, column="title")
             docs = {u.document_id for u in self.store.units([i for i, _ in titles]).values() if pattern.search(u.title)}
             if 0 < len(docs) <= 2:
                 counted.append((len(docs), word, pattern))
@@ -337,8 +375,8 @@ class Engine:
         t0 = time.perf_counter()
         allowed = self.store.allowed(caller)
         t1 = time.perf_counter()
-        results = run_legs(self._pool, [self.legs[n] for n in chosen], text, caller, allowed,
-                           {**self.settings.depths, **(depths or {})}, self.settings.budgets_ms)
+        results = self._runner.run([self.legs[n] for n in chosen], text, caller, allowed,
+                                   {**self.settings.depths, **(depths or {})}, self.settings.budgets_ms)
         return results, {"acl": (t1 - t0) * 1000.0, "legs": (time.perf_counter() - t1) * 1000.0}
 
     def rank(self, text: str, results: Sequence[LegResult], *, weights: Mapping[str, float] | None = None,
@@ -419,67 +457,44 @@ class Engine:
     def ask(self, question: str, caller: Caller, *, history: Sequence[Turn] = (), page_url: str | None = None,
             agent: AgentProfile | None = None, answerer: Answerer | None = None, floor: float | None = None,
             top_k: int | None = None, weights: Mapping[str, float] | None = None,
-            rewriter: Callable[[Sequence[Turn], str], str | None] | None = None) -> Iterator[AnswerEvent]:
-        """Answer with citations, as a stream of events (SPEC E1, D5, G1–G5, G8).
+            rewriter: Callable[[Sequence[Turn], str], str | None] | None = None,
+            calibrated_floor: float | None = None, conversation_id: str | None = None,
+            record: bool = False) -> Iterator[AnswerEvent]:
+        """Answer with citations, as a stream of events (SPEC E1, D5, G1–G5, G8): the ask
+        pipeline (:mod:`electa.answer.pipeline`) over this engine. Keyword arguments override
+        the agent's stored settings; ``record=True`` also stores gaps, usage and the turn, as
+        the CLI and the HTTP API do."""
+        from electa.answer.pipeline import AskPipeline, AskRequest
 
-        Small talk skips retrieval; otherwise the passing passages go into the guarded prompt,
-        the answerer streams tokens (falling back to the extractive answerer if it fails, and
-        saying so), then come the checked citations and ``done`` with confidence and timings."""
-        start = time.perf_counter()
-        kind = small_talk(question)
-        if kind is not None:
-            yield from (AnswerEvent("token", {"token": t}) for t in re.findall(r"\S+\s*", SMALL_TALK_REPLIES[kind]))
-            yield AnswerEvent("done", {"confidence": 1.0, "low_confidence": False, "small_talk": kind.value,
-                                       "legs": [], "timings_ms": {"total": (time.perf_counter() - start) * 1000}})
-            return
-        curated = self.store.curated_answer(question, caller.org, self.store.allowed(caller).ids)
-        if curated is not None:  # E2: a curated trigger short-circuits the pipeline
-            trigger, canned, url = curated
-            yield from (AnswerEvent("token", {"token": t}) for t in re.findall(r"\S+\s*", canned))
-            yield AnswerEvent("citations", {"citations": [{"id": 1, "title": "curated answer", "url": url}] if url else []})
-            yield AnswerEvent("done", {"confidence": 1.0, "low_confidence": False, "strict": False, "curated": trigger,
-                                       "legs": [], "timings_ms": {"total": round((time.perf_counter() - start) * 1000, 2)}})
-            return
-        agent = agent or AgentProfile()
-        query = standalone_query(question, history, rewriter)
-        query = with_business_name(query, business_name(agent.business or agent.name),
-                                   lambda name: bool(self.store.fts_search("chunk_fts", name, caller, 1, (1.0, 1.0, 0.0))))
-        result = self.search(query, caller, page_url=page_url, floor=floor, weights=weights)
-        passing = result.passing
-        passages = cut_passages(passing[: top_k or self.settings.top_passages], self.settings.passage_chars,
-                                self.settings.context_chars)
-        prompt = build_prompt(agent, question, passages, history, page_url)
-        extractive = ExtractiveAnswerer(self.embedder if self.index is not None else None)
-        chosen = answerer or extractive
-        pieces: list[str] = []
-        fallback = ""
-        try:
-            for piece in chosen.stream(prompt, question):
-                pieces.append(piece)
-                yield AnswerEvent("token", {"token": piece})
-        except Exception as exc:
-            fallback = f"{chosen.name} failed ({type(exc).__name__}: {exc}); answered extractively"
-            for piece in extractive.stream(prompt, question):
-                pieces.append(piece)
-                yield AnswerEvent("token", {"token": piece})
-        text = "".join(pieces)
-        cited = [passages[i - 1] for i in citations(text, len(passages))]
-        yield AnswerEvent("citations", {"citations": [
-            {"id": passages.index(p) + 1, "title": p.hit.title, "url": p.hit.url} for p in cited]})
-        best = max(((h.probability if h.probability is not None else h.score) for h in passing), default=0.3)
-        yield AnswerEvent("done", {
-            "confidence": round(best, 4), "low_confidence": len(passing) < 2, "strict": not passages,
-            "search_query": query,
-            "unsupported": unsupported(text, cited or passages), "answerer": chosen.name, "fallback": fallback,
-            "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2)} for r in result.legs],
-            "timings_ms": {**{k: round(v, 2) for k, v in result.timings_ms.items()},
-                           "total": round((time.perf_counter() - start) * 1000, 2)}})
+        request = AskRequest(question, caller, page_url, conversation_id,
+                             tuple(history) if history or conversation_id is None else None, agent, floor,
+                             calibrated_floor, top_k, weights, rewriter)
+        return AskPipeline(self, self.store, answerer=answerer, record=record).run(request)
 
     def stats(self) -> dict[str, object]:
         out = self.store.stats()
         out["embedder"] = self.embedder.model_id if self.embedder is not None else None
+        if self.embedder is not None:
+            # Chunks that should carry a vector of this model and do not (`electa reindex` embeds them).
+            out["chunks_without_vector"] = self.store.count_vector_chunks() - self.store.count_vectors(self.embedder.model_id)
         out["legs"] = {name: (leg.available(), leg.why) for name, leg in self.legs.items()}
         return out
+
+
+def check_weights(weights: Mapping[str, float] | None, legs: Iterable[str]) -> None:
+    """Refuse a weight for a leg that does not exist, and a negative or non-finite one.
+
+    >>> check_weights({"dense": 2.0}, ["fulltext", "dense", "qa"])
+    >>> check_weights({"bm25": 1.0}, ["fulltext", "dense", "qa"])
+    Traceback (most recent call last):
+    electa.errors.ConfigError: unknown leg 'bm25' in weights; valid legs: fulltext, dense, qa
+    """
+    valid = list(legs)
+    for leg, weight in (weights or {}).items():
+        if leg not in valid:
+            raise ConfigError(f"unknown leg {leg!r} in weights; valid legs: {', '.join(valid)}")
+        if not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+            raise ConfigError(f"weight of leg {leg!r} must be a finite number >= 0, not {weight!r}")
 
 
 def _qa_minimum(votes: Sequence[LegVote]) -> bool:

@@ -9,7 +9,10 @@
     ├── StoreError             the data directory cannot be opened or written
     │   └── ModelMismatchError the index was built by another embedding model: run reindex
     ├── EmbedderUnavailable    an embedding model cannot be loaded (missing package/extra)
-    └── NotFoundError          a source, document or agent that does not exist
+    ├── NotFoundError          a source, document or agent that does not exist
+    └── AuthError              no usable key or visitor token: missing, malformed, revoked, expired (401)
+        ├── ScopeError         a valid key whose scope does not allow the request (403)
+        └── RateLimited        too many requests for this key or client; ``retry_after`` seconds (429)
 
 Every message says what was wrong and what to do next.
 """
@@ -52,6 +55,22 @@ class EmbedderUnavailable(ElectaError):
 
 class NotFoundError(ElectaError):
     """The named object does not exist."""
+
+
+class AuthError(ElectaError):
+    """The request carries no usable API key or visitor token (HTTP 401)."""
+
+
+class ScopeError(AuthError):
+    """The key or token is valid, but its scope or organisation does not allow this (HTTP 403)."""
+
+
+class RateLimited(AuthError):
+    """Too many requests for one key or one (key, client address); retry after ``retry_after`` s (HTTP 429)."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 def unknown_name(family: str, name: str, valid: list[str]) -> ConfigError:

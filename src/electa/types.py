@@ -28,14 +28,38 @@ class LegStatus(StrEnum):
 
 @dataclass(frozen=True)
 class Access:
-    """Who may read a source (SPEC A7). ``public`` opens it to every caller of its organisation
-    and agent; otherwise only callers holding one of ``principals`` (``team:support``,
-    ``channel:c42``, ``member:u7``) see it."""
+    """Who may read a source (SPEC A7). A public source is open to every caller of its
+    organisation and agent; a source with ``principals`` (``team:support``, ``channel:c42``,
+    ``member:u7``) only to callers holding one of them.
+
+    ``public`` follows from ``principals`` when not given: naming principals makes a source
+    private. Asking for both (``public=True`` with principals) is a contradiction and is refused,
+    as is a private source nobody could read (``public=False`` without principals).
+
+    >>> Access("acme", principals=("team:hr",)).public
+    False
+    """
 
     org: str
     agent: str = "default"
-    public: bool = True
+    public: bool | None = None
     principals: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from electa.errors import ConfigError
+
+        principals = tuple(p.strip() for p in self.principals)
+        if any(not p for p in principals):
+            raise ConfigError("an empty principal was given; name each one, e.g. team:support")
+        object.__setattr__(self, "principals", principals)
+        if self.public is None:
+            object.__setattr__(self, "public", not principals)
+        elif self.public and principals:
+            raise ConfigError(f"a source cannot be public and restricted to {', '.join(principals)}: "
+                              "drop public=True (principals make it private) or drop the principals")
+        elif not self.public and not principals:
+            raise ConfigError("a private source needs at least one principal (team:support, member:u7…) "
+                              "or nobody could read it")
 
     def signature(self) -> str:
         return "public" if self.public else "acl:" + ",".join(sorted(set(self.principals)))

@@ -8,6 +8,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -183,3 +184,84 @@ def test_tune_on_one_half_and_measure_the_floor_on_the_other(tmp_path: Path, env
     assert from_file["floor"] == json.loads(Path(settings).read_text())["calibrated_floor"]
     bad = run(["eval", str(beir), "--split", "dev:half", "--data", data], env, check=False)
     assert bad.returncode == 2 and "tune, test" in bad.stderr
+
+
+def test_kill_9_in_a_loop_during_adds_updates_and_deletes(tmp_path: Path, env: dict[str, str]) -> None:
+    """Killed at random points of ingest, update and delete, again and again: each time the store
+    opens, passes integrity_check, and holds exactly the committed sources, whole in every leg."""
+    import random
+
+    data, log = tmp_path / "d", tmp_path / "log.txt"
+    log.touch()
+    rng = random.Random(20261130)
+    expected: dict[str, list[str]] = {}
+    root = Path(__file__).resolve().parents[2]
+    kills, mid_write = 12, 0
+    for round_ in range(kills):
+        start = len(log.read_text(encoding="utf-8").splitlines())
+        proc = subprocess.Popen([sys.executable, "-m", "tests.integration.crash_driver", str(data), str(log), str(round_)],
+                                cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        target = start + rng.randint(6, 40)
+        while time.time() < deadline and len(log.read_text(encoding="utf-8").splitlines()) < target:
+            if proc.poll() is not None:
+                raise AssertionError(f"the driver died by itself: {proc.stderr.read().decode() if proc.stderr else ''}")
+            time.sleep(0.01)
+        time.sleep(rng.random() * 0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        lines = log.read_text(encoding="utf-8").splitlines()[start:]
+        in_flight = None
+        driver_state: dict[str, list[str] | None] = {}
+        for line in lines:
+            if line == "done":
+                assert in_flight is not None
+                driver_state[in_flight[0]] = in_flight[1]
+                in_flight = None
+            else:
+                _, op, uri, texts = line.split(" ", 3)
+                in_flight = (uri, json.loads(texts) if op == "put" else None)
+        # The driver starts from an empty picture each round: it only overwrites what it wrote.
+        for uri, texts in driver_state.items():
+            if texts is None:
+                expected.pop(uri, None)
+            else:
+                expected[uri] = texts
+        with Engine.open(data, embedder=HashEmbedder(dim=16)) as engine:
+            store = engine.store
+            assert store.con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            stored = {}
+            for source in store.list_sources("acme"):
+                rows = store.con.execute(
+                    "SELECT c.text FROM locations l JOIN chunks c ON c.document_id=l.document_id"
+                    " WHERE l.source_id=? AND c.kind='parent' ORDER BY l.ext_id", (source["id"],)).fetchall()
+                stored[str(source["uri"])] = [r[0] for r in rows]
+            allowed_before = dict(expected)
+            if in_flight is not None:  # the write in flight either committed whole or not at all
+                uri, texts = in_flight
+                after = {**expected}
+                if texts is None:
+                    after.pop(uri, None)
+                else:
+                    after[uri] = texts
+                assert stored in (allowed_before, after), (stored, allowed_before, in_flight)
+                expected = dict(stored)
+                mid_write += 1
+            else:
+                assert stored == expected
+            con = store.con
+            assert con.execute("SELECT count(*) FROM chunks c WHERE c.kind<>'curated' AND NOT EXISTS"
+                               " (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id)").fetchone()[0] == 0
+            assert con.execute("SELECT count(*) FROM chunk_fts").fetchone()[0] == \
+                con.execute("SELECT count(*) FROM chunks WHERE kind='parent'").fetchone()[0]
+            for uri, texts in expected.items():
+                token = texts[0].split()[2]
+                hits = engine.search(token, Caller("acme"), top=50).hits
+                assert any(texts[0] == h.text for h in hits), f"{uri}: {token} not found after the kill"
+    assert expected, "no write committed in any round"
+    assert mid_write >= kills // 2, f"only {mid_write} of {kills} kills landed during a write"
+    from tests.conftest import SUMMARY
+
+    SUMMARY.append(f"kill -9 loop: {kills} kills (seed 20261130), {mid_write} during a write")

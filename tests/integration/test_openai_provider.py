@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -74,7 +75,8 @@ def test_http_error_and_stall_raise(server: str) -> None:
         list(OpenAICompatibleAnswerer(server, "m", stall_s=0.5).stream(Prompt(()), "q"))
 
 
-def test_engine_streams_provider_answer_and_falls_back_when_it_stalls(server: str, engine: Engine) -> None:
+def test_engine_streams_provider_answer_and_falls_back_when_it_stalls(server: str, engine: Engine,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
     text = "Annual plans are refunded within 30 days of purchase."
     engine.ingest_loaded("a", Loaded([Document("r", "Refund policy", text, "https://a/refunds",
                                                sections=(Section((), text),))]), Access("acme"))
@@ -84,10 +86,15 @@ def test_engine_streams_provider_answer_and_falls_back_when_it_stalls(server: st
     assert answer == "Yes, within 30 days [1]."
     cites = next(e for e in events if e.kind == "citations").data["citations"]
     assert cites[0]["url"] == "https://a/refunds"  # type: ignore[index]
-    SCRIPT.update(status=200, pieces=["STALL"])
+    SCRIPT.update(status=200, pieces=["Refunds? ", "STALL"])
     started = time.monotonic()
-    events = list(engine.ask("refund annual plans", Caller("acme"),
-                             answerer=OpenAICompatibleAnswerer(server, "m", stall_s=0.5)))
+    with caplog.at_level(logging.ERROR, logger="electa.ask"):
+        events = list(engine.ask("refund annual plans", Caller("acme"),
+                                 answerer=OpenAICompatibleAnswerer(server, "m", stall_s=0.5)))
     done = next(e for e in events if e.kind == "done").data
-    assert "sent nothing" in str(done["fallback"]) and time.monotonic() - started < 3
-    assert "30 days" in "".join(str(e.data["token"]) for e in events if e.kind == "token")
+    assert done["fallback"] == "the answerer failed; answered extractively" and time.monotonic() - started < 3
+    # The stall's details go to the log under the incident id; the stream only says a reset happened.
+    assert "sent nothing" in caplog.text and str(done["incident"]) in caplog.text
+    kinds = [e.kind for e in events]
+    assert kinds[:2] == ["token", "reset"] and events[1].data["incident"] == done["incident"]
+    assert "30 days" in "".join(str(e.data["token"]) for e in events[2:] if e.kind == "token")

@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -28,12 +29,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextmanager
+def serve_process(data: Path, *args: str, **env_extra: str) -> Iterator[str]:
+    """`electa serve` on ``data`` and a free loopback port, with ``args`` and ``env_extra``; yields its URL."""
     port = free_port()
-    env = {**os.environ, "ELECTA_ADMIN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1"}
-    data = tmp_path_factory.mktemp("server-data")
-    proc = subprocess.Popen([*electa_cmd(), "serve", "--data", str(data), "--port", str(port)], env=env,
+    env = {**os.environ, "ELECTA_ADMIN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1", **env_extra}
+    proc = subprocess.Popen([*electa_cmd(), "serve", "--data", str(data), "--port", str(port), *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -47,11 +48,19 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc.kill()
         proc.wait()
         raise RuntimeError(f"server did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    if proc.stderr is not None:
-        proc.stderr.close()
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with serve_process(tmp_path_factory.mktemp("server-data")) as url:
+        yield url
 
 
 def admin_headers() -> dict[str, str]:
@@ -63,7 +72,8 @@ def keys(server: str) -> dict[str, dict[str, str]]:
     out = {}
     for org in ("acme", "globex"):
         assert httpx.post(f"{server}/v1/orgs", json={"name": org}, headers=admin_headers()).status_code == 201
-        key = httpx.post(f"{server}/v1/orgs/{org}/keys", headers=admin_headers()).json()["key"]
+        # the tests below upload, delete and assert principals: the organisation's backend (ingest)
+        key = httpx.post(f"{server}/v1/orgs/{org}/keys", json={"scope": "ingest"}, headers=admin_headers()).json()["key"]
         out[org] = {"Authorization": f"Bearer {key}"}
     pages = {
         "acme": [("refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days of purchase.\n"),
@@ -106,7 +116,7 @@ def test_keys_are_required_and_checked(server: str, keys: dict[str, dict[str, st
     assert httpx.post(f"{server}/v1/search", json={"query": "refund"}).status_code == 401
     bad = {"Authorization": "Bearer el_nope"}
     assert httpx.post(f"{server}/v1/search", json={"query": "refund"}, headers=bad).status_code == 401
-    assert httpx.post(f"{server}/v1/orgs", json={"name": "x"}, headers=keys["acme"]).status_code == 401
+    assert httpx.post(f"{server}/v1/orgs", json={"name": "x"}, headers=keys["acme"]).status_code == 403
     assert "/v1/ask" in httpx.get(f"{server}/openapi.json").json()["paths"]
 
 

@@ -1,8 +1,12 @@
-"""The in-memory BM25 image must rank and score exactly as FTS5's bm25() does."""
+"""The in-memory BM25 image scores exactly as FTS5's bm25() does over what a caller may see,
+and a caller's scores depend on nothing else (issue 8, defect 5)."""
+
+import hashlib
 
 import pytest
 
 from electa.stores.bm25_memory import BM25Image
+from electa.stores.protocol import PreparedDocument
 from electa.stores.sqlite import SqliteStore
 from electa.testing.store_contract import record
 from electa.types import Access, Caller, Chunk, ChunkKind
@@ -15,38 +19,57 @@ CORPUS = [
     ("Error codes", "E1042 export too large. E2001 bank sync failed. E3107 webhook signature."),
     ("Webhooks", "Deliveries are signed with HMAC-SHA256; retries for 24 hours."),
 ]
+QUERIES = ["refund annual plans", "E1042 CSV export error", "slack invoices paid", "plans",
+           "what does webhook signature E3107 mean"]
+WEIGHTS = (2.0, 1.0, 0.0)
+
+
+def docs(pairs: list[tuple[str, str]]) -> list[PreparedDocument]:
+    return [PreparedDocument(str(i), t, "", hashlib.sha256(f"{t}{b}".encode()).hexdigest(),
+                             (Chunk(ChunkKind.PARENT, 0, t, b),), (None,)) for i, (t, b) in enumerate(pairs)]
 
 
 @pytest.fixture
 def store(tmp_path):  # type: ignore[no-untyped-def]
-    import hashlib
-
-    from electa.stores.protocol import PreparedDocument
-
     s = SqliteStore(tmp_path)
-    docs = [PreparedDocument(str(i), t, "", hashlib.sha256(b.encode()).hexdigest(),
-                             (Chunk(ChunkKind.PARENT, 0, t, b),), (None,)) for i, (t, b) in enumerate(CORPUS)]
-    s.put_source(record("c", "h", Access("acme")), docs)
-    s.put_source(record("o", "h", Access("other")), [PreparedDocument("x", "Refund", "", "zz", (
-        Chunk(ChunkKind.PARENT, 0, "Refund refund", "refund refunds refunded"),), (None,))])
+    s.put_source(record("c", "h", Access("acme")), docs(CORPUS))
     yield s
     s.close()
 
 
-@pytest.mark.parametrize("query", ["refund annual plans", "E1042 CSV export error", "slack invoices paid",
-                                   "plans", "what does webhook signature E3107 mean"])
-def test_image_equals_fts5(store: SqliteStore, query: str) -> None:
+def image_search(store: SqliteStore, query: str, caller: Caller) -> list[tuple[int, float]]:
+    image = BM25Image.build(store.con, "chunk_fts", WEIGHTS, store.generation)
+    return image.search(query, store.allowed(caller).ids, 10)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_image_equals_fts5_when_the_caller_sees_everything(store: SqliteStore, query: str) -> None:
     caller = Caller("acme")
-    weights = (2.0, 1.0, 0.0)
-    expected = store.fts_search("chunk_fts", query, caller, 10, weights)
-    image = BM25Image.build(store.con, "chunk_fts", weights, store.generation)
-    got = image.search(query, store.allowed(caller).ids, 10)
+    expected = store.fts_search("chunk_fts", query, caller, 10, WEIGHTS)
+    got = image_search(store, query, caller)
     assert [u for u, _ in got] == [u for u, _ in expected]
     assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=1e-6)
 
 
+def test_other_tenants_and_teams_never_move_a_callers_scores(store: SqliteStore) -> None:
+    caller = Caller("acme")
+    before = {q: image_search(store, q, caller) for q in QUERIES}
+    # Another organisation writes a corpus heavy in the same words, and acme adds a team-only page.
+    store.put_source(record("o", "h2", Access("other")), docs(
+        [("Refund refund", "refund refunds refunded annual plans E1042 export")] * 3 + CORPUS))
+    store.put_source(record("t", "h3", Access("acme", public=False, principals=("team:billing",))),
+                     docs([("Refund approvals", "Billing approves refunds on annual plans, E1042 exports")]))
+    after = {q: image_search(store, q, caller) for q in QUERIES}
+    assert after == before
+    # FTS5's own bm25() would have moved (its statistics span every tenant): the defect this prevents.
+    assert store.fts_search("chunk_fts", QUERIES[0], caller, 10, WEIGHTS)[0][1] != pytest.approx(before[QUERIES[0]][0][1])
+    member = Caller("acme", principals=frozenset({"team:billing"}))
+    assert len(image_search(store, "approves", member)) == 1 and not image_search(store, "approves", caller)
+
+
 def test_image_never_returns_other_tenants(store: SqliteStore) -> None:
-    image = BM25Image.build(store.con, "chunk_fts", (2.0, 1.0, 0.0), store.generation)
+    store.put_source(record("o", "h", Access("other")), docs([("Refund", "refund refunds refunded")]))
     allowed = store.allowed(Caller("acme")).ids
+    image = BM25Image.build(store.con, "chunk_fts", WEIGHTS, store.generation)
     got = image.search("refund refunds", allowed, 50)
     assert got and all(u in set(allowed.tolist()) for u, _ in got)

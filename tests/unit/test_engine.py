@@ -68,7 +68,7 @@ def test_delete_removes_from_every_leg_and_reingest_unchanged_is_noop(engine: En
     assert first.counts()["added"] == 2
     generation = engine.store.generation
     again = engine.ingest([kb], Access("acme"))
-    assert again.counts() == {"added": 0, "updated": 0, "unchanged": 2, "failed": 0}
+    assert again.counts() == {"added": 0, "updated": 0, "unchanged": 2, "failed": 0, "deleted": 0}
     assert engine.store.generation == generation
     for uri in [s["uri"] for s in engine.store.list_sources("acme")]:
         engine.delete_source("acme", "default", str(uri))

@@ -86,3 +86,10 @@ def test_title_unit_stands_for_the_first_parent_with_text() -> None:
     # No title, or nothing but a title: no title unit (the parent already embeds the title).
     assert not [c for c in chunk_document(Document("u", "", "Refunds.")) if c.kind is ChunkKind.TITLE]
     assert [c.kind for c in chunk_document(Document("t", "Only a title", ""))] == [ChunkKind.PARENT]
+
+
+@pytest.mark.parametrize("name", ["deep.json", "deep.jsonl"])
+def test_deeply_nested_json_is_an_ingest_error_not_a_recursion_error(name: str) -> None:
+    deep = ("[" * 5000 + "]" * 5000).encode()
+    with pytest.raises(IngestError, match="nested too deeply"):
+        loader_for(name)(name, deep)

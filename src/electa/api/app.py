@@ -1,74 +1,138 @@
 """``electa serve``: organisations, API keys, sources, search, probe, ask (SSE), feedback, gaps, usage.
 
-Every organisation-scoped route takes ``Authorization: Bearer <api key>``; the key decides the
-organisation, never the request body, so a key of organisation A can neither read nor search B.
-Admin routes (organisations, keys) take the admin token from ``ELECTA_ADMIN_TOKEN``.
+Every organisation-scoped route takes ``Authorization: Bearer <api key or visitor token>``; the
+credential decides the organisation, never the request body, so a key of organisation A can
+neither read nor search B. Each route names the scope it needs (``admin`` ⊃ ``ingest`` ⊃
+``search``); :mod:`electa.auth` resolves the header into an ``Identity`` and holds the rules.
+``POST /v1/orgs`` takes the admin token from ``ELECTA_ADMIN_TOKEN``; an organisation's keys and
+signing secret take that token or one of the organisation's admin keys.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hmac
 import json
-from collections.abc import Iterator
+import logging
+import math
+import time
+from collections.abc import Callable
 from typing import Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query
-from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from electa.answer.answerers import create_answerer
-from electa.answer.prompt import AgentProfile, Turn
+from electa.answer.pipeline import SSE_CONTRACT, AskPipeline, AskRequest, new_incident, settings_digest
+from electa.answer.prompt import Turn
 from electa.answer.rewrite import LlmRewriter
 from electa.api.cache import ResultCache
+from electa.api.contract import (
+    AUTHED,
+    SSE_EVENT,
+    SSE_STREAM,
+    UPLOAD_NAME,
+    AllowEveryMethod,
+    EventStreamResponse,
+    JsonInt,
+    LegWeights,
+    errors,
+    json_errors,
+    json_safe,
+    sse_frames,
+)
+from electa.auth import Authenticator, Identity, RateLimiter, Scope
+from electa.auth.conversations import ConversationIds
 from electa.engine import Engine
-from electa.errors import ElectaError, IngestError, NotFoundError
+from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError
 from electa.ingest.loaders import loader_for
 from electa.types import Access, Caller, hit_json
 
+log = logging.getLogger("electa.api")
+
 
 class OrgIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
 
 
+class KeyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    scope: Scope = Field(description="admin (manage keys), ingest (the org's backend) or search (safe in a browser).")
+    name: str = Field("", max_length=100, description="A label for listings: 'website widget'.")
+    expires_in_s: float | None = Field(None, gt=0, le=10 * 365 * 86400, strict=True, description="Lifetime in seconds.")
+    expires_at: float | None = Field(None, gt=0, strict=True, allow_inf_nan=False,
+                                     description="Or an absolute expiry, Unix seconds.")
+
+
 class SourceIn(BaseModel):
-    name: str = Field(min_length=1, max_length=300, description="File name; its extension picks the loader.")
-    content: str = Field(max_length=70_000_000, description="The file's text, or base64 with base64=true.")
+    model_config = ConfigDict(extra="forbid", strict=True)
+    # The schema states the pattern and the minimum; the validators say it in words a person can act on.
+    name: str = Field(max_length=300, json_schema_extra={"pattern": UPLOAD_NAME},
+                      description="File name; its extension picks the loader.")
+    content: str = Field(max_length=70_000_000, json_schema_extra={"minLength": 1},
+                         description="The file's text, or base64 with base64=true.")
     base64: bool = False
     agent: str = "default"
     url: str = ""
-    public: bool = True
-    principals: list[str] = []
+    public: bool | None = Field(None, description="Omit it: naming `principals` makes the source private, naming none"
+                                " makes it public. `true` with principals, or `false` without, is refused (422).")
+    principals: list[str] = Field([], description="Who may read it (team:support, member:u7); makes it private.")
+
+    @field_validator("name")
+    @classmethod
+    def _readable(cls, name: str) -> str:
+        try:
+            loader_for(name)
+        except IngestError as exc:
+            raise ValueError(exc.reason) from None
+        return name
+
+    @field_validator("content")
+    @classmethod
+    def _not_empty(cls, content: str) -> str:
+        if not content:
+            raise ValueError("the file is empty: send its text, or its bytes as base64 with base64=true")
+        return content
 
 
 class SearchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
     query: str = Field(min_length=1, max_length=2000)
     agent: str | None = None
     principals: list[str] = []
-    top: int = Field(10, ge=1, le=100)
-    weights: dict[str, float] | None = None
-    k: float | None = Field(None, gt=0)
-    floor: float | None = Field(None, ge=0, le=1)
+    top: JsonInt = Field(10, ge=1, le=100)
+    weights: LegWeights | None = None
+    k: float | None = Field(None, gt=0, allow_inf_nan=False)
+    floor: float | None = Field(None, ge=0, le=1, description="Floor on the absolute score (`hit.score`).")
+    calibrated_floor: float | None = Field(None, ge=0, le=1, description="Floor on the calibrated probability "
+                                           "(`hit.probability`) of an agent tuned by `electa tune --agent`.")
     page_url: str | None = None
 
 
 class TurnIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
     question: str
     answer: str
 
 
 class AskIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
     question: str = Field(min_length=1, max_length=2000)
     agent: str = "default"
     principals: list[str] = []
     page_url: str | None = None
     conversation_id: str | None = Field(None, max_length=200, description="Stored turns of this conversation are "
-                                        "the history when `history` is not sent.")
+                                        "the history when `history` is not sent. With a search key or visitor token, "
+                                        "omit it on the first question and send back the `conversation_id` of `done`"
+                                        " (ids are issued by the server and bound to the credential; another is 403).")
     history: list[TurnIn] = []
 
 
 class FeedbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
     query: str = Field(min_length=1, max_length=2000)
     url: str = Field(min_length=1, max_length=2000)
     agent: str = "default"
@@ -76,27 +140,28 @@ class FeedbackIn(BaseModel):
 
 
 class AgentIn(BaseModel):
-    threshold: float | None = Field(None, ge=0, le=1, description="Floor on the relevance score for this agent.")
-    top_k: int = Field(4, ge=1, le=20, description="Passages that reach the prompt.")
-    weights: dict[str, float] | None = Field(None, description="Per-leg RRF weights for this agent.")
+    model_config = ConfigDict(extra="forbid", strict=True)
+    threshold: float | None = Field(None, ge=0, le=1, description=(
+        "Floor on the ABSOLUTE relevance score (`hit.score`, 0-1, the scale of ELECTA_FLOOR, default 0.4) for "
+        "this agent. Never compared with a calibrated probability: see `calibrated_floor`."))
+    calibrated_floor: float | None = Field(None, ge=0, le=1, description=(
+        "Floor on the calibrated probability (`hit.probability`), used once the agent is tuned by "
+        "`electa tune --agent` (default: the floor tuning chose). A `threshold` set too applies as well."))
+    top_k: JsonInt = Field(4, ge=1, le=20, description="Passages that reach the prompt.")
+    weights: LegWeights | None = Field(None, description="Per-leg RRF weights for this agent.")
     name: str = "Assistant"
     business: str = ""
     tone: str = "friendly and concise"
     custom_prompt: str = Field("", max_length=4000)
     avoid_topics: list[str] = []
-    max_chars: int = Field(1200, ge=100, le=8000)
+    max_chars: JsonInt = Field(1200, ge=100, le=8000)
     language: str = "the language of the visitor's question"
-
-
-def _bearer(authorization: str | None) -> str:
-    if not authorization or not authorization.lower().startswith("bearer "):
-        raise HTTPException(401, "send 'Authorization: Bearer <api key>'")
-    return authorization[7:].strip()
 
 
 def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300.0) -> FastAPI:
     app = FastAPI(title="Electa", version="0.1.0",
                   description="Hybrid retrieval and grounded answers over an organisation's own knowledge.")
+    app.add_middleware(AllowEveryMethod, routes=app.router.routes)
     cache = ResultCache(cache_ttl_s)
     store = engine.store
     provider = engine.settings.answerer
@@ -104,17 +169,60 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     # E3: with an LLM configured, follow-ups are rewritten by it (timeout, per-conversation cache).
     rewriter = LlmRewriter(answerer) if answerer is not None else None
 
-    def org_of(authorization: str | None = Header(None)) -> str:
-        org = store.org_for_key(_bearer(authorization))
-        if org is None:
-            raise HTTPException(401, "unknown or revoked API key")
-        return org
+    pipeline = AskPipeline(engine, store, cache=cache, answerer=answerer, rewriter=rewriter, provider=provider)
 
-    def admin(authorization: str | None = Header(None)) -> None:
-        if not admin_token:
-            raise HTTPException(403, "admin routes are off: set ELECTA_ADMIN_TOKEN to enable them")
-        if not hmac.compare_digest(_bearer(authorization), admin_token):
-            raise HTTPException(401, "wrong admin token")
+    auth = Authenticator(store, admin_token, max_token_lifetime_s=engine.settings.visitor_token_max_s)
+    limits = RateLimiter(engine.settings.rate_per_minute_key, engine.settings.rate_per_minute_client)
+
+    def identity(request: Request, authorization: str | None = Header(None)) -> Identity:
+        """Who calls (401 when no usable credential); browser-facing ones are rate-limited here (429)."""
+        who = auth.resolve(authorization)
+        if who.rate_key is not None:
+            limits.check(who.rate_key, request.client.host if request.client else "-")
+        return who
+
+    def org_with(needed: Scope) -> Callable[..., str]:
+        def org_of(who: Identity = Depends(identity)) -> str:
+            return who.require(needed)
+        return org_of
+
+    org_of = org_with(Scope.INGEST)  # sources, agents, gaps, usage, probe
+
+    conversations = ConversationIds(store.server_secret("conversations"))
+
+    def conversation_for(who: Identity, asked: str | None) -> str | None:
+        """A browser-facing credential continues only conversations issued to it, and gets a new
+        one when it names none (see :mod:`electa.auth.conversations`)."""
+        owner = who.conversation_owner
+        if owner is None:
+            return asked
+        if asked is None:
+            return conversations.issue(owner)
+        if not conversations.valid(asked, owner):
+            raise ScopeError("this conversation_id was not issued to this key or visitor: omit it to start a"
+                             " conversation, then send back the conversation_id that `done` returns")
+        return asked
+
+    def searcher(who: Identity = Depends(identity)) -> Identity:  # search, ask, feedback
+        who.require(Scope.SEARCH)
+        return who
+
+    def admin(who: Identity = Depends(identity)) -> None:
+        who.require_admin_token()
+
+    def org_admin(org: str, who: Identity = Depends(identity)) -> None:
+        who.require_admin_of(org)
+
+    @app.exception_handler(AuthError)
+    def auth_error(_request: Any, exc: AuthError) -> Any:
+        from fastapi.responses import JSONResponse
+
+        if isinstance(exc, RateLimited):
+            return JSONResponse({"detail": str(exc)}, status_code=429,
+                                headers={"Retry-After": str(max(1, math.ceil(exc.retry_after)))})
+        if isinstance(exc, ScopeError):
+            return JSONResponse({"detail": str(exc)}, status_code=403)
+        return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
 
     @app.exception_handler(ElectaError)
     def electa_error(_request: Any, exc: ElectaError) -> Any:
@@ -123,32 +231,66 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         status = 404 if isinstance(exc, NotFoundError) else 422
         return JSONResponse({"detail": str(exc)}, status_code=status)
 
+    @app.exception_handler(RequestValidationError)
+    def invalid(_request: Any, exc: RequestValidationError) -> Any:
+        """FastAPI's own 422, minus what JSON cannot carry (a NaN echoed back crashed it into a 500)."""
+        return JSONResponse({"detail": [json_safe(e) for e in exc.errors()]}, status_code=422)
+
+    @app.exception_handler(Exception)
+    def unexpected(_request: Any, exc: Exception) -> Any:
+        """A fixed description and an incident id; the exception itself goes to the server log."""
+        incident = new_incident()
+        log.error("unexpected error (incident %s)", incident, exc_info=exc)
+        return JSONResponse({"detail": f"internal error; quote incident {incident}", "incident": incident},
+                            status_code=500)
+
     @app.get("/healthz")
     def healthz() -> dict[str, object]:
         return {"ok": True, "legs": {n: leg.available() for n, leg in engine.legs.items()}}
 
-    @app.post("/v1/orgs", status_code=201, dependencies=[Depends(admin)])
+    @app.post("/v1/orgs", status_code=201, dependencies=[Depends(admin)], responses=AUTHED)
     def create_org(body: OrgIn) -> dict[str, str]:
         store.add_organisation(body.name)
         return {"name": body.name}
 
-    @app.post("/v1/orgs/{org}/keys", status_code=201, dependencies=[Depends(admin)])
-    def create_key(org: str) -> dict[str, str]:
-        return {"org": org, "key": store.add_api_key(org), "note": "shown once; only its hash is stored"}
+    @app.post("/v1/orgs/{org}/keys", status_code=201, dependencies=[Depends(org_admin)], responses={**AUTHED, **errors(404)})
+    def create_key(org: str, body: KeyIn) -> dict[str, object]:
+        if body.expires_in_s is not None and body.expires_at is not None:
+            raise HTTPException(422, "give expires_in_s or expires_at, not both")
+        now = time.time()
+        expires = now + body.expires_in_s if body.expires_in_s is not None else body.expires_at
+        key, record = store.add_api_key(org, body.scope, body.name, expires)
+        return {**record.public(now), "key": key, "note": "shown once; only its hash is stored"}
 
-    @app.get("/v1/agents/{agent}")
+    @app.get("/v1/orgs/{org}/keys", dependencies=[Depends(org_admin)], responses={**AUTHED, **errors(404)})
+    def list_keys(org: str) -> list[dict[str, object]]:
+        now = time.time()
+        return [record.public(now) for record in store.api_keys(org)]
+
+    @app.delete("/v1/orgs/{org}/keys/{key_id}", dependencies=[Depends(org_admin)], responses={**AUTHED, **errors(404)})
+    def revoke_key(org: str, key_id: int) -> dict[str, object]:
+        return store.revoke_api_key(org, key_id).public(time.time())
+
+    @app.post("/v1/orgs/{org}/signing-secret", status_code=201, dependencies=[Depends(org_admin)],
+              responses={**AUTHED, **errors(404)})
+    def rotate_signing_secret(org: str) -> dict[str, str]:
+        return {"org": org, "secret": store.rotate_signing_secret(org),
+                "note": "shown once; visitor tokens signed with the previous secret stop working"}
+
+    @app.get("/v1/agents/{agent}", responses=AUTHED)
     def get_agent(agent: str, org: str = Depends(org_of)) -> dict[str, object]:
         return store.agent_settings(org, agent) or {}
 
-    @app.put("/v1/agents/{agent}")
+    @app.put("/v1/agents/{agent}", responses=AUTHED)
     def put_agent(agent: str, body: AgentIn, org: str = Depends(org_of)) -> dict[str, object]:
         current = store.agent_settings(org, agent) or {}
-        current["profile"] = body.model_dump(exclude={"threshold", "top_k", "weights"})
-        current["retrieval"] = {"threshold": body.threshold, "top_k": body.top_k, "weights": body.weights}
+        current["profile"] = body.model_dump(exclude={"threshold", "calibrated_floor", "top_k", "weights"})
+        current["retrieval"] = {"threshold": body.threshold, "calibrated_floor": body.calibrated_floor,
+                                "top_k": body.top_k, "weights": body.weights.as_dict() if body.weights else None}
         store.set_agent_settings(org, agent, current)
         return current
 
-    @app.post("/v1/sources", status_code=201)
+    @app.post("/v1/sources", status_code=201, responses={**AUTHED, **errors(413)})
     def upload(body: SourceIn, org: str = Depends(org_of)) -> dict[str, object]:
         try:
             data = base64.b64decode(body.content, validate=True) if body.base64 else body.content.encode("utf-8")
@@ -160,104 +302,73 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
             loaded = loader_for(body.name)(body.name, data)
         except IngestError as exc:
             raise HTTPException(422, str(exc)) from exc
-        access = Access(org, body.agent, public=body.public or not body.principals, principals=tuple(body.principals))
+        access = Access(org, body.agent, public=body.public, principals=tuple(body.principals))
         outcome = engine.ingest_loaded(body.name, loaded, access, kind="api", url=body.url)
         return {"uri": outcome.uri, "status": outcome.status, "version": outcome.version,
                 "documents": outcome.documents, "duplicates": outcome.duplicates}
 
-    @app.get("/v1/sources")
+    @app.get("/v1/sources", responses=AUTHED)
     def list_sources(org: str = Depends(org_of)) -> list[dict[str, object]]:
         return store.list_sources(org)
 
-    @app.delete("/v1/sources")
+    @app.delete("/v1/sources", responses={**AUTHED, **errors(404)})
     def delete_source(uri: str = Query(...), agent: str = Query("default"), org: str = Depends(org_of)) -> dict[str, object]:
         return {"uri": uri, "removed_units": engine.delete_source(org, agent, uri)}
 
-    def run_search(body: SearchIn, org: str) -> dict[str, object]:
-        caller = Caller(org, body.agent, frozenset(body.principals))
-        result = engine.search(body.query, caller, top=body.top, weights=body.weights, k=body.k, floor=body.floor,
+    def run_search(body: SearchIn, caller: Caller) -> dict[str, object]:
+        result = engine.search(body.query, caller, top=body.top, weights=body.weights.as_dict() if body.weights else None,
+                               k=body.k, floor=body.floor, calibrated_floor=body.calibrated_floor,
                                page_url=body.page_url)
         return {"query": body.query, "hits": [hit_json(h) for h in result.hits],
                 "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2), "detail": r.detail}
                          for r in result.legs],
                 "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()}}
 
-    @app.post("/v1/search")
-    def search(body: SearchIn, org: str = Depends(org_of)) -> dict[str, object]:
-        caller = Caller(org, body.agent, frozenset(body.principals))
+    @app.post("/v1/search", responses=AUTHED)
+    def search(body: SearchIn, who: Identity = Depends(searcher)) -> dict[str, object]:
+        caller = who.caller(body.agent, body.principals)
+        # The agent's settings (tuned fusion, calibration) shape the result: their digest is in the key.
+        agent_digest = settings_digest(store.agent_settings(caller.org, caller.agent) if caller.agent else None)
         key = cache.key("search", caller, "-", body.query, body.page_url, store.generation,
-                        json.dumps([body.top, body.weights, body.k, body.floor], sort_keys=True))
+                        json.dumps([body.top, body.weights.as_dict() if body.weights else None, body.k, body.floor,
+                                    body.calibrated_floor, agent_digest], sort_keys=True))
         cached = cache.get(key)
         if cached is not None:
             return {**cached, "cached": True}
-        out = run_search(body, org)
+        out = run_search(body, caller)
         cache.put(key, out)
         return {**out, "cached": False}
 
-    @app.post("/v1/probe")
+    @app.post("/v1/probe", responses=AUTHED)
     def probe(body: SearchIn, org: str = Depends(org_of)) -> dict[str, object]:
         """Every candidate with per-leg scores and whether it passes; never cached, stores nothing."""
-        return run_search(body, org)
+        return run_search(body, Caller(org, body.agent, frozenset(body.principals)))
 
-    @app.post("/v1/ask")
-    def ask(body: AskIn, org: str = Depends(org_of)) -> StreamingResponse:
-        caller = Caller(org, body.agent, frozenset(body.principals))
-        stored = store.agent_settings(org, body.agent) or {}
-        key = cache.key("ask", caller, provider, body.question, body.page_url, store.generation,
-                        json.dumps(stored, sort_keys=True))
-        profile = AgentProfile(**stored.get("profile", {}))  # type: ignore[arg-type]
-        retrieval: dict[str, Any] = stored.get("retrieval") or {}  # type: ignore[assignment]
-        history = [Turn(t.question, t.answer) for t in body.history]
-        if not history and body.conversation_id:
-            history = [Turn(q, a) for q, a in store.recent_turns(org, body.agent, body.conversation_id)]
+    @app.post("/v1/ask", response_class=EventStreamResponse, description=SSE_CONTRACT,
+              responses={200: {"description": "The answer as Server-Sent Events (see above).",
+                               "content": {"text/event-stream": {"schema": SSE_STREAM, "itemSchema": SSE_EVENT}}},
+                         **json_errors(400, 401, 403, 404, 422, 429)})
+    def ask(body: AskIn, who: Identity = Depends(searcher)) -> StreamingResponse:
+        caller = who.caller(body.agent, body.principals)
+        history = tuple(Turn(t.question, t.answer) for t in body.history) or None
+        stream = pipeline.run(AskRequest(body.question, caller, body.page_url,
+                                         conversation_for(who, body.conversation_id), history))
+        # The first event is computed before the response starts, so a request the engine refuses
+        # (an index that needs `electa reindex`, bad stored settings) is a status code, not a broken stream.
+        first = next(stream)
+        return EventStreamResponse(sse_frames(first, stream), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
-        def events() -> Iterator[bytes]:
-            cached = None if history else cache.get(key)  # a follow-up depends on its history: never cached
-            recorded: list[tuple[str, dict[str, object]]] = []
-            try:
-                stream = iter(cached) if cached is not None else (
-                    (e.kind, e.data) for e in engine.ask(body.question, caller, history=history,
-                                                        page_url=body.page_url, agent=profile, answerer=answerer,
-                                                        floor=retrieval.get("threshold"), top_k=retrieval.get("top_k"),
-                                                        weights=retrieval.get("weights"),
-                                                        rewriter=rewriter.for_conversation(f"{org}|{body.conversation_id}")
-                                                        if rewriter and body.conversation_id else None))
-                for kind, data in stream:
-                    recorded.append((kind, data))
-                    if kind == "done":
-                        data = {**data, "cached": cached is not None}
-                    yield f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
-            except Exception as exc:
-                yield f"event: error\ndata: {json.dumps({'error': str(exc)})}\n\n".encode()
-                return
-            if cached is None:
-                done = recorded[-1][1] if recorded and recorded[-1][0] == "done" else {}
-                text = "".join(str(d.get("token", "")) for k, d in recorded if k == "token")
-                # After the stream (G6, G7): content gaps and usage, never during it.
-                if done.get("strict") or (done.get("low_confidence") and not done.get("small_talk")):
-                    store.add_gap(org, body.agent, body.question, float(done.get("confidence", 0.0)),  # type: ignore[arg-type]
-                                  "nothing passed the floor" if done.get("strict") else "low confidence")
-                store.count_usage(org, body.agent, len(text))
-                if body.conversation_id:
-                    cites = next((d.get("citations", []) for k, d in recorded if k == "citations"), [])
-                    store.add_turn(org, body.agent, body.conversation_id, body.question, text, list(cites),  # type: ignore[call-overload]
-                                   float(done.get("confidence", 0.0)))  # type: ignore[arg-type]
-                if not history:
-                    cache.put(key, recorded)
-
-        return StreamingResponse(events(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-
-    @app.post("/v1/feedback", status_code=201)
-    def feedback(body: FeedbackIn, org: str = Depends(org_of)) -> dict[str, str]:
+    @app.post("/v1/feedback", status_code=201, responses=AUTHED)
+    def feedback(body: FeedbackIn, who: Identity = Depends(searcher)) -> dict[str, str]:
+        org = who.caller(body.agent, ()).org  # a visitor token for one agent gives feedback on that agent only
         store.add_feedback(org, body.agent, body.query, body.url, 1 if body.positive else -1)
         return {"status": "recorded"}
 
-    @app.get("/v1/gaps")
+    @app.get("/v1/gaps", responses=AUTHED)
     def gaps(agent: str | None = None, org: str = Depends(org_of)) -> list[dict[str, object]]:
         return store.gaps(org, agent)
 
-    @app.get("/v1/usage")
+    @app.get("/v1/usage", responses=AUTHED)
     def usage(org: str = Depends(org_of)) -> dict[str, object]:
         return {"usage": store.usage(org), "cache": {"hits": cache.hits, "misses": cache.misses}}
 

@@ -1,4 +1,4 @@
-"""``electa``: ingest, search, probe, sources, reindex, stats, eval, demo."""
+"""``electa``: ingest, search, probe, sources, reindex, stats, eval, demo, orgs, keys, tokens."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import TextIO
 
 import click
 
+from electa.cli.auth import keys, orgs, tokens
 from electa.cli.common import (
     caller_options,
     data_option,
@@ -20,6 +21,7 @@ from electa.cli.common import (
     votes_text,
 )
 from electa.config import Settings
+from electa.ingest.pipeline import IngestReport
 from electa.types import Access, hit_json
 
 
@@ -49,19 +51,49 @@ def cli() -> None:
 def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
            principals: tuple[str, ...], base_url: str, progress: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, PDF, JSON/JSONL, Q&A CSV)."""
-    access = Access(org, agent, public=not principals, principals=principals)
+    access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder) as engine:
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty())
+    _print_report(report)
+    if report.failures and not report.outcomes:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False))
+@data_option
+@click.option("--org", default="default", show_default=True)
+@click.option("--agent", default="default", show_default=True)
+@click.option("--principal", "principals", multiple=True,
+              help="Restrict to these principals (team:support…); without it the sources are public.")
+@click.option("--base-url", default="", help="URL prefix for files that carry none of their own.")
+@click.option("--progress/--no-progress", default=True)
+@friendly
+def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
+         principals: tuple[str, ...], base_url: str, progress: bool) -> None:
+    """Mirror folders: add new files, update changed ones, delete the sources of files that are gone.
+
+    Sources are named by their path under the folder (`help-center/billing/refunds.md`), so a
+    folder moved elsewhere on disk is still the same set of sources."""
+    access = Access(org, agent, principals=principals)
+    with open_engine(data_dir, embedder) as engine:
+        report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty())
+    _print_report(report)
+    for uri in report.deleted:
+        click.echo(f"deleted: {uri} (its file is gone)")
+    if report.failures and not report.outcomes:
+        sys.exit(1)
+
+
+def _print_report(report: IngestReport) -> None:
     counts = report.counts()
     click.echo(f"{counts['added']} added, {counts['updated']} updated, {counts['unchanged']} unchanged, "
-               f"{counts['failed']} failed; {report.documents} documents in {report.seconds:.1f}s "
-               f"({report.docs_per_second:.1f} docs/s)")
+               f"{counts['deleted']} deleted, {counts['failed']} failed; {report.documents} documents in "
+               f"{report.seconds:.1f}s ({report.docs_per_second:.1f} docs/s)")
     for path, note in report.notes:
         click.echo(f"note: {path}: {note}", err=True)
     for path, reason in report.failures:
         click.echo(f"failed: {path}: {reason}", err=True)
-    if report.failures and not report.outcomes:
-        sys.exit(1)
 
 
 @cli.command()
@@ -133,26 +165,45 @@ def probe(questions: tuple[str, ...], data_dir: str | None, embedder: str | None
 @cli.command()
 @click.argument("question")
 @data_option
-@caller_options
+@click.option("--org", default="default", show_default=True, help="Organisation.")
+@click.option("--agent", default="default", show_default=True,
+              help="Agent: its stored persona and retrieval settings apply, and gaps, usage and turns are recorded under it.")
+@click.option("--principal", "principals", multiple=True,
+              help="A principal the caller holds (team:support, member:u7); repeatable.")
+@click.option("--conversation", "conversation", default=None,
+              help="Conversation id: its stored turns are the history (follow-ups are rewritten), and this turn is stored.")
 @click.option("--page", default=None, help="The visitor's current page URL.")
 @click.option("--answerer", default=None, help="extractive (default, no LLM) or openai (ELECTA_LLM_* settings).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line, as the stream sends them.")
 @friendly
-def ask(question: str, data_dir: str | None, embedder: str | None, org: str, agent: str | None,
-        principals: tuple[str, ...], page: str | None, answerer: str | None, as_json: bool) -> None:
-    """Answer a question from the knowledge base, streamed, with checked citations."""
+def ask(question: str, data_dir: str | None, embedder: str | None, org: str, agent: str,
+        principals: tuple[str, ...], conversation: str | None, page: str | None, answerer: str | None,
+        as_json: bool) -> None:
+    """Answer a question from the knowledge base, streamed, with checked citations.
+
+    The same pipeline as `POST /v1/ask`: the agent's stored settings, the conversation's
+    history, and the same gaps, usage and turns recorded."""
     import json
 
     from electa.answer.answerers import create_answerer
+    from electa.answer.pipeline import AskPipeline, AskRequest
+    from electa.answer.rewrite import LlmRewriter
 
     settings = Settings()
-    chosen = create_answerer(answerer or settings.answerer, settings) if (answerer or settings.answerer) != "extractive" else None
+    name = answerer or settings.answerer
+    chosen = create_answerer(name, settings) if name != "extractive" else None
     with open_engine(data_dir, embedder) as engine:
-        for event in engine.ask(question, make_caller(org, agent, principals), page_url=page, answerer=chosen):
+        pipeline = AskPipeline(engine, engine.store, answerer=chosen,
+                               rewriter=LlmRewriter(chosen) if chosen is not None else None)
+        request = AskRequest(question, make_caller(org, agent, principals), page, conversation)
+        for event in pipeline.run(request):
             if as_json:
                 click.echo(json.dumps({"event": event.kind, **event.data}, ensure_ascii=False, default=str))
             elif event.kind == "token":
                 click.echo(event.data["token"], nl=False)
+            elif event.kind == "reset":  # the terminal cannot take back what it printed: say so
+                click.echo(f"\n[withdrawn: the answerer failed (incident {event.data['incident']}); the extractive"
+                           " answer follows]")
             elif event.kind == "citations":
                 click.echo("")
                 for c in event.data["citations"]:  # type: ignore[attr-defined]
@@ -353,8 +404,10 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int) -> None:
 
     settings = Settings()
     with open_engine(str(data_dir), embedder) as engine:
+        from electa.auth.scopes import Scope
+
         engine.store.add_organisation(ORG)
-        key = engine.store.add_api_key(ORG)
+        key, _ = engine.store.add_api_key(ORG, Scope.SEARCH, "demo")  # search, ask, feedback: browser-safe
         url = f"http://127.0.0.1:{port}"
         click.echo(f"\nElecta is serving the sample help center at {url} (OpenAPI: {url}/docs). Stream an answer:")
         click.echo(f"  curl -N -X POST {url}/v1/ask -H 'Authorization: Bearer {key}' "
@@ -363,6 +416,10 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int) -> None:
         sys.stdout.flush()
         uvicorn.run(create_app(engine, settings.admin_token, settings.cache_ttl_s), host="127.0.0.1", port=port,
                     log_level="warning")
+
+
+for _group in (orgs, keys, tokens):
+    cli.add_command(_group)
 
 
 def main() -> None:

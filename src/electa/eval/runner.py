@@ -282,11 +282,26 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         if out_file is not None:
             save_setting(out_file, result, provenance, extra)
         if agent is not None:
-            engine.store.set_agent_settings(agent[0], agent[1], {
-                "fusion": {"weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
-                           "lift": result.chosen.lift},
-                **extra, "tuned_on": provenance, "model_id": embedder.model_id, "chunker": CHUNKER_VERSION})
+            tuned = {"fusion": {"weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
+                                "lift": result.chosen.lift},
+                     **extra, "tuned_on": provenance, "model_id": embedder.model_id, "chunker": CHUNKER_VERSION}
+            existing = engine.store.agent_settings(agent[0], agent[1]) or {}
+            engine.store.set_agent_settings(agent[0], agent[1], with_tuning(existing, tuned))
     return result
+
+
+TUNED_KEYS = frozenset({"fusion", "calibration", "calibrated_floor", "tuned_on", "model_id", "chunker"})
+
+
+def with_tuning(existing: Mapping[str, object], tuned: Mapping[str, object]) -> dict[str, object]:
+    """An agent's settings after a tune: what the tune learns replaces the previous tune's
+    (a calibration the new tune could not fit is dropped with it); what a person set (persona,
+    threshold, top K…) stays.
+
+    >>> with_tuning({"profile": {"name": "Ada"}, "calibration": {"*": 1}}, {"fusion": {"k": 5}})
+    {'profile': {'name': 'Ada'}, 'fusion': {'k': 5}}
+    """
+    return {**{k: v for k, v in existing.items() if k not in TUNED_KEYS}, **tuned}
 
 
 def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None = None, **kwargs: object) -> EvalReport:

@@ -246,6 +246,8 @@ def load_jsonl(name: str, data: bytes) -> Loaded:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise IngestError(name, f"line {i} is not JSON ({exc.msg} at column {exc.colno})") from exc
+        except RecursionError:
+            raise IngestError(name, f"line {i} is nested too deeply to read as JSON") from None
         if not isinstance(rec, dict):
             raise IngestError(name, f"line {i} is not a JSON object")
         if "question" in rec and "answer" in rec:
@@ -264,6 +266,9 @@ def load_json(name: str, data: bytes) -> Loaded:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(name, f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except RecursionError:  # Python's parser recurses once per level: [[[[...]]]] exhausts the stack
+        raise IngestError(name, "JSON nested too deeply to read (arrays or objects inside each other"
+                          " beyond Python's recursion limit); expected a list of objects") from None
     records = value.get("items") if isinstance(value, dict) else value
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         raise IngestError(name, "expected a list of objects (or {\"items\": [...]})")

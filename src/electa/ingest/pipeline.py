@@ -7,10 +7,11 @@ they are even parsed (SPEC A5).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
+import sqlite3
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from electa.errors import IngestError
 from electa.ingest.chunker import chunk_document, embed_text
 from electa.ingest.loaders import Loaded, loader_for
 from electa.stores.protocol import PreparedDocument, SourceOutcome, SourceRecord
-from electa.stores.sqlite import SqliteStore
+from electa.stores.sqlite import SqliteStore, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
 
 EMBED_BATCH = 64
@@ -37,13 +38,15 @@ class IngestReport:
     notes: list[tuple[str, str]] = field(default_factory=list)
     documents: int = 0
     seconds: float = 0.0
+    seen: set[str] = field(default_factory=set)  # source names of every file read, changed or not
+    deleted: list[str] = field(default_factory=list)  # sources a sync removed (their files are gone)
 
     @property
     def docs_per_second(self) -> float:
         return self.documents / self.seconds if self.seconds > 0 else 0.0
 
     def counts(self) -> dict[str, int]:
-        out = {"added": 0, "updated": 0, "unchanged": 0, "failed": len(self.failures)}
+        out = {"added": 0, "updated": 0, "unchanged": 0, "failed": len(self.failures), "deleted": len(self.deleted)}
         for o in self.outcomes:
             out[o.status] += 1
         return out
@@ -67,22 +70,59 @@ def iter_files(paths: Iterable[Path]) -> list[Path]:
     return out
 
 
+def source_uri(path: Path, roots: Sequence[Path]) -> str:
+    """A file's name in the store: its path under the folder it was ingested from, led by that
+    folder's own name (``help-center/billing/refunds.md``), or its bare name when it was given
+    directly. Never the server's absolute path, which would leak the directory layout to every
+    search key and tie the source to where the folder happens to sit on disk."""
+    for root in roots:
+        if path.is_relative_to(root):
+            return f"{root.resolve().name}/{path.relative_to(root).as_posix()}"
+    return path.name
+
+
+def gunzip_limited(name: str, data: bytes, max_bytes: int) -> bytes:
+    """Decompress gzip ``data`` without ever holding more than ``max_bytes`` of output: a small
+    file that inflates to gigabytes (a gzip bomb) is refused once the limit is passed."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out = bytearray()
+    pending = data
+    try:
+        while pending:
+            out += inflater.decompress(pending, max_bytes + 1 - len(out))
+            if len(out) > max_bytes:
+                raise IngestError(name, f"decompresses to more than the {max_bytes / 2**20:.0f} MB limit"
+                                  " (ELECTA_MAX_FILE_MB)")
+            pending = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        if not inflater.eof:
+            raise IngestError(name, "not a readable gzip file (it ends before its last block)")
+    except zlib.error as exc:
+        raise IngestError(name, f"not a readable gzip file ({exc})") from exc
+    return bytes(out)
+
+
 def read_source(path: Path, max_bytes: int) -> tuple[str, bytes]:
-    """The file's logical name (``.gz`` removed) and its bytes, size-checked."""
+    """The file's logical name (``.gz`` removed) and its bytes, size-checked before and (for
+    gzip) during decompression."""
     size = path.stat().st_size
     if size > max_bytes:
         raise IngestError(str(path), f"{size / 2**20:.1f} MB is over the {max_bytes / 2**20:.0f} MB limit (ELECTA_MAX_FILE_MB)")
     data = path.read_bytes()
     name = path.name
     if name.endswith(".gz"):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise IngestError(str(path), f"not a readable gzip file ({exc})") from exc
-        if len(data) > max_bytes * 10:
-            raise IngestError(str(path), "decompresses to more than ten times the size limit")
+        data = gunzip_limited(str(path), data, max_bytes)
         name = name[:-3]
     return name, data
+
+
+def same_source(existing: sqlite3.Row | None, record: SourceRecord) -> bool:
+    """Whether a stored source already holds exactly this content under exactly this access.
+    A change of access alone (a page made team-only) is a change: it must be re-stamped."""
+    if existing is None or existing["content_hash"] != record.content_hash:
+        return False
+    return same_access(str(existing["access"]), record.access)
 
 
 class Ingestor:
@@ -110,16 +150,21 @@ class Ingestor:
         bar = _progress(len(files), "files", progress)
         for path in files:
             rel = next((path.relative_to(r).as_posix() for r in roots if path.is_relative_to(r)), path.name)
+            uri = source_uri(path, roots)
+            report.seen.add(uri)  # even when it fails below: a sync never deletes a file it could not read
             try:
                 name, data = read_source(path, self.max_bytes)
                 url = f"{base_url.rstrip('/')}/{rel}" if base_url else ""
-                record = SourceRecord(access.org, access.agent, str(path.resolve()), Path(name).suffix.lstrip("."),
+                record = SourceRecord(access.org, access.agent, uri, Path(name).suffix.lstrip("."),
                                       url, hashlib.sha256(data).hexdigest(), access)
+                # Stores written before relative names knew this file by its absolute path.
+                self.store.rename_source(access.org, access.agent, str(path.resolve()), uri)
                 existing = self.store.source(access.org, access.agent, record.uri)
-                if existing is not None and existing["content_hash"] == record.content_hash:
+                if same_source(existing, record):
+                    assert existing is not None
                     report.outcomes.append(SourceOutcome(record.uri, "unchanged", existing["version"], existing["documents"]))
                 else:
-                    loaded = loader_for(name)(str(path), data)
+                    loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))
                     outcome = self.store_loaded(record, loaded, progress=False)

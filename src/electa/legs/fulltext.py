@@ -23,17 +23,19 @@ QA_WEIGHTS = (2.0, 1.0, 0.0)
 class SqliteFtsLeg:
     """BM25 over parent chunks (title = heading path), English Porter stemming.
 
-    Ranks with an in-memory image of the FTS5 index when it is current (same formula, measured
-    equal in tests), and with FTS5's own ``bm25()`` while the image is being rebuilt.
+    Ranks with an in-memory image of the FTS5 index, with collection statistics taken over the
+    caller's allowed set only (see :mod:`electa.stores.bm25_memory`), so one tenant's writes
+    never move another tenant's scores. FTS5's own ``bm25()`` is never used for ranking: its
+    statistics span every tenant. After a write the image is rebuilt in the background; a
+    query that arrives before it is current waits for it (within the leg's time budget).
     """
 
     name = "fulltext"
     table = "chunk_fts"
     weights = CHUNK_WEIGHTS
 
-    def __init__(self, store: SqliteStore, use_image: bool = True) -> None:
+    def __init__(self, store: SqliteStore) -> None:
         self.store = store
-        self.use_image = use_image
         self._image: BM25Image | None = None
         self._building = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -45,17 +47,24 @@ class SqliteFtsLeg:
     def why(self) -> str:
         return ""
 
-    def warm(self) -> None:
-        """Build the in-memory image now (after an ingest, before timing queries)."""
+    def warm(self, generation: int | None = None) -> BM25Image:
+        """The image for ``generation`` (default: the store's current one), built if needed.
+        Concurrent callers wait for one build instead of building twice."""
+        image = self._image
+        wanted = self.store.generation if generation is None else generation
+        if image is not None and image.generation >= wanted:
+            return image
         with self._building:
-            generation = self.store.generation
-            if self._image is None or self._image.generation != generation:
-                self._image = BM25Image.build(self.store.con, self.table, self.weights, generation)
+            image = self._image
+            if image is None or image.generation < wanted:
+                current = self.store.generation
+                image = BM25Image.build(self.store.con, self.table, self.weights, current)
+                self._image = image
+            return image
 
     def refresh(self) -> None:
-        """Rebuild the image in the background after a write; until it is current, queries are
-        ranked by FTS5 itself (same results, slower), so no write waits for the rebuild."""
-        if self._building.locked() or not self.use_image:
+        """Rebuild the image in the background after a write, so the next query finds it ready."""
+        if self._building.locked():
             return
         self._thread = threading.Thread(target=self._warm_and_close, name=f"{self.name}-image", daemon=True)
         self._thread.start()
@@ -64,7 +73,7 @@ class SqliteFtsLeg:
         try:
             self.warm()
         except Exception:
-            log.warning("rebuilding the %s BM25 image failed; FTS5 ranks meanwhile", self.name, exc_info=True)
+            log.warning("rebuilding the %s BM25 image failed; the next query retries", self.name, exc_info=True)
         finally:
             self.store.close()  # this thread's own connection
 
@@ -75,12 +84,10 @@ class SqliteFtsLeg:
             thread.join(timeout)
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
-        image = self._image
-        if self.use_image:
-            if image is not None and image.generation == allowed.generation:
-                return image.search(query, allowed.ids, depth)
-            self.refresh()
-        return self.store.fts_search(self.table, query, caller, depth, self.weights)
+        # The allowed set was read at ``allowed.generation``; an image at least that new holds
+        # every row the caller may see (rows deleted since are simply not in ``allowed``).
+        image = self.warm(allowed.generation)
+        return image.search(query, allowed.ids, depth, key=(allowed.generation, caller.cache_key()))
 
 
 class SqliteQaLeg(SqliteFtsLeg):
@@ -89,7 +96,3 @@ class SqliteQaLeg(SqliteFtsLeg):
     name = "qa"
     table = "qa_fts"
     weights = QA_WEIGHTS
-
-    def __init__(self, store: SqliteStore) -> None:
-        # Q&A sets are small; FTS5's own ranking is fast enough and needs no image.
-        super().__init__(store, use_image=False)

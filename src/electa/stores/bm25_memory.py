@@ -3,21 +3,33 @@
 SQLite FTS5 stays the index of record (persistent, transactional, filtered by access inside
 the match). Ranking with ``ORDER BY bm25()`` scores every matching row inside SQLite, which on
 long OR-queries costs milliseconds. This image holds, per term, the rows that contain it and
-each row's precomputed BM25 contribution, so a query is a sum of a few arrays and a partial
+each row's column-weighted term frequency, so a query is a few array operations and a partial
 sort: the layout of bm25s (Lù, 2024), with FTS5's own formula (``fts5_aux.c``):
 
     score(row) = Σ_terms idf(t) · f·(k1+1) / (f + k1·(1 − b + b·|row|/avg|row|))
     idf(t)     = ln((N − n_t + 0.5) / (n_t + 0.5)), or 1e-6 where that is ≤ 0
     f          = Σ_columns weight(column) · occurrences of t in that column
 
-with k1 = 1.2, b = 0.75, |row| the tokens of all columns, N the rows of the table and n_t the
-rows holding t. The image is built from the FTS5 index itself (``fts5vocab`` ``instance``), so
-its terms are FTS5's terms, and it is rebuilt when the store's generation moves.
+with k1 = 1.2, b = 0.75 and |row| the tokens of all columns.
+
+**Statistics per caller.** FTS5 computes N (rows), n_t (rows holding t) and avg|row| over the
+whole table, i.e. over every organisation and team: a tenant's raw scores would move when
+another tenant writes, which leaks the other tenant's vocabulary through the provenance shown
+with each hit and makes calibration drift with someone else's data. Here N, n_t and avg|row|
+are computed over the rows the caller may see (its allowed set), so a caller's scores depend
+only on what that caller may read. With every row allowed the result is FTS5's ``bm25()``
+exactly (unit-tested). The cost is computing idf and length normalisation at query time over
+the query terms' postings instead of reading precomputed scores (``bench/tenant_bm25.py``).
+
+The image is built from the FTS5 index itself (``fts5vocab`` ``instance``), so its terms are
+FTS5's terms, and it is rebuilt when the store's generation moves.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +38,7 @@ from electa.text import STOPWORDS, stem, tokens
 
 K1 = 1.2
 B = 0.75
+MASKS_KEPT = 16
 
 
 def fts_terms(query: str) -> list[str]:
@@ -37,17 +50,30 @@ def fts_terms(query: str) -> list[str]:
 
 @dataclass
 class _Postings:
-    rows: np.ndarray  # positions into BM25Image.unit_ids
-    scores: np.ndarray
+    rows: np.ndarray  # positions into BM25Image.unit_ids, ascending
+    freqs: np.ndarray  # column-weighted term frequency f (0 where the term is only in zero-weight columns)
+
+
+@dataclass(frozen=True)
+class _View:
+    """What one caller may see of the image: a row mask and the collection statistics over it."""
+
+    mask: np.ndarray
+    n_rows: int
+    avg_len: float
 
 
 class BM25Image:
     """``BM25Image.build(con, "chunk_fts", (2.0, 1.0, 0.0), generation)`` then ``.search()``."""
 
-    def __init__(self, unit_ids: np.ndarray, postings: dict[str, _Postings], generation: int) -> None:
+    def __init__(self, unit_ids: np.ndarray, lengths: np.ndarray, postings: dict[str, _Postings],
+                 generation: int) -> None:
         self.unit_ids = unit_ids
+        self.lengths = lengths
         self.postings = postings
         self.generation = generation
+        self._views: OrderedDict[object, _View] = OrderedDict()
+        self._views_lock = threading.Lock()
 
     @classmethod
     def build(cls, con: sqlite3.Connection, table: str, weights: tuple[float, ...],
@@ -59,17 +85,14 @@ class BM25Image:
         columns = {name: i for i, name in enumerate(
             r[1] for r in con.execute(f"PRAGMA table_info({table})").fetchall())}
         unit_ids = np.array(sorted({r[1] for r in rows}), dtype=np.int64)
-        if not unit_ids.size:
-            return cls(unit_ids, {}, generation)
-        pos_of = {int(u): i for i, u in enumerate(unit_ids)}
         lengths = np.zeros(unit_ids.size, dtype=np.float64)
+        if not unit_ids.size:
+            return cls(unit_ids, lengths, {}, generation)
+        pos_of = {int(u): i for i, u in enumerate(unit_ids)}
         weight = np.array([weights[columns[r[2]]] for r in rows], dtype=np.float64)
         pos = np.fromiter((pos_of[r[1]] for r in rows), dtype=np.int64, count=len(rows))
         counts = np.fromiter((r[3] for r in rows), dtype=np.float64, count=len(rows))
         np.add.at(lengths, pos, counts)
-        n_rows = int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-        avg = lengths.sum() / max(n_rows, 1)
-        norm = K1 * (1.0 - B + B * lengths / max(avg, 1e-9))
         postings: dict[str, _Postings] = {}
         start = 0
         while start < len(rows):
@@ -77,39 +100,71 @@ class BM25Image:
             term = rows[start][0]
             while end < len(rows) and rows[end][0] == term:
                 end += 1
-            p = pos[start:end]
-            freq = weight[start:end] * counts[start:end]
-            # A term appearing only in zero-weight columns still counts as a hit for n_t,
-            # as in FTS5, which counts rows that match the phrase in any column.
-            uniq, inverse = np.unique(p, return_inverse=True)
+            # A row holding the term only in a zero-weight column still counts in n_t, as in
+            # FTS5, which counts rows that match the phrase in any column.
+            uniq, inverse = np.unique(pos[start:end], return_inverse=True)
             f = np.zeros(uniq.size)
-            np.add.at(f, inverse, freq)
-            n_t = uniq.size
-            idf = np.log((n_rows - n_t + 0.5) / (n_t + 0.5))
+            np.add.at(f, inverse, weight[start:end] * counts[start:end])
+            postings[term] = _Postings(uniq.astype(np.int64), f)
+            start = end
+        return cls(unit_ids, lengths, postings, generation)
+
+    def _view(self, allowed_ids: np.ndarray, key: object) -> _View:
+        """The caller's row mask and statistics; cached per ``key`` (generation and caller)."""
+        with self._views_lock:
+            view = self._views.get(key) if key is not None else None
+            if view is not None:
+                self._views.move_to_end(key)
+                return view
+        mask = np.zeros(self.unit_ids.size, dtype=bool)
+        if allowed_ids.size and self.unit_ids.size:
+            pos = np.clip(np.searchsorted(self.unit_ids, allowed_ids), 0, self.unit_ids.size - 1)
+            mask[pos[self.unit_ids[pos] == allowed_ids]] = True
+        n_rows = int(mask.sum())
+        avg_len = float(self.lengths[mask].sum() / n_rows) if n_rows else 0.0
+        view = _View(mask, n_rows, avg_len)
+        if key is not None:
+            with self._views_lock:
+                self._views[key] = view
+                while len(self._views) > MASKS_KEPT:
+                    self._views.popitem(last=False)
+        return view
+
+    def search(self, query: str, allowed_ids: np.ndarray, limit: int, key: object = None) -> list[tuple[int, float]]:
+        """Top ``limit`` ``(unit id, score)`` among ``allowed_ids`` (sorted), best first, with
+        N, n_t and avg|row| taken over ``allowed_ids`` only. ``key`` names the allowed set for
+        caching its mask (same key, same set)."""
+        terms = [self.postings[t] for t in fts_terms(query) if t in self.postings]
+        if not terms or not allowed_ids.size or limit <= 0:
+            return []
+        view = self._view(allowed_ids, key)
+        if not view.n_rows:
+            return []
+        parts_rows, parts_scores = [], []
+        for p in terms:
+            keep = view.mask[p.rows]
+            rows, f = p.rows[keep], p.freqs[keep]
+            n_t = rows.size
+            if not n_t:
+                continue
+            idf = np.log((view.n_rows - n_t + 0.5) / (n_t + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            scores = idf * f * (K1 + 1.0) / (f + norm[uniq])
-            keep = f > 0
-            postings[term] = _Postings(uniq[keep].astype(np.int64), scores[keep].astype(np.float64))
-            start = end
-        return cls(unit_ids, postings, generation)
-
-    def search(self, query: str, allowed_ids: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        """Top ``limit`` ``(unit id, score)`` among ``allowed_ids`` (sorted), best first."""
-        hits = [self.postings[t] for t in fts_terms(query) if t in self.postings]
-        if not hits or not allowed_ids.size or limit <= 0:
+            hit = f > 0
+            rows, f = rows[hit], f[hit]
+            norm = K1 * (1.0 - B + B * self.lengths[rows] / max(view.avg_len, 1e-9))
+            parts_rows.append(rows)
+            parts_scores.append(idf * f * (K1 + 1.0) / (f + norm))
+        if not parts_rows:
             return []
-        rows = np.concatenate([h.rows for h in hits])
-        scores = np.concatenate([h.scores for h in hits])
-        if len(hits) > 1:
+        rows = np.concatenate(parts_rows)
+        scores = np.concatenate(parts_scores)
+        if len(parts_rows) > 1:
             rows, inverse = np.unique(rows, return_inverse=True)
             scores = np.bincount(inverse, weights=scores)
-        units = self.unit_ids[rows]
-        pos = np.clip(np.searchsorted(allowed_ids, units), 0, allowed_ids.size - 1)
-        ok = allowed_ids[pos] == units
-        units, scores = units[ok], scores[ok]
-        if not units.size:
+        if not rows.size:
             return []
+        units = self.unit_ids[rows]
         top = min(limit, units.size)
         best = np.argpartition(-scores, top - 1)[:top]
         # Ties broken by unit id, as FTS5's ORDER BY bm25() leaves them in rowid order.

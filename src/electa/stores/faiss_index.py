@@ -19,11 +19,54 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from electa.stores.protocol import AllowedSet
 from electa.stores.sqlite import SqliteStore
+
+
+class _ReadWriteLock:
+    """Many readers or one writer. faiss's HNSW ``add_with_ids`` mutates the graph that a
+    concurrent ``search`` walks; searches hold the read side, mutations the write side.
+    Writers are preferred, so a stream of searches cannot starve a sync."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer = False
+        self._waiting_writers = 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer or self._waiting_writers:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting_writers += 1
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._waiting_writers -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
 
 
 class FaissHnswIndex:
@@ -41,7 +84,8 @@ class FaissHnswIndex:
         self.exact_below = exact_below
         tag = hashlib.sha256(model_id.encode()).hexdigest()[:12]
         self.path = store.directory / f"vectors-{tag}.faiss"
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # one sync at a time
+        self._graph = _ReadWriteLock()  # searches read the graph; adds and swaps write it
         self._generation = -1
         self._dirty = False
         self._index = self._load()
@@ -82,11 +126,16 @@ class FaissHnswIndex:
         missing = np.setdiff1d(self._ids, known, assume_unique=True)
         live = self._ids.size
         if self._index.ntotal > max(1000, live) and (self._index.ntotal - live) > 0.25 * self._index.ntotal:
-            self._index = self._new()
-            missing = self._ids
+            fresh = self._new()
+            fresh.add_with_ids(self._vecs, self._ids)
+            with self._graph.write():
+                self._index = fresh
+            missing = missing[:0]
+            self._dirty = True
         if missing.size:
             rows = np.searchsorted(self._ids, missing)
-            self._index.add_with_ids(self._vecs[rows], missing)
+            with self._graph.write():
+                self._index.add_with_ids(self._vecs[rows], missing)
             self._dirty = True
         self._generation = self.store.generation
 
@@ -106,7 +155,9 @@ class FaissHnswIndex:
             if batches:
                 new_ids = np.concatenate([b[0] for b in batches])
                 new_vecs = np.vstack([b[1] for b in batches])
-                self._index.add_with_ids(new_vecs, new_ids)
+                with self._graph.write():
+                    self._index.add_with_ids(new_vecs, new_ids)
+                # New arrays, never mutated in place: a search holding the old ones stays whole.
                 self._ids = np.concatenate([self._ids, new_ids])
                 self._vecs = np.vstack([self._vecs, new_vecs])
                 self._dirty = True
@@ -122,7 +173,8 @@ class FaissHnswIndex:
             if not self._dirty:
                 return
             tmp = self.path.with_suffix(".tmp")
-            self._faiss.write_index(self._index, str(tmp))
+            with self._graph.read():
+                self._faiss.write_index(self._index, str(tmp))
             os.replace(tmp, self.path)
             self._dirty = False
 
@@ -132,7 +184,7 @@ class FaissHnswIndex:
     def search(self, vec: np.ndarray, k: int, allowed: AllowedSet) -> list[tuple[int, float]]:
         self.sync()
         with self._lock:
-            ids, vecs, index = self._ids, self._vecs, self._index
+            ids, vecs = self._ids, self._vecs
         if not len(allowed) or not ids.size or k <= 0:
             return []
         query = np.asarray(vec, dtype=np.float32).reshape(1, -1)
@@ -149,5 +201,6 @@ class FaissHnswIndex:
         faiss = self._faiss
         selector = faiss.IDSelectorBatch(allowed.ids)
         params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k))
-        scores, found = index.search(query, k, params=params)
+        with self._graph.read():
+            scores, found = self._index.search(query, k, params=params)
         return [(int(i), float(s)) for i, s in zip(found[0], scores[0], strict=True) if i >= 0]

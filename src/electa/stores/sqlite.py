@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from electa.errors import StoreError
+from electa.errors import ModelMismatchError, StoreError
 from electa.stores.protocol import (
     AllowedSet,
     PreparedDocument,
@@ -30,7 +30,7 @@ from electa.stores.protocol import (
     SourceRecord,
     StoredUnit,
 )
-from electa.stores.sqlite_ops import OperationalTables, normalise_trigger
+from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
 from electa.text import STOPWORDS, tokens
 from electa.types import Access, Caller, ChunkKind
 
@@ -100,6 +100,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, toke
 """
 
 
+# Every unit kind but curated answers (matched by trigger, never searched) carries a vector.
+VECTOR_KINDS = tuple(k.value for k in ChunkKind if k is not ChunkKind.CURATED)
+VECTOR_KINDS_SQL = ",".join(f"'{k}'" for k in VECTOR_KINDS)
+
+
 def acl_token(kind: str, value: str) -> str:
     """An opaque FTS token for an access value: a letter and digits, which neither the unicode61
     tokenizer splits nor the Porter stemmer changes."""
@@ -122,6 +127,18 @@ def acl_filter(caller: Caller, column: str = "acl") -> str:
         clause += f" AND {column}:{acl_token('a', caller.agent)}"
     readers = [acl_token("p", "public")] + [acl_token("m", p) for p in sorted(caller.principals)]
     return clause + " AND (" + " OR ".join(f"{column}:{t}" for t in readers) + ")"
+
+
+def access_json(access: Access) -> str:
+    """How a source's access is stored: principals sorted, so equal access reads equal."""
+    return json.dumps({"org": access.org, "agent": access.agent, "public": bool(access.public),
+                       "principals": sorted(set(access.principals))})
+
+
+def same_access(stored: str, access: Access) -> bool:
+    found = json.loads(stored)
+    return (bool(found.get("public")), sorted(set(found.get("principals") or []))) == (
+        bool(access.public), sorted(set(access.principals)))
 
 
 def match_expression(query: str) -> str:
@@ -153,6 +170,7 @@ class SqliteStore(OperationalTables):
         try:
             with self._write_lock:
                 self.con.executescript(_SCHEMA)
+                add_missing_columns(self.con)  # older stores: keys gain scope, name, expiry
             with self.transaction() as con:
                 con.execute(
                     "INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (SCHEMA_VERSION,)
@@ -237,28 +255,31 @@ class SqliteStore(OperationalTables):
         access = source.access
         with self.transaction() as con:
             row = con.execute(
-                "SELECT id, version, content_hash FROM sources WHERE org=? AND agent=? AND uri=?",
+                "SELECT id, version, content_hash, access FROM sources WHERE org=? AND agent=? AND uri=?",
                 (source.org, source.agent, source.uri),
             ).fetchone()
-            if row is not None and row[2] == source.content_hash:
+            if row is not None and row[2] == source.content_hash and same_access(row[3], access):
                 return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
-            removed = 0
+            removed, kept = 0, set[int]()
             if row is None:
                 cur = con.execute(
                     "INSERT INTO sources(org, agent, uri, kind, url, version, content_hash, access,"
                     " documents, created_at, updated_at) VALUES(?,?,?,?,?,1,?,?,?,?,?)",
                     (source.org, source.agent, source.uri, source.kind, source.url,
-                     source.content_hash, json.dumps(access.__dict__, default=list), len(docs), now, now),
+                     source.content_hash, access_json(access), len(docs), now, now),
                 )
                 source_id, version, status = int(cur.lastrowid or 0), 1, "added"
             else:
                 source_id, version, status = row[0], row[1] + 1, "updated"
-                removed = self._detach_source(con, source_id)
+                # Documents the new version still holds (same text, same access) stay as they
+                # are, with their chunks and vectors: only what changed is replaced (SPEC A5).
+                removed, kept = self._detach_source(con, source_id, keep={d.text_hash for d in docs},
+                                                    access_sig=access.signature())
                 con.execute(
                     "UPDATE sources SET version=?, content_hash=?, kind=?, url=?, access=?,"
                     " documents=?, updated_at=? WHERE id=?",
                     (version, source.content_hash, source.kind, source.url,
-                     json.dumps(access.__dict__, default=list), len(docs), now, source_id),
+                     access_json(access), len(docs), now, source_id),
                 )
             duplicates = 0
             acl = acl_text(access)
@@ -268,7 +289,7 @@ class SqliteStore(OperationalTables):
                     (source.org, source.agent, doc.text_hash, access.signature()),
                 ).fetchone()
                 if existing is not None:
-                    duplicates += 1
+                    duplicates += existing[0] not in kept
                     document_id = existing[0]
                 else:
                     document_id = self._insert_document(con, source, doc, version, acl, model_id)
@@ -276,6 +297,15 @@ class SqliteStore(OperationalTables):
                     "INSERT OR IGNORE INTO locations VALUES(?,?,?,?)",
                     (document_id, source_id, doc.url or source.url, doc.ext_id),
                 )
+            if model_id and any(v is not None for d in docs for v in d.vectors):
+                # The first vectors written name the store's model in the same transaction, so a
+                # crash can never leave vectors of an unnamed model behind (SPEC A4).
+                stored = con.execute("SELECT value FROM meta WHERE key='model_id'").fetchone()
+                if stored is None:
+                    self.set_meta(con, "model_id", model_id)
+                elif stored[0] != model_id:
+                    raise ModelMismatchError(f"this store holds vectors of {stored[0]}, not {model_id}:"
+                                             " run `electa reindex` first")
             self._bump(con)
         self._allowed_cache.clear()
         return SourceOutcome(source.uri, status, version, len(docs), duplicates, removed)
@@ -291,7 +321,7 @@ class SqliteStore(OperationalTables):
             "INSERT INTO documents(org, agent, kind, title, text_hash, access_sig, public)"
             " VALUES(?,?,?,?,?,?,?)",
             (source.org, source.agent, kind, doc.title, doc.text_hash,
-             access.signature(), int(access.public)),
+             access.signature(), int(bool(access.public))),
         )
         document_id = int(cur.lastrowid or 0)
         if not access.public:
@@ -325,21 +355,46 @@ class SqliteStore(OperationalTables):
                             (chunk_id, model_id, int(vec.shape[0]), vector_blob(vec)))
         return document_id
 
-    def _detach_source(self, con: sqlite3.Connection, source_id: int) -> int:
-        """Drop a source's locations and every document no other source still holds."""
-        orphans = [r[0] for r in con.execute(
-            "SELECT l.document_id FROM locations l WHERE l.source_id=? AND NOT EXISTS ("
+    def _detach_source(self, con: sqlite3.Connection, source_id: int, keep: set[str] | frozenset[str] = frozenset(),
+                       access_sig: str = "") -> tuple[int, set[int]]:
+        """Drop a source's locations and every document no other source still holds, except
+        documents whose text hash is in ``keep`` under ``access_sig`` (an update that still
+        holds them). Returns the units removed and the ids of the documents kept."""
+        orphans = con.execute(
+            "SELECT l.document_id, d.text_hash, d.access_sig FROM locations l JOIN documents d ON d.id=l.document_id"
+            " WHERE l.source_id=? AND NOT EXISTS ("
             " SELECT 1 FROM locations o WHERE o.document_id=l.document_id AND o.source_id<>?)",
-            (source_id, source_id))]
+            (source_id, source_id)).fetchall()
         con.execute("DELETE FROM locations WHERE source_id=?", (source_id,))
         removed = 0
-        for document_id in orphans:
+        kept = {d for d, h, sig in orphans if h in keep and sig == access_sig}
+        for document_id in (d for d, _, _ in orphans if d not in kept):
             chunk_ids = [r[0] for r in con.execute("SELECT id FROM chunks WHERE document_id=?", (document_id,))]
             con.executemany("DELETE FROM chunk_fts WHERE rowid=?", [(c,) for c in chunk_ids])
             con.executemany("DELETE FROM qa_fts WHERE rowid=?", [(c,) for c in chunk_ids])
             removed += len(chunk_ids)
             con.execute("DELETE FROM documents WHERE id=?", (document_id,))
-        return removed
+        return removed, kept
+
+    def rename_source(self, org: str, agent: str, old_uri: str, new_uri: str) -> bool:
+        """Give a stored source a new name (nothing else changes); False when there is no
+        source ``old_uri`` or ``new_uri`` is taken."""
+        if old_uri == new_uri:
+            return False
+        with self.transaction() as con:
+            taken = con.execute("SELECT 1 FROM sources WHERE org=? AND agent=? AND uri=?", (org, agent, new_uri)).fetchone()
+            if taken is not None:
+                return False
+            cur = con.execute("UPDATE sources SET uri=? WHERE org=? AND agent=? AND uri=?", (new_uri, org, agent, old_uri))
+            if not cur.rowcount:
+                return False
+            # A file's one document was named by the path it was read from; it takes the new name.
+            base = "/" + new_uri.rsplit("/", 1)[-1]
+            con.execute("UPDATE locations SET ext_id=? WHERE source_id=(SELECT id FROM sources WHERE org=? AND agent=?"
+                        " AND uri=?) AND (ext_id=? OR substr(ext_id, -length(?))=?)",
+                        (new_uri, org, agent, new_uri, old_uri, base, base))
+            self._bump(con)
+        return True
 
     def delete_source(self, org: str, agent: str, uri: str) -> int:
         """Remove a source; returns how many stored units went with it. Unknown -> ``-1``."""
@@ -348,7 +403,7 @@ class SqliteStore(OperationalTables):
                               (org, agent, uri)).fetchone()
             if row is None:
                 return -1
-            removed = self._detach_source(con, row[0])
+            removed, _ = self._detach_source(con, row[0])
             con.execute("DELETE FROM sources WHERE id=?", (row[0],))
             self._bump(con)
         self._allowed_cache.clear()
@@ -382,15 +437,25 @@ class SqliteStore(OperationalTables):
         return allowed
 
     def fts_search(self, table: str, query: str, caller: Caller, limit: int,
-                   weights: tuple[float, ...]) -> list[tuple[int, float]]:
+                   weights: tuple[float, ...], ranked: bool = True, column: str = "") -> list[tuple[int, float]]:
         """Full-text search inside the caller's access filter: ``(unit id, bm25)`` best first.
 
-        The score is FTS5's ``bm25()`` negated (FTS5 returns lower-is-better)."""
+        The score is FTS5's ``bm25()`` negated (FTS5 returns lower-is-better). Its statistics
+        span every organisation, so it must not rank what a tenant is shown (the legs rank with
+        per-caller statistics, :mod:`electa.stores.bm25_memory`); ``ranked=False`` only finds
+        matching rows (score 0), for existence and counting checks. ``column`` limits the match
+        to one column (``title``)."""
         expr = match_expression(query)
         if not expr:
             return []
+        if column:
+            expr = f"{column} : ({expr})"
         column = "acl"
         match = f"({expr}) AND {acl_filter(caller, column)}"
+        if not ranked:
+            rows = self.con.execute(f"SELECT rowid, 0.0 FROM {table} WHERE {table} MATCH ? LIMIT ?",
+                                    (match, limit)).fetchall()
+            return [(int(r[0]), 0.0) for r in rows]
         w = ", ".join(str(x) for x in weights)
         rows = self.con.execute(
             f"SELECT rowid, -bm25({table}, {w}) AS s FROM {table} WHERE {table} MATCH ?"
@@ -436,11 +501,17 @@ class SqliteStore(OperationalTables):
         return {r[0]: r[1] for r in self.con.execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id")}
 
     def chunks_missing_vectors(self, model_id: str, limit: int) -> list[tuple[int, str, str]]:
-        """Chunks that have some vector but none of ``model_id`` (what reindex still has to do)."""
+        """Chunks that should have a vector (every kind but curated answers, which are matched
+        by trigger) and have none of ``model_id``: what reindex still has to embed, whether the
+        store switches model or the chunks were stored while no model was available."""
         return [(r[0], r[1], r[2]) for r in self.con.execute(
-            "SELECT c.id, c.title, c.text FROM chunks c WHERE EXISTS (SELECT 1 FROM vectors v"
-            " WHERE v.chunk_id=c.id) AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id"
-            " AND v.model_id=?) ORDER BY c.id LIMIT ?", (model_id, limit))]
+            f"SELECT c.id, c.title, c.text FROM chunks c WHERE c.kind IN ({VECTOR_KINDS_SQL}) AND NOT EXISTS"
+            " (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=?) ORDER BY c.id LIMIT ?",
+            (model_id, limit))]
+
+    def count_vector_chunks(self) -> int:
+        """How many chunks should carry a vector (see :meth:`chunks_missing_vectors`)."""
+        return int(self.con.execute(f"SELECT count(*) FROM chunks WHERE kind IN ({VECTOR_KINDS_SQL})").fetchone()[0])
 
     def documents_missing_title_units(self, limit: int) -> list[tuple[int, str, int]]:
         """``(document id, title, first parent id)`` of documents chunked before title units

@@ -7,16 +7,51 @@ A mixin of :class:`electa.stores.sqlite.SqliteStore`, which provides ``con`` and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
 from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
-from electa.errors import NotFoundError
+from electa.auth.keys import KeyRecord, display_prefix, hash_key, new_key
+from electa.auth.scopes import LEGACY_SCOPE, Scope, parse_scope
+from electa.auth.tokens import new_signing_secret
+from electa.errors import ConfigError, NotFoundError
 from electa.text import tokens
+
+# Columns added after a table first shipped, added in place when a store opens without them
+# (SQLite's ALTER TABLE ... ADD COLUMN: cheap, keeps every row). Keys made before scopes existed
+# become ``ingest`` keys (see electa.auth.scopes.LEGACY_SCOPE); new keys always name a scope.
+ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "api_keys": (("scope", f"TEXT NOT NULL DEFAULT '{LEGACY_SCOPE.value}'"), ("name", "TEXT NOT NULL DEFAULT ''"),
+                 ("expires_at", "REAL")),
+    "organisations": (("signing_secret", "TEXT"),),
+}
+
+
+def _missing_columns(con: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
+    for table, columns in ADDED_COLUMNS.items():
+        present = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+        out.extend((table, name, decl) for name, decl in columns if name not in present)
+    return out
+
+
+def add_missing_columns(con: sqlite3.Connection) -> None:
+    """Bring an older store's operational tables up to date (idempotent; safe when two processes
+    open the same store at once: the check is repeated under SQLite's write lock)."""
+    if not _missing_columns(con):
+        return
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        for table, name, decl in _missing_columns(con):
+            con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def normalise_trigger(text: str) -> str:
@@ -76,35 +111,93 @@ class OperationalTables:
         return None if row is None else dict(json.loads(row[0]))
 
     def set_agent_settings(self, org: str, agent: str, settings: dict[str, object]) -> None:
+        """Store an agent's settings. They change what its searches and answers return, so
+        the store's generation moves in the same transaction: no cached result survives them."""
         with self.transaction() as con:
             con.execute("INSERT INTO agent_settings VALUES(?,?,?,?) ON CONFLICT(org, agent) DO UPDATE SET"
                         " settings=excluded.settings, updated_at=excluded.updated_at",
                         (org, agent, json.dumps(settings), time.time()))
+            con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+
+    def server_secret(self, name: str) -> bytes:
+        """A random 32-byte secret of this data directory, made on first use and kept in
+        ``meta`` (every process serving the directory shares it)."""
+        import secrets
+
+        with self.transaction() as con:
+            con.execute("INSERT OR IGNORE INTO meta VALUES(?, ?)", (f"secret:{name}", secrets.token_hex(32)))
+            value = con.execute("SELECT value FROM meta WHERE key=?", (f"secret:{name}",)).fetchone()[0]
+        return bytes.fromhex(value)
 
     # -- organisations, API keys, gaps, usage --------------------------------------------------
     def add_organisation(self, name: str) -> None:
         with self.transaction() as con:
-            con.execute("INSERT OR IGNORE INTO organisations VALUES(?, ?)", (name, time.time()))
+            con.execute("INSERT OR IGNORE INTO organisations(name, created_at) VALUES(?, ?)", (name, time.time()))
 
     def organisations(self) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT name FROM organisations ORDER BY name")]
 
-    def add_api_key(self, org: str) -> str:
-        """A new key for ``org``; only its SHA-256 is stored, so it is shown once."""
-        import secrets
+    def _require_org(self, org: str) -> None:
+        if self.con.execute("SELECT 1 FROM organisations WHERE name=?", (org,)).fetchone() is None:
+            raise NotFoundError(f"no organisation {org!r}; create it first (POST /v1/orgs or `electa orgs create {org}`)")
 
-        if org not in self.organisations():
-            raise NotFoundError(f"no organisation {org!r}; create it first")
-        key = "el_" + secrets.token_urlsafe(32)
+    def add_api_key(self, org: str, scope: Scope | str, name: str = "",
+                    expires_at: float | None = None) -> tuple[str, KeyRecord]:
+        """A new key of ``scope`` for ``org`` and its record; only its SHA-256 is stored, so the key is shown once."""
+        self._require_org(org)
+        now = time.time()
+        if expires_at is not None and expires_at <= now:
+            raise ConfigError("the key's expiry is already past; give a time in the future")
+        key, scope = new_key(), parse_scope(scope)
         with self.transaction() as con:
-            con.execute("INSERT INTO api_keys(org, key_hash, prefix, created_at) VALUES(?,?,?,?)",
-                        (org, hashlib.sha256(key.encode()).hexdigest(), key[:10], time.time()))
-        return key
+            cur = con.execute("INSERT INTO api_keys(org, key_hash, prefix, created_at, scope, name, expires_at)"
+                              " VALUES(?,?,?,?,?,?,?)", (org, hash_key(key), display_prefix(key), now, scope.value, name,
+                                                         expires_at))
+        return key, KeyRecord(int(cur.lastrowid or 0), org, display_prefix(key), name, scope, now, expires_at, False)
+
+    _KEY_COLUMNS = "id, org, prefix, name, scope, created_at, expires_at, revoked"
+
+    @staticmethod
+    def _key_record(row: tuple[Any, ...]) -> KeyRecord:
+        id_, org, prefix, name, scope, created, expires, revoked = row
+        return KeyRecord(int(id_), str(org), str(prefix), str(name), Scope(scope), float(created),
+                         None if expires is None else float(expires), bool(revoked))
+
+    def api_key(self, key: str) -> KeyRecord | None:
+        """The record of ``key``, found by its hash, whatever its state (revoked, expired)."""
+        row = self.con.execute(f"SELECT {self._KEY_COLUMNS} FROM api_keys WHERE key_hash=?", (hash_key(key),)).fetchone()
+        return None if row is None else self._key_record(row)
+
+    def api_keys(self, org: str) -> list[KeyRecord]:
+        self._require_org(org)
+        return [self._key_record(r) for r in self.con.execute(
+            f"SELECT {self._KEY_COLUMNS} FROM api_keys WHERE org=? ORDER BY id", (org,))]
+
+    def revoke_api_key(self, org: str, key_id: int) -> KeyRecord:
+        """Revoke a key of ``org`` (for good: a revoked key is never valid again)."""
+        with self.transaction() as con:
+            if con.execute("UPDATE api_keys SET revoked=1 WHERE org=? AND id=?", (org, key_id)).rowcount == 0:
+                raise NotFoundError(f"organisation {org!r} has no key {key_id}; `electa keys list --org {org}` lists them")
+        row = self.con.execute(f"SELECT {self._KEY_COLUMNS} FROM api_keys WHERE id=?", (key_id,)).fetchone()
+        return self._key_record(row)
 
     def org_for_key(self, key: str) -> str | None:
-        row = self.con.execute("SELECT org FROM api_keys WHERE key_hash=? AND revoked=0",
-                               (hashlib.sha256(key.encode()).hexdigest(),)).fetchone()
-        return None if row is None else str(row[0])
+        """The organisation of a usable key (not revoked, not expired), or None."""
+        record = self.api_key(key)
+        return None if record is None or record.problem(time.time()) else record.org
+
+    def signing_secret(self, org: str) -> str | None:
+        """``org``'s visitor-token secret (kept in clear: HMAC needs it), or None."""
+        row = self.con.execute("SELECT signing_secret FROM organisations WHERE name=?", (org,)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def rotate_signing_secret(self, org: str) -> str:
+        """A new random secret for ``org``'s visitor tokens; tokens signed with the old one stop working."""
+        self._require_org(org)
+        secret = new_signing_secret()
+        with self.transaction() as con:
+            con.execute("UPDATE organisations SET signing_secret=? WHERE name=?", (secret, org))
+        return secret
 
     def add_gap(self, org: str, agent: str, question: str, confidence: float, reason: str) -> None:
         with self.transaction() as con:

@@ -1,0 +1,171 @@
+"""The HTTP API's answers can be trusted (issue 8): cached asks keep their books, a failed LLM is
+withdrawn by a ``reset``, caches follow agent settings, weights name real legs, and no exception
+text reaches a client. In-process (Starlette's TestClient) on the hash embedder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from electa import Access, Engine
+from electa.answer.answerers import ExtractiveAnswerer
+from electa.answer.prompt import Prompt
+from electa.ingest.loaders import Loaded
+from electa.types import Document, Section
+
+
+def _doc(ext: str, title: str, text: str, url: str) -> Document:
+    return Document(ext, title, text, url, sections=(Section((), text),))
+
+
+class _Flaky:
+    name = "flaky-llm"
+
+    def stream(self, prompt: Prompt, question: str) -> Iterator[str]:
+        yield "No, we never refund "
+        yield "[1]. "
+        raise ConnectionError("upstream 10.0.0.7 said: invalid api key sk-live-123")
+
+
+def _client(engine: Engine, monkeypatch: pytest.MonkeyPatch, answerer: object | None = None) -> tuple[TestClient, dict]:
+    if answerer is not None:
+        monkeypatch.setattr("electa.api.app.create_answerer", lambda name, settings: answerer)
+        monkeypatch.setattr(engine.settings, "answerer", "flaky")
+    from electa.api.app import create_app
+
+    engine.ingest_loaded("a", Loaded([
+        _doc("r", "Refund policy", "Annual plans are refunded within 30 days of purchase.", "https://a/refunds"),
+        _doc("p", "Pricing", "The Free plan costs $0/mo. Growth costs $29/mo per seat.", "https://a/pricing")]),
+        Access("acme"))
+    engine.store.add_organisation("acme")
+    # An `admin`-scope key (admin ⊃ ingest ⊃ search) may call every route used here.
+    key = engine.store.add_api_key("acme", "admin")[0]
+    client = TestClient(create_app(engine, "admin-token"), raise_server_exceptions=False)
+    return client, {"Authorization": f"Bearer {key}"}
+
+
+def _ask(client: TestClient, headers: dict, question: str, **extra: object) -> list[tuple[str, dict]]:
+    r = client.post("/v1/ask", json={"question": question, **extra}, headers=headers)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream"), r.text
+    events, kind = [], ""
+    for line in r.text.splitlines():
+        if line.startswith("event: "):
+            kind = line[7:]
+        elif line.startswith("data: "):
+            events.append((kind, json.loads(line[6:])))
+    return events
+
+
+def _done(events: list[tuple[str, dict]]) -> dict:
+    return next(d for k, d in events if k == "done")
+
+
+def test_a_cached_ask_keeps_its_books(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, headers = _client(engine, monkeypatch)
+    first = _ask(client, headers, "How much is the Growth plan?", conversation_id="c1")
+    again = _ask(client, headers, "How much is the Growth plan?", conversation_id="c2")
+    assert _done(first)["cached"] is False and _done(again)["cached"] is True
+    assert engine.store.recent_turns("acme", "default", "c2") == engine.store.recent_turns("acme", "default", "c1")
+    # The second conversation started from the cache, and its follow-up is still rewritten.
+    follow = _done(_ask(client, headers, "and for the free plan?", conversation_id="c2"))
+    assert follow["search_query"].startswith("How much is the Growth plan?")
+    for _ in range(2):
+        _ask(client, headers, "Do you sell zebra saddles?")
+    assert [g["question"] for g in engine.store.gaps("acme")] == ["Do you sell zebra saddles?"] * 2
+    assert sum(int(u["questions"]) for u in engine.store.usage("acme")) == 5  # type: ignore[call-overload]
+
+
+def test_a_failed_llm_is_withdrawn_by_reset_and_its_error_stays_in_the_log(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    client, headers = _client(engine, monkeypatch, _Flaky())
+    events = _ask(client, headers, "refund annual plans days", conversation_id="c9")
+    kinds = [k for k, _ in events]
+    assert kinds[:3] == ["token", "token", "reset"] and kinds[-2:] == ["citations", "done"]
+    assert "10.0.0.7" not in json.dumps(events) and "sk-live" not in json.dumps(events)
+    done = _done(events)
+    assert done["fallback"] == "the answerer failed; answered extractively" and done["incident"] in caplog.text
+    [(_, answer)] = engine.store.recent_turns("acme", "default", "c9")
+    assert "never refund" not in answer and "30 days" in answer
+    # A fallback answer is not cached for the next visitor.
+    assert _done(_ask(client, headers, "refund annual plans days"))["cached"] is False
+
+
+def test_a_broken_stream_ends_with_a_fixed_error_and_an_incident(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    client, headers = _client(engine, monkeypatch, _Flaky())
+
+    def broken(self: ExtractiveAnswerer, prompt: Prompt, question: str) -> str:
+        raise OSError("/srv/electa/secret.db is locked")
+
+    monkeypatch.setattr(ExtractiveAnswerer, "compose", broken)
+    events = _ask(client, headers, "refund annual plans days")
+    kind, data = events[-1]
+    assert kind == "error" and data["error"] == "the answer could not be completed"
+    assert "secret" not in json.dumps(events) and data["incident"] in caplog.text and "secret.db" in caplog.text
+
+
+def test_an_unexpected_error_is_a_500_with_an_incident_not_a_trace(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    client, headers = _client(engine, monkeypatch)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("/srv/electa/secret.db is locked")
+
+    monkeypatch.setattr(engine, "search", broken)
+    r = client.post("/v1/search", json={"query": "refund"}, headers=headers)
+    assert r.status_code == 500 and "secret" not in r.text and r.json()["incident"] in caplog.text
+
+
+def test_search_cache_follows_the_agents_settings(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, headers = _client(engine, monkeypatch)
+    body = {"query": "refund annual plans", "agent": "default"}
+    assert client.post("/v1/search", json=body, headers=headers).json()["cached"] is False
+    assert client.post("/v1/search", json=body, headers=headers).json()["cached"] is True
+    r = client.put("/v1/agents/default", json={"weights": {"dense": 0.0}}, headers=headers)
+    assert r.status_code == 200 and r.json()["retrieval"]["weights"] == {"dense": 0.0}
+    assert client.post("/v1/search", json=body, headers=headers).json()["cached"] is False
+    # `electa tune --agent` writes through the store: the same holds.
+    engine.store.set_agent_settings("acme", "default", {"fusion": {"weights": {"qa": 0.5}}})
+    assert client.post("/v1/search", json=body, headers=headers).json()["cached"] is False
+
+
+@pytest.mark.parametrize(("weights", "needle"), [
+    ({"bm25": 1.0}, "unknown leg 'bm25'; valid legs: fulltext, dense, qa"),
+    ({"dense": -1.0}, "greater than or equal to 0"),
+])
+def test_weights_name_real_legs_and_are_not_negative(engine: Engine, monkeypatch: pytest.MonkeyPatch,
+                                                      weights: dict[str, float], needle: str) -> None:
+    client, headers = _client(engine, monkeypatch)
+    for path, body in (("/v1/search", {"query": "refund", "weights": weights}), ("/v1/agents/default", {"weights": weights})):
+        r = client.request("PUT" if "agents" in path else "POST", path, json=body, headers=headers)
+        assert r.status_code == 422 and needle in r.text, r.text
+    r = client.post("/v1/search", content=b'{"query": "refund", "weights": {"dense": NaN}}',
+                    headers={**headers, "Content-Type": "application/json"})
+    assert r.status_code == 422
+
+
+def test_the_schema_tells_the_truth(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, headers = _client(engine, monkeypatch)
+    schema = client.get("/openapi.json").json()
+    weights = schema["components"]["schemas"]["LegWeights"]
+    assert set(weights["properties"]) == set(engine.legs) and weights["additionalProperties"] is False
+    assert all(p["anyOf"][0]["minimum"] == 0 for p in weights["properties"].values())
+    for name in ("SearchIn", "AskIn", "AgentIn", "SourceIn", "FeedbackIn"):
+        assert schema["components"]["schemas"][name]["additionalProperties"] is False
+    ask = schema["paths"]["/v1/ask"]["post"]
+    assert "text/event-stream" in ask["responses"]["200"]["content"] and "`reset`" in ask["description"]
+    assert {"401", "403", "422", "429"} <= set(ask["responses"])
+    assert "413" in schema["paths"]["/v1/sources"]["post"]["responses"]
+    assert "404" in schema["paths"]["/v1/sources"]["delete"]["responses"]
+    r = client.post("/v1/ask", json={"question": "refund", "colour": "blue"}, headers=headers)
+    assert r.status_code == 422 and "colour" in r.text
+
+
+def test_a_deeply_nested_json_upload_is_a_422_naming_the_problem(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, headers = _client(engine, monkeypatch)
+    deep = "[" * 5000 + "]" * 5000
+    r = client.post("/v1/sources", json={"name": "deep.json", "content": deep}, headers=headers)
+    assert r.status_code == 422 and "nested too deeply" in r.json()["detail"]

@@ -1,0 +1,169 @@
+"""The ask pipeline: reset on a failed answerer, bookkeeping for cached asks, the two floors,
+weights that name real legs, and no exception text in the events (issue 8)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from electa import Access, Caller, ConfigError, Engine, Settings
+from electa.answer.prompt import Prompt
+from electa.ingest.loaders import Loaded
+from electa.types import AnswerEvent, Document, Section
+
+
+def _doc(ext: str, title: str, text: str, url: str) -> Document:
+    return Document(ext, title, text, url, sections=(Section((), text),))
+
+
+@pytest.fixture
+def kb(engine: Engine) -> Engine:
+    engine.ingest_loaded("a", Loaded([
+        _doc("r", "Refund policy", "Annual plans are refunded within 30 days of purchase.", "https://a/refunds"),
+        _doc("p", "Pricing", "The Free plan costs $0/mo. Growth costs $29/mo per seat.", "https://a/pricing")]),
+        Access("org-a"))
+    return engine
+
+
+class _FailsMidway:
+    """An LLM that says something wrong, then dies (issue 8: "No, we never refund [1]...")."""
+
+    name = "flaky-llm"
+
+    def stream(self, prompt: Prompt, question: str) -> Iterator[str]:
+        yield "No, we never refund; "
+        yield "it costs $99/mo [1]. "
+        raise ConnectionError("upstream 10.0.0.7:8000 reset by peer (api key sk-live-123)")
+
+
+def _shown(events: list[AnswerEvent]) -> str:
+    """The text a client shows that honours the contract: a reset discards what came before."""
+    shown: list[str] = []
+    for ev in events:
+        if ev.kind == "reset":
+            shown.clear()
+        elif ev.kind == "token":
+            shown.append(str(ev.data["token"]))
+    return "".join(shown)
+
+
+def test_a_failed_answerer_is_withdrawn_by_a_reset_before_the_fallback(kb: Engine) -> None:
+    events = list(kb.ask("refund annual plans days", Caller("org-a"), answerer=_FailsMidway()))
+    kinds = [e.kind for e in events]
+    assert "reset" in kinds, "the client cannot know the partial answer was withdrawn"
+    first_reset = kinds.index("reset")
+    assert kinds[:first_reset] == ["token", "token"] and "token" in kinds[first_reset:]
+    text = _shown(events)
+    assert "never refund" not in text and "30 days" in text
+    done = events[-1].data
+    # The checks read only the text after the reset: the withdrawn "$99/mo" is not flagged.
+    assert done["unsupported"] == {"links": [], "prices": [], "plans": []}
+
+
+def test_exception_text_never_reaches_the_events(kb: Engine, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="electa.ask"):
+        events = list(kb.ask("refund annual plans days", Caller("org-a"), answerer=_FailsMidway()))
+    shown = repr([e.data for e in events])
+    assert "10.0.0.7" not in shown and "sk-live" not in shown and "ConnectionError" not in shown
+    done = events[-1].data
+    assert done["fallback"] == "the answerer failed; answered extractively"
+    incident = str(done["incident"])
+    assert len(incident) == 12
+    assert any(e.kind == "reset" and e.data["incident"] == incident for e in events)
+    # The details are in the server log, under the same incident id.
+    assert incident in caplog.text and "sk-live-123" in caplog.text
+
+
+def test_bookkeeping_counts_the_text_after_the_reset(kb: Engine) -> None:
+    events = list(kb.ask("refund annual plans days", Caller("org-a", "default"), answerer=_FailsMidway(),
+                         conversation_id="c1", record=True))
+    [(question, answer)] = kb.store.recent_turns("org-a", "default", "c1")
+    assert question == "refund annual plans days" and answer == _shown(events) and "never" not in answer
+    [usage] = kb.store.usage("org-a")
+    assert usage["questions"] == 1 and usage["answer_chars"] == len(answer)
+
+
+def test_engine_ask_records_nothing_unless_asked(kb: Engine) -> None:
+    list(kb.ask("zebra migration patterns", Caller("org-a", "default")))
+    assert kb.store.gaps("org-a") == [] and kb.store.usage("org-a") == []
+    list(kb.ask("zebra migration patterns", Caller("org-a", "default"), record=True))
+    assert [g["question"] for g in kb.store.gaps("org-a")] == ["zebra migration patterns"]
+
+
+def _calibrate(engine: Engine, probability: float, calibrated_floor: float) -> None:
+    """An agent whose calibrators give every hit the same probability."""
+    step = {"kind": "isotonic", "xs": [-1e9], "ys": [probability]}
+    engine.store.set_agent_settings("org-a", "default", {
+        "calibration": {leg: step for leg in ("fulltext", "dense", "qa")}, "calibrated_floor": calibrated_floor})
+
+
+def test_an_absolute_floor_is_never_compared_with_a_probability(kb: Engine) -> None:
+    caller = Caller("org-a", "default")
+    plain = kb.search("annual plans refunded within days of purchase", caller)
+    assert plain.passing and plain.passing[0].score > 0.3
+    _calibrate(kb, probability=0.2, calibrated_floor=0.1)
+    # Absolute floor 0.3: the hits score above it, and their probability (0.2) clears the
+    # calibrated floor (0.1). The old code compared 0.3 with the probability 0.2: nothing passed.
+    tuned = kb.search("annual plans refunded within days of purchase", caller, floor=0.3)
+    assert tuned.passing and tuned.passing[0].probability == 0.2
+    assert all(h.score >= 0.3 for h in tuned.passing)
+    # The calibrated floor is its own parameter, on its own scale.
+    assert not kb.search("annual plans refunded within days of purchase", caller, calibrated_floor=0.5).passing
+    # And an absolute floor above every score still rejects, calibrated or not.
+    assert not kb.search("annual plans refunded within days of purchase", caller, floor=0.999).passing
+
+
+@pytest.mark.parametrize(("weights", "message"), [
+    ({"bm25": 1.0}, "unknown leg 'bm25' in weights; valid legs: fulltext, dense, qa"),
+    ({"dense": -1.0}, "weight of leg 'dense' must be a finite number >= 0"),
+    ({"dense": float("nan")}, "weight of leg 'dense' must be a finite number >= 0"),
+    ({"qa": float("inf")}, "weight of leg 'qa' must be a finite number >= 0"),
+])
+def test_search_refuses_weights_for_unknown_legs_or_below_zero(kb: Engine, weights: dict[str, float],
+                                                               message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        kb.search("refund", Caller("org-a"), weights=weights)
+    assert kb.search("refund", Caller("org-a"), weights={"dense": 0.0, "fulltext": 2}).hits
+
+
+def test_set_agent_settings_moves_the_generation(kb: Engine) -> None:
+    before = kb.store.generation
+    kb.store.set_agent_settings("org-a", "default", {"retrieval": {"weights": {"dense": 0.5}}})
+    assert kb.store.generation == before + 1
+
+
+def test_cli_ask_walks_the_same_pipeline_and_keeps_the_same_books(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from electa.cli.main import cli
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "pricing.md").write_text("# Pricing\nThe Free plan costs $0/mo. Growth costs $29/mo per seat.\n", encoding="utf-8")
+    data = str(tmp_path / "data")
+    runner = CliRunner()
+    common = ["--data", data, "--embedder", "hash", "--org", "acme"]
+    assert runner.invoke(cli, ["ingest", str(kb), *common, "--no-progress"]).exit_code == 0
+
+    def ask(question: str, *extra: str) -> list[dict[str, object]]:
+        out = runner.invoke(cli, ["ask", question, *common, "--json", *extra])
+        assert out.exit_code == 0, out.output
+        return [json.loads(line) for line in out.output.splitlines()]
+
+    ask("How much is the Growth plan?", "--conversation", "c1")
+    follow = ask("and for the free plan?", "--conversation", "c1")[-1]
+    assert str(follow["search_query"]).startswith("How much is the Growth plan?")
+    with Engine.open(data, Settings(), "hash") as engine:
+        assert [q for q, _ in engine.store.recent_turns("acme", "default", "c1")] == [
+            "How much is the Growth plan?", "and for the free plan?"]
+        # The agent's stored settings apply: an absolute threshold nothing reaches.
+        engine.store.set_agent_settings("acme", "default", {"retrieval": {"threshold": 0.99}})
+    assert ask("How much is the Growth plan?")[-1]["strict"] is True
+    with Engine.open(data, Settings(), "hash") as engine:
+        latest = engine.store.gaps("acme", "default")[0]  # newest first; one page only: the others were low confidence
+        assert (latest["question"], latest["reason"]) == ("How much is the Growth plan?", "nothing passed the floor")
+        assert engine.store.usage("acme")[0]["questions"] == 3

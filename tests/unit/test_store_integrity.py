@@ -1,0 +1,118 @@
+"""Updates lose nothing (issue 8, defects 1 and 4, and the model-id lineage of defect 9)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from electa import Access, Caller, ConfigError, Engine, Settings
+from electa.embedders.hashing import HashEmbedder
+from electa.ingest.loaders import Loaded
+from electa.stores.sqlite import SqliteStore
+from electa.testing.store_contract import prepared, record
+from electa.types import Document, Section
+
+
+def doc(ext_id: str, title: str, text: str) -> Document:
+    return Document(ext_id, title, text, sections=(Section((), text),))
+
+
+def vector_health(engine: Engine) -> tuple[int, int, int]:
+    """(chunks that should carry a vector, vectors of the engine's model, chunks without one),
+    read with plain SQL: every kind but curated answers carries a vector."""
+    assert engine.embedder is not None
+    con, model = engine.store.con, engine.embedder.model_id
+    want = con.execute("SELECT count(*) FROM chunks WHERE kind<>'curated'").fetchone()[0]
+    have = con.execute("SELECT count(*) FROM vectors WHERE model_id=?", (model,)).fetchone()[0]
+    missing = con.execute("SELECT count(*) FROM chunks c WHERE kind<>'curated' AND NOT EXISTS"
+                          " (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=?)", (model,)).fetchone()[0]
+    orphans = con.execute("SELECT count(*) FROM vectors v WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.id=v.chunk_id)"
+                          ).fetchone()[0]
+    assert orphans == 0
+    return want, have, missing
+
+
+def blind_engine(data: Path) -> Engine:
+    """An engine whose model could not be loaded (its package missing)."""
+    return Engine(SqliteStore(data), Settings(), None, "the model's package is not installed")
+
+
+def jsonl(folder: Path, records: list[dict[str, str]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "corpus.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    return path
+
+
+def test_updating_one_document_of_a_multi_document_source_keeps_the_others_vectors(engine: Engine,
+                                                                                   tmp_path: Path) -> None:
+    records = [{"_id": str(i), "title": f"Page {i}", "text": f"Alpha bravo topic{i} explained in a sentence."}
+               for i in range(3)]
+    path = jsonl(tmp_path / "kb", records)
+    engine.ingest([path], Access("acme"))
+    want, have, missing = vector_health(engine)
+    assert want == have and missing == 0 and want >= 6
+    for round_ in range(20):
+        records[1]["text"] = f"Alpha bravo topic1 rewritten, round {round_}."
+        jsonl(tmp_path / "kb", records)
+        engine.ingest([path], Access("acme"))
+        assert vector_health(engine) == (want, want, 0)
+    caller = Caller("acme")
+    for i in (0, 2):
+        results, _ = engine.retrieve(f"topic{i} explained", caller, legs=["dense"], depths={"dense": 50})
+        titles = {u.title for u in engine.store.units([h.unit_id for h in results[0].hits]).values()}
+        assert f"Page {i}" in titles
+
+
+def test_chunks_stored_without_a_model_are_embedded_later(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with blind_engine(data) as blind:  # no embedder: the dense leg is out
+        assert blind.embedder is None
+        blind.ingest_loaded("a", Loaded([doc("1", "Refunds", "Annual plans are refunded within 30 days.")]),
+                            Access("acme"))
+    with Engine.open(data, Settings(), HashEmbedder(dim=32)) as engine:
+        want, have, missing = vector_health(engine)
+        assert want > 0 and have == 0 and missing == want
+        engine.reindex()
+        assert vector_health(engine) == (want, want, 0)
+        assert engine.stats()["chunks_without_vector"] == 0
+        hits = engine.search("refunded within 30 days", Caller("acme"), legs=["dense"]).hits
+        assert hits and hits[0].title == "Refunds"
+
+
+def test_a_later_ingest_embeds_what_an_earlier_one_could_not(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with blind_engine(data) as blind:
+        blind.ingest_loaded("a", Loaded([doc("1", "Refunds", "Annual plans are refunded within 30 days.")]),
+                            Access("acme"))
+    with Engine.open(data, Settings(), HashEmbedder(dim=32)) as engine:
+        engine.ingest_loaded("b", Loaded([doc("2", "Pricing", "Growth costs 29 dollars.")]), Access("acme"))
+        want, have, missing = vector_health(engine)
+        assert want == have and missing == 0
+
+
+def test_the_first_vectors_name_the_model_in_their_own_transaction(engine: Engine) -> None:
+    store = engine.store
+    assert store.meta("model_id") is None
+    store.put_source(record("a.md", "h1", Access("acme")), [prepared("a", "alpha text")], model_id="m-1")
+    assert store.meta("model_id") == "m-1"
+
+
+def test_principals_make_a_source_private_and_contradictions_are_refused() -> None:
+    assert Access("acme", principals=("team:hr",)).public is False
+    assert Access("acme").public is True
+    with pytest.raises(ConfigError, match="public"):
+        Access("acme", public=True, principals=("team:hr",))
+    with pytest.raises(ConfigError, match="principal"):
+        Access("acme", public=False)
+    with pytest.raises(ConfigError, match="empty principal"):
+        Access("acme", principals=(" ",))
+
+
+def test_a_source_with_principals_is_not_public(engine: Engine) -> None:
+    engine.ingest_loaded("hr", Loaded([doc("1", "Salaries", "Salary bands for every level.")]),
+                         Access("acme", principals=("team:hr",)))
+    assert engine.search("salary bands", Caller("acme")).hits == ()
+    assert engine.search("salary bands", Caller("acme", principals=frozenset({"team:hr"}))).hits

@@ -1,0 +1,109 @@
+"""Sources named by where they sit in their folder, a sync that mirrors a folder, access
+changes that re-stamp, and gzip that cannot inflate past the limit (issue 8, defect 9)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from electa import Access, Caller, Engine
+from electa.errors import IngestError
+from electa.ingest.pipeline import gunzip_limited, read_source
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def kb(root: Path) -> Path:
+    folder = root / "help-center"
+    write(folder / "refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days.\n")
+    write(folder / "billing" / "invoices.md", "# Invoices\nInvoices are sent on the first of the month.\n")
+    return folder
+
+
+def uris(engine: Engine, org: str = "acme") -> list[str]:
+    return [str(s["uri"]) for s in engine.store.list_sources(org)]
+
+
+def test_sources_are_named_under_their_folder_never_by_server_path(engine: Engine, tmp_path: Path) -> None:
+    folder = kb(tmp_path / "srv")
+    engine.ingest([folder], Access("acme"))
+    assert uris(engine) == ["help-center/billing/invoices.md", "help-center/refunds.md"]
+    hits = engine.search("refunded within 30 days", Caller("acme")).hits
+    assert hits and not any(str(tmp_path) in (h.ext_id + h.url) for h in hits)
+    assert engine.delete_source("acme", "default", "help-center/refunds.md") > 0
+
+
+def test_a_moved_folder_is_the_same_sources(engine: Engine, tmp_path: Path) -> None:
+    folder = kb(tmp_path / "a")
+    engine.ingest([folder], Access("acme"))
+    moved = tmp_path / "b" / "help-center"
+    moved.parent.mkdir()
+    shutil.move(folder, moved)
+    report = engine.ingest([moved], Access("acme"))
+    assert report.counts()["unchanged"] == 2 and report.counts()["added"] == 0
+    assert len(uris(engine)) == 2
+
+
+def test_a_store_named_by_absolute_paths_is_renamed_not_duplicated(engine: Engine, tmp_path: Path) -> None:
+    folder = kb(tmp_path)
+    engine.ingest([folder], Access("acme"))
+    with engine.store.transaction() as con:  # how an older Electa named them
+        for uri in uris(engine):
+            con.execute("UPDATE sources SET uri=? WHERE uri=?", (str((tmp_path / uri).resolve()), uri))
+    engine.ingest([folder], Access("acme"))
+    assert uris(engine) == ["help-center/billing/invoices.md", "help-center/refunds.md"]
+
+
+def test_sync_mirrors_adds_updates_and_removals_and_keeps_what_it_could_not_read(engine: Engine,
+                                                                                 tmp_path: Path) -> None:
+    folder = kb(tmp_path)
+    other = write(tmp_path / "faq.md", "# FAQ\nSupport answers within a day.\n")
+    engine.ingest([other], Access("acme"))
+    engine.sync([folder], Access("acme"))
+    (folder / "billing" / "invoices.md").unlink()
+    write(folder / "refunds.md", "# Refund policy\nAnnual plans are refunded within 14 days.\n")
+    write(folder / "new.md", "# Webhooks\nWebhooks retry for 24 hours.\n")
+    report = engine.sync([folder], Access("acme"))
+    assert report.deleted == ["help-center/billing/invoices.md"]
+    assert report.counts() | {"failed": 0} == {"added": 1, "updated": 1, "unchanged": 0, "failed": 0, "deleted": 1}
+    assert uris(engine) == ["faq.md", "help-center/new.md", "help-center/refunds.md"]
+    assert not engine.search("invoices first of the month", Caller("acme")).passing
+    # A file that cannot be read this time is reported, never deleted.
+    (folder / "refunds.md").write_bytes(b"\x00\x01binary")
+    report = engine.sync([folder], Access("acme"))
+    assert report.deleted == [] and [f for f, _ in report.failures] == [str(folder / "refunds.md")]
+    assert "help-center/refunds.md" in uris(engine)
+
+
+def test_changing_only_the_access_of_a_file_restamps_it(engine: Engine, tmp_path: Path) -> None:
+    folder = kb(tmp_path)
+    engine.ingest([folder], Access("acme"))
+    assert engine.search("refunded within 30 days", Caller("acme")).passing
+    report = engine.ingest([folder], Access("acme", principals=("team:billing",)))
+    assert report.counts()["updated"] == 2
+    assert not engine.search("refunded within 30 days", Caller("acme")).hits
+    assert engine.search("refunded within 30 days", Caller("acme", principals=frozenset({"team:billing"}))).passing
+    sources = engine.store.list_sources("acme")
+    assert all(json.dumps(s["access"]["principals"]) == '["team:billing"]' for s in sources)
+
+
+def test_gzip_is_refused_as_soon_as_it_inflates_past_the_limit(tmp_path: Path) -> None:
+    bomb = gzip.compress(b"a" * (64 * 2**20))  # 64 MB of one letter packs into ~64 KB
+    assert len(bomb) < 2**20
+    with pytest.raises(IngestError, match="decompresses to more than"):
+        gunzip_limited("bomb.md.gz", bomb, 2**20)
+    path = tmp_path / "bomb.md.gz"
+    path.write_bytes(bomb)
+    with pytest.raises(IngestError, match="decompresses to more than"):
+        read_source(path, 2**20)
+    with pytest.raises(IngestError, match="gzip"):
+        gunzip_limited("cut.md.gz", bomb[: len(bomb) // 2], 2**30)
+    assert gunzip_limited("ok.gz", gzip.compress(b"hello"), 10) == b"hello"
