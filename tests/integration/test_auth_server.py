@@ -338,3 +338,16 @@ def test_browser_conversations_are_issued_by_the_server_and_bound_to_their_crede
     # The organisation's backend names its own ids.
     _, _, backend = ask(world.url, bearer(world.keys["ingest_key"]), "Are annual plans refunded?", conversation_id="crm-7")
     assert backend["conversation_id"] == "crm-7"
+
+
+def test_feedback_from_a_browser_credential_is_kept_apart_from_the_organisations(world: World) -> None:
+    import sqlite3
+
+    body = {"query": "origin check", "url": "https://acme.test/refunds"}
+    for who in ("search_key", "ingest_key"):
+        assert httpx.post(f"{world.url}/v1/feedback", json=body, headers=bearer(world.keys[who])).status_code == 201
+    assert httpx.post(f"{world.url}/v1/feedback", json=body, headers=world.visitor(sub="v-fb")).status_code == 201
+    with sqlite3.connect(world.data / "electa.db") as con:
+        rows = sorted(con.execute("SELECT origin, voter FROM feedback WHERE query='origin check'").fetchall())
+    assert [r[0] for r in rows] == ["backend", "visitor", "visitor"]
+    assert rows[0][1] == "" and rows[1][1].startswith("key:") and "@" in rows[1][1] and rows[2][1] == "visitor:acme:v-fb"

@@ -45,6 +45,7 @@ from electa.api.contract import (
 )
 from electa.auth import Authenticator, Identity, RateLimiter, Scope
 from electa.auth.conversations import ConversationIds
+from electa.auth.identity import Credential
 from electa.engine import Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError
 from electa.ingest.loaders import loader_for
@@ -359,9 +360,14 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         return EventStreamResponse(sse_frames(first, stream), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.post("/v1/feedback", status_code=201, responses=AUTHED)
-    def feedback(body: FeedbackIn, who: Identity = Depends(searcher)) -> dict[str, str]:
+    def feedback(body: FeedbackIn, request: Request, who: Identity = Depends(searcher)) -> dict[str, str]:
         org = who.caller(body.agent, ()).org  # a visitor token for one agent gives feedback on that agent only
-        store.add_feedback(org, body.agent, body.query, body.url, 1 if body.positive else -1)
+        owner = who.conversation_owner
+        # A browser-facing credential is anyone on the web: its feedback is kept apart (see golden sets).
+        anonymous = who.kind is Credential.KEY and request.client is not None  # a shared page key: tell visitors apart
+        voter = "" if owner is None else owner + (f"@{request.client.host}" if anonymous and request.client else "")
+        store.add_feedback(org, body.agent, body.query, body.url, 1 if body.positive else -1,
+                           origin="backend" if owner is None else "visitor", voter=voter)
         return {"status": "recorded"}
 
     @app.get("/v1/gaps", responses=AUTHED)

@@ -289,10 +289,13 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
 @click.option("--limit", type=int, default=None, help="Only the first N queries.")
 @click.option("--tuned", "tuned_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Settings written by `electa tune`: adds a 'tuned' configuration.")
+@click.option("--visitor-feedback", is_flag=True,
+              help="With --agent: count visitors' feedback (search keys, visitor tokens) too, once per visitor.")
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, runs_dir: Path | None,
-             data_dir: Path | None, depth: int, limit: int | None, tuned_file: Path | None, as_json: bool) -> None:
+             data_dir: Path | None, depth: int, limit: int | None, tuned_file: Path | None, visitor_feedback: bool,
+             as_json: bool) -> None:
     """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; abstention;
     TREC runs, JSON and Markdown reports and plots (--runs). On a BEIR directory, or with
     --agent on an agent's golden set (curated Q&A and feedback)."""
@@ -303,7 +306,7 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
     calibration = load_calibration(tuned_file) if tuned_file else None
     if agent_ref:
         org, agent = parse_agent(agent_ref)
-        report = run_agent_eval(data_dir or Settings().data_dir, org, agent, runs_dir, depth=depth, limit=limit,
+        report = run_agent_eval(data_dir or Settings().data_dir, org, agent, runs_dir, visitor_feedback, depth=depth, limit=limit,
                                 tuned=tuned, calibration=calibration)
     else:
         if dataset is None or split is None:
@@ -323,16 +326,19 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
               help="Also write the result to this JSON file (for `electa eval --tuned`).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--folds", default=5, show_default=True)
+@click.option("--visitor-feedback", is_flag=True,
+              help="With --agent: count visitors' feedback (search keys, visitor tokens) too, once per visitor.")
 @friendly
 def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path | None, data_dir: Path | None,
-         folds: int) -> None:
+         folds: int, visitor_feedback: bool) -> None:
     """Learn fusion weights, k, depth, calibration and a floor from labels (cross-validated)."""
     from electa.eval.runner import tune_dataset
 
     agent = parse_agent(agent_ref) if agent_ref else None
     if agent is not None and data_dir is None:
         data_dir = Path(Settings().data_dir)
-    result = tune_dataset(dataset, split, out_file, data_dir, folds, progress=sys.stderr.isatty(), agent=agent)
+    result = tune_dataset(dataset, split, out_file, data_dir, folds, progress=sys.stderr.isatty(), agent=agent,
+                          visitors=visitor_feedback)
     where = dataset.name if dataset else f"the golden set of {agent_ref}"
     click.echo(f"tuned on {result.queries} queries of {where} ({split}), {result.folds}-fold cross-validation")
     click.echo(f"  default {result.default.key()}: nDCG@10 {result.cv_default:.4f} on held-out folds")

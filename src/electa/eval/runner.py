@@ -236,7 +236,7 @@ def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: 
 
 def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_dir: Path | None = None,
                  folds: int = 5, depth: int = 100, progress: bool = False,
-                 agent: tuple[str, str] | None = None) -> TuneResult:
+                 agent: tuple[str, str] | None = None, visitors: bool = False) -> TuneResult:
     """Tune fusion (and fit calibration and a floor) on a labelled set; save the result.
 
     The set is a BEIR directory, or with ``dataset=None`` the golden set of ``agent`` in
@@ -254,7 +254,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
     with Engine.open(store_dir, settings, embedder) as engine:
         if beir is None:
             assert agent is not None
-            beir = golden_set(engine.store, *agent)
+            beir = golden_set(engine.store, *agent, visitors=visitors)
             if not beir.queries:
                 raise ConfigError(f"agent {agent[0]}/{agent[1]} has no labelled questions yet (Q&A pairs or feedback)")
             caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
@@ -304,13 +304,14 @@ def with_tuning(existing: Mapping[str, object], tuned: Mapping[str, object]) -> 
     return {**{k: v for k, v in existing.items() if k not in TUNED_KEYS}, **tuned}
 
 
-def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None = None, **kwargs: object) -> EvalReport:
+def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None = None, visitors: bool = False,
+                   **kwargs: object) -> EvalReport:
     """Evaluate an agent on its golden set: curated Q&A questions and recorded feedback."""
     from electa.eval.golden import golden_set
 
     settings = Settings()
     with Engine.open(data_dir, settings) as engine:
-        golden = golden_set(engine.store, org, agent)
+        golden = golden_set(engine.store, org, agent, visitors)
         if not golden.queries:
             raise ConfigError(f"agent {org}/{agent} has no curated Q&A pairs with a URL and no feedback yet")
         return evaluate(engine, golden, "golden", runs_dir, caller=Caller(org, agent), key="url",

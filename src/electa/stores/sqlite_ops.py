@@ -28,6 +28,8 @@ ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "api_keys": (("scope", f"TEXT NOT NULL DEFAULT '{LEGACY_SCOPE.value}'"), ("name", "TEXT NOT NULL DEFAULT ''"),
                  ("expires_at", "REAL")),
     "organisations": (("signing_secret", "TEXT"),),
+    # Who gave feedback: the organisation's backend, or a visitor through a browser-facing credential.
+    "feedback": (("origin", "TEXT NOT NULL DEFAULT 'backend'"), ("voter", "TEXT NOT NULL DEFAULT ''")),
 }
 
 
@@ -87,17 +89,27 @@ class OperationalTables:
                 best = (trigger, answer, url or "")
         return best
 
-    def add_feedback(self, org: str, agent: str, query: str, url: str, signal: int) -> None:
-        """Record a thumbs up (+1), a click (+1) or a thumbs down (-1) on ``url`` for ``query``."""
+    def add_feedback(self, org: str, agent: str, query: str, url: str, signal: int, origin: str = "backend",
+                     voter: str = "") -> None:
+        """Record a thumbs up (+1), a click (+1) or a thumbs down (-1) on ``url`` for ``query``.
+        ``origin`` is ``backend`` (the organisation: CLI, ingest key) or ``visitor`` (a search key
+        or visitor token, i.e. anyone on the web); ``voter`` names who, for visitors."""
+        if origin not in ("backend", "visitor"):
+            raise ConfigError(f"feedback origin {origin!r}; valid: backend, visitor")
         with self.transaction() as con:
-            con.execute("INSERT INTO feedback(org, agent, query, url, signal, created_at) VALUES(?,?,?,?,?,?)",
-                        (org, agent, query, url, int(signal), time.time()))
+            con.execute("INSERT INTO feedback(org, agent, query, url, signal, created_at, origin, voter)"
+                        " VALUES(?,?,?,?,?,?,?,?)", (org, agent, query, url, int(signal), time.time(), origin, voter))
 
-    def feedback(self, org: str, agent: str) -> list[tuple[str, str, int]]:
-        """``(query, url, net signal)`` per query and URL."""
+    def feedback(self, org: str, agent: str, visitors: bool = False) -> list[tuple[str, str, int]]:
+        """``(query, url, net signal)`` per query and URL, each voter counted at most once either
+        way. Visitors' feedback (anyone holding the page's search key) is left out unless
+        ``visitors``: it would let the public steer what `tune --agent` learns."""
+        origins = ("backend", "visitor") if visitors else ("backend",)
+        marks = ",".join("?" * len(origins))
         return [(q, u, int(s)) for q, u, s in self.con.execute(
-            "SELECT query, url, sum(signal) FROM feedback WHERE org=? AND agent=? GROUP BY query, url ORDER BY query, url",
-            (org, agent))]
+            "SELECT query, url, sum(vote) FROM (SELECT query, url, max(-1, min(1, sum(signal))) AS vote FROM feedback"
+            f" WHERE org=? AND agent=? AND origin IN ({marks}) GROUP BY query, url, origin, voter)"
+            " GROUP BY query, url ORDER BY query, url", (org, agent, *origins))]
 
     def qa_pairs(self, org: str, agent: str) -> list[tuple[str, str, str]]:
         """``(question, answer, url)`` of the agent's curated pairs."""
