@@ -89,7 +89,7 @@ class Engine:
         self.store = store
         self.settings = settings
         self.embedder = embedder
-        self._runner = LegRunner(legs=3)
+        self._runner = LegRunner()
         self.fulltext = SqliteFtsLeg(store)
         self.qa = SqliteQaLeg(store)
         self.index: FaissHnswIndex | None = None
@@ -181,29 +181,33 @@ class Engine:
         return done, batches
 
     def ingest(self, paths: Iterable[str | Path], access: Access, base_url: str = "",
-               progress: bool = False) -> IngestReport:
-        """Ingest files and folders; bad files are reported by name and skipped (SPEC A8)."""
-        report = self._ingestor().ingest_paths([Path(p) for p in paths], access, base_url, progress)
+               progress: bool = False, as_name: str | None = None) -> IngestReport:
+        """Ingest files and folders; bad files are reported by name and skipped (SPEC A8).
+        Sources are named under each folder's name, or ``as_name`` for a single path."""
+        report = self._ingestor().ingest_paths([Path(p) for p in paths], access, base_url, progress, as_name)
         self._written()
         return report
 
     def sync(self, folders: Iterable[str | Path], access: Access, base_url: str = "",
-             progress: bool = False) -> IngestReport:
+             progress: bool = False, as_name: str | None = None) -> IngestReport:
         """Mirror folders: new files are added, changed ones updated, and the sources of files
         that are gone from a folder are deleted from every leg (``report.deleted``). Only the
-        sources this folder produced (same organisation and agent, named under the folder) are
-        ever deleted; uploads and other folders are left alone. Nothing is deleted when the
-        folder could not be listed."""
+        sources of that folder (same organisation and agent, named under the folder's recorded
+        name; see :mod:`electa.ingest.naming`) are ever deleted: never uploads, other folders,
+        a file that could not be read, nor anything when a folder could not be listed whole."""
         roots = [Path(f) for f in folders]
         for root in roots:
             if not root.is_dir():
                 raise NotFoundError(f"{root} is not a folder; `electa sync` mirrors folders (use `electa ingest` for files)")
-        report = self._ingestor().ingest_paths(roots, access, base_url, progress)
-        prefixes = tuple(f"{root.resolve().name}/" for root in roots)
+        report = self._ingestor().ingest_paths(roots, access, base_url, progress, as_name)
+        listed = {root: name for root, name in report.roots.items() if root not in report.unlisted}
+        prefixes = tuple(f"{name}/" for name in listed.values())
+        # Sources an older Electa named by absolute path, whose file is gone (those still there were renamed).
+        legacy = tuple(f"{root.resolve()}/" for root in listed)
         for source in self.store.list_sources(access.org):
             uri = str(source["uri"])
-            if (source["agent"] == access.agent and source["kind"] != "api" and uri.startswith(prefixes)
-                    and uri not in report.seen):
+            if (source["agent"] == access.agent and source["kind"] != "api" and uri not in report.seen
+                    and (uri.startswith(prefixes) or (uri.startswith(legacy) and not Path(uri).exists()))):
                 self.store.delete_source(access.org, access.agent, uri)
                 report.deleted.append(uri)
         self._written()

@@ -76,3 +76,10 @@ class RateLimited(AuthError):
 def unknown_name(family: str, name: str, valid: list[str]) -> ConfigError:
     """The error every registry raises for a name it does not know."""
     return ConfigError(f"unknown {family} {name!r}; valid names: {', '.join(sorted(valid))}")
+
+
+def new_incident() -> str:
+    """A short id that ties a client-facing error to its server log line."""
+    import secrets
+
+    return secrets.token_hex(6)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -74,7 +75,14 @@ class Caller:
     principals: frozenset[str] = frozenset()
 
     def cache_key(self) -> str:
-        return f"{self.org}|{self.agent or '*'}|{','.join(sorted(self.principals))}"
+        """One string per distinct (organisation, agent, principal set), and never the same
+        string for two: JSON quotes every part, so no name can imitate a separator ("*" is not
+        "every agent"; "team:a,team:b" is one principal, not two).
+
+        >>> Caller("acme", "*").cache_key() != Caller("acme").cache_key()
+        True
+        """
+        return json.dumps([self.org, self.agent, sorted(self.principals)], ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -212,11 +220,14 @@ class AnswerEvent:
     data: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
 
 
-def hit_json(hit: Hit) -> dict[str, Any]:
-    """A hit as JSON: what the CLI's --json and the HTTP API return, provenance included."""
+def hit_json(hit: Hit, server_paths: bool = True) -> dict[str, Any]:
+    """A hit as JSON: what the CLI's --json and the HTTP API return, provenance included.
+    ``server_paths=False`` (the HTTP API) blanks an ``ext_id`` that is a filesystem path, as
+    documents stored by releases before relative source names still carry."""
+    ext_id = hit.ext_id if server_paths or not (hit.ext_id.startswith(("/", "\\")) or hit.ext_id[1:3] == ":\\") else ""
     return {
         "id": hit.unit_id, "document_id": hit.document_id, "kind": hit.kind.value, "title": hit.title,
-        "url": hit.url, "also_urls": list(hit.also_urls), "ext_id": hit.ext_id,
+        "url": hit.url, "also_urls": list(hit.also_urls), "ext_id": ext_id,
         "score": round(hit.score, 4), "fused": round(hit.fused, 6), "passes": hit.passes,
         "votes": [{"leg": v.leg, "rank": v.rank, "raw_score": round(v.raw_score, 4),
                    "contribution": round(v.contribution, 6)} for v in hit.votes],

@@ -10,6 +10,7 @@ under ~90 s on two cores; the command line, seed and example count are printed.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import SUMMARY
 from tests.integration.conftest import electa_cmd
 from tests.integration.test_server import free_port
 
@@ -42,7 +44,9 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     data = tmp_path_factory.mktemp("fuzz-data")
     log = data / "server.log"
     port = free_port()
-    env = {**os.environ, "ELECTA_ADMIN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1"}
+    # Rate limits out of the way: thousands of cases from one address would otherwise be mostly 429s.
+    env = {**os.environ, "ELECTA_ADMIN_TOKEN": ADMIN, "PYTHONUNBUFFERED": "1",
+           "ELECTA_RATE_PER_MINUTE_KEY": "1000000", "ELECTA_RATE_PER_MINUTE_CLIENT": "1000000"}
     with log.open("wb") as sink:
         proc = subprocess.Popen([*electa_cmd(), "serve", "--data", str(data / "store"), "--port", str(port),
                                  "--embedder", "hash"], env=env, stdout=sink, stderr=subprocess.STDOUT)
@@ -95,8 +99,12 @@ def _schemathesis(url: str, token: str, workdir: Path, *select: str) -> subproce
     # In a scratch directory: Schemathesis keeps a crash cache (.schemathesis/) where it runs.
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=workdir)
     print(done.stdout[-20000:], done.stderr[-2000:], sep="\n")
-    print(f"schemathesis: seed {SEED}, at most {MAX_EXAMPLES} examples per operation and phase, "
-          f"{time.perf_counter() - started:.1f}s, exit {done.returncode}", flush=True)
+    cases = re.findall(r"(\d[\d,]*) generated", done.stdout)
+    line = (f"schemathesis {' '.join(select[-2:]) or 'all routes'}: seed {SEED}, at most {MAX_EXAMPLES} examples per"
+            f" operation and phase, {cases[-1] + ' cases' if cases else 'cases: see its output'},"
+            f" {time.perf_counter() - started:.1f}s, exit {done.returncode}")
+    print(line, flush=True)
+    SUMMARY.append(line)
     return done
 
 
@@ -105,7 +113,12 @@ def test_schemathesis_finds_nothing(fuzz_server: tuple[str, Path]) -> None:
     key = _org_key(url)
     org_routes = _schemathesis(url, key, log.parent, *EXCLUDED, "--exclude-path", "/v1/orgs")
     admin_route = _schemathesis(url, ADMIN, log.parent, "--include-path-regex", "^/v1/orgs$")
+    # What a browser may call, with what a browser holds: principals and conversation ids refused.
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    search_key = httpx.post(f"{url}/v1/orgs/fuzz/keys", json={"scope": "search"}, headers=admin).json()["key"]
+    browser = _schemathesis(url, search_key, log.parent, "--include-path-regex", "^/v1/(search|ask|feedback)$")
     server_log = log.read_text(errors="replace")
     assert org_routes.returncode == 0, org_routes.stdout[-4000:]
     assert admin_route.returncode == 0, admin_route.stdout[-4000:]
+    assert browser.returncode == 0, browser.stdout[-4000:]
     assert "Traceback" not in server_log, server_log[-4000:]

@@ -327,7 +327,7 @@ def test_browser_conversations_are_issued_by_the_server_and_bound_to_their_crede
     assert follow["conversation_id"] == cid and "annual" in follow["search_query"].lower()
     other_key = bearer(str(world.new_key("search", name="another-widget")["key"]))
     for headers, conversation in ((other_key, cid), (world.visitor(sub="someone-else"), cid),
-                                  (search, "cv_madeup.guess"), (search, "42")):
+                                  (search, "cv_madeup.guess"), (search, "42"), (search, "cv_x.é")):
         r = httpx.post(f"{world.url}/v1/ask", json={"question": "and the monthly plan?", "conversation_id": conversation},
                        headers=headers, timeout=60)
         assert r.status_code == 403 and "not issued to this" in r.json()["detail"]

@@ -22,12 +22,19 @@ def page(org: str, n: int, word: str) -> Document:
 
 
 def test_reads_during_writes_stay_whole_and_isolated(tmp_path: Path) -> None:
-    settings = Settings(exact_below=40)  # "big" holds hundreds of units: its searches walk HNSW
+    # "big" holds hundreds of units: its searches walk HNSW. Budgets are wide: this test is about
+    # errors and isolation under concurrent writes, not speed on a loaded 2-core machine.
+    settings = Settings(exact_below=40, budgets_ms={"fulltext": 30_000.0, "dense": 30_000.0, "qa": 30_000.0})
     engine = Engine.open(tmp_path / "data", settings, HashEmbedder(dim=32))
     rng = random.Random(7)
+    titles_of: dict[str, set[str]] = {}
+
+    def put_big(uri: str, pages: list[Document]) -> None:
+        engine.ingest_loaded(uri, Loaded(pages), Access("big"))
+        titles_of[uri] = {p.title for p in pages}
+
     for s in range(6):
-        engine.ingest_loaded(f"big-{s}", Loaded([page("big", s * 40 + i, rng.choice(WORDS)) for i in range(40)]),
-                             Access("big"))
+        put_big(f"big-{s}", [page("big", s * 40 + i, rng.choice(WORDS)) for i in range(40)])
     engine.ingest_loaded("small-0", Loaded([page("small", i, rng.choice(WORDS)) for i in range(10)]), Access("small"))
     errors: list[str] = []
     stop = threading.Event()
@@ -60,8 +67,7 @@ def test_reads_during_writes_stay_whole_and_isolated(tmp_path: Path) -> None:
     try:
         for step in range(30):
             uri = f"big-new-{step}"
-            engine.ingest_loaded(uri, Loaded([page("big", 1000 + step * 10 + i, rng.choice(WORDS)) for i in range(10)]),
-                                 Access("big"))
+            put_big(uri, [page("big", 1000 + step * 10 + i, rng.choice(WORDS)) for i in range(10)])
             live.add(uri)
             victim = rng.choice(sorted(live))
             engine.delete_source("big", "default", victim)
@@ -74,11 +80,18 @@ def test_reads_during_writes_stay_whole_and_isolated(tmp_path: Path) -> None:
         for t in threads:
             t.join(60)
     assert not errors, errors[:5]
-    assert reads[0] > 20
-    # Afterwards every leg agrees with the store: nothing deleted is findable.
-    allowed = set(engine.store.allowed(Caller("big")).ids.tolist())
-    for word in WORDS[:10]:
-        results, _ = engine.retrieve(f"{word} setting", Caller("big"), depths={"fulltext": 500, "dense": 500})
-        for r in results:
-            assert {h.unit_id for h in r.hits} <= allowed, r.leg
+    assert reads[0] > 5
+    # Afterwards every leg agrees with the last committed state: each live page is found by its
+    # own title in the full-text and the dense leg, and no deleted page by anyone.
+    live_titles = {u.title for u in engine.store.units(engine.store.allowed(Caller("big")).ids.tolist()).values()}
+    assert live_titles == set().union(*(titles_of[uri] for uri in live))
+    deleted = set().union(*(t for uri, t in titles_of.items() if uri not in live))
+    assert deleted and not deleted & live_titles
+    for title in sorted(live_titles)[::7]:
+        for leg in ("fulltext", "dense"):
+            hits = engine.search(title, Caller("big"), legs=[leg], top=50).hits
+            assert title in {h.title for h in hits}, f"{leg} lost {title!r}"
+    for r in engine.retrieve("setting explained customers", Caller("big"), depths={"fulltext": 2000, "dense": 2000})[0]:
+        found = {u.title for u in engine.store.units([h.unit_id for h in r.hits]).values()}
+        assert found <= live_titles, f"{r.leg} returned deleted pages {sorted(found - live_titles)[:3]}"
     engine.close()

@@ -1,9 +1,9 @@
 """A stateful property-based test of the store and every leg (issue 8).
 
-Hypothesis drives a sequence of adds, updates of one document, unchanged re-ingests, deletes,
-crashes inside a write (the transaction must roll back) and crashes between steps (the engine
-is abandoned without saving its vector graph and reopened from disk), for two tenants and two
-teams. After every step the store and each leg are compared with a plain Python model of what
+Hypothesis drives a sequence of adds, updates of one document, unchanged re-ingests, access
+changes, deletes, crashes inside a write (the transaction must roll back) and crashes between
+steps (the engine is abandoned and reopened from disk with an older vector graph file, or
+none), for two tenants and two teams. After every step the store and each leg are compared with a plain Python model of what
 must be there:
 
 - each live unit that should carry a vector has exactly one, of the current model, and the
@@ -11,7 +11,8 @@ must be there:
 - every live document is found by its unique token, by exactly the callers allowed to read it,
   in the full-text leg and the dense leg; nothing deleted or replaced is found by anyone;
 - no caller's allowed set holds another tenant's or team's units;
-- a write by one tenant leaves the other tenant's full-text raw scores exactly as they were.
+- a write by one tenant leaves the other tenant's full-text raw scores exactly as they were;
+- an update keeps the units (and vectors) of the documents it did not change.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ ORGS = ("acme", "globex")
 TEAMS = (None, "team:red", "team:blue")
 URIS = ("s0", "s1", "s2")
 WORDS = ("refund", "invoice", "export", "webhook", "plan", "seat")
-EXAMPLES = 60
-STEPS = 12
+EXAMPLES = 100
+STEPS = 20
 
 
 @dataclass
@@ -186,14 +187,40 @@ class StoreMachine(RuleBasedStateMachine):
             del store._insert_document
         self.engine._written()  # what the next successful write would do
 
+    @rule(key=sources, team=st.sampled_from(TEAMS))
+    def restamp_access(self, key: tuple[str, str], team: str | None) -> None:
+        """The same documents under another access: nobody may keep reading them by the old one."""
+        source = self.model.get(key)
+        if source is None or source.team == team:
+            return
+        changed = ModelSource(team, list(source.docs))
+        self._written_by(key[0], lambda: self._write(key[0], key[1], changed))
+        self.model[key] = changed
+
+    @rule()
+    def snapshot_the_graph(self) -> None:
+        """Remember the vector graph's file as it is now (a crash may leave this one behind)."""
+        index = self.engine.index
+        assert index is not None
+        index.save()
+        self.saved_graph = index.path.read_bytes() if index.path.exists() else None
+
     @rule()
     def crash_between_steps(self) -> None:
-        """The process dies: the vector graph is not saved, nothing is closed cleanly."""
+        """The process dies: nothing is closed cleanly, and the vector graph on disk is an older
+        one (the last snapshot, or none at all), as if the saves since never happened."""
         old = self.engine
         old._runner.close()
         old.fulltext.close()
         old.qa.close()
+        path = old.index.path if old.index is not None else None
         old.store.close()
+        if path is not None:
+            saved = getattr(self, "saved_graph", None)
+            if saved is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(saved)
         self.engine = self._open()
 
     # -- invariants ------------------------------------------------------------------------------

@@ -169,3 +169,25 @@ def test_a_deeply_nested_json_upload_is_a_422_naming_the_problem(engine: Engine,
     deep = "[" * 5000 + "]" * 5000
     r = client.post("/v1/sources", json={"name": "deep.json", "content": deep}, headers=headers)
     assert r.status_code == 422 and "nested too deeply" in r.json()["detail"]
+
+
+def test_a_failing_or_missing_leg_tells_a_browser_key_nothing_of_the_server(engine: Engine,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by review: a leg's exception text (with the server's paths) reached search keys."""
+    client, _ = _client(engine, monkeypatch)
+    search_key = engine.store.add_api_key("acme", "search")[0]
+    assert engine.index is not None
+    secret_path = str(engine.index.path)
+
+    def broken(*args: object) -> list[tuple[int, float]]:
+        raise OSError(f"[Errno 5] Input/output error: '{secret_path}'")
+
+    monkeypatch.setattr(engine.legs["dense"], "search", broken)
+    r = client.post("/v1/search", json={"query": "refund"}, headers={"Authorization": f"Bearer {search_key}"})
+    assert r.status_code == 200 and secret_path not in r.text and "Errno" not in r.text
+    dense = next(leg for leg in r.json()["legs"] if leg["leg"] == "dense")
+    assert dense["status"] == "error" and "incident" in dense["detail"]
+    monkeypatch.setattr(engine.legs["dense"], "available", lambda: False)
+    monkeypatch.setattr(type(engine.legs["dense"]), "why", property(lambda self: f"{secret_path} is missing"))
+    r = client.post("/v1/search", json={"query": "refunds"}, headers={"Authorization": f"Bearer {search_key}"})
+    assert secret_path not in r.text

@@ -264,7 +264,7 @@ def test_parse_duration() -> None:
 
 
 # -- the store -----------------------------------------------------------------------------------
-def test_a_store_from_before_scopes_opens_and_its_keys_become_ingest(tmp_path: Path) -> None:
+def test_a_store_from_before_scopes_opens_and_its_keys_become_search_keys(tmp_path: Path) -> None:
     con = sqlite3.connect(tmp_path / "electa.db")
     con.executescript("""
         CREATE TABLE organisations(name TEXT PRIMARY KEY, created_at REAL NOT NULL);
@@ -279,7 +279,7 @@ def test_a_store_from_before_scopes_opens_and_its_keys_become_ingest(tmp_path: P
     con.close()
     store = SqliteStore(tmp_path)
     old = store.api_key("el_old")
-    assert old is not None and (old.scope, old.name, old.expires_at, old.revoked) == (Scope.INGEST, "", None, False)
+    assert old is not None and (old.scope, old.name, old.expires_at, old.revoked) == (Scope.SEARCH, "", None, False)
     key, record = store.add_api_key("acme", Scope.SEARCH, "widget", expires_at=time.time() + 60)
     assert store.api_key(key) == record and record.scope is Scope.SEARCH
     assert store.signing_secret("acme") is None

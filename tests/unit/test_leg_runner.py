@@ -54,6 +54,47 @@ def test_hung_leg_calls_never_starve_the_other_legs(engine: Engine) -> None:
     assert engine._runner.overdue("hanging") == 0
 
 
+def test_a_burst_of_concurrent_queries_on_a_hung_leg_never_starves_a_healthy_one() -> None:
+    """Found by review: with one shared pool, a burst filled every worker with the hung leg's
+    calls and the healthy leg then timed out waiting in the queue."""
+    import numpy as np
+
+    from electa.legs.runner import LegRunner
+
+    class Healthy:
+        name, why = "fulltext", ""
+
+        def available(self) -> bool:
+            return True
+
+        def search(self, *args: object) -> list[tuple[int, float]]:
+            return [(1, 1.0)]
+
+    hanging = HangingLeg()
+    runner = LegRunner()
+    allowed = AllowedSet(np.array([1], dtype=np.int64), 0)
+    budgets = {"hanging": 200.0, "fulltext": 2000.0}
+    statuses: list[LegStatus] = []
+    try:
+        def query() -> None:
+            results = runner.run([hanging, Healthy()], "q", Caller("o"), allowed, {}, budgets)
+            statuses.append(next(r.status for r in results if r.leg == "fulltext"))
+
+        threads = [threading.Thread(target=query) for _ in range(40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert statuses == [LegStatus.OK] * 40
+        assert runner.overdue("hanging") <= runner.workers_per_leg
+        later = runner.run([hanging, Healthy()], "q", Caller("o"), allowed, {}, budgets)
+        assert [r.status for r in later] == [LegStatus.TIMEOUT, LegStatus.OK]
+        assert "not started" in later[0].detail
+    finally:
+        hanging.release.set()
+        runner.close()
+
+
 class WatchedGraph:
     """Wraps the faiss graph: a search lasts a while, and an add during one is recorded."""
 

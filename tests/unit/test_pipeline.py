@@ -130,10 +130,23 @@ def test_search_refuses_weights_for_unknown_legs_or_below_zero(kb: Engine, weigh
     assert kb.search("refund", Caller("org-a"), weights={"dense": 0.0, "fulltext": 2}).hits
 
 
-def test_set_agent_settings_moves_the_generation(kb: Engine) -> None:
-    before = kb.store.generation
-    kb.store.set_agent_settings("org-a", "default", {"retrieval": {"weights": {"dense": 0.5}}})
-    assert kb.store.generation == before + 1
+def test_a_cached_answer_never_outlives_a_change_to_its_agents_settings(kb: Engine) -> None:
+    """Settings are part of the cache key (their digest), so a change needs no store-wide
+    generation move, which would rebuild every tenant's full-text image."""
+    from electa.answer.pipeline import AskPipeline, AskRequest
+    from electa.api.cache import ResultCache
+
+    pipeline = AskPipeline(kb, kb.store, cache=ResultCache(60.0), record=False)
+    ask = AskRequest("Are annual plans refunded?", Caller("org-a", "default"))
+    def done() -> dict[str, object]:
+        events = list(pipeline.run(ask))  # drained: the cache is written after the stream
+        return events[-1].data
+    assert done()["cached"] is False and done()["cached"] is True
+    generation = kb.store.generation
+    kb.store.set_agent_settings("org-a", "default", {"retrieval": {"threshold": 0.99}})
+    assert kb.store.generation == generation
+    changed = done()
+    assert changed["cached"] is False and changed["strict"] is True
 
 
 def test_cli_ask_walks_the_same_pipeline_and_keeps_the_same_books(tmp_path: Path) -> None:

@@ -116,3 +116,37 @@ def test_a_source_with_principals_is_not_public(engine: Engine) -> None:
                          Access("acme", principals=("team:hr",)))
     assert engine.search("salary bands", Caller("acme")).hits == ()
     assert engine.search("salary bands", Caller("acme", principals=frozenset({"team:hr"}))).hits
+
+
+def test_callers_that_differ_never_share_a_cached_allowed_set_or_view(engine: Engine) -> None:
+    """Found by review: the cache key joined parts with '|' and ',', so agent "*" read as "every
+    agent" and the principal "member:u1,team:hr" as two principals."""
+    engine.ingest_loaded("pub", Loaded([doc("p", "Holidays", "Public holiday calendar for staff.")]), Access("acme"))
+    engine.ingest_loaded("hr", Loaded([doc("h", "Salaries", "Salary bands for every engineer: secret payroll.")]),
+                         Access("acme", principals=("team:hr",)))
+    member = Caller("acme", None, frozenset({"member:u1", "team:hr"}))
+    assert "Salaries" in [h.title for h in engine.search("salary payroll", member).hits]
+    forged = Caller("acme", None, frozenset({"member:u1,team:hr"}))
+    for leg in ("fulltext", "dense"):
+        assert "Salaries" not in [h.title for h in engine.search("salary payroll", forged, legs=[leg]).hits]
+    assert engine.search("holiday", Caller("acme", "*")).hits == ()  # no agent is named "*"
+    assert [h.title for h in engine.search("holiday", Caller("acme")).hits] == ["Holidays"]
+
+
+def test_vectors_added_to_older_chunks_reach_the_live_dense_index(engine: Engine) -> None:
+    """Found by review: the dense index caught up only by appending ids above its newest, so
+    vectors embedded later for older chunks stayed invisible until a restart."""
+    from electa.ingest.pipeline import Ingestor
+    from electa.stores.protocol import SourceRecord
+
+    engine.ingest_loaded("b", Loaded([doc("b", "Pricing", "Growth costs 29 dollars per seat.")]), Access("acme"))
+    blind = Ingestor(engine.store, None, 1200, 300, 50, 10**7)  # stored while no model was available
+    blind.store_loaded(SourceRecord("acme", "default", "a", "api", "", "h1", Access("acme")),
+                       Loaded([doc("a", "Refunds", "Annual plans are refunded within thirty days.")]))
+    writer = Ingestor(engine.store, engine.embedder, 1200, 300, 50, 10**7)  # a write whose follow-up runs late
+    writer.store_loaded(SourceRecord("acme", "default", "c", "api", "", "h2", Access("acme")),
+                        Loaded([doc("c", "Parking", "Parking rules for the office garage.")]))
+    engine.search("parking", Caller("acme"))  # meanwhile a search syncs the index past the unembedded ids
+    engine._written()  # the follow-up embeds the older chunks
+    hits = engine.search("Annual plans are refunded within thirty days", Caller("acme"), legs=["dense"]).hits
+    assert "Refunds" in [h.title for h in hits]

@@ -107,3 +107,78 @@ def test_gzip_is_refused_as_soon_as_it_inflates_past_the_limit(tmp_path: Path) -
     with pytest.raises(IngestError, match="gzip"):
         gunzip_limited("cut.md.gz", bomb[: len(bomb) // 2], 2**30)
     assert gunzip_limited("ok.gz", gzip.compress(b"hello"), 10) == b"hello"
+
+
+def test_every_member_of_a_multi_member_gzip_is_read_and_trailing_junk_refused() -> None:
+    """Found by review: the limited reader stopped after the first member, silently dropping the rest."""
+    a, b = b'{"_id": "1", "text": "one"}\n', b'{"_id": "2", "text": "two"}\n'
+    joined = gzip.compress(a) + gzip.compress(b)
+    assert gunzip_limited("two.jsonl.gz", joined, 2**20) == gzip.decompress(joined) == a + b
+    with pytest.raises(IngestError, match="gzip"):
+        gunzip_limited("junk.jsonl.gz", gzip.compress(a) + b"not gzip at all", 2**20)
+    with pytest.raises(IngestError, match="decompresses to more than"):
+        gunzip_limited("many.gz", gzip.compress(b"x" * 600) * 3, 1000)
+
+
+def test_another_folder_with_the_same_name_is_refused_until_named(engine: Engine, tmp_path: Path) -> None:
+    """Found by review: /x/support/docs and /x/sales/docs were both "docs/…": the second
+    overwrote the first's sources and a sync of it deleted the first's other pages."""
+    support = tmp_path / "support" / "docs"
+    sales = tmp_path / "sales" / "docs"
+    write(support / "index.md", "# Support\nSupport answers within a day.\n")
+    write(support / "refunds.md", "# Refunds\nAnnual plans are refunded within 30 days.\n")
+    write(sales / "index.md", "# Sales\nTalk to sales about volume pricing.\n")
+    engine.ingest([support], Access("acme"))
+    refused = engine.sync([sales], Access("acme"))
+    assert refused.failures and "--as" in refused.failures[0][1] and refused.deleted == []
+    assert uris(engine) == ["docs/index.md", "docs/refunds.md"]
+    named = engine.sync([sales], Access("acme"), as_name="sales-docs")
+    assert named.deleted == [] and uris(engine) == ["docs/index.md", "docs/refunds.md", "sales-docs/index.md"]
+    # The recorded name sticks to its folder.
+    assert engine.sync([sales], Access("acme")).counts()["unchanged"] == 1
+
+
+def test_a_subfolder_is_named_inside_its_recorded_parent(engine: Engine, tmp_path: Path) -> None:
+    folder = kb(tmp_path)
+    engine.sync([folder], Access("acme"))
+    (folder / "billing" / "invoices.md").unlink()
+    write(folder / "billing" / "tax.md", "# Tax\nVAT is shown on every invoice.\n")
+    report = engine.sync([folder / "billing"], Access("acme"))
+    assert report.deleted == ["help-center/billing/invoices.md"]
+    assert uris(engine) == ["help-center/billing/tax.md", "help-center/refunds.md"]
+
+
+def test_nothing_is_deleted_when_a_folder_cannot_be_listed(engine: Engine, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by review: pathlib's rglob skips a folder it may not read, and sync then deleted
+    everything in it (as root, chmod cannot show it: the kernel's refusal is simulated)."""
+    import os
+
+    folder = kb(tmp_path)
+    engine.sync([folder], Access("acme"))
+    real, unreadable = os.scandir, {str(folder / "billing"), str(folder)}
+
+    def scandir(path: object = ".") -> object:
+        if str(path) in unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    for blocked in (str(folder / "billing"), str(folder)):
+        unreadable.clear()
+        unreadable.add(blocked)
+        report = engine.sync([folder], Access("acme"))
+        assert report.deleted == [] and any("could not be listed" in why for _, why in report.failures)
+        assert len(uris(engine)) == 2
+
+
+def test_sync_removes_sources_an_older_release_named_by_absolute_path(engine: Engine, tmp_path: Path) -> None:
+    folder = kb(tmp_path)
+    engine.ingest([folder], Access("acme"))
+    with engine.store.transaction() as con:  # how an older Electa named them
+        for uri in uris(engine):
+            con.execute("UPDATE sources SET uri=? WHERE uri=?", (str((tmp_path / uri).resolve()), uri))
+    (folder / "billing" / "invoices.md").unlink()
+    report = engine.sync([folder], Access("acme"))
+    assert report.deleted == [str((folder / "billing" / "invoices.md").resolve())]
+    assert uris(engine) == ["help-center/refunds.md"]

@@ -31,7 +31,6 @@ import hashlib
 import json
 import logging
 import re
-import secrets
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -44,6 +43,7 @@ from electa.answer.rewrite import LlmRewriter, business_name, standalone_query, 
 from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
 from electa.answer.smalltalk import small_talk
 from electa.engine import cut_passages
+from electa.errors import new_incident
 from electa.types import AnswerEvent, Caller
 
 if TYPE_CHECKING:
@@ -63,17 +63,14 @@ SSE_CONTRACT = """Server-Sent Events, in this order:
   discard every token shown so far. The extractive answer's tokens follow; citations, checks,
   the stored turn and usage count only the text after the reset.
 - `citations` `{"citations": [{"id": 1, "title": "…", "url": "…"}]}`.
-- `done` `{"confidence", "low_confidence", "strict", "cached", "search_query", "unsupported",
-  "answerer", "fallback", "incident", "legs", "timings_ms"}` (small talk and curated answers send
-  fewer fields): the last event of a complete answer.
+- `done` `{"confidence", "low_confidence", "strict", "cached", "conversation_id", "search_query",
+  "unsupported", "answerer", "fallback", "incident", "legs", "timings_ms"}` (small talk and curated
+  answers send fewer fields): the last event of a complete answer. `conversation_id` is the one
+  to send with the next question of this conversation (issued by the server to a search key or
+  visitor token).
 - `error` `{"error": "…", "incident": "…"}`: the answer could not be completed and nothing follows;
   the details are in the server log under the incident id.
 """
-
-
-def new_incident() -> str:
-    """A short id that ties a client-facing error to its server log line."""
-    return secrets.token_hex(6)
 
 
 class ResultCacheLike(Protocol):

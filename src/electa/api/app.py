@@ -25,7 +25,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from electa.answer.answerers import create_answerer
-from electa.answer.pipeline import SSE_CONTRACT, AskPipeline, AskRequest, new_incident, settings_digest
+from electa.answer.pipeline import SSE_CONTRACT, AskPipeline, AskRequest, settings_digest
 from electa.answer.prompt import Turn
 from electa.answer.rewrite import LlmRewriter
 from electa.api.cache import ResultCache
@@ -47,9 +47,9 @@ from electa.auth import Authenticator, Identity, RateLimiter, Scope
 from electa.auth.conversations import ConversationIds
 from electa.auth.identity import Credential
 from electa.engine import Engine
-from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError
+from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
-from electa.types import Access, Caller, hit_json
+from electa.types import Access, Caller, LegStatus, hit_json
 
 log = logging.getLogger("electa.api")
 
@@ -316,12 +316,15 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     def delete_source(uri: str = Query(...), agent: str = Query("default"), org: str = Depends(org_of)) -> dict[str, object]:
         return {"uri": uri, "removed_units": engine.delete_source(org, agent, uri)}
 
-    def run_search(body: SearchIn, caller: Caller) -> dict[str, object]:
+    def run_search(body: SearchIn, caller: Caller, trusted: bool) -> dict[str, object]:
         result = engine.search(body.query, caller, top=body.top, weights=body.weights.as_dict() if body.weights else None,
                                k=body.k, floor=body.floor, calibrated_floor=body.calibrated_floor,
                                page_url=body.page_url)
-        return {"query": body.query, "hits": [hit_json(h) for h in result.hits],
-                "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2), "detail": r.detail}
+        # Why a leg is unavailable names server files and packages: for the organisation's backend only.
+        detail = (lambda r: r.detail) if trusted else (
+            lambda r: "unavailable on this server" if r.status is LegStatus.UNAVAILABLE else r.detail)
+        return {"query": body.query, "hits": [hit_json(h, server_paths=False) for h in result.hits],
+                "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2), "detail": detail(r)}
                          for r in result.legs],
                 "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()}}
 
@@ -330,20 +333,21 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         caller = who.caller(body.agent, body.principals)
         # The agent's settings (tuned fusion, calibration) shape the result: their digest is in the key.
         agent_digest = settings_digest(store.agent_settings(caller.org, caller.agent) if caller.agent else None)
+        trusted = who.conversation_owner is None  # the organisation's backend sees why a leg is out
         key = cache.key("search", caller, "-", body.query, body.page_url, store.generation,
                         json.dumps([body.top, body.weights.as_dict() if body.weights else None, body.k, body.floor,
-                                    body.calibrated_floor, agent_digest], sort_keys=True))
+                                    body.calibrated_floor, agent_digest, trusted], sort_keys=True))
         cached = cache.get(key)
         if cached is not None:
             return {**cached, "cached": True}
-        out = run_search(body, caller)
+        out = run_search(body, caller, trusted)
         cache.put(key, out)
         return {**out, "cached": False}
 
     @app.post("/v1/probe", responses=AUTHED)
     def probe(body: SearchIn, org: str = Depends(org_of)) -> dict[str, object]:
         """Every candidate with per-leg scores and whether it passes; never cached, stores nothing."""
-        return run_search(body, Caller(org, body.agent, frozenset(body.principals)))
+        return run_search(body, Caller(org, body.agent, frozenset(body.principals)), True)
 
     @app.post("/v1/ask", response_class=EventStreamResponse, description=SSE_CONTRACT,
               responses={200: {"description": "The answer as Server-Sent Events (see above).",
@@ -376,6 +380,6 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
 
     @app.get("/v1/usage", responses=AUTHED)
     def usage(org: str = Depends(org_of)) -> dict[str, object]:
-        return {"usage": store.usage(org), "cache": {"hits": cache.hits, "misses": cache.misses}}
+        return {"usage": store.usage(org)}  # the result cache's counters span every organisation: not shown
 
     return app

@@ -10,8 +10,8 @@ sent by any other, or made up, it is refused.
 
 >>> ids = ConversationIds(b"k" * 32)
 >>> cid = ids.issue("key:7")
->>> ids.valid(cid, "key:7"), ids.valid(cid, "key:8"), ids.valid("cv_guess.xyz", "key:7")
-(True, False, False)
+>>> ids.valid(cid, "key:7"), ids.valid(cid, "key:8"), ids.valid("cv_guess.xyz", "key:7"), ids.valid("cv_x.é", "key:7")
+(True, False, False, False)
 """
 
 from __future__ import annotations
@@ -19,9 +19,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 
 PREFIX = "cv_"
+# What ``issue`` makes: URL-safe base64 of 16 random bytes, a dot, of a 16-byte MAC.
+_SHAPE = re.compile(r"cv_[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}")
 
 
 def _b64(raw: bytes) -> str:
@@ -44,7 +47,7 @@ class ConversationIds:
         return f"{PREFIX}{nonce}.{self._mac(owner, nonce)}"
 
     def valid(self, conversation_id: str, owner: str) -> bool:
-        if not conversation_id.startswith(PREFIX) or conversation_id.count(".") != 1:
+        if not _SHAPE.fullmatch(conversation_id):
             return False
         nonce, mac = conversation_id[len(PREFIX):].split(".")
-        return bool(nonce) and hmac.compare_digest(mac, self._mac(owner, nonce))
+        return hmac.compare_digest(mac.encode(), self._mac(owner, nonce).encode())

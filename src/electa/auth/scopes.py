@@ -31,10 +31,11 @@ class Scope(StrEnum):
 
 _RANK = {Scope.SEARCH: 1, Scope.INGEST: 2, Scope.ADMIN: 3}
 
-# The scope a key created before scopes existed is given by the schema migration: those keys
-# could upload and search, and an org backend held them, so ``ingest`` keeps them working
-# without granting key management they never had.
-LEGACY_SCOPE = Scope.INGEST
+# The scope a key created before scopes existed is given by the schema migration. Those keys
+# could do everything, and the one a widget used sits in page source: it must not keep write
+# power. They become ``search`` keys; a backend that uploaded with one gets a 403 naming the
+# scope it needs, and an admin creates it an ``ingest`` key (``electa keys create``).
+LEGACY_SCOPE = Scope.SEARCH
 
 
 def allows(held: Scope, needed: Scope) -> bool:

@@ -46,14 +46,17 @@ def cli() -> None:
 @click.option("--principal", "principals", multiple=True,
               help="Restrict to these principals (team:support…); without it the sources are public.")
 @click.option("--base-url", default="", help="URL prefix for files that carry none of their own.")
+@click.option("--as", "as_name", default=None,
+              help="Store a single folder or file under this name (default: its own name).")
 @click.option("--progress/--no-progress", default=True)
 @friendly
 def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
-           principals: tuple[str, ...], base_url: str, progress: bool) -> None:
+           principals: tuple[str, ...], base_url: str, as_name: str | None, progress: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, PDF, JSON/JSONL, Q&A CSV)."""
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder) as engine:
-        report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty())
+        report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
+                               as_name=as_name)
     _print_report(report)
     if report.failures and not report.outcomes:
         sys.exit(1)
@@ -67,17 +70,22 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
 @click.option("--principal", "principals", multiple=True,
               help="Restrict to these principals (team:support…); without it the sources are public.")
 @click.option("--base-url", default="", help="URL prefix for files that carry none of their own.")
+@click.option("--as", "as_name", default=None,
+              help="Store a single folder under this name (default: its own name; needed when another folder of"
+                   " that name is already stored).")
 @click.option("--progress/--no-progress", default=True)
 @friendly
 def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
-         principals: tuple[str, ...], base_url: str, progress: bool) -> None:
+         principals: tuple[str, ...], base_url: str, as_name: str | None, progress: bool) -> None:
     """Mirror folders: add new files, update changed ones, delete the sources of files that are gone.
 
     Sources are named by their path under the folder (`help-center/billing/refunds.md`), so a
-    folder moved elsewhere on disk is still the same set of sources."""
+    folder moved elsewhere on disk is still the same set of sources. Nothing is deleted when a
+    folder cannot be listed whole, nor for a file that cannot be read."""
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder) as engine:
-        report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty())
+        report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
+                             as_name=as_name)
     _print_report(report)
     for uri in report.deleted:
         click.echo(f"deleted: {uri} (its file is gone)")

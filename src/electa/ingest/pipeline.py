@@ -12,7 +12,7 @@ import sqlite3
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from electa.embedders.protocol import Embedder
 from electa.errors import IngestError
 from electa.ingest.chunker import chunk_document, embed_text
 from electa.ingest.loaders import Loaded, loader_for
+from electa.ingest.naming import list_files, root_name
 from electa.stores.protocol import PreparedDocument, SourceOutcome, SourceRecord
 from electa.stores.sqlite import SqliteStore, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
@@ -40,6 +41,8 @@ class IngestReport:
     seconds: float = 0.0
     seen: set[str] = field(default_factory=set)  # source names of every file read, changed or not
     deleted: list[str] = field(default_factory=list)  # sources a sync removed (their files are gone)
+    roots: dict[Path, str] = field(default_factory=dict)  # each given path -> its name in the store
+    unlisted: set[Path] = field(default_factory=set)  # given folders not listed whole: a sync deletes nothing there
 
     @property
     def docs_per_second(self) -> float:
@@ -56,48 +59,25 @@ def text_hash(title: str, text: str) -> str:
     return hashlib.sha256(f"{title.strip()}\n{text.strip()}".encode()).hexdigest()
 
 
-def iter_files(paths: Iterable[Path]) -> list[Path]:
-    """Files under the given paths, sorted, hidden files and folders skipped."""
-    out: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*") if p.is_file()
-                              and not any(part.startswith(".") for part in p.relative_to(path).parts)))
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise IngestError(str(path), "no such file or folder")
-    return out
-
-
-def source_uri(path: Path, roots: Sequence[Path]) -> str:
-    """A file's name in the store: its path under the folder it was ingested from, led by that
-    folder's own name (``help-center/billing/refunds.md``), or its bare name when it was given
-    directly. Never the server's absolute path, which would leak the directory layout to every
-    search key and tie the source to where the folder happens to sit on disk."""
-    for root in roots:
-        if path.is_relative_to(root):
-            return f"{root.resolve().name}/{path.relative_to(root).as_posix()}"
-    return path.name
-
-
 def gunzip_limited(name: str, data: bytes, max_bytes: int) -> bytes:
     """Decompress gzip ``data`` without ever holding more than ``max_bytes`` of output: a small
-    file that inflates to gigabytes (a gzip bomb) is refused once the limit is passed."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    file that inflates to gigabytes (a gzip bomb) is refused once the limit is passed. Every
+    member of a multi-member file is read (as ``gzip.decompress`` does); bytes after the last
+    member that are not gzip are refused rather than ignored."""
     out = bytearray()
     pending = data
     try:
         while pending:
-            out += inflater.decompress(pending, max_bytes + 1 - len(out))
-            if len(out) > max_bytes:
-                raise IngestError(name, f"decompresses to more than the {max_bytes / 2**20:.0f} MB limit"
-                                  " (ELECTA_MAX_FILE_MB)")
-            pending = inflater.unconsumed_tail
-            if inflater.eof:
-                break
-        if not inflater.eof:
-            raise IngestError(name, "not a readable gzip file (it ends before its last block)")
+            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            while pending and not inflater.eof:
+                out += inflater.decompress(pending, max_bytes + 1 - len(out))
+                if len(out) > max_bytes:
+                    raise IngestError(name, f"decompresses to more than the {max_bytes / 2**20:.0f} MB limit"
+                                      " (ELECTA_MAX_FILE_MB)")
+                pending = inflater.unconsumed_tail
+            if not inflater.eof:
+                raise IngestError(name, "not a readable gzip file (it ends before its last block)")
+            pending = inflater.unused_data  # the next member, if any
     except zlib.error as exc:
         raise IngestError(name, f"not a readable gzip file ({exc})") from exc
     return bytes(out)
@@ -138,19 +118,28 @@ class Ingestor:
         self.on_stored = on_stored
 
     def ingest_paths(self, paths: Sequence[Path], access: Access, base_url: str = "",
-                     progress: bool = True) -> IngestReport:
+                     progress: bool = True, as_name: str | None = None) -> IngestReport:
+        """Ingest files and folders; ``report.roots`` maps each given path to its name in the
+        store (``as_name`` names a single path; see :mod:`electa.ingest.naming`)."""
         report = IngestReport()
         start = time.perf_counter()
+        if as_name is not None and len(paths) != 1:
+            report.failures.append((", ".join(map(str, paths)), "--as names one folder or file; give one path"))
+            return report
         try:
-            files = iter_files(paths)
+            listing = list_files(list(paths))
+            for path in paths:
+                report.roots[path] = root_name(self.store, access.org, access.agent, path, as_name)
         except IngestError as exc:
             report.failures.append((exc.source, exc.reason))
             return report
-        roots = [p for p in paths if p.is_dir()]
-        bar = _progress(len(files), "files", progress)
-        for path in files:
-            rel = next((path.relative_to(r).as_posix() for r in roots if path.is_relative_to(r)), path.name)
-            uri = source_uri(path, roots)
+        report.failures.extend(listing.errors)
+        if listing.errors:  # something could not be listed: a sync must not read its absence as deletion
+            report.unlisted.update(paths)
+        bar = _progress(len(listing.files), "files", progress)
+        for path, root in listing.files:
+            rel = path.relative_to(root).as_posix() if path != root else path.name
+            uri = report.roots[root] if path == root else f"{report.roots[root]}/{rel}"
             report.seen.add(uri)  # even when it fails below: a sync never deletes a file it could not read
             try:
                 name, data = read_source(path, self.max_bytes)

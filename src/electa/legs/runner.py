@@ -1,26 +1,33 @@
 """Runs legs in parallel, each within its own time budget (SPEC B7, B9).
 
 Python cannot stop a running thread, so a leg that hangs keeps its worker until it returns.
-:class:`LegRunner` makes sure a hung leg cannot take the others down with it: each leg may
-have at most ``max_overdue`` calls still running past their deadline; while it has that many,
-new calls to it are refused at once (reported ``timeout``, "still running") instead of queueing
-behind the hung ones, and the pool is sized so that the healthy legs always find a worker.
+:class:`LegRunner` keeps a hung leg from taking the others down with it:
+
+- each leg runs in **its own pool** of workers, so however many of one leg's calls hang or
+  queue, the other legs' calls never wait behind them;
+- a call still queued at its deadline is cancelled (it never runs), so a hung leg's queue does
+  not grow;
+- once a leg has ``max_overdue`` calls still running past their deadline, new calls to it are
+  refused at once (reported ``timeout``, "not started") instead of waiting out a budget.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
+from electa.errors import new_incident
 from electa.legs.protocol import Leg
 from electa.stores.protocol import AllowedSet
 from electa.types import Caller, LegHit, LegResult, LegStatus
 
+log = logging.getLogger(__name__)
 MAX_OVERDUE = 4
-HEALTHY_WORKERS = 16
+WORKERS_PER_LEG = 8
 
 
 def _timed(leg: Leg, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> tuple[list[tuple[int, float]], float]:
@@ -30,14 +37,21 @@ def _timed(leg: Leg, query: str, caller: Caller, allowed: AllowedSet, depth: int
 
 
 class LegRunner:
-    """``LegRunner(legs=3).run(legs, query, caller, allowed, depths, budgets_ms)``."""
+    """``LegRunner().run(legs, query, caller, allowed, depths, budgets_ms)``."""
 
-    def __init__(self, legs: int = 3, max_overdue: int = MAX_OVERDUE, healthy_workers: int = HEALTHY_WORKERS) -> None:
-        self.max_overdue = max_overdue
-        self._pool = ThreadPoolExecutor(max_workers=healthy_workers + legs * max_overdue,
-                                        thread_name_prefix="electa-leg")
+    def __init__(self, max_overdue: int = MAX_OVERDUE, workers_per_leg: int = WORKERS_PER_LEG) -> None:
+        self.max_overdue = min(max_overdue, workers_per_leg)
+        self.workers_per_leg = workers_per_leg
+        self._pools: dict[str, ThreadPoolExecutor] = {}
         self._overdue: dict[str, int] = {}
         self._lock = threading.Lock()
+
+    def _pool(self, leg: str) -> ThreadPoolExecutor:
+        with self._lock:
+            pool = self._pools.get(leg)
+            if pool is None:
+                pool = self._pools[leg] = ThreadPoolExecutor(self.workers_per_leg, thread_name_prefix=f"electa-{leg}")
+            return pool
 
     def overdue(self, leg: str) -> int:
         """Calls of ``leg`` still running past their deadline."""
@@ -74,7 +88,7 @@ class LegRunner:
                 results.append(LegResult(leg.name, LegStatus.TIMEOUT,
                                          detail=f"not started: {hung} earlier calls are still running past their budget"))
                 continue
-            futures[leg.name] = self._pool.submit(_timed, leg, query, caller, allowed, depths.get(leg.name, 50))
+            futures[leg.name] = self._pool(leg.name).submit(_timed, leg, query, caller, allowed, depths.get(leg.name, 50))
         for name, future in futures.items():
             budget_s = budgets_ms.get(name, 2000.0) / 1000.0
             remaining = max(0.0, budget_s - (time.perf_counter() - started))
@@ -86,9 +100,12 @@ class LegRunner:
                 results.append(LegResult(name, LegStatus.TIMEOUT, elapsed_ms=budget_s * 1000.0,
                                          detail=f"over its {budget_s * 1000:.0f} ms budget"))
                 continue
-            except Exception as exc:
+            except Exception:
+                # The exception's text may hold paths or data: it goes to the log, the caller gets an id.
+                incident = new_incident()
+                log.warning("leg %s failed (incident %s)", name, incident, exc_info=True)
                 results.append(LegResult(name, LegStatus.ERROR, elapsed_ms=(time.perf_counter() - started) * 1000.0,
-                                         detail=f"{type(exc).__name__}: {exc}"))
+                                         detail=f"failed; incident {incident} in the server log"))
                 continue
             ranked = tuple(LegHit(unit, rank, score) for rank, (unit, score) in enumerate(hits, 1))
             results.append(LegResult(name, LegStatus.OK, ranked, elapsed))
@@ -96,4 +113,7 @@ class LegRunner:
         return sorted(results, key=lambda r: order[r.leg])
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.shutdown(wait=False, cancel_futures=True)

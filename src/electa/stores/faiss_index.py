@@ -115,7 +115,10 @@ class FaissHnswIndex:
 
     def _refresh_arrays(self) -> None:
         """Load every live vector; add to the graph what it lacks; rebuild it when a quarter of
-        it is tombstones. Runs on open and when tombstones pile up, not on every write."""
+        it is tombstones. Runs on open, when tombstones pile up and after vectors were added to
+        older chunks; not on every write."""
+        # Read before the vectors: a write landing meanwhile leaves a newer generation to catch up on.
+        generation, backfills = self.store.generation, self.store.meta("vector_backfills")
         ids, vecs = [], []
         for batch_ids, batch_vecs in self.store.vectors(self.model_id):
             ids.append(batch_ids)
@@ -137,7 +140,7 @@ class FaissHnswIndex:
             with self._graph.write():
                 self._index.add_with_ids(self._vecs[rows], missing)
             self._dirty = True
-        self._generation = self.store.generation
+        self._generation, self._backfills = generation, backfills
 
     def sync(self) -> None:
         """Catch up with the store if it changed (this process or another wrote).
@@ -149,6 +152,10 @@ class FaissHnswIndex:
         with self._lock:
             generation = self.store.generation
             if generation == self._generation:
+                return
+            if self.store.meta("vector_backfills") != self._backfills:
+                # Vectors were added to older chunks (ids below ours): appending cannot find them.
+                self._refresh_arrays()
                 return
             after = int(self._ids[-1]) if self._ids.size else 0
             batches = list(self.store.vectors(self.model_id, after_id=after))
@@ -172,7 +179,8 @@ class FaissHnswIndex:
         with self._lock:
             if not self._dirty:
                 return
-            tmp = self.path.with_suffix(".tmp")
+            # A name of its own: a server and a CLI saving the same index must not share a temporary file.
+            tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             with self._graph.read():
                 self._faiss.write_index(self._index, str(tmp))
             os.replace(tmp, self.path)

@@ -44,6 +44,8 @@ CREATE TABLE IF NOT EXISTS sources(
   uri TEXT NOT NULL, kind TEXT NOT NULL, url TEXT NOT NULL, version INTEGER NOT NULL,
   content_hash TEXT NOT NULL, access TEXT NOT NULL, documents INTEGER NOT NULL,
   created_at REAL NOT NULL, updated_at REAL NOT NULL, UNIQUE(org, agent, uri));
+CREATE TABLE IF NOT EXISTS roots(
+  org TEXT NOT NULL, agent TEXT NOT NULL, name TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY(org, agent, name));
 CREATE TABLE IF NOT EXISTS documents(
   id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL,
   kind TEXT NOT NULL, title TEXT NOT NULL, text_hash TEXT NOT NULL, access_sig TEXT NOT NULL,
@@ -376,10 +378,21 @@ class SqliteStore(OperationalTables):
             con.execute("DELETE FROM documents WHERE id=?", (document_id,))
         return removed, kept
 
+    def roots(self, org: str, agent: str) -> dict[str, str]:
+        """Names of ingested folders and files -> the path each stands for (see ``ingest.naming``)."""
+        return dict(self.con.execute("SELECT name, path FROM roots WHERE org=? AND agent=?", (org, agent)).fetchall())
+
+    def set_root(self, org: str, agent: str, name: str, path: str) -> None:
+        if self.roots(org, agent).get(name) == path:
+            return
+        with self.transaction() as con:
+            con.execute("INSERT INTO roots VALUES(?,?,?,?) ON CONFLICT(org, agent, name) DO UPDATE SET path=excluded.path",
+                        (org, agent, name, path))
+
     def rename_source(self, org: str, agent: str, old_uri: str, new_uri: str) -> bool:
         """Give a stored source a new name (nothing else changes); False when there is no
         source ``old_uri`` or ``new_uri`` is taken."""
-        if old_uri == new_uri:
+        if old_uri == new_uri or self.source(org, agent, old_uri) is None:
             return False
         with self.transaction() as con:
             taken = con.execute("SELECT 1 FROM sources WHERE org=? AND agent=? AND uri=?", (org, agent, new_uri)).fetchone()
@@ -548,9 +561,16 @@ class SqliteStore(OperationalTables):
         self._allowed_cache.clear()
 
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
+        """Add vectors to chunks stored earlier (reindex, or chunks stored while no model was
+        available). Their ids lie below vectors already indexed, so the dense index cannot catch
+        up by appending: the ``vector_backfills`` counter tells it to reload (and the generation
+        moves, so no cached result outlives them)."""
         with self.transaction() as con:
             con.executemany("INSERT OR REPLACE INTO vectors VALUES(?,?,?,?)",
                             [(int(i), model_id, int(v.shape[0]), vector_blob(v)) for i, v in zip(ids, vecs, strict=True)])
+            con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
+                        " value = CAST(value AS INTEGER) + 1")
+            self._bump(con)
 
     def drop_vectors_except(self, model_id: str) -> None:
         with self.transaction() as con:

@@ -23,7 +23,7 @@ from electa.text import tokens
 
 # Columns added after a table first shipped, added in place when a store opens without them
 # (SQLite's ALTER TABLE ... ADD COLUMN: cheap, keeps every row). Keys made before scopes existed
-# become ``ingest`` keys (see electa.auth.scopes.LEGACY_SCOPE); new keys always name a scope.
+# become ``search`` keys (see electa.auth.scopes.LEGACY_SCOPE); new keys always name a scope.
 ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "api_keys": (("scope", f"TEXT NOT NULL DEFAULT '{LEGACY_SCOPE.value}'"), ("name", "TEXT NOT NULL DEFAULT ''"),
                  ("expires_at", "REAL")),
@@ -123,13 +123,13 @@ class OperationalTables:
         return None if row is None else dict(json.loads(row[0]))
 
     def set_agent_settings(self, org: str, agent: str, settings: dict[str, object]) -> None:
-        """Store an agent's settings. They change what its searches and answers return, so
-        the store's generation moves in the same transaction: no cached result survives them."""
+        """Store an agent's settings. They change what its searches and answers return; every
+        cached result is keyed by a digest of the settings it was made with, so none survives
+        a change (the store's generation, which rebuilds the indexes' images, does not move)."""
         with self.transaction() as con:
             con.execute("INSERT INTO agent_settings VALUES(?,?,?,?) ON CONFLICT(org, agent) DO UPDATE SET"
                         " settings=excluded.settings, updated_at=excluded.updated_at",
                         (org, agent, json.dumps(settings), time.time()))
-            con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
     def server_secret(self, name: str) -> bytes:
         """A random 32-byte secret of this data directory, made on first use and kept in
