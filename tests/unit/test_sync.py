@@ -28,6 +28,13 @@ def kb(root: Path) -> Path:
     return folder
 
 
+def name_by_absolute_paths(engine: Engine, root: Path) -> None:
+    """Rename the stored sources as an older Electa named them: by absolute path."""
+    with engine.store.transaction() as con:
+        for uri in uris(engine):
+            con.execute("UPDATE sources SET uri=? WHERE uri=?", (str((root / uri).resolve()), uri))
+
+
 def uris(engine: Engine, org: str = "acme") -> list[str]:
     return [str(s["uri"]) for s in engine.store.list_sources(org)]
 
@@ -55,9 +62,7 @@ def test_a_moved_folder_is_the_same_sources(engine: Engine, tmp_path: Path) -> N
 def test_a_store_named_by_absolute_paths_is_renamed_not_duplicated(engine: Engine, tmp_path: Path) -> None:
     folder = kb(tmp_path)
     engine.ingest([folder], Access("acme"))
-    with engine.store.transaction() as con:  # how an older Electa named them
-        for uri in uris(engine):
-            con.execute("UPDATE sources SET uri=? WHERE uri=?", (str((tmp_path / uri).resolve()), uri))
+    name_by_absolute_paths(engine, tmp_path)
     engine.ingest([folder], Access("acme"))
     assert uris(engine) == ["help-center/billing/invoices.md", "help-center/refunds.md"]
 
@@ -175,9 +180,7 @@ def test_nothing_is_deleted_when_a_folder_cannot_be_listed(engine: Engine, tmp_p
 def test_sync_removes_sources_an_older_release_named_by_absolute_path(engine: Engine, tmp_path: Path) -> None:
     folder = kb(tmp_path)
     engine.ingest([folder], Access("acme"))
-    with engine.store.transaction() as con:  # how an older Electa named them
-        for uri in uris(engine):
-            con.execute("UPDATE sources SET uri=? WHERE uri=?", (str((tmp_path / uri).resolve()), uri))
+    name_by_absolute_paths(engine, tmp_path)
     (folder / "billing" / "invoices.md").unlink()
     report = engine.sync([folder], Access("acme"))
     assert report.deleted == [str((folder / "billing" / "invoices.md").resolve())]

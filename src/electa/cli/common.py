@@ -24,6 +24,16 @@ def data_option(f: F) -> F:
                         help="Data directory (default: $ELECTA_DATA_DIR or ./electa-data).")(f)  # type: ignore[return-value]
 
 
+def source_options(f: F) -> F:
+    """Whose sources a write makes, and how they are found (ingest, sync)."""
+    f = click.option("--progress/--no-progress", default=True)(f)
+    f = click.option("--base-url", default="", help="URL prefix for files that carry none of their own.")(f)
+    f = click.option("--principal", "principals", multiple=True,
+                     help="Restrict to these principals (team:support…); without it the sources are public.")(f)
+    f = click.option("--agent", default="default", show_default=True)(f)
+    return click.option("--org", default="default", show_default=True)(f)  # type: ignore[return-value]
+
+
 def caller_options(f: F) -> F:
     f = click.option("--principal", "principals", multiple=True,
                      help="A principal the caller holds (team:support, member:u7); repeatable.")(f)

@@ -17,6 +17,7 @@ from electa.cli.common import (
     make_caller,
     open_engine,
     parse_pairs,
+    source_options,
     table,
     votes_text,
 )
@@ -41,14 +42,9 @@ def cli() -> None:
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @data_option
-@click.option("--org", default="default", show_default=True)
-@click.option("--agent", default="default", show_default=True)
-@click.option("--principal", "principals", multiple=True,
-              help="Restrict to these principals (team:support…); without it the sources are public.")
-@click.option("--base-url", default="", help="URL prefix for files that carry none of their own.")
+@source_options
 @click.option("--as", "as_name", default=None,
               help="Store a single folder or file under this name (default: its own name).")
-@click.option("--progress/--no-progress", default=True)
 @friendly
 def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
            principals: tuple[str, ...], base_url: str, as_name: str | None, progress: bool) -> None:
@@ -65,15 +61,10 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
 @cli.command()
 @click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False))
 @data_option
-@click.option("--org", default="default", show_default=True)
-@click.option("--agent", default="default", show_default=True)
-@click.option("--principal", "principals", multiple=True,
-              help="Restrict to these principals (team:support…); without it the sources are public.")
-@click.option("--base-url", default="", help="URL prefix for files that carry none of their own.")
+@source_options
 @click.option("--as", "as_name", default=None,
               help="Store a single folder under this name (default: its own name; needed when another folder of"
                    " that name is already stored).")
-@click.option("--progress/--no-progress", default=True)
 @friendly
 def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
          principals: tuple[str, ...], base_url: str, as_name: str | None, progress: bool) -> None:
