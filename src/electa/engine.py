@@ -229,6 +229,9 @@ class Engine:
             content_hash = h.hexdigest()
         record = SourceRecord(access.org, access.agent, uri, kind, url, content_hash, access)
         existing = self.store.source(access.org, access.agent, uri)
+        if existing is not None and existing["kind"] != kind and "api" in (kind, existing["kind"]):
+            raise ConfigError(f"{uri!r} is a file ingested from a folder; an upload never replaces it (upload it under"
+                              " another name, or remove the file and sync the folder)")
         if same_source(existing, record):
             assert existing is not None
             return SourceOutcome(uri, "unchanged", existing["version"], existing["documents"])
@@ -282,7 +285,8 @@ class Engine:
                weights: Mapping[str, float] | None = None, k: float | None = None,
                depths: Mapping[str, int] | None = None, floor: float | None = None,
                legs: Sequence[str] | None = None, order: Order = Order.SCORED,
-               page_url: str | None = None, calibrated_floor: float | None = None) -> SearchResult:
+               page_url: str | None = None, calibrated_floor: float | None = None,
+               agent_settings: Mapping[str, object] | None = None) -> SearchResult:
         """Run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
 
         ``weights``, ``k``, ``depths`` and ``floor`` override the settings for this request.
@@ -301,7 +305,7 @@ class Engine:
         if unknown:
             raise ConfigError(f"unknown leg {unknown[0]!r}; valid legs: {', '.join(self.legs)}")
         check_weights(weights, self.legs)
-        profile = self._agent_profile(caller)
+        profile = self._agent_profile(caller, agent_settings)
         tuned = profile.get("fusion") or {}
         depth_map = {**s.depths, **tuned.get("depths", {}), **(depths or {})}
         weights = {**tuned.get("weights", {}), **(weights or {})}
@@ -351,12 +355,15 @@ class Engine:
             return hits
         return [replace(h, passes=True, rescued_by=rescued[h.unit_id]) if h.unit_id in rescued else h for h in hits]
 
-    def _agent_profile(self, caller: Caller) -> dict[str, Any]:
+    def _agent_profile(self, caller: Caller, stored: Mapping[str, object] | None = None) -> dict[str, Any]:
         """What `electa tune --agent` stored for this agent: fusion settings (request values
-        win), calibrators and the floor on the calibrated score."""
+        win), calibrators and the floor on the calibrated score. ``stored`` is the agent's
+        settings as the caller already read them (so a cache key made from that read matches
+        what the search used); without it they are read here."""
         if caller.agent is None:
             return {}
-        stored = self.store.agent_settings(caller.org, caller.agent)
+        if stored is None:
+            stored = self.store.agent_settings(caller.org, caller.agent)
         if not stored:
             return {}
         if stored.get("model_id") not in (None, self.embedder.model_id if self.embedder else None):

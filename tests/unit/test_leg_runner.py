@@ -176,3 +176,26 @@ def _prepared_source(engine: Engine, n: int):  # type: ignore[no-untyped-def]
                            (Chunk(ChunkKind.PARENT, 0, f"Page {n}", text),), (vec,))
     record = SourceRecord("acme", "default", f"p{n}", "md", "", f"h{n}", Access("acme"))
     return record, [doc], engine.embedder.model_id
+
+
+def test_a_process_with_a_hung_leg_still_exits() -> None:
+    """Found by review: pool workers were joined at interpreter exit, so `electa search` or a
+    stopping server hung for as long as a leg did."""
+    import subprocess
+    import sys
+
+    script = """
+import time, numpy as np
+from electa.legs.runner import LegRunner
+from electa.stores.protocol import AllowedSet
+from electa.types import Caller
+class Hang:
+    name, why = "dense", ""
+    def available(self): return True
+    def search(self, *a): time.sleep(3600)
+r = LegRunner()
+print([x.status.value for x in r.run([Hang()], "q", Caller("o"), AllowedSet(np.array([1]), 0), {}, {"dense": 50.0})])
+r.close()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "timeout" in done.stdout

@@ -48,15 +48,19 @@ def test_sources_are_named_under_their_folder_never_by_server_path(engine: Engin
     assert engine.delete_source("acme", "default", "help-center/refunds.md") > 0
 
 
-def test_a_moved_folder_is_the_same_sources(engine: Engine, tmp_path: Path) -> None:
+def test_a_moved_folder_keeps_its_sources_once_the_move_is_confirmed(engine: Engine, tmp_path: Path) -> None:
     folder = kb(tmp_path / "a")
     engine.ingest([folder], Access("acme"))
     moved = tmp_path / "b" / "help-center"
     moved.parent.mkdir()
     shutil.move(folder, moved)
-    report = engine.ingest([moved], Access("acme"))
-    assert report.counts()["unchanged"] == 2 and report.counts()["added"] == 0
+    # The old path is gone, but it may only be unmounted: taking its name needs --as.
+    refused = engine.sync([moved], Access("acme"))
+    assert refused.deleted == [] and "--as help-center" in refused.failures[0][1]
+    report = engine.sync([moved], Access("acme"), as_name="help-center")
+    assert report.counts()["unchanged"] == 2 and report.counts()["added"] == 0 and report.deleted == []
     assert len(uris(engine)) == 2
+    assert engine.sync([moved], Access("acme")).counts()["unchanged"] == 2  # the name now stands for the new path
 
 
 def test_a_store_named_by_absolute_paths_is_renamed_not_duplicated(engine: Engine, tmp_path: Path) -> None:
@@ -185,3 +189,70 @@ def test_sync_removes_sources_an_older_release_named_by_absolute_path(engine: En
     report = engine.sync([folder], Access("acme"))
     assert report.deleted == [str((folder / "billing" / "invoices.md").resolve())]
     assert uris(engine) == ["help-center/refunds.md"]
+
+
+def test_a_refused_folder_in_a_multi_folder_sync_changes_nothing(engine: Engine, tmp_path: Path) -> None:
+    """Found by the second review: the first folder's name was recorded before the second was
+    refused, and the sync then deleted every source of the first."""
+    support, sales = tmp_path / "support" / "docs", tmp_path / "sales" / "docs"
+    write(support / "a.md", "# A\nAlpha.\n")
+    write(sales / "b.md", "# B\nBravo.\n")
+    engine.sync([support], Access("acme"))
+    report = engine.sync([support, sales], Access("acme"))
+    assert report.deleted == [] and report.failures and uris(engine) == ["docs/a.md"]
+
+
+def test_a_file_never_replaces_an_upload_nor_an_upload_a_file(engine: Engine, tmp_path: Path) -> None:
+    from electa import ConfigError
+    from electa.ingest.loaders import Loaded
+    from electa.types import Document, Section
+
+    folder = tmp_path / "docs"
+    write(folder / "refunds.md", "# Refunds\nFolder copy.\n")
+    upload = Loaded([Document("u", "Refunds", "Uploaded copy.", sections=(Section((), "Uploaded copy."),))])
+    engine.ingest_loaded("docs/refunds.md", upload, Access("acme"), kind="api")
+    report = engine.sync([folder], Access("acme"))
+    assert [f for f, _ in report.failures] == [str(folder / "refunds.md")] and report.deleted == []
+    (folder / "refunds.md").unlink()
+    assert engine.sync([folder], Access("acme")).deleted == []
+    assert engine.store.source("acme", "default", "docs/refunds.md")["kind"] == "api"  # type: ignore[index]
+    write(folder / "faq.md", "# FAQ\nQuestions.\n")
+    engine.sync([folder], Access("acme"))
+    with pytest.raises(ConfigError, match="never replaces"):
+        engine.ingest_loaded("docs/faq.md", upload, Access("acme"), kind="api")
+
+
+@pytest.mark.parametrize("name", ["", "docs/sub", "..", ".", " docs", "a\\b"])
+def test_a_name_is_one_plain_segment(engine: Engine, tmp_path: Path, name: str) -> None:
+    folder = kb(tmp_path)
+    report = engine.sync([folder], Access("acme"), as_name=name)
+    assert report.failures and "one path segment" in report.failures[0][1] and uris(engine) == []
+
+
+def test_a_parent_adopts_the_sources_of_a_subfolder_recorded_before_it(engine: Engine, tmp_path: Path) -> None:
+    folder = kb(tmp_path)
+    engine.sync([folder / "billing"], Access("acme"))
+    assert uris(engine) == ["billing/invoices.md"]
+    report = engine.sync([folder], Access("acme"))
+    assert uris(engine) == ["help-center/billing/invoices.md", "help-center/refunds.md"]
+    assert report.counts()["unchanged"] == 1 and report.counts()["added"] == 1 and report.deleted == []
+
+
+def test_renaming_a_folder_moves_its_sources_and_a_relinked_symlink_is_the_same_name(engine: Engine,
+                                                                                     tmp_path: Path) -> None:
+    folder = kb(tmp_path)
+    engine.sync([folder], Access("acme"))
+    engine.sync([folder], Access("acme"), as_name="kb")
+    assert uris(engine) == ["kb/billing/invoices.md", "kb/refunds.md"]
+    (folder / "billing" / "invoices.md").unlink()
+    assert engine.sync([folder], Access("acme")).deleted == ["kb/billing/invoices.md"]
+    # A symlink re-pointed to a new release keeps its name: withdrawn pages go.
+    v1, v2, link = tmp_path / "releases" / "v1", tmp_path / "releases" / "v2", tmp_path / "site"
+    write(v1 / "old.md", "# Old\nWithdrawn.\n")
+    write(v2 / "new.md", "# New\nCurrent.\n")
+    link.symlink_to(v1, target_is_directory=True)
+    engine.sync([link], Access("acme"))
+    link.unlink()
+    link.symlink_to(v2, target_is_directory=True)
+    report = engine.sync([link], Access("acme"))
+    assert report.deleted == ["site/old.md"] and "site/new.md" in uris(engine)

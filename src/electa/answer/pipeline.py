@@ -76,7 +76,7 @@ SSE_CONTRACT = """Server-Sent Events, in this order:
 class ResultCacheLike(Protocol):
     """What the pipeline needs of a result cache (:class:`electa.api.cache.ResultCache`)."""
 
-    def key(self, kind: str, caller: Caller, provider: str, query: str, page: str | None, generation: int,
+    def key(self, kind: str, caller: Caller, provider: str, query: str, page: str | None, generation: object,
             extra: str = "") -> tuple[object, ...]: ...
 
     def get(self, key: tuple[object, ...]) -> Any | None: ...
@@ -107,6 +107,7 @@ class AgentConfig:
     top_k: int | None = None
     weights: Mapping[str, float] | None = None
     digest: str = ""
+    stored: Mapping[str, object] = field(default_factory=dict)  # as read: the search uses these, not a second read
 
     @classmethod
     def load(cls, store: SqliteStore, org: str, agent: str | None) -> AgentConfig:
@@ -119,7 +120,7 @@ class AgentConfig:
             raw["avoid_topics"] = tuple(raw["avoid_topics"] or ())
         retrieval: dict[str, Any] = dict(stored.get("retrieval") or {})  # type: ignore[call-overload]
         return cls(AgentProfile(**raw), retrieval.get("threshold"), retrieval.get("calibrated_floor"),
-                   retrieval.get("top_k"), retrieval.get("weights"), settings_digest(stored))
+                   retrieval.get("top_k"), retrieval.get("weights"), settings_digest(stored), stored)
 
 
 @dataclass(frozen=True)
@@ -242,7 +243,7 @@ class AskPipeline:
             query, caller, page_url=req.page_url,
             floor=req.floor if req.floor is not None else config.threshold,
             calibrated_floor=req.calibrated_floor if req.calibrated_floor is not None else config.calibrated_floor,
-            weights=req.weights if req.weights is not None else config.weights)
+            weights=req.weights if req.weights is not None else config.weights, agent_settings=config.stored)
         passing = result.passing
         s = self.engine.settings
         passages = cut_passages(passing[: req.top_k or config.top_k or s.top_passages], s.passage_chars, s.context_chars)
@@ -294,7 +295,7 @@ class AskPipeline:
         if isinstance(self.rewriter, LlmRewriter):
             if not req.conversation_id:
                 return None
-            return self.rewriter.for_conversation(f"{req.caller.org}|{req.agent}|{req.conversation_id}")
+            return self.rewriter.for_conversation(json.dumps([req.caller.org, req.agent, req.conversation_id]))
         return self.rewriter
 
     def _mentioned(self, caller: Caller) -> Callable[[str], bool]:
@@ -305,7 +306,7 @@ class AskPipeline:
             return None
         overrides = json.dumps([repr(req.profile), req.floor, req.calibrated_floor, req.top_k,
                                 sorted((req.weights or {}).items()), config.digest], default=str)
-        return self.cache.key("ask", req.caller, self.provider, req.question, req.page_url, self.store.generation,
+        return self.cache.key("ask", req.caller, self.provider, req.question, req.page_url, self.store.version,
                               overrides)
 
     def _bookkeep(self, req: AskRequest, said: Transcript) -> None:

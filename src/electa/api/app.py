@@ -316,10 +316,11 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     def delete_source(uri: str = Query(...), agent: str = Query("default"), org: str = Depends(org_of)) -> dict[str, object]:
         return {"uri": uri, "removed_units": engine.delete_source(org, agent, uri)}
 
-    def run_search(body: SearchIn, caller: Caller, trusted: bool) -> dict[str, object]:
+    def run_search(body: SearchIn, caller: Caller, trusted: bool,
+                   stored: dict[str, object] | None = None) -> dict[str, object]:
         result = engine.search(body.query, caller, top=body.top, weights=body.weights.as_dict() if body.weights else None,
                                k=body.k, floor=body.floor, calibrated_floor=body.calibrated_floor,
-                               page_url=body.page_url)
+                               page_url=body.page_url, agent_settings=stored)
         # Why a leg is unavailable names server files and packages: for the organisation's backend only.
         detail = (lambda r: r.detail) if trusted else (
             lambda r: "unavailable on this server" if r.status is LegStatus.UNAVAILABLE else r.detail)
@@ -332,15 +333,17 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     def search(body: SearchIn, who: Identity = Depends(searcher)) -> dict[str, object]:
         caller = who.caller(body.agent, body.principals)
         # The agent's settings (tuned fusion, calibration) shape the result: their digest is in the key.
-        agent_digest = settings_digest(store.agent_settings(caller.org, caller.agent) if caller.agent else None)
+        # Read once: the search uses the very settings the key was made from.
+        stored = store.agent_settings(caller.org, caller.agent) if caller.agent else None
+        agent_digest = settings_digest(stored)
         trusted = who.conversation_owner is None  # the organisation's backend sees why a leg is out
-        key = cache.key("search", caller, "-", body.query, body.page_url, store.generation,
+        key = cache.key("search", caller, "-", body.query, body.page_url, store.version,
                         json.dumps([body.top, body.weights.as_dict() if body.weights else None, body.k, body.floor,
                                     body.calibrated_floor, agent_digest, trusted], sort_keys=True))
         cached = cache.get(key)
         if cached is not None:
             return {**cached, "cached": True}
-        out = run_search(body, caller, trusted)
+        out = run_search(body, caller, trusted, stored or {})
         cache.put(key, out)
         return {**out, "cached": False}
 

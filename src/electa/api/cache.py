@@ -28,7 +28,7 @@ class ResultCache:
         self.hits = self.misses = 0
 
     @staticmethod
-    def key(kind: str, caller: Caller, provider: str, query: str, page: str | None, generation: int,
+    def key(kind: str, caller: Caller, provider: str, query: str, page: str | None, generation: object,
             extra: str = "") -> tuple[object, ...]:
         return (kind, caller.cache_key(), provider, normalise(query), page or "", generation, extra)
 

@@ -20,9 +20,10 @@ import numpy as np
 
 from electa.embedders.protocol import Embedder
 from electa.errors import IngestError
+from electa.ingest import naming
 from electa.ingest.chunker import chunk_document, embed_text
 from electa.ingest.loaders import Loaded, loader_for
-from electa.ingest.naming import list_files, root_name
+from electa.ingest.naming import list_files
 from electa.stores.protocol import PreparedDocument, SourceOutcome, SourceRecord
 from electa.stores.sqlite import SqliteStore, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
@@ -123,16 +124,16 @@ class Ingestor:
         store (``as_name`` names a single path; see :mod:`electa.ingest.naming`)."""
         report = IngestReport()
         start = time.perf_counter()
-        if as_name is not None and len(paths) != 1:
-            report.failures.append((", ".join(map(str, paths)), "--as names one folder or file; give one path"))
-            return report
         try:
             listing = list_files(list(paths))
-            for path in paths:
-                report.roots[path] = root_name(self.store, access.org, access.agent, path, as_name)
+            # Every name is planned before any is recorded: one refused path leaves nothing changed.
+            namings = naming.plan(self.store, access.org, access.agent, list(paths), as_name)
         except IngestError as exc:
             report.failures.append((exc.source, exc.reason))
             return report
+        for uri in naming.apply(self.store, access.org, access.agent, namings):
+            report.failures.append((uri, "could not take its folder's new name: that name is taken; it keeps its old one"))
+        report.roots = {n.path: n.name for n in namings}
         report.failures.extend(listing.errors)
         if listing.errors:  # something could not be listed: a sync must not read its absence as deletion
             report.unlisted.update(paths)
@@ -149,6 +150,9 @@ class Ingestor:
                 # Stores written before relative names knew this file by its absolute path.
                 self.store.rename_source(access.org, access.agent, str(path.resolve()), uri)
                 existing = self.store.source(access.org, access.agent, record.uri)
+                if existing is not None and existing["kind"] == "api":
+                    raise IngestError(str(path), f"an upload named {uri!r} is stored; a file never replaces an upload"
+                                      " (delete the upload, or ingest the folder under another name with --as)")
                 if same_source(existing, record):
                     assert existing is not None
                     report.outcomes.append(SourceOutcome(record.uri, "unchanged", existing["version"], existing["documents"]))

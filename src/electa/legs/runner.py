@@ -14,11 +14,13 @@ Python cannot stop a running thread, so a leg that hangs keeps its worker until 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
 
 from electa.errors import new_incident
 from electa.legs.protocol import Leg
@@ -36,21 +38,55 @@ def _timed(leg: Leg, query: str, caller: Caller, allowed: AllowedSet, depth: int
     return hits, (time.perf_counter() - start) * 1000.0
 
 
+class _DaemonPool:
+    """A fixed number of daemon worker threads behind a queue. ``concurrent.futures``' pool
+    joins its workers when the interpreter exits, so one leg hung for good would keep
+    ``electa search`` or a stopping server from ever exiting; daemon workers do not."""
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            future, fn, args = item
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled while queued: it never runs
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:
+                future.set_exception(exc)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._queue.put((future, fn, args))
+        return future
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._queue.put(None)
+
+
 class LegRunner:
     """``LegRunner().run(legs, query, caller, allowed, depths, budgets_ms)``."""
 
     def __init__(self, max_overdue: int = MAX_OVERDUE, workers_per_leg: int = WORKERS_PER_LEG) -> None:
         self.max_overdue = min(max_overdue, workers_per_leg)
         self.workers_per_leg = workers_per_leg
-        self._pools: dict[str, ThreadPoolExecutor] = {}
+        self._pools: dict[str, _DaemonPool] = {}
         self._overdue: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
-    def _pool(self, leg: str) -> ThreadPoolExecutor:
+    def _pool(self, leg: str) -> _DaemonPool:
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the leg runner is closed (the engine was closed)")
             pool = self._pools.get(leg)
             if pool is None:
-                pool = self._pools[leg] = ThreadPoolExecutor(self.workers_per_leg, thread_name_prefix=f"electa-{leg}")
+                pool = self._pools[leg] = _DaemonPool(self.workers_per_leg, f"electa-{leg}")
             return pool
 
     def overdue(self, leg: str) -> int:
@@ -114,6 +150,7 @@ class LegRunner:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.close()

@@ -88,11 +88,25 @@ class FaissHnswIndex:
         self._graph = _ReadWriteLock()  # searches read the graph; adds and swaps write it
         self._generation = -1
         self._dirty = False
+        self._remove_stale_temporaries()
         self._index = self._load()
         self._ids = np.empty(0, dtype=np.int64)
         self._vecs = np.empty((0, dim), dtype=np.float32)
         self._refresh_arrays()
         self.save()
+
+    def _remove_stale_temporaries(self) -> None:
+        """A process killed while saving leaves its temporary file (``<name>.<pid>.<thread>.tmp``)
+        behind; remove those of processes that are gone."""
+        for tmp in self.path.parent.glob(f"{self.path.stem}.*.tmp"):
+            try:
+                pid = int(tmp.name.split(".")[1])
+                if pid != os.getpid():
+                    os.kill(pid, 0)  # raises when no such process exists
+            except (ValueError, IndexError, ProcessLookupError):
+                tmp.unlink(missing_ok=True)
+            except PermissionError:
+                pass  # another user's live process
 
     def _new(self):  # type: ignore[no-untyped-def]
         faiss = self._faiss
@@ -118,7 +132,7 @@ class FaissHnswIndex:
         it is tombstones. Runs on open, when tombstones pile up and after vectors were added to
         older chunks; not on every write."""
         # Read before the vectors: a write landing meanwhile leaves a newer generation to catch up on.
-        generation, backfills = self.store.generation, self.store.meta("vector_backfills")
+        generation, backfills = self.store.generation, self.store.backfills
         ids, vecs = [], []
         for batch_ids, batch_vecs in self.store.vectors(self.model_id):
             ids.append(batch_ids)
@@ -147,16 +161,16 @@ class FaissHnswIndex:
 
         New vectors (ids only grow) are appended; deleted ones stay as tombstones that no
         allowed set names, until they pass a quarter of the graph and it is rebuilt."""
-        if self.store.generation == self._generation:
+        if self.store.generation == self._generation and self.store.backfills == self._backfills:
             return
         with self._lock:
-            generation = self.store.generation
-            if generation == self._generation:
+            generation, backfills = self.store.generation, self.store.backfills
+            if generation == self._generation and backfills == self._backfills:
                 return
-            if self.store.meta("vector_backfills") != self._backfills:
+            if backfills != self._backfills:
                 # Vectors were added to older chunks (ids below ours): appending cannot find them.
-                self._refresh_arrays()
-                return
+                self._add_backfilled()
+                self._backfills = backfills
             after = int(self._ids[-1]) if self._ids.size else 0
             batches = list(self.store.vectors(self.model_id, after_id=after))
             if batches:
@@ -172,6 +186,22 @@ class FaissHnswIndex:
             if self._ids.size > 1000 and self._ids.size - live > 0.25 * self._ids.size:
                 self._refresh_arrays()
             self._generation = generation
+
+    def _add_backfilled(self) -> None:
+        """Fetch the vectors the store holds and this index lacks (only their ids are scanned),
+        add them to the graph and merge them into the sorted arrays."""
+        missing = np.setdiff1d(self.store.vector_ids(self.model_id), self._ids, assume_unique=True)
+        if not missing.size:
+            return
+        ids, vecs = self.store.vectors_of(self.model_id, missing)
+        if not ids.size:
+            return
+        with self._graph.write():
+            self._index.add_with_ids(vecs, ids)
+        order = np.argsort(np.concatenate([self._ids, ids]), kind="stable")
+        self._ids = np.concatenate([self._ids, ids])[order]
+        self._vecs = np.vstack([self._vecs, vecs])[order]
+        self._dirty = True
 
     def save(self) -> None:
         """Write the graph if it changed (atomically). SQLite stays the truth: a graph older than

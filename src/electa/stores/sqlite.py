@@ -230,6 +230,42 @@ class SqliteStore(OperationalTables):
     def generation(self) -> int:
         return int(self.meta("generation") or 0)
 
+    @property
+    def backfills(self) -> int:
+        """How many times vectors were added to chunks stored earlier (see :meth:`put_vectors`)."""
+        return int(self.meta("vector_backfills") or 0)
+
+    @property
+    def version(self) -> str:
+        """Moves with every change a search can see: sources (``generation``) and backfilled
+        vectors. What result caches are keyed by."""
+        row = self.con.execute("SELECT group_concat(value, '.') FROM (SELECT value FROM meta WHERE key IN"
+                               " ('generation', 'vector_backfills') ORDER BY key)").fetchone()
+        return str(row[0])
+
+    def vectors_of(self, model_id: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, vectors)`` of ``model_id`` for the given chunk ids that have one, sorted."""
+        found_ids: list[int] = []
+        blobs: list[bytes] = []
+        dim = 0
+        for start in range(0, ids.size, 500):
+            part = [int(i) for i in ids[start:start + 500]]
+            for cid, d, blob in self.con.execute(
+                    f"SELECT chunk_id, dim, vector FROM vectors WHERE model_id=? AND chunk_id IN ({','.join('?' * len(part))})"
+                    " ORDER BY chunk_id", (model_id, *part)):
+                found_ids.append(int(cid))
+                blobs.append(blob)
+                dim = int(d)
+        if not found_ids:
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        vecs = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(found_ids), dim).astype(np.float32)
+        return np.array(found_ids, dtype=np.int64), vecs
+
+    def vector_ids(self, model_id: str) -> np.ndarray:
+        """Every chunk id with a vector of ``model_id``, sorted."""
+        rows = self.con.execute("SELECT chunk_id FROM vectors WHERE model_id=? ORDER BY chunk_id", (model_id,)).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
     def _bump(self, con: sqlite3.Connection) -> None:
         con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
@@ -389,24 +425,47 @@ class SqliteStore(OperationalTables):
             con.execute("INSERT INTO roots VALUES(?,?,?,?) ON CONFLICT(org, agent, name) DO UPDATE SET path=excluded.path",
                         (org, agent, name, path))
 
+    def forget_root(self, org: str, agent: str, name: str) -> None:
+        with self.transaction() as con:
+            con.execute("DELETE FROM roots WHERE org=? AND agent=? AND name=?", (org, agent, name))
+
     def rename_source(self, org: str, agent: str, old_uri: str, new_uri: str) -> bool:
         """Give a stored source a new name (nothing else changes); False when there is no
         source ``old_uri`` or ``new_uri`` is taken."""
         if old_uri == new_uri or self.source(org, agent, old_uri) is None:
             return False
         with self.transaction() as con:
-            taken = con.execute("SELECT 1 FROM sources WHERE org=? AND agent=? AND uri=?", (org, agent, new_uri)).fetchone()
-            if taken is not None:
-                return False
-            cur = con.execute("UPDATE sources SET uri=? WHERE org=? AND agent=? AND uri=?", (new_uri, org, agent, old_uri))
-            if not cur.rowcount:
-                return False
-            # A file's one document was named by the path it was read from; it takes the new name.
-            base = "/" + new_uri.rsplit("/", 1)[-1]
-            con.execute("UPDATE locations SET ext_id=? WHERE source_id=(SELECT id FROM sources WHERE org=? AND agent=?"
-                        " AND uri=?) AND (ext_id=? OR substr(ext_id, -length(?))=?)",
-                        (new_uri, org, agent, new_uri, old_uri, base, base))
-            self._bump(con)
+            done = self._rename(con, org, agent, old_uri, new_uri)
+            if done:
+                self._bump(con)
+        return done
+
+    def rename_prefix(self, org: str, agent: str, old: str, new: str) -> list[str]:
+        """Rename every source named ``old/…`` to ``new/…`` in one transaction; returns those
+        left as they were because their new name was taken."""
+        stuck: list[str] = []
+        with self.transaction() as con:
+            rows = con.execute("SELECT uri FROM sources WHERE org=? AND agent=? AND substr(uri, 1, ?)=?",
+                               (org, agent, len(old) + 1, old + "/")).fetchall()
+            for (uri,) in rows:
+                if not self._rename(con, org, agent, uri, new + uri[len(old):]):
+                    stuck.append(uri)
+            if len(stuck) < len(rows):
+                self._bump(con)
+        return stuck
+
+    def _rename(self, con: sqlite3.Connection, org: str, agent: str, old_uri: str, new_uri: str) -> bool:
+        taken = con.execute("SELECT 1 FROM sources WHERE org=? AND agent=? AND uri=?", (org, agent, new_uri)).fetchone()
+        if taken is not None:
+            return False
+        cur = con.execute("UPDATE sources SET uri=? WHERE org=? AND agent=? AND uri=?", (new_uri, org, agent, old_uri))
+        if not cur.rowcount:
+            return False
+        # A file's one document was named by the path it was read from; it takes the new name.
+        base = "/" + new_uri.rsplit("/", 1)[-1]
+        con.execute("UPDATE locations SET ext_id=? WHERE source_id=(SELECT id FROM sources WHERE org=? AND agent=?"
+                    " AND uri=?) AND (ext_id=? OR substr(ext_id, -length(?))=?)",
+                    (new_uri, org, agent, new_uri, old_uri, base, base))
         return True
 
     def delete_source(self, org: str, agent: str, uri: str) -> int:
@@ -570,7 +629,6 @@ class SqliteStore(OperationalTables):
                             [(int(i), model_id, int(v.shape[0]), vector_blob(v)) for i, v in zip(ids, vecs, strict=True)])
             con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
                         " value = CAST(value AS INTEGER) + 1")
-            self._bump(con)
 
     def drop_vectors_except(self, model_id: str) -> None:
         with self.transaction() as con:
