@@ -32,13 +32,12 @@ from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.legs.dense import DenseLeg
-from electa.legs.fulltext import SqliteFtsLeg, SqliteQaLeg
+from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.scoring import LIFT, absolute_score, coverage, order_value, shares_stem
 from electa.stores.faiss_index import FaissHnswIndex
-from electa.stores.protocol import SourceOutcome, SourceRecord, StoredUnit
-from electa.stores.sqlite import SqliteStore
+from electa.stores.protocol import SourceOutcome, SourceRecord, Store, StoredUnit, VectorIndex
 from electa.text import STOPWORDS, content_stems, stem_set, tokens
 from electa.types import (
     Access,
@@ -85,14 +84,14 @@ class ReindexReport:
 class Engine:
     """Hybrid retrieval over one data directory. Open with :meth:`open`; pass it around."""
 
-    def __init__(self, store: SqliteStore, settings: Settings, embedder: Embedder | None, why: str) -> None:
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder | None, why: str) -> None:
         self.store = store
         self.settings = settings
         self.embedder = embedder
         self._runner = LegRunner()
-        self.fulltext = SqliteFtsLeg(store)
-        self.qa = SqliteQaLeg(store)
-        self.index: FaissHnswIndex | None = None
+        self.fulltext = FullTextLeg(store)
+        self.qa = QaLeg(store)
+        self.index: VectorIndex | None = None
         stored_model = store.meta("model_id")
         if embedder is not None and stored_model in (None, embedder.model_id):
             self.index = self._open_index(embedder)
@@ -109,6 +108,8 @@ class Engine:
              embedder: Embedder | str | None = None) -> Engine:
         """Open (or create) the store in ``path``. ``embedder`` is an instance, a registry name,
         or None for ``settings.embedder``. A missing model leaves the dense leg out, and says so."""
+        from electa.stores.sqlite import SqliteStore
+
         settings = settings or Settings()
         store = SqliteStore(Path(path) if path is not None else settings.data_dir)
         why = ""
@@ -122,7 +123,7 @@ class Engine:
             instance = embedder
         return cls(store, settings, instance, why)
 
-    def _open_index(self, embedder: Embedder) -> FaissHnswIndex:
+    def _open_index(self, embedder: Embedder) -> VectorIndex:
         s = self.settings
         return FaissHnswIndex(self.store, embedder.model_id, embedder.dim, s.hnsw_m, s.hnsw_ef_construction,
                               s.hnsw_ef_search, s.exact_below)
@@ -342,8 +343,8 @@ class Engine:
         for word in words:
             base = word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
             pattern = re.compile(rf"\b{re.escape(base)}(?:s|es)?\b", re.IGNORECASE)
-            titles = self.store.fts_search("chunk_fts", word, caller, 50, (1.0, 0.0, 0.0), ranked=False, column="title")
-            docs = {u.document_id for u in self.store.units([i for i, _ in titles]).values() if pattern.search(u.title)}
+            titles = self.store.title_matches(word, caller, 50)
+            docs = {u.document_id for u in self.store.units(titles).values() if pattern.search(u.title)}
             if 0 < len(docs) <= 2:
                 counted.append((len(docs), word, pattern))
         rescued: dict[int, str] = {}

@@ -48,7 +48,7 @@ from electa.types import AnswerEvent, Caller
 
 if TYPE_CHECKING:
     from electa.engine import Engine
-    from electa.stores.sqlite import SqliteStore
+    from electa.stores.protocol import OperationalStore, Store
 
 log = logging.getLogger("electa.ask")
 
@@ -110,7 +110,7 @@ class AgentConfig:
     stored: Mapping[str, object] = field(default_factory=dict)  # as read: the search uses these, not a second read
 
     @classmethod
-    def load(cls, store: SqliteStore, org: str, agent: str | None) -> AgentConfig:
+    def load(cls, store: OperationalStore, org: str, agent: str | None) -> AgentConfig:
         stored = store.agent_settings(org, agent) if agent is not None else None
         if not stored:
             return cls()
@@ -188,7 +188,7 @@ class AskPipeline:
     an optional result cache, an optional answerer (default: extractive) and an optional
     follow-up rewriter. ``record=False`` skips the bookkeeping (the Python API's default)."""
 
-    def __init__(self, engine: Engine, store: SqliteStore, *, cache: ResultCacheLike | None = None,
+    def __init__(self, engine: Engine, store: Store, *, cache: ResultCacheLike | None = None,
                  answerer: Answerer | None = None, rewriter: LlmRewriter | Rewrite | None = None,
                  provider: str | None = None, record: bool = True) -> None:
         self.engine, self.store, self.cache = engine, store, cache
@@ -299,7 +299,7 @@ class AskPipeline:
         return self.rewriter
 
     def _mentioned(self, caller: Caller) -> Callable[[str], bool]:
-        return lambda name: bool(self.store.fts_search("chunk_fts", name, caller, 1, (1.0, 1.0, 0.0), ranked=False))
+        return lambda name: self.store.mentions(name, caller)
 
     def _cache_key(self, req: AskRequest, config: AgentConfig) -> tuple[object, ...] | None:
         if self.cache is None:

@@ -17,7 +17,7 @@ from electa.auth.tokens import sign_visitor_token
 from electa.cli.common import echo_json, friendly, table
 from electa.config import Settings
 from electa.errors import ConfigError
-from electa.stores.sqlite import SqliteStore
+from electa.stores.protocol import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,7 +27,9 @@ def store_option(f: F) -> F:
                         help="Data directory (default: $ELECTA_DATA_DIR or ./electa-data).")(f)
 
 
-def open_store(data_dir: str | None) -> SqliteStore:
+def open_store(data_dir: str | None) -> Store:
+    from electa.stores.sqlite import SqliteStore
+
     return SqliteStore(Path(data_dir) if data_dir else Settings().data_dir)
 
 

@@ -14,10 +14,10 @@ The Q&A leg is left out when evaluating on it: its pairs are where the questions
 from __future__ import annotations
 
 from electa.eval.beir import BeirSet
-from electa.stores.sqlite import SqliteStore
+from electa.stores.protocol import OperationalStore
 
 
-def golden_set(store: SqliteStore, org: str, agent: str, visitors: bool = False) -> BeirSet:
+def golden_set(store: OperationalStore, org: str, agent: str, visitors: bool = False) -> BeirSet:
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
     by_text: dict[str, str] = {}

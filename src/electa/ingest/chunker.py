@@ -123,7 +123,7 @@ def title_unit_parent(title: str, parents: list[Chunk]) -> int | None:
 
     None when no title unit is worth a vector (no title, or no text for it to stand for: a
     title-only document's one parent already embeds just the title). The store's upgrade of
-    older indexes (``SqliteStore.documents_missing_title_units``) applies the same rule."""
+    older indexes (``IndexStore.documents_missing_title_units``) applies the same rule."""
     if not title.strip():
         return None
     return next((p.ordinal for p in parents if p.text.strip()), None)

@@ -8,13 +8,13 @@ they are even parsed (SPEC A5).
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import sys
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,8 +24,7 @@ from electa.ingest import naming
 from electa.ingest.chunker import chunk_document, embed_text
 from electa.ingest.loaders import Loaded, loader_for
 from electa.ingest.naming import list_files
-from electa.stores.protocol import PreparedDocument, SourceOutcome, SourceRecord
-from electa.stores.sqlite import SqliteStore, same_access
+from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
 
 EMBED_BATCH = 64
@@ -98,18 +97,18 @@ def read_source(path: Path, max_bytes: int) -> tuple[str, bytes]:
     return name, data
 
 
-def same_source(existing: sqlite3.Row | None, record: SourceRecord) -> bool:
+def same_source(existing: Mapping[str, Any] | None, record: SourceRecord) -> bool:
     """Whether a stored source already holds exactly this content under exactly this access.
     A change of access alone (a page made team-only) is a change: it must be re-stamped."""
     if existing is None or existing["content_hash"] != record.content_hash:
         return False
-    return same_access(str(existing["access"]), record.access)
+    return same_access(existing["access"], record.access)
 
 
 class Ingestor:
     """Prepares and stores sources. Used by :class:`electa.engine.Engine`."""
 
-    def __init__(self, store: SqliteStore, embedder: Embedder | None, parent_chars: int,
+    def __init__(self, store: IndexStore, embedder: Embedder | None, parent_chars: int,
                  child_chars: int, overlap: int, max_bytes: int,
                  on_stored: Callable[[], None] = lambda: None) -> None:
         self.store = store

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from electa.embedders.protocol import Embedder
-from electa.stores.faiss_index import FaissHnswIndex
-from electa.stores.protocol import AllowedSet
+from electa.stores.protocol import AllowedSet, VectorIndex
 from electa.types import Caller
 
 
@@ -17,7 +16,7 @@ class DenseLeg:
 
     name = "dense"
 
-    def __init__(self, embedder: Embedder | None, index: FaissHnswIndex | None, why: str = "") -> None:
+    def __init__(self, embedder: Embedder | None, index: VectorIndex | None, why: str = "") -> None:
         self.embedder = embedder
         self.index = index
         self._why = why

@@ -1,5 +1,13 @@
 """Stores: where sources, chunks, vectors and the full-text index live."""
 
-from electa.stores.protocol import AllowedSet, Store, StoredUnit
+from electa.stores.protocol import (
+    AllowedSet,
+    IndexStore,
+    OperationalStore,
+    Store,
+    StoredUnit,
+    TextIndex,
+    VectorIndex,
+)
 
-__all__ = ["AllowedSet", "Store", "StoredUnit"]
+__all__ = ["AllowedSet", "IndexStore", "OperationalStore", "Store", "StoredUnit", "TextIndex", "VectorIndex"]

@@ -24,8 +24,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from electa.stores.protocol import AllowedSet
-from electa.stores.sqlite import SqliteStore
+from electa.stores.protocol import AllowedSet, IndexStore
 
 
 class _ReadWriteLock:
@@ -72,7 +71,7 @@ class _ReadWriteLock:
 class FaissHnswIndex:
     """``index.search(query_vec, k, allowed) -> [(chunk_id, cosine), ...]`` best first."""
 
-    def __init__(self, store: SqliteStore, model_id: str, dim: int, m: int = 16,
+    def __init__(self, store: IndexStore, model_id: str, dim: int, m: int = 16,
                  ef_construction: int = 200, ef_search: int = 128, exact_below: int = 20_000) -> None:
         import faiss
 

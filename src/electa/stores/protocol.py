@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
+from electa.auth.keys import KeyRecord
+from electa.auth.scopes import Scope
+from electa.stores.bm25_memory import BM25Image
 from electa.types import Access, Caller, Chunk, ChunkKind
 
 
@@ -73,28 +78,315 @@ class AllowedSet:
         return int(self.ids.size)
 
 
-class Store(Protocol):
-    """Persistent home of sources, documents, chunks, Q&A pairs and their indexes.
+class TextIndex(StrEnum):
+    """The full-text indexes a store keeps, each over two weighted fields.
 
-    Contract:
+    ``UNITS``: parent units (title = heading path, body). ``QA``: Q&A pairs (question, answer).
+    """
+
+    UNITS = "units"
+    QA = "qa"
+
+
+def same_access(stored: Mapping[str, object], access: Access) -> bool:
+    """Whether a source's stored access (``source()["access"]``) reads the same as ``access``:
+    the same public flag and the same principals, in any order."""
+    found = stored.get("principals")
+    principals = [str(p) for p in found] if isinstance(found, list | tuple) else []
+    return (bool(stored.get("public")), sorted(set(principals))) == (bool(access.public), sorted(set(access.principals)))
+
+
+class IndexStore(Protocol):
+    """Persistent home of sources, documents, units (chunks), vectors and full-text indexes.
+
+    Contract (:class:`electa.testing.store_contract.StoreContract` checks every rule):
     - ``put_source`` is atomic: after a crash the store holds the source entirely as before or
-      entirely as new. An unchanged ``content_hash`` changes nothing (``unchanged``).
+      entirely as new. An unchanged ``content_hash`` with the same access changes nothing
+      (``unchanged``). An update keeps the documents it still holds (same text, same access)
+      with their units and vectors (SPEC A5).
     - Identical text with identical access within an organisation and agent is stored once;
       further copies add only a location (URL) (SPEC A3).
     - ``delete_source`` removes the source; a document no other source holds goes with all its
-      units, from every index (SPEC A5).
+      units, from every index (SPEC A5). Unknown source: ``-1``.
     - ``allowed(caller)`` lists exactly the units of the caller's organisation (and agent, when
-      given) that are public or carry one of the caller's principals.
-    - ``generation`` increases with every change, across processes.
+      given) that are public or carry one of the caller's principals, sorted.
+    - ``generation`` increases with every change of sources or units, across processes;
+      ``backfills`` with every :meth:`put_vectors`; ``version`` moves when either does.
+    - Unit ids only grow and are never reused, so a unit's text never changes.
+    - Every full-text read (``lexical_image`` aside, whose rows the legs filter by the allowed
+      set) stays inside the caller's access filter.
     """
 
-    def put_source(self, source: SourceRecord, docs: Sequence[PreparedDocument]) -> SourceOutcome: ...
+    @property
+    def directory(self) -> Path:
+        """A local directory for caches of this store (the dense index file)."""
+        ...
 
-    def delete_source(self, org: str, agent: str, uri: str) -> int: ...
+    # -- sources and documents ---------------------------------------------------------------
+    def put_source(self, source: SourceRecord, docs: Sequence[PreparedDocument],
+                   model_id: str = "") -> SourceOutcome:
+        """Store a source and its documents in one transaction; vectors are stored as
+        ``model_id``'s. The first vectors name the store's model (``meta("model_id")``); vectors
+        of another model raise :class:`electa.errors.ModelMismatchError`."""
+        ...
 
-    def allowed(self, caller: Caller) -> AllowedSet: ...
+    def delete_source(self, org: str, agent: str, uri: str) -> int:
+        """Remove a source; the number of units removed with it, or ``-1`` when unknown."""
+        ...
 
-    def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]: ...
+    def source(self, org: str, agent: str, uri: str) -> dict[str, Any] | None:
+        """The stored source as a dict (keys as in :meth:`list_sources`), or None."""
+        ...
 
+    def list_sources(self, org: str | None = None) -> list[dict[str, object]]:
+        """Every source (of ``org``), ordered by org, agent, uri: ``id, org, agent, uri, kind,
+        url, version, content_hash, documents, access`` (a dict: ``org, agent, public,
+        principals`` sorted) ``, updated_at``."""
+        ...
+
+    def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
+        """Text hashes of the documents stored for ``org``/``agent`` under exactly ``access``."""
+        ...
+
+    # -- source names (see electa.ingest.naming) ----------------------------------------------
+    def roots(self, org: str, agent: str) -> dict[str, str]:
+        """Names of ingested folders and files -> the path each stands for."""
+        ...
+
+    def set_root(self, org: str, agent: str, name: str, path: str) -> None:
+        """Record (or re-point) the name ``name``."""
+        ...
+
+    def forget_root(self, org: str, agent: str, name: str) -> None:
+        """Forget the name ``name`` (its sources stay)."""
+        ...
+
+    def rename_source(self, org: str, agent: str, old_uri: str, new_uri: str) -> bool:
+        """Give a source a new name (nothing else changes); False when there is no source
+        ``old_uri`` or ``new_uri`` is taken."""
+        ...
+
+    def rename_prefix(self, org: str, agent: str, old: str, new: str) -> list[str]:
+        """Rename every source ``old/…`` to ``new/…`` in one transaction; the names left as they
+        were because their new name was taken."""
+        ...
+
+    # -- units and access --------------------------------------------------------------------
+    def allowed(self, caller: Caller) -> AllowedSet:
+        """The unit ids the caller may see, sorted, with the generation they were read at."""
+        ...
+
+    def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
+        """The stored units of ``ids`` (ids not stored are left out), whatever the caller."""
+        ...
+
+    def title_matches(self, word: str, caller: Caller, limit: int) -> list[int]:
+        """Up to ``limit`` ids of parent units the caller may see whose title holds ``word``
+        (as the full-text analysis reads it: case and English endings folded), in no order."""
+        ...
+
+    def mentions(self, text: str, caller: Caller) -> bool:
+        """Whether a parent unit the caller may see holds a content word of ``text`` in its
+        title or body (as the full-text analysis reads it)."""
+        ...
+
+    def lexical_image(self, index: TextIndex, weights: tuple[float, float]) -> BM25Image:
+        """An in-memory BM25 image of a full-text index, every tenant's rows, at the store's
+        current generation; ``weights`` weight its two fields. The legs rank with it over the
+        caller's allowed set (:mod:`electa.stores.bm25_memory`)."""
+        ...
+
+    # -- vectors -----------------------------------------------------------------------------
+    def vectors(self, model_id: str, after_id: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Stored vectors of ``model_id`` with unit id > ``after_id``, in ``(ids, vecs)`` batches,
+        ids ascending."""
+        ...
+
+    def vectors_of(self, model_id: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, vectors)`` of ``model_id`` for those of ``ids`` that have one, sorted."""
+        ...
+
+    def vector_ids(self, model_id: str) -> np.ndarray:
+        """Every unit id with a vector of ``model_id``, sorted."""
+        ...
+
+    def count_vectors(self, model_id: str) -> int: ...
+
+    def count_vector_chunks(self) -> int:
+        """How many units should carry a vector (every kind but curated answers)."""
+        ...
+
+    def chunks_missing_vectors(self, model_id: str, limit: int) -> list[tuple[int, str, str]]:
+        """``(id, title, text)`` of up to ``limit`` units that should carry a vector and have
+        none of ``model_id``, by id."""
+        ...
+
+    def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
+        """Add (or replace) vectors of units stored earlier; ``backfills`` moves."""
+        ...
+
+    def drop_vectors_except(self, model_id: str) -> None:
+        """Keep only ``model_id``'s vectors and make it the store's model; ``generation`` moves."""
+        ...
+
+    def documents_missing_title_units(self, limit: int) -> list[tuple[int, str, int]]:
+        """``(document id, title, first parent id)`` of titled documents with a parent that has
+        text and no title unit (chunked before title units), by document id."""
+        ...
+
+    def add_title_units(self, model_id: str, rows: Sequence[tuple[int, str, int]], vecs: np.ndarray) -> None:
+        """One title unit (with its vector) per ``(document id, title, parent id)``, in one
+        transaction; documents deleted or given one meanwhile are skipped."""
+        ...
+
+    # -- state -------------------------------------------------------------------------------
     @property
     def generation(self) -> int: ...
+
+    @property
+    def backfills(self) -> int: ...
+
+    @property
+    def version(self) -> str:
+        """Moves with every change a search can see; what result caches are keyed by."""
+        ...
+
+    def meta(self, key: str) -> str | None:
+        """A stored setting of the store: ``model_id`` (the model its vectors belong to)."""
+        ...
+
+    def stats(self) -> dict[str, object]:
+        """``sources, documents, qa_pairs, chunks`` (per kind)``, vectors`` (per model)``,
+        model_id, generation, organisations, bytes_on_disk``."""
+        ...
+
+    def close(self) -> None:
+        """Close this thread's connection (the store stays usable; it reopens on demand)."""
+        ...
+
+
+class OperationalStore(Protocol):
+    """What the service keeps besides the index: curated answers, feedback, Q&A pairs, agent
+    settings, organisations and API keys, secrets, content gaps, usage, conversation turns.
+
+    Contract (:class:`electa.testing.store_contract.OperationalStoreContract`):
+    - Every read is scoped by organisation (and agent where given); nothing crosses tenants.
+    - Keys are stored by hash only: ``add_api_key`` shows the key once; a revoked or expired
+      key has no organisation (``org_for_key`` is None) but its record stays readable.
+    - Naming an organisation that does not exist raises :class:`electa.errors.NotFoundError`
+      (keys, secrets rotation).
+    """
+
+    def curated_answer(self, question: str, org: str, allowed_ids: np.ndarray) -> tuple[str, str, str] | None:
+        """``(trigger, answer, url)`` of a curated answer among ``allowed_ids`` whose trigger is
+        the question or a phrase of two words or more inside it (folded words; longest wins)."""
+        ...
+
+    def add_feedback(self, org: str, agent: str, query: str, url: str, signal: int, origin: str = "backend",
+                     voter: str = "") -> None:
+        """Record +1 / -1 on ``url`` for ``query``; ``origin`` is ``backend`` or ``visitor``
+        (anything else raises :class:`electa.errors.ConfigError`)."""
+        ...
+
+    def feedback(self, org: str, agent: str, visitors: bool = False) -> list[tuple[str, str, int]]:
+        """``(query, url, net signal)`` ordered by query and url, each voter counted at most
+        once either way; visitors' feedback only when ``visitors``."""
+        ...
+
+    def qa_pairs(self, org: str, agent: str) -> list[tuple[str, str, str]]:
+        """``(question, answer, url)`` of the agent's Q&A pairs."""
+        ...
+
+    def agent_settings(self, org: str, agent: str) -> dict[str, object] | None: ...
+
+    def set_agent_settings(self, org: str, agent: str, settings: dict[str, object]) -> None:
+        """Replace the agent's settings (JSON-able); ``generation`` does not move."""
+        ...
+
+    def server_secret(self, name: str) -> bytes:
+        """A random 32-byte secret named ``name``, made on first use, the same ever after."""
+        ...
+
+    def add_organisation(self, name: str) -> None:
+        """Create an organisation (idempotent)."""
+        ...
+
+    def organisations(self) -> list[str]:
+        """Organisation names, sorted."""
+        ...
+
+    def add_api_key(self, org: str, scope: Scope | str, name: str = "",
+                    expires_at: float | None = None) -> tuple[str, KeyRecord]:
+        """A new key of ``scope`` for ``org`` and its record (an expiry in the past raises
+        :class:`electa.errors.ConfigError`)."""
+        ...
+
+    def api_key(self, key: str) -> KeyRecord | None:
+        """The record of ``key`` whatever its state, or None."""
+        ...
+
+    def api_keys(self, org: str) -> list[KeyRecord]:
+        """``org``'s keys, oldest first."""
+        ...
+
+    def revoke_api_key(self, org: str, key_id: int) -> KeyRecord:
+        """Revoke a key of ``org`` for good; another organisation's or unknown key raises
+        :class:`electa.errors.NotFoundError`."""
+        ...
+
+    def org_for_key(self, key: str) -> str | None:
+        """The organisation of a usable key (not revoked, not expired), or None."""
+        ...
+
+    def signing_secret(self, org: str) -> str | None:
+        """``org``'s visitor-token secret, or None (no organisation, or none made yet)."""
+        ...
+
+    def rotate_signing_secret(self, org: str) -> str:
+        """A new visitor-token secret for ``org``, replacing the old one."""
+        ...
+
+    def add_gap(self, org: str, agent: str, question: str, confidence: float, reason: str) -> None: ...
+
+    def gaps(self, org: str, agent: str | None = None) -> list[dict[str, object]]:
+        """``agent, question, confidence, reason, created_at`` of recorded gaps, newest first
+        (500 at most)."""
+        ...
+
+    def add_turn(self, org: str, agent: str, conversation: str, question: str, answer: str,
+                 citations: list[object], confidence: float) -> None: ...
+
+    def recent_turns(self, org: str, agent: str, conversation: str, limit: int = 6) -> list[tuple[str, str]]:
+        """The last ``limit`` ``(question, answer)`` of a conversation, oldest first."""
+        ...
+
+    def count_usage(self, org: str, agent: str, answer_chars: int) -> None:
+        """Count one answered question of ``answer_chars`` characters for today (UTC)."""
+        ...
+
+    def usage(self, org: str) -> list[dict[str, object]]:
+        """``agent, day, questions, answer_chars`` per agent and day, newest day first."""
+        ...
+
+
+class Store(IndexStore, OperationalStore, Protocol):
+    """A whole backend: the index and the operational tables. ``SqliteStore`` is one."""
+
+
+class VectorIndex(Protocol):
+    """The dense index over a store's vectors of one model (:class:`FaissHnswIndex`).
+
+    Contract: ``search`` returns at most ``k`` ``(unit id, cosine)`` best first, every id in
+    ``allowed``; ``sync`` catches up with the store's vectors (added, backfilled, deleted);
+    ``save`` persists what ``sync`` did; ``len`` counts the vectors it holds.
+    """
+
+    model_id: str
+
+    def search(self, vec: np.ndarray, k: int, allowed: AllowedSet) -> list[tuple[int, float]]: ...
+
+    def sync(self) -> None: ...
+
+    def save(self) -> None: ...
+
+    def __len__(self) -> int: ...

@@ -19,17 +19,22 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from electa.errors import ModelMismatchError, StoreError
+from electa.stores.bm25_memory import BM25Image
 from electa.stores.protocol import (
     AllowedSet,
     PreparedDocument,
     SourceOutcome,
     SourceRecord,
+    Store,
     StoredUnit,
+    TextIndex,
 )
+from electa.stores.protocol import same_access as protocol_same_access
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
 from electa.text import STOPWORDS, tokens
 from electa.types import Access, Caller, ChunkKind
@@ -138,15 +143,26 @@ def access_json(access: Access) -> str:
 
 
 def same_access(stored: str, access: Access) -> bool:
-    found = json.loads(stored)
-    return (bool(found.get("public")), sorted(set(found.get("principals") or []))) == (
-        bool(access.public), sorted(set(access.principals)))
+    return protocol_same_access(json.loads(stored), access)
 
 
 def match_expression(query: str) -> str:
     """OR of the query's content words, each quoted so no user text is read as FTS5 syntax."""
     words = [w for w in tokens(query) if w not in STOPWORDS] or tokens(query)
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+_SOURCE_COLUMNS = ("id", "org", "agent", "uri", "kind", "url", "version", "content_hash", "documents", "access",
+                   "updated_at")
+_SOURCE_COLUMNS_SQL = ", ".join(_SOURCE_COLUMNS)
+# The FTS5 table of each full-text index; every one has two weighted columns and ``acl``.
+FTS_TABLES = {TextIndex.UNITS: "chunk_fts", TextIndex.QA: "qa_fts"}
+
+
+def _source_record(row: Sequence[Any]) -> dict[str, Any]:
+    rec = dict(zip(_SOURCE_COLUMNS, row, strict=True))
+    rec["access"] = json.loads(str(rec["access"]))
+    return rec
 
 
 def vector_blob(vec: np.ndarray) -> bytes:
@@ -270,16 +286,10 @@ class SqliteStore(OperationalTables):
         con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
     # -- writing -----------------------------------------------------------------------------
-    def source(self, org: str, agent: str, uri: str) -> sqlite3.Row | None:
-        con = self.con
-        con.row_factory = sqlite3.Row
-        try:
-            row = con.execute(
-                "SELECT * FROM sources WHERE org=? AND agent=? AND uri=?", (org, agent, uri)
-            ).fetchone()
-        finally:
-            con.row_factory = None
-        return row  # type: ignore[no-any-return]
+    def source(self, org: str, agent: str, uri: str) -> dict[str, Any] | None:
+        row = self.con.execute(f"SELECT {_SOURCE_COLUMNS_SQL} FROM sources WHERE org=? AND agent=? AND uri=?",
+                               (org, agent, uri)).fetchone()
+        return None if row is None else _source_record(row)
 
     def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
         rows = self.con.execute(
@@ -517,6 +527,7 @@ class SqliteStore(OperationalTables):
         per-caller statistics, :mod:`electa.stores.bm25_memory`); ``ranked=False`` only finds
         matching rows (score 0), for existence and counting checks. ``column`` limits the match
         to one column (``title``)."""
+        weights = tuple(weights) + (0.0,) * (3 - len(weights))  # the acl column never scores
         expr = match_expression(query)
         if not expr:
             return []
@@ -533,6 +544,19 @@ class SqliteStore(OperationalTables):
             f"SELECT rowid, -bm25({table}, {w}) AS s FROM {table} WHERE {table} MATCH ?"
             f" ORDER BY bm25({table}, {w}) LIMIT ?", (match, limit)).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def title_matches(self, word: str, caller: Caller, limit: int) -> list[int]:
+        return [i for i, _ in self.fts_search("chunk_fts", word, caller, limit, (1.0, 0.0), ranked=False,
+                                              column="title")]
+
+    def mentions(self, text: str, caller: Caller) -> bool:
+        return bool(self.fts_search("chunk_fts", text, caller, 1, (1.0, 1.0), ranked=False))
+
+    def lexical_image(self, index: TextIndex, weights: tuple[float, float]) -> BM25Image:
+        """Built from the FTS5 index itself (``fts5vocab``), so its terms are FTS5's terms.
+        The generation is read before the rows, so the image is never newer than it says."""
+        generation = self.generation
+        return BM25Image.build(self.con, FTS_TABLES[TextIndex(index)], (*weights, 0.0), generation)
 
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
         out: dict[int, StoredUnit] = {}
@@ -637,18 +661,12 @@ class SqliteStore(OperationalTables):
             self._bump(con)
 
     def list_sources(self, org: str | None = None) -> list[dict[str, object]]:
-        sql = "SELECT id, org, agent, uri, kind, url, version, content_hash, documents, access, updated_at FROM sources"
+        sql = f"SELECT {_SOURCE_COLUMNS_SQL} FROM sources"
         params: tuple[object, ...] = ()
         if org is not None:
             sql += " WHERE org=?"
             params = (org,)
-        cols = ["id", "org", "agent", "uri", "kind", "url", "version", "content_hash", "documents", "access", "updated_at"]
-        out = []
-        for row in self.con.execute(sql + " ORDER BY org, agent, uri", params):
-            rec = dict(zip(cols, row, strict=True))
-            rec["access"] = json.loads(str(rec["access"]))
-            out.append(rec)
-        return out
+        return [_source_record(row) for row in self.con.execute(sql + " ORDER BY org, agent, uri", params)]
 
     # -- feedback and per-agent settings ------------------------------------------------------
     def stats(self) -> dict[str, object]:
@@ -665,3 +683,7 @@ class SqliteStore(OperationalTables):
             "organisations": [r[0] for r in con.execute("SELECT DISTINCT org FROM sources ORDER BY org")],
             "bytes_on_disk": sum(p.stat().st_size for p in self.directory.iterdir() if p.is_file()),
         }
+
+
+if TYPE_CHECKING:
+    _STORE: Store = SqliteStore(Path())  # mypy proves here that SqliteStore satisfies the Store Protocol

@@ -1,21 +1,39 @@
-"""The store contract suite. A backend's tests subclass :class:`StoreContract` and provide a
-``store`` fixture returning an empty store; every rule in :class:`electa.stores.Store`'s
-docstring is checked here."""
+"""The store contract suites. A backend's tests subclass :class:`StoreContract` (the index:
+:class:`electa.stores.IndexStore`) and :class:`OperationalStoreContract`
+(:class:`electa.stores.OperationalStore`) and provide a ``store`` fixture returning an empty
+store. Every rule in the Protocols' docstrings and every method is checked here, through the
+Protocols only (no SQL), so each backend runs the same suite."""
 
 from __future__ import annotations
 
-import numpy as np
+import hashlib
+import inspect
+import re
+import time
 
-from electa.stores.protocol import PreparedDocument, SourceRecord
+import numpy as np
+import pytest
+
+from electa.auth.scopes import Scope
+from electa.errors import ConfigError, ModelMismatchError, NotFoundError
+from electa.stores.protocol import IndexStore, OperationalStore, PreparedDocument, SourceRecord, TextIndex
 from electa.types import Access, Caller, Chunk, ChunkKind
+
+HALF = np.ones(4, dtype=np.float32) / 2.0  # the unit vector every prepared parent carries
 
 
 def prepared(ext_id: str, text: str, title: str = "T", url: str = "") -> PreparedDocument:
-    import hashlib
-
     chunk = Chunk(ChunkKind.PARENT, 0, title, text)
-    vec = np.ones(4, dtype=np.float32) / 2.0
-    return PreparedDocument(ext_id, title, url, hashlib.sha256(text.encode()).hexdigest(), (chunk,), (vec,))
+    return PreparedDocument(ext_id, title, url, hashlib.sha256(text.encode()).hexdigest(), (chunk,), (HALF,))
+
+
+def prepared_pair(kind: ChunkKind, question: str, answer: str, url: str) -> PreparedDocument:
+    """A Q&A pair (``kind`` QA) or a curated answer (``kind`` CURATED: ``question`` holds its
+    triggers, one a line), as the loaders prepare them."""
+    chunk = Chunk(kind, 0, question, answer)
+    vec = HALF if kind is ChunkKind.QA else None
+    return PreparedDocument(question, question, url, hashlib.sha256(f"{question}\n{answer}".encode()).hexdigest(),
+                            (chunk,), (vec,))
 
 
 def record(uri: str, content: str, access: Access) -> SourceRecord:
@@ -78,3 +96,296 @@ class StoreContract:
         g1 = store.generation
         store.delete_source("acme", "default", "a.md")
         assert g0 < g1 < store.generation
+
+    def test_directory_is_a_local_folder(self, store) -> None:  # type: ignore[no-untyped-def]
+        assert store.directory.is_dir()
+
+    def test_source_and_list_sources(self, store) -> None:  # type: ignore[no-untyped-def]
+        team = Access("acme", public=False, principals=("team:b", "team:a", "team:b"))
+        store.put_source(record("b.md", "h1", team), [prepared("b", "beta")])
+        store.put_source(record("a.md", "h2", Access("acme")), [prepared("a", "alpha")])
+        store.put_source(record("o.md", "h3", Access("other")), [prepared("o", "other")])
+        found = store.source("acme", "default", "b.md")
+        assert (found["uri"], found["kind"], found["version"], found["content_hash"], found["documents"]) == (
+            "b.md", "md", 1, "h1", 1)
+        assert found["access"] == {"org": "acme", "agent": "default", "public": False, "principals": ["team:a", "team:b"]}
+        assert store.source("acme", "default", "missing.md") is None
+        assert store.source("acme", "sales", "b.md") is None
+        assert [s["uri"] for s in store.list_sources("acme")] == ["a.md", "b.md"]
+        assert [s["uri"] for s in store.list_sources()] == ["a.md", "b.md", "o.md"]
+        assert store.list_sources("acme")[1] == {**found, "updated_at": store.list_sources("acme")[1]["updated_at"]}
+
+    def test_known_text_hashes_are_per_access(self, store) -> None:  # type: ignore[no-untyped-def]
+        acme, team = Access("acme"), Access("acme", public=False, principals=("team:a",))
+        doc = prepared("a", "alpha")
+        store.put_source(record("a.md", "h1", acme), [doc])
+        assert store.known_text_hashes("acme", "default", acme) == {doc.text_hash}
+        assert store.known_text_hashes("acme", "default", team) == set()
+        assert store.known_text_hashes("other", "default", Access("other")) == set()
+
+    def test_roots_are_recorded_and_forgotten(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.set_root("acme", "default", "docs", "/srv/docs")
+        store.set_root("acme", "default", "docs", "/srv/docs2")
+        store.set_root("acme", "default", "faq", "/srv/faq.md")
+        assert store.roots("acme", "default") == {"docs": "/srv/docs2", "faq": "/srv/faq.md"}
+        assert store.roots("acme", "sales") == {}
+        store.forget_root("acme", "default", "docs")
+        assert store.roots("acme", "default") == {"faq": "/srv/faq.md"}
+
+    def test_rename_source(self, store) -> None:  # type: ignore[no-untyped-def]
+        acme = Access("acme")
+        store.put_source(record("a.md", "h1", acme), [prepared("a", "alpha")])
+        store.put_source(record("b.md", "h2", acme), [prepared("b", "beta")])
+        g = store.generation
+        assert store.rename_source("acme", "default", "a.md", "c.md")
+        assert store.generation > g
+        assert store.source("acme", "default", "a.md") is None
+        assert store.source("acme", "default", "c.md")["content_hash"] == "h1"
+        assert not store.rename_source("acme", "default", "c.md", "b.md")  # taken
+        assert not store.rename_source("acme", "default", "gone.md", "d.md")
+
+    def test_rename_prefix_keeps_what_is_taken(self, store) -> None:  # type: ignore[no-untyped-def]
+        acme = Access("acme")
+        for uri, text in (("docs/a.md", "alpha"), ("docs/b.md", "beta"), ("help/b.md", "gamma"), ("docsx/c.md", "c")):
+            store.put_source(record(uri, text, acme), [prepared(uri, text)])
+        assert store.rename_prefix("acme", "default", "docs", "help") == ["docs/b.md"]
+        assert [s["uri"] for s in store.list_sources("acme")] == ["docs/b.md", "docsx/c.md", "help/a.md", "help/b.md"]
+
+    def test_title_matches(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("r.md", "1", Access("acme")), [prepared("r", "money back", title="Refunds")])
+        store.put_source(record("s.md", "2", Access("acme")), [prepared("s", "a refund is late", title="Shipping")])
+        store.put_source(record("o.md", "3", Access("other")), [prepared("o", "theirs", title="Refund")])
+        refunds = store.allowed(Caller("acme")).ids.tolist()[0]
+        assert store.title_matches("refund", Caller("acme"), 10) == [refunds]  # plural folded; body not read
+        assert store.title_matches("shipping", Caller("acme", principals=frozenset({"x"})), 10) != []
+        assert store.title_matches("refund", Caller("nobody"), 10) == []
+        assert store.title_matches("the", Caller("acme"), 10) == []
+
+    def test_mentions(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "Welcome to Zephyrine Bakery", title="Home")])
+        store.put_source(record("t.md", "2", Access("acme", public=False, principals=("team:x",))),
+                         [prepared("t", "internal Quillon notes")])
+        assert store.mentions("Zephyrine", Caller("acme"))
+        assert store.mentions("home", Caller("acme"))  # titles count too
+        assert not store.mentions("Zephyrine", Caller("other"))
+        assert not store.mentions("Quillon", Caller("acme"))
+        assert store.mentions("Quillon", Caller("acme", principals=frozenset({"team:x"})))
+
+    def test_lexical_image_weights_title_twice(self, store) -> None:  # type: ignore[no-untyped-def]
+        # Five rows of four words each (so every length is the average): "refund" in X's title,
+        # in Y's body, nowhere else. N=5, n_t=2: idf = ln(3.5/2.5). With k1=1.2, b=0.75 and
+        # f = 2 (title) or 1 (body): X = idf·2·2.2/(2+1.2) = idf·1.375, Y = idf·1.0.
+        rows = [("x", "refund policy", "money returned"), ("y", "policy page", "refund money"),
+                ("p", "opening hours", "nine five"), ("q", "delivery times", "two days"),
+                ("r", "contact us", "phone email")]
+        for ext, title, text in rows:
+            store.put_source(record(f"{ext}.md", ext, Access("acme")), [prepared(ext, text, title=title)])
+        store.put_source(record("o.md", "o", Access("other")), [prepared("o", "refund refund", title="refund")])
+        allowed = store.allowed(Caller("acme"))
+        x, y = allowed.ids.tolist()[:2]
+        image = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+        assert image.generation == store.generation
+        found = image.search("refund", allowed.ids, 10)
+        idf = float(np.log(3.5 / 2.5))
+        assert [u for u, _ in found] == [x, y]
+        assert [s for _, s in found] == pytest.approx([idf * 1.375, idf * 1.0])
+        assert store.lexical_image(TextIndex.QA, (2.0, 1.0)).search("refund", allowed.ids, 10) == []
+
+    def test_lexical_image_of_qa_pairs(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("faq.json", "1", Access("acme")),
+                         [prepared_pair(ChunkKind.QA, "How do refunds work?", "Within thirty days.", "https://x/r")])
+        allowed = store.allowed(Caller("acme"))
+        found = store.lexical_image(TextIndex.QA, (2.0, 1.0)).search("refunds", allowed.ids, 10)
+        assert [u for u, _ in found] == allowed.ids.tolist()
+        assert store.lexical_image(TextIndex.UNITS, (2.0, 1.0)).search("refunds", allowed.ids, 10) == []
+
+    def test_vectors_are_read_back(self, store) -> None:  # type: ignore[no-untyped-def]
+        acme = Access("acme")
+        store.put_source(record("a.md", "1", acme), [prepared("a", "alpha")], model_id="m1")
+        store.put_source(record("b.md", "2", acme), [prepared("b", "beta")], model_id="m1")
+        a, b = store.allowed(Caller("acme")).ids.tolist()
+        assert store.meta("model_id") == "m1"
+        assert store.count_vectors("m1") == 2 and store.count_vectors("m2") == 0
+        assert store.vector_ids("m1").tolist() == [a, b]
+        batches = list(store.vectors("m1"))
+        assert np.concatenate([i for i, _ in batches]).tolist() == [a, b]
+        assert np.allclose(np.concatenate([v for _, v in batches]), HALF)
+        assert [i.tolist() for i, _ in store.vectors("m1", after_id=a)] == [[b]]
+        ids, vecs = store.vectors_of("m1", np.array([b, b + 100], dtype=np.int64))
+        assert ids.tolist() == [b] and np.allclose(vecs, [HALF])
+        with pytest.raises(ModelMismatchError):
+            store.put_source(record("c.md", "3", acme), [prepared("c", "gamma")], model_id="m2")
+
+    def test_backfill_then_switch_model(self, store) -> None:  # type: ignore[no-untyped-def]
+        acme = Access("acme")
+        store.put_source(record("a.md", "1", acme), [prepared("a", "alpha", title="A")], model_id="m1")
+        store.put_source(record("q.json", "2", acme), [prepared_pair(ChunkKind.CURATED, "hours", "9-5", "")])
+        (a,) = [u for u, unit in store.units(store.allowed(Caller("acme")).ids.tolist()).items()
+                if unit.kind is ChunkKind.PARENT]
+        assert store.count_vector_chunks() == 1  # curated answers carry no vector
+        assert store.chunks_missing_vectors("m2", 10) == [(a, "A", "alpha")]
+        assert store.chunks_missing_vectors("m1", 10) == []
+        generation, backfills, version = store.generation, store.backfills, store.version
+        store.put_vectors("m2", [a], np.array([[1.0, 0.0, 0.0, 0.0]], dtype=np.float32))
+        assert store.backfills == backfills + 1 and store.version != version
+        assert store.chunks_missing_vectors("m2", 10) == []
+        store.drop_vectors_except("m2")
+        assert store.generation > generation
+        assert (store.count_vectors("m1"), store.count_vectors("m2"), store.meta("model_id")) == (0, 1, "m2")
+
+    def test_title_units_are_added_once(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "alpha", title="Guide")], model_id="m1")
+        store.put_source(record("u.md", "2", Access("acme")), [prepared("u", "untitled", title=" ")], model_id="m1")
+        (parent,) = [u for u in store.units(store.allowed(Caller("acme")).ids.tolist()).values() if u.title == "Guide"]
+        missing = store.documents_missing_title_units(10)
+        assert missing == [(parent.document_id, "Guide", parent.id)]
+        generation = store.generation
+        store.add_title_units("m1", missing, np.array([HALF]))
+        assert store.generation > generation
+        assert store.documents_missing_title_units(10) == []
+        units = store.units(store.allowed(Caller("acme")).ids.tolist()).values()
+        title = next(u for u in units if u.kind is ChunkKind.TITLE)
+        assert (title.document_id, title.title, title.parent_id) == (parent.document_id, "Guide", parent.id)
+        assert store.count_vector_chunks() == store.count_vectors("m1") == 3
+        store.add_title_units("m1", missing, np.array([HALF]))  # already there: skipped
+        assert store.count_vectors("m1") == 3
+
+    def test_stats(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "alpha"), prepared("b", "beta")],
+                         model_id="m1")
+        store.put_source(record("f.json", "2", Access("zeta")),
+                         [prepared_pair(ChunkKind.QA, "Why?", "Because.", "")], model_id="m1")
+        stats = store.stats()
+        assert {k: stats[k] for k in ("sources", "documents", "qa_pairs", "chunks", "vectors", "model_id",
+                                      "generation", "organisations")} == {
+            "sources": 2, "documents": 2, "qa_pairs": 1, "chunks": {"parent": 2, "qa": 1}, "vectors": {"m1": 3},
+            "model_id": "m1", "generation": store.generation, "organisations": ["acme", "zeta"]}
+        assert int(stats["bytes_on_disk"]) > 0
+
+    def test_close_then_use_again(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "alpha")])
+        generation = store.generation
+        store.close()
+        assert store.generation == generation
+        assert len(store.allowed(Caller("acme"))) == 1
+
+
+class OperationalStoreContract:
+    """Every rule and method of :class:`electa.stores.OperationalStore`."""
+
+    def test_curated_answer(self, store) -> None:  # type: ignore[no-untyped-def]
+        triggers = "opening hours\nwhen are you open\nhours"
+        store.put_source(record("c.json", "1", Access("acme")),
+                         [prepared_pair(ChunkKind.CURATED, triggers, "Nine to five.", "https://x/hours")])
+        ids = store.allowed(Caller("acme")).ids
+        assert store.curated_answer("What are your Opening Hours?", "acme", ids) == (
+            "opening hours", "Nine to five.", "https://x/hours")
+        assert store.curated_answer("When are you open", "acme", ids)[0] == "when are you open"
+        assert store.curated_answer("hours", "acme", ids)[0] == "hours"  # one word: only the whole question
+        assert store.curated_answer("happy hours today", "acme", ids) is None
+        assert store.curated_answer("opening hours", "acme", np.empty(0, dtype=np.int64)) is None
+        assert store.curated_answer("opening hours", "other", ids) is None
+
+    def test_qa_pairs(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("f.json", "1", Access("acme")),
+                         [prepared_pair(ChunkKind.QA, "How do refunds work?", "Within 30 days.", "https://x/r")])
+        store.put_source(record("g.json", "2", Access("acme", agent="sales")),
+                         [prepared_pair(ChunkKind.QA, "Price?", "Ten.", "")])
+        assert store.qa_pairs("acme", "default") == [("How do refunds work?", "Within 30 days.", "https://x/r")]
+        assert store.qa_pairs("acme", "sales") == [("Price?", "Ten.", "")]
+        assert store.qa_pairs("other", "default") == []
+
+    def test_feedback_counts_each_voter_once(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.add_feedback("acme", "default", "q", "u1", 1)
+        store.add_feedback("acme", "default", "q", "u1", 1)  # the backend again: still one vote
+        store.add_feedback("acme", "default", "q", "u2", -1)
+        store.add_feedback("acme", "default", "q", "u2", 1, origin="visitor", voter="v1")
+        store.add_feedback("acme", "default", "q", "u2", 1, origin="visitor", voter="v1")
+        store.add_feedback("acme", "sales", "q", "u3", 1)
+        assert store.feedback("acme", "default") == [("q", "u1", 1), ("q", "u2", -1)]
+        assert store.feedback("acme", "default", visitors=True) == [("q", "u1", 1), ("q", "u2", 0)]
+        assert store.feedback("other", "default") == []
+        with pytest.raises(ConfigError):
+            store.add_feedback("acme", "default", "q", "u1", 1, origin="robot")
+
+    def test_agent_settings(self, store) -> None:  # type: ignore[no-untyped-def]
+        assert store.agent_settings("acme", "default") is None
+        generation = store.generation
+        store.set_agent_settings("acme", "default", {"retrieval": {"top_k": 3}})
+        store.set_agent_settings("acme", "default", {"profile": {"name": "Ada"}})
+        assert store.agent_settings("acme", "default") == {"profile": {"name": "Ada"}}
+        assert store.agent_settings("acme", "sales") is None
+        assert store.generation == generation
+
+    def test_server_secret_is_made_once(self, store) -> None:  # type: ignore[no-untyped-def]
+        first = store.server_secret("conversations")
+        assert len(first) == 32 and store.server_secret("conversations") == first
+        assert store.server_secret("other") != first
+
+    def test_organisations(self, store) -> None:  # type: ignore[no-untyped-def]
+        for name in ("zeta", "acme", "zeta"):
+            store.add_organisation(name)
+        assert store.organisations() == ["acme", "zeta"]
+
+    def test_api_keys(self, store) -> None:  # type: ignore[no-untyped-def]
+        with pytest.raises(NotFoundError):
+            store.add_api_key("acme", Scope.SEARCH)
+        store.add_organisation("acme")
+        store.add_organisation("zeta")
+        key, rec = store.add_api_key("acme", Scope.INGEST, "backend")
+        later, _ = store.add_api_key("acme", "search", expires_at=time.time() + 3600)
+        assert (rec.org, rec.name, rec.scope, rec.revoked) == ("acme", "backend", Scope.INGEST, False)
+        assert key not in repr(rec) and key.startswith(rec.prefix)
+        assert store.api_key(key) == rec and store.api_key("nope") is None
+        assert [r.id for r in store.api_keys("acme")] == [rec.id, store.api_key(later).id]
+        assert store.api_keys("zeta") == []
+        assert store.org_for_key(key) == "acme" and store.org_for_key("nope") is None
+        with pytest.raises(NotFoundError):
+            store.revoke_api_key("zeta", rec.id)  # another organisation's key
+        revoked = store.revoke_api_key("acme", rec.id)
+        assert revoked.revoked and store.api_key(key) == revoked
+        assert store.org_for_key(key) is None and store.org_for_key(later) == "acme"
+        with pytest.raises(ConfigError):
+            store.add_api_key("acme", Scope.SEARCH, expires_at=time.time() - 1)
+
+    def test_signing_secret(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.add_organisation("acme")
+        assert store.signing_secret("acme") is None and store.signing_secret("nobody") is None
+        first = store.rotate_signing_secret("acme")
+        assert store.signing_secret("acme") == first
+        second = store.rotate_signing_secret("acme")
+        assert second != first and store.signing_secret("acme") == second
+        with pytest.raises(NotFoundError):
+            store.rotate_signing_secret("nobody")
+
+    def test_gaps(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.add_gap("acme", "default", "first?", 0.1, "no passage")
+        store.add_gap("acme", "sales", "second?", 0.2, "low confidence")
+        assert [(g["agent"], g["question"], g["confidence"], g["reason"]) for g in store.gaps("acme")] == [
+            ("sales", "second?", 0.2, "low confidence"), ("default", "first?", 0.1, "no passage")]
+        assert [g["question"] for g in store.gaps("acme", "default")] == ["first?"]
+        assert store.gaps("other") == []
+
+    def test_turns(self, store) -> None:  # type: ignore[no-untyped-def]
+        for i in range(3):
+            store.add_turn("acme", "default", "c1", f"q{i}", f"a{i}", [{"id": 1}], 0.5)
+        store.add_turn("acme", "default", "c2", "other", "x", [], 0.5)
+        assert store.recent_turns("acme", "default", "c1", limit=2) == [("q1", "a1"), ("q2", "a2")]
+        assert store.recent_turns("acme", "default", "c1") == [("q0", "a0"), ("q1", "a1"), ("q2", "a2")]
+        assert store.recent_turns("other", "default", "c1") == []
+
+    def test_usage(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.count_usage("acme", "default", 10)
+        store.count_usage("acme", "default", 5)
+        store.count_usage("acme", "sales", 1)
+        day = time.strftime("%Y-%m-%d", time.gmtime())
+        assert store.usage("acme") == [{"agent": "default", "day": day, "questions": 2, "answer_chars": 15},
+                                       {"agent": "sales", "day": day, "questions": 1, "answer_chars": 1}]
+        assert store.usage("other") == []
+
+
+def untested_methods() -> list[str]:
+    """Methods of the store Protocols no contract test calls (the suite's own check)."""
+    suite = inspect.getsource(StoreContract) + inspect.getsource(OperationalStoreContract)
+    names = {n for proto in (IndexStore, OperationalStore) for n in vars(proto) if not n.startswith("_")}
+    return sorted(n for n in names if not re.search(rf"\bstore\.{n}\b", suite))
