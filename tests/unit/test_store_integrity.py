@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from electa import Access, Caller, ConfigError, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.loaders import Loaded
+from electa.stores.faiss_index import FaissHnswIndex
 from electa.stores.sqlite import SqliteStore
 from electa.testing.store_contract import prepared, record
 from electa.types import Document, Section
@@ -133,11 +135,14 @@ def test_callers_that_differ_never_share_a_cached_allowed_set_or_view(engine: En
     assert [h.title for h in engine.search("holiday", Caller("acme")).hits] == ["Holidays"]
 
 
-def test_vectors_added_to_older_chunks_reach_the_live_dense_index(engine: Engine) -> None:
+@pytest.mark.parametrize("exact_below", [20_000, 0])  # the exact path, and the HNSW graph itself
+def test_vectors_added_to_older_chunks_reach_the_live_dense_index(tmp_path: Path, exact_below: int) -> None:
     """Found by review: the dense index caught up only by appending ids above its newest, so
     vectors embedded later for older chunks stayed invisible until a restart."""
     from electa.ingest.pipeline import Ingestor
     from electa.stores.protocol import SourceRecord
+
+    engine = Engine.open(tmp_path / "data", Settings(exact_below=exact_below), HashEmbedder(dim=64))
 
     engine.ingest_loaded("b", Loaded([doc("b", "Pricing", "Growth costs 29 dollars per seat.")]), Access("acme"))
     blind = Ingestor(engine.store, None, 1200, 300, 50, 10**7)  # stored while no model was available
@@ -151,4 +156,9 @@ def test_vectors_added_to_older_chunks_reach_the_live_dense_index(engine: Engine
     engine._written()  # the follow-up embeds the older chunks
     assert engine.store.version != version  # cached results made before the backfill are not served
     hits = engine.search("Annual plans are refunded within thirty days", Caller("acme"), legs=["dense"]).hits
-    assert "Refunds" in [h.title for h in hits]
+    assert hits[0].title == "Refunds"
+    index = engine.index
+    assert isinstance(index, FaissHnswIndex)
+    ids, vecs = engine.store.vectors_of(index.model_id, index._ids)
+    assert np.array_equal(ids, index._ids) and np.allclose(vecs, index._vecs)  # arrays sorted and aligned
+    engine.close()

@@ -147,14 +147,20 @@ def test_another_folder_with_the_same_name_is_refused_until_named(engine: Engine
     assert engine.sync([sales], Access("acme")).counts()["unchanged"] == 1
 
 
-def test_a_subfolder_is_named_inside_its_recorded_parent(engine: Engine, tmp_path: Path) -> None:
+def test_roots_never_nest_so_no_file_has_two_names(engine: Engine, tmp_path: Path) -> None:
+    """Subfolders, parents, a file inside a folder, two nested paths in one call, and a
+    subfolder reached through a symlink are refused: each file is stored under one name."""
     folder = kb(tmp_path)
     engine.sync([folder], Access("acme"))
-    (folder / "billing" / "invoices.md").unlink()
-    write(folder / "billing" / "tax.md", "# Tax\nVAT is shown on every invoice.\n")
-    report = engine.sync([folder / "billing"], Access("acme"))
-    assert report.deleted == ["help-center/billing/invoices.md"]
-    assert uris(engine) == ["help-center/billing/tax.md", "help-center/refunds.md"]
+    link = tmp_path / "linked"
+    link.symlink_to(folder / "billing", target_is_directory=True)
+    for paths in ([folder / "billing"], [tmp_path], [folder / "refunds.md"], [link]):
+        report = engine.sync(paths, Access("acme")) if paths[0].is_dir() else engine.ingest(paths, Access("acme"))
+        assert report.failures and "roots overlap" in report.failures[0][1] and report.deleted == [], paths
+    other = kb(tmp_path / "other")
+    nested = engine.sync([other, other / "billing"], Access("acme"), as_name=None)
+    assert nested.failures and "holds the other" in nested.failures[0][1]
+    assert uris(engine) == ["help-center/billing/invoices.md", "help-center/refunds.md"]
 
 
 def test_nothing_is_deleted_when_a_folder_cannot_be_listed(engine: Engine, tmp_path: Path,
@@ -229,24 +235,21 @@ def test_a_name_is_one_plain_segment(engine: Engine, tmp_path: Path, name: str) 
     assert report.failures and "one path segment" in report.failures[0][1] and uris(engine) == []
 
 
-def test_a_parent_adopts_the_sources_of_a_subfolder_recorded_before_it(engine: Engine, tmp_path: Path) -> None:
-    folder = kb(tmp_path)
-    engine.sync([folder / "billing"], Access("acme"))
-    assert uris(engine) == ["billing/invoices.md"]
-    report = engine.sync([folder], Access("acme"))
-    assert uris(engine) == ["help-center/billing/invoices.md", "help-center/refunds.md"]
-    assert report.counts()["unchanged"] == 1 and report.counts()["added"] == 1 and report.deleted == []
-
-
-def test_renaming_a_folder_moves_its_sources_and_a_relinked_symlink_is_the_same_name(engine: Engine,
-                                                                                     tmp_path: Path) -> None:
+def test_a_stored_folder_keeps_its_name_and_a_live_folder_is_never_taken_over(engine: Engine, tmp_path: Path) -> None:
+    """Found by the third review: following the "moved?" hint re-pointed a name whose folder
+    still existed, and the sync deleted that folder's sources."""
     folder = kb(tmp_path)
     engine.sync([folder], Access("acme"))
-    engine.sync([folder], Access("acme"), as_name="kb")
-    assert uris(engine) == ["kb/billing/invoices.md", "kb/refunds.md"]
-    (folder / "billing" / "invoices.md").unlink()
-    assert engine.sync([folder], Access("acme")).deleted == ["kb/billing/invoices.md"]
-    # A symlink re-pointed to a new release keeps its name: withdrawn pages go.
+    renamed = engine.sync([folder], Access("acme"), as_name="kb")
+    assert renamed.failures and "keeps its name" in renamed.failures[0][1]
+    twin = kb(tmp_path / "twin")
+    for as_name in (None, "help-center"):
+        report = engine.sync([twin], Access("acme"), as_name=as_name)
+        assert report.failures and "name this one differently" in report.failures[0][1] and report.deleted == []
+    assert uris(engine) == ["help-center/billing/invoices.md", "help-center/refunds.md"]
+
+
+def test_a_relinked_symlink_is_the_same_name(engine: Engine, tmp_path: Path) -> None:
     v1, v2, link = tmp_path / "releases" / "v1", tmp_path / "releases" / "v2", tmp_path / "site"
     write(v1 / "old.md", "# Old\nWithdrawn.\n")
     write(v2 / "new.md", "# New\nCurrent.\n")
@@ -255,4 +258,35 @@ def test_renaming_a_folder_moves_its_sources_and_a_relinked_symlink_is_the_same_
     link.unlink()
     link.symlink_to(v2, target_is_directory=True)
     report = engine.sync([link], Access("acme"))
-    assert report.deleted == ["site/old.md"] and "site/new.md" in uris(engine)
+    assert report.deleted == ["site/old.md"] and uris(engine) == ["site/new.md"]
+
+
+def test_renaming_an_older_store_renames_its_document_ids_too(engine: Engine, tmp_path: Path) -> None:
+    """Found by the third review: CSV rows (``name#i``) and gzipped files kept ids that named
+    the server's path after their source was renamed."""
+    folder = tmp_path / "docs"
+    write(folder / "faq.csv", "question,answer\nCan I get a refund?,Within 30 days.\n")
+    (folder / "notes.md.gz").write_bytes(gzip.compress(b"# Notes\nExports run nightly.\n"))
+    engine.ingest([folder], Access("acme"))
+    old_ids = {s: [r[0] for r in engine.store.con.execute(
+        "SELECT ext_id FROM locations l JOIN sources s ON s.id=l.source_id WHERE s.uri=?", (s,))] for s in uris(engine)}
+    with engine.store.transaction() as con:  # as an older release stored them: names and ids by absolute path
+        for uri, ids in old_ids.items():
+            con.execute("UPDATE sources SET uri=? WHERE uri=?", (str((tmp_path / uri).resolve()), uri))
+            for ext_id in ids:  # docs/faq.csv#1, docs/notes.md
+                con.execute("UPDATE locations SET ext_id=? WHERE ext_id=?", (str((tmp_path / ext_id).resolve()), ext_id))
+    assert all(str(tmp_path) in r[0] for r in engine.store.con.execute("SELECT ext_id FROM locations"))
+    engine.ingest([folder], Access("acme"))
+    ids = [r[0] for r in engine.store.con.execute("SELECT ext_id FROM locations")]
+    assert ids and not any(str(tmp_path) in i for i in ids), ids
+
+
+def test_a_folder_is_free_to_take_in_a_subfolder_once_the_subfolders_sources_are_deleted(engine: Engine,
+                                                                                         tmp_path: Path) -> None:
+    folder = kb(tmp_path)
+    engine.sync([folder / "billing"], Access("acme"))
+    refused = engine.sync([folder], Access("acme"))
+    assert "it holds" in refused.failures[0][1] and uris(engine) == ["billing/invoices.md"]
+    engine.delete_source("acme", "default", "billing/invoices.md")
+    assert engine.sync([folder], Access("acme")).failures == []
+    assert uris(engine) == ["help-center/billing/invoices.md", "help-center/refunds.md"]

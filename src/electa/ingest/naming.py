@@ -7,24 +7,23 @@ and tie the source to where the folder happens to sit on disk.
 
 The path each name stands for is recorded per organisation and agent (``roots``; the path as
 given, made absolute, symlinks kept: a ``kb`` link re-pointed to a new release is still ``kb``).
-The rules, each so that no folder can overwrite or delete another's sources by accident:
+The rules are few, so that no folder can overwrite or delete another's sources by accident:
 
-- a name stands for one path. Another path under a recorded name is refused, whether the
-  first still exists or not (a share may be unmounted for a minute); ``--as NAME`` given
-  explicitly re-points the name (a folder that really moved);
-- ``--as NEW`` on a recorded path renames its sources (``OLD/…`` becomes ``NEW/…``);
-- a folder inside a recorded one is named inside it (``help-center/billing/…``), and a folder
-  recorded around ones recorded before adopts their sources under its own name: no file is
-  ever stored twice under two names;
-- a name is one path segment: no ``/``, no ``.`` or ``..``, no surrounding blanks.
-
-Names are planned for every path of a call before anything is recorded, so a refusal of one
-path records nothing and leaves a sync with nothing to delete.
+- a name stands for one path; a name is one plain path segment (no ``/``, ``.``, ``..``);
+- another path under a recorded name is refused. When the recorded path is gone (the folder
+  moved), ``--as NAME`` given explicitly re-points the name; while it exists, nothing does
+  (name the other folder differently);
+- a recorded path keeps its name (``--as`` cannot rename it);
+- roots never nest: a path inside a recorded one, around one, or inside another path of the
+  same call is refused (through symlinks too), so no file is ever stored under two names;
+- the names of one call are decided and recorded in one store transaction against the roots
+  as they are then: a refusal records nothing, and two syncs at once cannot both take a name.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -33,13 +32,8 @@ from electa.errors import IngestError
 
 
 class RootRegistry(Protocol):
-    def roots(self, org: str, agent: str) -> dict[str, str]: ...
-
-    def set_root(self, org: str, agent: str, name: str, path: str) -> None: ...
-
-    def forget_root(self, org: str, agent: str, name: str) -> None: ...
-
-    def rename_prefix(self, org: str, agent: str, old: str, new: str) -> list[str]: ...
+    def claim_roots(self, org: str, agent: str,
+                    decide: Callable[[dict[str, str]], Sequence[tuple[str, str]]]) -> None: ...
 
 
 @dataclass
@@ -88,54 +82,63 @@ def check_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class Naming:
-    """The name planned for one given path, and what recording it changes."""
+    """The name of one given path; ``record`` when it is new (or re-pointed)."""
 
     path: Path
     where: str
     name: str
-    record: bool = True  # False for a folder named inside a recorded one
-    renames: tuple[tuple[str, str], ...] = ()  # (old name, new name) whose sources move first
-    forget: tuple[str, ...] = ()  # names no longer recorded
+    record: bool = True
 
 
-def _inside(child: str, parent: str) -> bool:
-    return child != parent and child.startswith(parent.rstrip(os.sep) + os.sep)
+def _nested(a: str, b: str) -> bool:
+    """Whether one path lies inside the other, as written or once symlinks are followed."""
+    def inside(child: str, parent: str) -> bool:
+        return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
+
+    real_a, real_b = os.path.realpath(a), os.path.realpath(b)
+    return inside(a, b) or inside(b, a) or inside(real_a, real_b) or inside(real_b, real_a)
 
 
-def plan(registry: RootRegistry, org: str, agent: str, paths: list[Path], as_name: str | None = None) -> list[Naming]:
-    """Names for ``paths`` by the rules above; raises :class:`IngestError` naming the path
-    refused. Records nothing (see :func:`apply`)."""
+def plan(registered: dict[str, str], org: str, agent: str, paths: Sequence[Path],
+         as_name: str | None = None) -> list[Naming]:
+    """Names for ``paths`` given the recorded roots, by the rules above; raises
+    :class:`IngestError` naming the path refused."""
     if as_name is not None:
         check_name(as_name)
         if len(paths) != 1:
             raise IngestError(", ".join(map(str, paths)), "--as names one folder or file; give one path")
-    registered = registry.roots(org, agent)
     by_path = {p: n for n, p in registered.items()}
+    heres = [where(p) for p in paths]
+    for i, a in enumerate(heres):
+        for b in heres[i + 1:]:
+            if _nested(a, b):
+                raise IngestError(f"{a}, {b}", "one of these paths holds the other; give the outer one alone")
     out: list[Naming] = []
-    for path in paths:
-        here = where(path)
+    for path, here in zip(paths, heres, strict=True):
         known = by_path.get(here)
-        if known is not None and as_name in (None, known):
+        if known is not None:
+            if as_name not in (None, known):
+                raise IngestError(str(path), f"it is stored as {known!r}; a stored folder keeps its name")
             out.append(Naming(path, here, known, record=False))
             continue
-        if known is not None:  # --as NEW on a recorded path: its sources move to the new name
-            assert as_name is not None
-            _free(registered, as_name, here, path, org, agent, explicit=False)
-            out.append(Naming(path, here, as_name, renames=((known, as_name),), forget=(known,)))
-            continue
-        parents = [(n, p) for n, p in registered.items() if _inside(here, p)]
-        if parents:
-            if as_name is not None:
-                raise IngestError(str(path), f"it is inside {parents[0][1]}, stored as {parents[0][0]!r}: its files are"
-                                  " named inside that name; sync that folder, or drop --as")
-            name, parent = max(parents, key=lambda pair: len(pair[1]))
-            out.append(Naming(path, here, f"{name}/{Path(os.path.relpath(here, parent)).as_posix()}", record=False))
-            continue
+        for other_name, other in registered.items():
+            if _nested(here, other) and not (as_name == other_name and not Path(other).exists()):
+                if _nested(other, here) and len(os.path.realpath(other)) <= len(os.path.realpath(here)):
+                    why = f"it is inside {other}, stored as {other_name!r}: sync that folder instead"
+                else:
+                    why = (f"it holds {other}, stored as {other_name!r}: delete those sources first (`electa sources"
+                           f" delete {other_name}/…`), or keep ingesting that folder on its own")
+                raise IngestError(str(path), f"{why} (a file is stored under one name only; roots overlap)")
         name = check_name(as_name or Path(here).name)
-        _free(registered, name, here, path, org, agent, explicit=as_name is not None)
-        children = [(n, p) for n, p in registered.items() if _inside(p, here)]
-        renames = tuple((n, f"{name}/{Path(os.path.relpath(p, here)).as_posix()}") for n, p in children)
-        out.append(Naming(path, here, name, renames=renames, forget=tuple(n for n, _ in children)))
+        taken = registered.get(name)
+        if taken is not None:
+            if Path(taken).exists():
+                raise IngestError(str(path), f"{taken} is already stored as {name!r} for {org}/{agent}: name this one"
+                                  " differently with --as NAME")
+            if as_name != name:
+                raise IngestError(str(path), f"{taken} (not there now) is stored as {name!r} for {org}/{agent}: if this"
+                                  f" is that folder moved, run again with --as {name}; otherwise name this one with --as NAME")
+        out.append(Naming(path, here, name))
     names = [n.name for n in out]
     if len(set(names)) != len(names):
         raise IngestError(", ".join(map(str, paths)), "two of these paths would be stored under one name; ingest them"
@@ -143,24 +146,13 @@ def plan(registry: RootRegistry, org: str, agent: str, paths: list[Path], as_nam
     return out
 
 
-def _free(registered: dict[str, str], name: str, here: str, path: Path, org: str, agent: str, explicit: bool) -> None:
-    taken = registered.get(name)
-    if taken is None or taken == here or explicit:
-        return  # explicit --as re-points a recorded name: the user says this is that folder
-    gone = "" if Path(taken).exists() else " (it is not there now)"
-    raise IngestError(str(path), f"{taken}{gone} is already stored as {name!r} for {org}/{agent}: if this is that"
-                      f" folder moved, run again with --as {name}; otherwise name this one with --as NAME")
+def claim(registry: RootRegistry, org: str, agent: str, paths: Sequence[Path], as_name: str | None = None) -> list[Naming]:
+    """Plan and record the names of ``paths`` in one store transaction (see the module docstring)."""
+    planned: list[Naming] = []
 
+    def decide(registered: dict[str, str]) -> list[tuple[str, str]]:
+        planned[:] = plan(registered, org, agent, paths, as_name)
+        return [(n.name, n.where) for n in planned if n.record]
 
-def apply(registry: RootRegistry, org: str, agent: str, namings: list[Naming]) -> list[str]:
-    """Record planned names: move renamed sources, forget replaced names, record new ones.
-    Returns the sources that could not be renamed (their new name was taken)."""
-    stuck: list[str] = []
-    for naming in namings:
-        for old, new in naming.renames:
-            stuck.extend(registry.rename_prefix(org, agent, old, new))
-        for name in naming.forget:
-            registry.forget_root(org, agent, name)
-        if naming.record:
-            registry.set_root(org, agent, naming.name, naming.where)
-    return stuck
+    registry.claim_roots(org, agent, decide)
+    return planned

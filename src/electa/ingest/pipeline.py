@@ -125,13 +125,11 @@ class Ingestor:
         start = time.perf_counter()
         try:
             listing = list_files(list(paths))
-            # Every name is planned before any is recorded: one refused path leaves nothing changed.
-            namings = naming.plan(self.store, access.org, access.agent, list(paths), as_name)
+            # Decided and recorded in one transaction: one refused path leaves nothing changed.
+            namings = naming.claim(self.store, access.org, access.agent, list(paths), as_name)
         except IngestError as exc:
             report.failures.append((exc.source, exc.reason))
             return report
-        for uri in naming.apply(self.store, access.org, access.agent, namings):
-            report.failures.append((uri, "could not take its folder's new name: that name is taken; it keeps its old one"))
         report.roots = {n.path: n.name for n in namings}
         report.failures.extend(listing.errors)
         if listing.errors:  # something could not be listed: a sync must not read its absence as deletion

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -153,8 +153,11 @@ class IndexStore(Protocol):
         """Names of ingested folders and files -> the path each stands for."""
         ...
 
-    def set_root(self, org: str, agent: str, name: str, path: str) -> None:
-        """Record (or re-point) the name ``name``."""
+    def claim_roots(self, org: str, agent: str,
+                    decide: Callable[[dict[str, str]], Sequence[tuple[str, str]]]) -> None:
+        """In one transaction: forget roots none of whose sources is left, show ``decide`` the
+        roots as they are, then record (or re-point) the ``(name, path)`` pairs it returns.
+        Whatever ``decide`` raises records nothing."""
         ...
 
     def forget_root(self, org: str, agent: str, name: str) -> None:
@@ -162,13 +165,8 @@ class IndexStore(Protocol):
         ...
 
     def rename_source(self, org: str, agent: str, old_uri: str, new_uri: str) -> bool:
-        """Give a source a new name (nothing else changes); False when there is no source
-        ``old_uri`` or ``new_uri`` is taken."""
-        ...
-
-    def rename_prefix(self, org: str, agent: str, old: str, new: str) -> list[str]:
-        """Rename every source ``old/…`` to ``new/…`` in one transaction; the names left as they
-        were because their new name was taken."""
+        """Give a source a new name (its documents' ids named after it follow); False when
+        there is no source ``old_uri`` or ``new_uri`` is taken."""
         ...
 
     # -- units and access --------------------------------------------------------------------

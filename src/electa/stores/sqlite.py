@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -255,8 +255,8 @@ class SqliteStore(OperationalTables):
     def version(self) -> str:
         """Moves with every change a search can see: sources (``generation``) and backfilled
         vectors. What result caches are keyed by."""
-        row = self.con.execute("SELECT group_concat(value, '.') FROM (SELECT value FROM meta WHERE key IN"
-                               " ('generation', 'vector_backfills') ORDER BY key)").fetchone()
+        row = self.con.execute("SELECT (SELECT value FROM meta WHERE key='generation') || '.' ||"
+                               " coalesce((SELECT value FROM meta WHERE key='vector_backfills'), '0')").fetchone()
         return str(row[0])
 
     def vectors_of(self, model_id: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -428,12 +428,19 @@ class SqliteStore(OperationalTables):
         """Names of ingested folders and files -> the path each stands for (see ``ingest.naming``)."""
         return dict(self.con.execute("SELECT name, path FROM roots WHERE org=? AND agent=?", (org, agent)).fetchall())
 
-    def set_root(self, org: str, agent: str, name: str, path: str) -> None:
-        if self.roots(org, agent).get(name) == path:
-            return
+    def claim_roots(self, org: str, agent: str,
+                    decide: Callable[[dict[str, str]], Sequence[tuple[str, str]]]) -> None:
+        """Record the ``(name, path)`` pairs ``decide`` returns when shown the roots as they are
+        inside this transaction; whatever it raises leaves them as they were. A root none of
+        whose sources is left (all deleted) is forgotten first: its name and path are free."""
         with self.transaction() as con:
-            con.execute("INSERT INTO roots VALUES(?,?,?,?) ON CONFLICT(org, agent, name) DO UPDATE SET path=excluded.path",
-                        (org, agent, name, path))
+            con.execute("DELETE FROM roots WHERE org=? AND agent=? AND NOT EXISTS (SELECT 1 FROM sources s WHERE"
+                        " s.org=roots.org AND s.agent=roots.agent AND (s.uri=roots.name OR"
+                        " substr(s.uri, 1, length(roots.name) + 1)=roots.name || '/'))", (org, agent))
+            registered = dict(con.execute("SELECT name, path FROM roots WHERE org=? AND agent=?", (org, agent)).fetchall())
+            for name, path in decide(registered):
+                con.execute("INSERT INTO roots VALUES(?,?,?,?) ON CONFLICT(org, agent, name) DO UPDATE SET"
+                            " path=excluded.path", (org, agent, name, path))
 
     def forget_root(self, org: str, agent: str, name: str) -> None:
         with self.transaction() as con:
@@ -450,20 +457,6 @@ class SqliteStore(OperationalTables):
                 self._bump(con)
         return done
 
-    def rename_prefix(self, org: str, agent: str, old: str, new: str) -> list[str]:
-        """Rename every source named ``old/…`` to ``new/…`` in one transaction; returns those
-        left as they were because their new name was taken."""
-        stuck: list[str] = []
-        with self.transaction() as con:
-            rows = con.execute("SELECT uri FROM sources WHERE org=? AND agent=? AND substr(uri, 1, ?)=?",
-                               (org, agent, len(old) + 1, old + "/")).fetchall()
-            for (uri,) in rows:
-                if not self._rename(con, org, agent, uri, new + uri[len(old):]):
-                    stuck.append(uri)
-            if len(stuck) < len(rows):
-                self._bump(con)
-        return stuck
-
     def _rename(self, con: sqlite3.Connection, org: str, agent: str, old_uri: str, new_uri: str) -> bool:
         taken = con.execute("SELECT 1 FROM sources WHERE org=? AND agent=? AND uri=?", (org, agent, new_uri)).fetchone()
         if taken is not None:
@@ -471,11 +464,21 @@ class SqliteStore(OperationalTables):
         cur = con.execute("UPDATE sources SET uri=? WHERE org=? AND agent=? AND uri=?", (new_uri, org, agent, old_uri))
         if not cur.rowcount:
             return False
-        # A file's one document was named by the path it was read from; it takes the new name.
-        base = "/" + new_uri.rsplit("/", 1)[-1]
-        con.execute("UPDATE locations SET ext_id=? WHERE source_id=(SELECT id FROM sources WHERE org=? AND agent=?"
-                    " AND uri=?) AND (ext_id=? OR substr(ext_id, -length(?))=?)",
-                    (new_uri, org, agent, new_uri, old_uri, base, base))
+        # Its documents were named after the path it was read from (``path``, ``path#3``, the
+        # path without ``.gz``, or the path as given on the command line): they take the new name.
+        source_id = con.execute("SELECT id FROM sources WHERE org=? AND agent=? AND uri=?",
+                                (org, agent, new_uri)).fetchone()[0]
+        prefixes = [(old_uri, new_uri)]
+        if old_uri.endswith(".gz"):
+            prefixes.append((old_uri[:-3], new_uri[:-3] if new_uri.endswith(".gz") else new_uri))
+        base = new_uri.rsplit("/", 1)[-1]
+        for ext_id, in con.execute("SELECT ext_id FROM locations WHERE source_id=?", (source_id,)).fetchall():
+            renamed = next((new + ext_id[len(old):] for old, new in prefixes
+                            if ext_id == old or ext_id.startswith(old + "#")), None)
+            if renamed is None and ext_id.endswith("/" + base):
+                renamed = new_uri
+            if renamed is not None:
+                con.execute("UPDATE locations SET ext_id=? WHERE source_id=? AND ext_id=?", (renamed, source_id, ext_id))
         return True
 
     def delete_source(self, org: str, agent: str, uri: str) -> int:
@@ -646,8 +649,9 @@ class SqliteStore(OperationalTables):
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
         """Add vectors to chunks stored earlier (reindex, or chunks stored while no model was
         available). Their ids lie below vectors already indexed, so the dense index cannot catch
-        up by appending: the ``vector_backfills`` counter tells it to reload (and the generation
-        moves, so no cached result outlives them)."""
+        up by appending: the ``vector_backfills`` counter tells it to fetch the vectors it lacks.
+        The generation does not move (nothing the full-text images hold changed); cached results
+        are keyed by :attr:`version`, which does."""
         with self.transaction() as con:
             con.executemany("INSERT OR REPLACE INTO vectors VALUES(?,?,?,?)",
                             [(int(i), model_id, int(v.shape[0]), vector_blob(v)) for i, v in zip(ids, vecs, strict=True)])

@@ -6,6 +6,7 @@ Protocols only (no SQL), so each backend runs the same suite."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import re
@@ -123,14 +124,38 @@ class StoreContract:
         assert store.known_text_hashes("acme", "default", team) == set()
         assert store.known_text_hashes("other", "default", Access("other")) == set()
 
-    def test_roots_are_recorded_and_forgotten(self, store) -> None:  # type: ignore[no-untyped-def]
-        store.set_root("acme", "default", "docs", "/srv/docs")
-        store.set_root("acme", "default", "docs", "/srv/docs2")
-        store.set_root("acme", "default", "faq", "/srv/faq.md")
-        assert store.roots("acme", "default") == {"docs": "/srv/docs2", "faq": "/srv/faq.md"}
+    def test_roots_are_claimed_in_one_transaction_and_forgotten(self, store) -> None:  # type: ignore[no-untyped-def]
+        for uri in ("docs/a.md", "faq.md"):
+            store.put_source(record(uri, uri, Access("acme")), [prepared(uri, f"text of {uri}")])
+        seen: list[dict[str, str]] = []
+
+        def first(registered: dict[str, str]) -> list[tuple[str, str]]:
+            seen.append(dict(registered))
+            return [("docs", "/srv/docs"), ("faq.md", "/srv/faq.md")]
+
+        store.claim_roots("acme", "default", first)
+        def second(registered: dict[str, str]) -> list[tuple[str, str]]:
+            seen.append(dict(registered))
+            return [("docs", "/srv/docs2")]
+
+        store.claim_roots("acme", "default", second)
+        assert seen == [{}, {"docs": "/srv/docs", "faq.md": "/srv/faq.md"}]
+        assert store.roots("acme", "default") == {"docs": "/srv/docs2", "faq.md": "/srv/faq.md"}
+
+        def refuse(registered: dict[str, str]) -> list[tuple[str, str]]:
+            raise ValueError("refused")
+
+        with contextlib.suppress(ValueError):
+            store.claim_roots("acme", "default", lambda r: [("x", "/srv/x"), *refuse(r)])
+        assert store.roots("acme", "default") == {"docs": "/srv/docs2", "faq.md": "/srv/faq.md"}
         assert store.roots("acme", "sales") == {}
         store.forget_root("acme", "default", "docs")
-        assert store.roots("acme", "default") == {"faq": "/srv/faq.md"}
+        assert store.roots("acme", "default") == {"faq.md": "/srv/faq.md"}
+        # A root whose sources are all gone is forgotten at the next claim: its name is free again.
+        store.delete_source("acme", "default", "faq.md")
+        seen.clear()
+        store.claim_roots("acme", "default", second)
+        assert seen == [{}] and store.roots("acme", "default") == {"docs": "/srv/docs2"}
 
     def test_rename_source(self, store) -> None:  # type: ignore[no-untyped-def]
         acme = Access("acme")
@@ -143,13 +168,6 @@ class StoreContract:
         assert store.source("acme", "default", "c.md")["content_hash"] == "h1"
         assert not store.rename_source("acme", "default", "c.md", "b.md")  # taken
         assert not store.rename_source("acme", "default", "gone.md", "d.md")
-
-    def test_rename_prefix_keeps_what_is_taken(self, store) -> None:  # type: ignore[no-untyped-def]
-        acme = Access("acme")
-        for uri, text in (("docs/a.md", "alpha"), ("docs/b.md", "beta"), ("help/b.md", "gamma"), ("docsx/c.md", "c")):
-            store.put_source(record(uri, text, acme), [prepared(uri, text)])
-        assert store.rename_prefix("acme", "default", "docs", "help") == ["docs/b.md"]
-        assert [s["uri"] for s in store.list_sources("acme")] == ["docs/b.md", "docsx/c.md", "help/a.md", "help/b.md"]
 
     def test_title_matches(self, store) -> None:  # type: ignore[no-untyped-def]
         store.put_source(record("r.md", "1", Access("acme")), [prepared("r", "money back", title="Refunds")])
