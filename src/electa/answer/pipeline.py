@@ -34,7 +34,7 @@ import re
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from electa.answer.answerers import Answerer, ExtractiveAnswerer
 from electa.answer.checks import citations, unsupported
@@ -47,6 +47,7 @@ from electa.errors import new_incident
 from electa.types import AnswerEvent, Caller
 
 if TYPE_CHECKING:
+    from electa.api.cache import Cache
     from electa.engine import Engine
     from electa.stores.protocol import OperationalStore, Store
 
@@ -71,17 +72,6 @@ SSE_CONTRACT = """Server-Sent Events, in this order:
 - `error` `{"error": "…", "incident": "…"}`: the answer could not be completed and nothing follows;
   the details are in the server log under the incident id.
 """
-
-
-class ResultCacheLike(Protocol):
-    """What the pipeline needs of a result cache (:class:`electa.api.cache.ResultCache`)."""
-
-    def key(self, kind: str, caller: Caller, provider: str, query: str, page: str | None, generation: object,
-            extra: str = "") -> tuple[object, ...]: ...
-
-    def get(self, key: tuple[object, ...]) -> Any | None: ...
-
-    def put(self, key: tuple[object, ...], value: Any) -> None: ...
 
 
 def settings_digest(stored: Mapping[str, object] | None) -> str:
@@ -188,7 +178,7 @@ class AskPipeline:
     an optional result cache, an optional answerer (default: extractive) and an optional
     follow-up rewriter. ``record=False`` skips the bookkeeping (the Python API's default)."""
 
-    def __init__(self, engine: Engine, store: Store, *, cache: ResultCacheLike | None = None,
+    def __init__(self, engine: Engine, store: Store, *, cache: Cache | None = None,
                  answerer: Answerer | None = None, rewriter: LlmRewriter | Rewrite | None = None,
                  provider: str | None = None, record: bool = True) -> None:
         self.engine, self.store, self.cache = engine, store, cache

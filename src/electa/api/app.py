@@ -28,7 +28,7 @@ from electa.answer.answerers import create_answerer
 from electa.answer.pipeline import SSE_CONTRACT, AskPipeline, AskRequest, settings_digest
 from electa.answer.prompt import Turn
 from electa.answer.rewrite import LlmRewriter
-from electa.api.cache import ResultCache
+from electa.api.cache import Cache, ResultCache
 from electa.api.contract import (
     AUTHED,
     SSE_EVENT,
@@ -163,7 +163,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     app = FastAPI(title="Electa", version="0.1.0",
                   description="Hybrid retrieval and grounded answers over an organisation's own knowledge.")
     app.add_middleware(AllowEveryMethod, routes=app.router.routes)
-    cache = ResultCache(cache_ttl_s)
+    cache: Cache = ResultCache(cache_ttl_s)
     store = engine.store
     provider = engine.settings.answerer
     answerer = None if provider == "extractive" else create_answerer(provider, engine.settings)

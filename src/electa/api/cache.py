@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol
 
 from electa.types import Caller
 
@@ -20,7 +20,32 @@ def normalise(query: str) -> str:
     return " ".join(query.lower().split())
 
 
+class Cache(Protocol):
+    """A result cache (SPEC H3). The in-process :class:`ResultCache` is the embedded one; a
+    shared one (Redis) must honour the same contract, checked by
+    :class:`electa.testing.cache_contract.CacheContract`:
+
+    - ``key(...)`` differs whenever any part differs: kind, the caller (organisation, agent,
+      principal set), provider, query (after folding case and blanks), page, store version,
+      ``extra``; and is equal when they are all equal;
+    - ``get(key)`` returns what ``put(key, value)`` stored, until ``ttl_s`` has passed; after
+      that, and for a key never stored, ``None``;
+    - storing never fails the caller; the cache may forget entries at any time (bounded size).
+    """
+
+    ttl_s: float
+
+    def key(self, kind: str, caller: Caller, provider: str, query: str, page: str | None, generation: object,
+            extra: str = "") -> tuple[object, ...]: ...
+
+    def get(self, key: tuple[object, ...]) -> Any | None: ...
+
+    def put(self, key: tuple[object, ...], value: Any) -> None: ...
+
+
 class ResultCache:
+    """The in-process cache: LRU of ``max_entries``, each living ``ttl_s`` seconds."""
+
     def __init__(self, ttl_s: float = 300.0, max_entries: int = 2048) -> None:
         self.ttl_s, self.max_entries = ttl_s, max_entries
         self._data: OrderedDict[tuple[object, ...], tuple[float, Any]] = OrderedDict()
