@@ -97,7 +97,8 @@ def main() -> None:
     caller = Caller("bench")
     allowed = engine.store.allowed(caller)
     leg = engine.fulltext
-    image = leg.warm()
+    leg.warm()
+    image = engine.store.lexical_image(leg.index, leg.weights)  # one image of every row, for the global figures
     table = global_scores(image)
     doc_of = {u.id: u.ext_id for u in engine.store.units(allowed.ids.tolist()).values()}
     queries = dict(sorted(beir.queries.items()))

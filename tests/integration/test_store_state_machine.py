@@ -75,7 +75,10 @@ class StoreMachine(RuleBasedStateMachine):
 
     def _open(self) -> Engine:
         # exact_below=4: most searches walk the HNSW graph with its filter, not the exact path.
-        return Engine.open(self.path, Settings(exact_below=4), HashEmbedder(dim=16))
+        engine = Engine.open(self.path, Settings(exact_below=4), HashEmbedder(dim=16))
+        for leg in (engine.fulltext, engine.qa):  # merge the full-text segments often, crashes included
+            leg.MERGE_MIN, leg.MERGE_SHARE = 3, 0.0
+        return engine
 
     def teardown(self) -> None:
         self.engine.close()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
-from electa.stores.bm25_memory import BM25Image
+from electa.stores.bm25_memory import BM25Image, search_segments
 from electa.stores.protocol import AllowedSet, IndexStore, TextIndex
 from electa.types import Caller
 
@@ -26,19 +27,29 @@ class FullTextLeg:
     collection statistics taken over the caller's allowed set only (see
     :mod:`electa.stores.bm25_memory`), so one tenant's writes never move another tenant's
     scores. The index's own BM25 (FTS5's ``bm25()``) is never used for ranking: its
-    statistics span every tenant. After a write the image is rebuilt in the background; a
-    query that arrives before it is current waits for it (within the leg's time budget).
+    statistics span every tenant.
+
+    The image is two segments: ``main`` over every row up to some id and ``recent`` over the
+    rows written since. A write rebuilds only ``recent`` (a query that arrives first waits for
+    it, within the leg's budget); once ``recent`` holds more than ``MERGE_SHARE`` of ``main``'s
+    rows (and at least ``MERGE_MIN``), ``main`` is rebuilt in the background while queries go
+    on with the old pair, then both are swapped at once. Deleted rows need no segment change:
+    no allowed set names them.
     """
 
     name = "fulltext"
     index = TextIndex.UNITS
     weights: tuple[float, float] = CHUNK_WEIGHTS
+    MERGE_SHARE = 0.05
+    MERGE_MIN = 2000
 
     def __init__(self, store: IndexStore) -> None:
         self.store = store
-        self._image: BM25Image | None = None
+        self._segments: tuple[BM25Image, BM25Image] | None = None  # (main, recent)
         self._building = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._merging = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self.merges = 0
 
     def available(self) -> bool:
         return True
@@ -47,26 +58,73 @@ class FullTextLeg:
     def why(self) -> str:
         return ""
 
-    def warm(self, generation: int | None = None) -> BM25Image:
-        """The image for ``generation`` (default: the store's current one), built if needed.
-        Concurrent callers wait for one build instead of building twice."""
-        image = self._image
+    def warm(self, generation: int | None = None) -> tuple[BM25Image, BM25Image]:
+        """Segments for ``generation`` (default: the store's current one), built if needed:
+        both on first use, ``recent`` alone after a write. Concurrent callers wait for one build."""
+        segments = self._segments
         wanted = self.store.generation if generation is None else generation
-        if image is not None and image.generation >= wanted:
-            return image
+        if segments is not None and segments[1].generation >= wanted:
+            return segments
         with self._building:
-            image = self._image
-            if image is None or image.generation < wanted:
-                image = self.store.lexical_image(self.index, self.weights)
-                self._image = image
-            return image
+            segments = self._segments
+            first = segments is None
+            if segments is None:
+                main = self.store.lexical_image(self.index, self.weights)
+                segments = (main, self.store.lexical_image(self.index, self.weights, recent_above=main.max_row))
+            elif segments[1].generation < wanted:
+                main = segments[0]
+                segments = (main, self.store.lexical_image(self.index, self.weights, recent_above=main.max_row))
+            self._segments = segments
+        main, recent = segments
+        if recent.unit_ids.size > max(self.MERGE_MIN, self.MERGE_SHARE * main.unit_ids.size):
+            self._merge_in_background()
+        elif first:  # rows written before this process started are in ``main`` now: keep ``recent`` small
+            self._in_background(lambda: self.store.trim_recent(self.index, main.max_row), "trim")
+        return segments
+
+    def _in_background(self, work: Callable[[], object], what: str) -> None:
+        def run() -> None:
+            try:
+                work()
+            except Exception:
+                log.warning("%s of the %s BM25 segments failed", what, self.name, exc_info=True)
+            finally:
+                self.store.close()  # this thread's own connection
+
+        self._start(threading.Thread(target=run, name=f"{self.name}-{what}", daemon=True))
+
+    def _start(self, thread: threading.Thread) -> None:
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
+
+    def _merge_in_background(self) -> None:
+        if self._merging.locked():
+            return
+        self._start(threading.Thread(target=self._merge, name=f"{self.name}-merge", daemon=True))
+
+    def _merge(self) -> None:
+        """Rebuild ``main`` over every row, then swap it in with a ``recent`` above it."""
+        if not self._merging.acquire(blocking=False):
+            return
+        try:
+            main = self.store.lexical_image(self.index, self.weights)
+            with self._building:
+                recent = self.store.lexical_image(self.index, self.weights, recent_above=main.max_row)
+                self._segments = (main, recent)
+                self.merges += 1
+            self.store.trim_recent(self.index, main.max_row)
+        except Exception:
+            log.warning("merging the %s BM25 segments failed; queries go on with the old ones", self.name, exc_info=True)
+        finally:
+            self._merging.release()
+            self.store.close()  # this thread's own connection
 
     def refresh(self) -> None:
-        """Rebuild the image in the background after a write, so the next query finds it ready."""
+        """Bring the segments up to date in the background after a write, so the next query
+        finds them ready."""
         if self._building.locked():
             return
-        self._thread = threading.Thread(target=self._warm_and_close, name=f"{self.name}-image", daemon=True)
-        self._thread.start()
+        self._start(threading.Thread(target=self._warm_and_close, name=f"{self.name}-image", daemon=True))
 
     def _warm_and_close(self) -> None:
         try:
@@ -77,16 +135,16 @@ class FullTextLeg:
             self.store.close()  # this thread's own connection
 
     def close(self, timeout: float = 60.0) -> None:
-        """Wait for a background rebuild, so no thread outlives the engine."""
-        thread = self._thread
-        if thread is not None and thread.is_alive():
-            thread.join(timeout)
+        """Wait for the background builds and merges, so no thread outlives the engine."""
+        while alive := [t for t in self._threads if t.is_alive()]:  # a build may start a merge
+            for thread in alive:
+                thread.join(timeout)
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
-        # The allowed set was read at ``allowed.generation``; an image at least that new holds
+        # The allowed set was read at ``allowed.generation``; segments at least that new hold
         # every row the caller may see (rows deleted since are simply not in ``allowed``).
-        image = self.warm(allowed.generation)
-        return image.search(query, allowed.ids, depth, key=(allowed.generation, caller.cache_key()))
+        segments = self.warm(allowed.generation)
+        return search_segments(segments, query, allowed.ids, depth, key=(allowed.generation, caller.cache_key()))
 
 
 class QaLeg(FullTextLeg):

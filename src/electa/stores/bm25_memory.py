@@ -22,7 +22,11 @@ exactly (unit-tested). The cost is computing idf and length normalisation at que
 the query terms' postings instead of reading precomputed scores (``bench/tenant_bm25.py``).
 
 The image is built from the FTS5 index itself (``fts5vocab`` ``instance``), so its terms are
-FTS5's terms, and it is rebuilt when the store's generation moves.
+FTS5's terms. It comes in **segments** (Lucene's and tantivy's shape): a large one over every
+row up to some id, and a small one over the rows written since, which is all a write rebuilds;
+the large one is rebuilt in the background now and then (``electa.legs.fulltext``). A query
+sums the statistics of every segment (:func:`search_segments`), so segments change only the
+cost of a write, never a score.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,7 +65,7 @@ class _View:
 
     mask: np.ndarray
     n_rows: int
-    avg_len: float
+    len_sum: float
 
 
 class BM25Image:
@@ -75,13 +80,21 @@ class BM25Image:
         self._views: OrderedDict[object, _View] = OrderedDict()
         self._views_lock = threading.Lock()
 
+    @property
+    def max_row(self) -> int:
+        """The highest unit id the segment holds (0 when empty)."""
+        return int(self.unit_ids[-1]) if self.unit_ids.size else 0
+
     @classmethod
     def build(cls, con: sqlite3.Connection, table: str, weights: tuple[float, ...],
-              generation: int) -> BM25Image:
+              generation: int, above: int = 0) -> BM25Image:
+        """The segment of ``table``'s rows with ids above ``above``."""
         con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)")
         rows = con.execute(
             f"SELECT term, doc, col, count(*) FROM temp.{table}_instances GROUP BY term, doc, col"
         ).fetchall()
+        if above:
+            rows = [r for r in rows if r[1] > above]
         columns = {name: i for i, name in enumerate(
             r[1] for r in con.execute(f"PRAGMA table_info({table})").fetchall())}
         unit_ids = np.array(sorted({r[1] for r in rows}), dtype=np.int64)
@@ -120,9 +133,7 @@ class BM25Image:
         if allowed_ids.size and self.unit_ids.size:
             pos = np.clip(np.searchsorted(self.unit_ids, allowed_ids), 0, self.unit_ids.size - 1)
             mask[pos[self.unit_ids[pos] == allowed_ids]] = True
-        n_rows = int(mask.sum())
-        avg_len = float(self.lengths[mask].sum() / n_rows) if n_rows else 0.0
-        view = _View(mask, n_rows, avg_len)
+        view = _View(mask, int(mask.sum()), float(self.lengths[mask].sum()))
         if key is not None:
             with self._views_lock:
                 self._views[key] = view
@@ -134,39 +145,52 @@ class BM25Image:
         """Top ``limit`` ``(unit id, score)`` among ``allowed_ids`` (sorted), best first, with
         N, n_t and avg|row| taken over ``allowed_ids`` only. ``key`` names the allowed set for
         caching its mask (same key, same set)."""
-        terms = [self.postings[t] for t in fts_terms(query) if t in self.postings]
-        if not terms or not allowed_ids.size or limit <= 0:
-            return []
-        view = self._view(allowed_ids, key)
-        if not view.n_rows:
-            return []
-        parts_rows, parts_scores = [], []
-        for p in terms:
-            keep = view.mask[p.rows]
-            rows, f = p.rows[keep], p.freqs[keep]
-            n_t = rows.size
-            if not n_t:
-                continue
-            idf = np.log((view.n_rows - n_t + 0.5) / (n_t + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
+        return search_segments((self,), query, allowed_ids, limit, key)
+
+
+def search_segments(segments: Sequence[BM25Image], query: str, allowed_ids: np.ndarray, limit: int,
+                    key: object = None) -> list[tuple[int, float]]:
+    """BM25 over segments that hold disjoint rows, as if they were one image: N, n_t and
+    avg|row| are summed over every segment's rows the caller may read."""
+    terms = fts_terms(query)
+    if not terms or not allowed_ids.size or limit <= 0:
+        return []
+    views = [seg._view(allowed_ids, key) for seg in segments]
+    n_rows = sum(v.n_rows for v in views)
+    if not n_rows:
+        return []
+    avg_len = sum(v.len_sum for v in views) / n_rows
+    parts_units, parts_scores = [], []
+    for term in terms:
+        kept = []
+        for seg, view in zip(segments, views, strict=True):
+            p = seg.postings.get(term)
+            if p is not None:
+                keep = view.mask[p.rows]
+                kept.append((seg, p.rows[keep], p.freqs[keep]))
+        n_t = sum(rows.size for _, rows, _ in kept)
+        if not n_t:
+            continue
+        idf = np.log((n_rows - n_t + 0.5) / (n_t + 0.5))
+        if idf <= 0.0:
+            idf = 1e-6
+        for seg, rows, f in kept:
             hit = f > 0
             rows, f = rows[hit], f[hit]
-            norm = K1 * (1.0 - B + B * self.lengths[rows] / max(view.avg_len, 1e-9))
-            parts_rows.append(rows)
+            norm = K1 * (1.0 - B + B * seg.lengths[rows] / max(avg_len, 1e-9))
+            parts_units.append(seg.unit_ids[rows])
             parts_scores.append(idf * f * (K1 + 1.0) / (f + norm))
-        if not parts_rows:
-            return []
-        rows = np.concatenate(parts_rows)
-        scores = np.concatenate(parts_scores)
-        if len(parts_rows) > 1:
-            rows, inverse = np.unique(rows, return_inverse=True)
-            scores = np.bincount(inverse, weights=scores)
-        if not rows.size:
-            return []
-        units = self.unit_ids[rows]
-        top = min(limit, units.size)
-        best = np.argpartition(-scores, top - 1)[:top]
-        # Ties broken by unit id, as FTS5's ORDER BY bm25() leaves them in rowid order.
-        best = best[np.lexsort((units[best], -scores[best]))]
-        return [(int(units[i]), float(scores[i])) for i in best]
+    if not parts_units:
+        return []
+    units = np.concatenate(parts_units)
+    scores = np.concatenate(parts_scores)
+    if len(parts_units) > 1:
+        units, inverse = np.unique(units, return_inverse=True)
+        scores = np.bincount(inverse, weights=scores)
+    if not units.size:
+        return []
+    top = min(limit, units.size)
+    best = np.argpartition(-scores, top - 1)[:top]
+    # Ties broken by unit id, as FTS5's ORDER BY bm25() leaves them in rowid order.
+    best = best[np.lexsort((units[best], -scores[best]))]
+    return [(int(units[i]), float(scores[i])) for i in best]

@@ -104,6 +104,8 @@ CREATE TABLE IF NOT EXISTS curated_triggers(
   PRIMARY KEY(trigger, chunk_id));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_recent USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts_recent USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
 """
 
 
@@ -157,6 +159,7 @@ _SOURCE_COLUMNS = ("id", "org", "agent", "uri", "kind", "url", "version", "conte
 _SOURCE_COLUMNS_SQL = ", ".join(_SOURCE_COLUMNS)
 # The FTS5 table of each full-text index; every one has two weighted columns and ``acl``.
 FTS_TABLES = {TextIndex.UNITS: "chunk_fts", TextIndex.QA: "qa_fts"}
+RECENT_TABLES = {TextIndex.UNITS: "chunk_fts_recent", TextIndex.QA: "qa_fts_recent"}
 
 
 def _source_record(row: Sequence[Any]) -> dict[str, Any]:
@@ -389,12 +392,16 @@ class SqliteStore(OperationalTables):
             )
             chunk_id = int(cur.lastrowid or 0)
             ids[chunk.ordinal] = chunk_id
+            # Each row also goes to the "recent" table, from which the small segment of rows
+            # written since the last merge is read (see lexical_image).
             if chunk.kind is ChunkKind.PARENT:
-                con.execute("INSERT INTO chunk_fts(rowid, title, body, acl) VALUES(?,?,?,?)",
-                            (chunk_id, chunk.title, chunk.text, acl))
+                for table in ("chunk_fts", "chunk_fts_recent"):
+                    con.execute(f"INSERT INTO {table}(rowid, title, body, acl) VALUES(?,?,?,?)",
+                                (chunk_id, chunk.title, chunk.text, acl))
             elif chunk.kind is ChunkKind.QA:
-                con.execute("INSERT INTO qa_fts(rowid, question, answer, acl) VALUES(?,?,?,?)",
-                            (chunk_id, chunk.title, chunk.text, acl))
+                for table in ("qa_fts", "qa_fts_recent"):
+                    con.execute(f"INSERT INTO {table}(rowid, question, answer, acl) VALUES(?,?,?,?)",
+                                (chunk_id, chunk.title, chunk.text, acl))
             elif chunk.kind is ChunkKind.CURATED:
                 con.executemany("INSERT OR IGNORE INTO curated_triggers VALUES(?, ?)",
                                 [(normalise_trigger(t), chunk_id) for t in chunk.title.split("\n") if t.strip()])
@@ -418,8 +425,8 @@ class SqliteStore(OperationalTables):
         kept = {d for d, h, sig in orphans if h in keep and sig == access_sig}
         for document_id in (d for d, _, _ in orphans if d not in kept):
             chunk_ids = [r[0] for r in con.execute("SELECT id FROM chunks WHERE document_id=?", (document_id,))]
-            con.executemany("DELETE FROM chunk_fts WHERE rowid=?", [(c,) for c in chunk_ids])
-            con.executemany("DELETE FROM qa_fts WHERE rowid=?", [(c,) for c in chunk_ids])
+            for table in (*FTS_TABLES.values(), *RECENT_TABLES.values()):
+                con.executemany(f"DELETE FROM {table} WHERE rowid=?", [(c,) for c in chunk_ids])
             removed += len(chunk_ids)
             con.execute("DELETE FROM documents WHERE id=?", (document_id,))
         return removed, kept
@@ -555,11 +562,25 @@ class SqliteStore(OperationalTables):
     def mentions(self, text: str, caller: Caller) -> bool:
         return bool(self.fts_search("chunk_fts", text, caller, 1, (1.0, 1.0), ranked=False))
 
-    def lexical_image(self, index: TextIndex, weights: tuple[float, float]) -> BM25Image:
+    def lexical_image(self, index: TextIndex, weights: tuple[float, float], recent_above: int | None = None) -> BM25Image:
         """Built from the FTS5 index itself (``fts5vocab``), so its terms are FTS5's terms.
-        The generation is read before the rows, so the image is never newer than it says."""
+        The generation is read before the rows, so the image is never newer than it says.
+        With ``recent_above``, only the rows above that id, read from the small table of rows
+        written since the last :meth:`trim_recent` (cost in proportion to them, not the corpus)."""
         generation = self.generation
-        return BM25Image.build(self.con, FTS_TABLES[TextIndex(index)], (*weights, 0.0), generation)
+        if recent_above is None:
+            return BM25Image.build(self.con, FTS_TABLES[TextIndex(index)], (*weights, 0.0), generation)
+        return BM25Image.build(self.con, RECENT_TABLES[TextIndex(index)], (*weights, 0.0), generation,
+                               above=recent_above)
+
+    def trim_recent(self, index: TextIndex, upto: int) -> None:
+        """Forget the recent rows with ids up to ``upto`` (a full image now holds them)."""
+        table = RECENT_TABLES[TextIndex(index)]
+        with self.transaction() as con:
+            con.execute(f"DELETE FROM {table} WHERE rowid <= ?", (upto,))
+            # FTS5 deletes leave markers in its segments; reading them (fts5vocab) would still
+            # cost as much as the rows once held. 'optimize' merges them away.
+            con.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
 
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
         out: dict[int, StoredUnit] = {}

@@ -209,6 +209,28 @@ class StoreContract:
         assert [s for _, s in found] == pytest.approx([idf * 1.375, idf * 1.0])
         assert store.lexical_image(TextIndex.QA, (2.0, 1.0)).search("refund", allowed.ids, 10) == []
 
+    def test_segments_read_as_one_image(self, store) -> None:  # type: ignore[no-untyped-def]
+        """A segment of the rows above an id, beside a full image taken before them, scores
+        exactly as one image of every row; trimming leaves the segment's rows above the id."""
+        from electa.stores.bm25_memory import search_segments
+
+        words = ["refund policy", "refund money", "opening hours", "delivery refund", "contact us", "refund days"]
+        for i, text in enumerate(words[:3]):
+            store.put_source(record(f"{i}.md", str(i), Access("acme")), [prepared(str(i), text, title=f"T{i}")])
+        main = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+        for i, text in enumerate(words[3:], 3):
+            store.put_source(record(f"{i}.md", str(i), Access("acme")), [prepared(str(i), text, title=f"T{i}")])
+        recent = store.lexical_image(TextIndex.UNITS, (2.0, 1.0), recent_above=main.max_row)
+        assert recent.unit_ids.tolist() == [u for u in store.allowed(Caller("acme")).ids.tolist() if u > main.max_row]
+        allowed = store.allowed(Caller("acme")).ids
+        whole = store.lexical_image(TextIndex.UNITS, (2.0, 1.0)).search("refund", allowed, 10)
+        split = search_segments((main, recent), "refund", allowed, 10)
+        assert [u for u, _ in split] == [u for u, _ in whole] and len(whole) == 4
+        assert [s for _, s in split] == pytest.approx([s for _, s in whole])
+        store.trim_recent(TextIndex.UNITS, main.max_row)
+        again = store.lexical_image(TextIndex.UNITS, (2.0, 1.0), recent_above=main.max_row)
+        assert again.unit_ids.tolist() == recent.unit_ids.tolist()
+
     def test_lexical_image_of_qa_pairs(self, store) -> None:  # type: ignore[no-untyped-def]
         store.put_source(record("faq.json", "1", Access("acme")),
                          [prepared_pair(ChunkKind.QA, "How do refunds work?", "Within thirty days.", "https://x/r")])
