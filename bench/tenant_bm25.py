@@ -99,6 +99,7 @@ def main() -> None:
     leg = engine.fulltext
     leg.warm()
     image = engine.store.lexical_image(leg.index, leg.weights)  # one image of every row, for the global figures
+    assert image is not None
     table = global_scores(image)
     doc_of = {u.id: u.ext_id for u in engine.store.units(allowed.ids.tolist()).values()}
     queries = dict(sorted(beir.queries.items()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+import time
 
 from electa.stores.bm25_memory import BM25Image, search_segments
 from electa.stores.protocol import AllowedSet, IndexStore, TextIndex
@@ -49,6 +49,7 @@ class FullTextLeg:
         self._building = threading.Lock()
         self._merging = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._threads_lock = threading.Lock()
         self.merges = 0
 
     def available(self) -> bool:
@@ -58,59 +59,57 @@ class FullTextLeg:
     def why(self) -> str:
         return ""
 
-    def warm(self, generation: int | None = None) -> tuple[BM25Image, BM25Image]:
+    def _whole(self) -> tuple[BM25Image, BM25Image]:
+        """Both segments from scratch: ``main`` over every row, ``recent`` above it."""
+        main = None
+        for _ in range(3):
+            main = self.store.lexical_image(self.index, self.weights)
+            assert main is not None  # a whole image is always there
+            recent = self.store.lexical_image(self.index, self.weights, recent_above=main.max_row)
+            if recent is not None:
+                return main, recent
+        assert main is not None
+        # Trimmed past us three times running (another process merging fast): rows above
+        # main are in no table we can read apart, so main alone is this instant's truth.
+        return main, BM25Image.empty(main.generation)
+
+    def warm(self, generation: int | None = None, merge: bool = False) -> tuple[BM25Image, BM25Image]:
         """Segments for ``generation`` (default: the store's current one), built if needed:
-        both on first use, ``recent`` alone after a write. Concurrent callers wait for one build."""
+        both on first use or when another process trimmed the recent rows past ``main``,
+        ``recent`` alone after a write. Concurrent callers wait for one build. ``merge`` (after
+        this process's own writes) lets a large ``recent`` start a background merge; a reader
+        never writes to the store."""
         segments = self._segments
         wanted = self.store.generation if generation is None else generation
-        if segments is not None and segments[1].generation >= wanted:
-            return segments
-        with self._building:
-            segments = self._segments
-            first = segments is None
-            if segments is None:
-                main = self.store.lexical_image(self.index, self.weights)
-                segments = (main, self.store.lexical_image(self.index, self.weights, recent_above=main.max_row))
-            elif segments[1].generation < wanted:
-                main = segments[0]
-                segments = (main, self.store.lexical_image(self.index, self.weights, recent_above=main.max_row))
-            self._segments = segments
+        if segments is None or segments[1].generation < wanted:
+            with self._building:
+                segments = self._segments
+                if segments is None:
+                    segments = self._whole()
+                elif segments[1].generation < wanted:
+                    recent = self.store.lexical_image(self.index, self.weights, recent_above=segments[0].max_row)
+                    segments = (segments[0], recent) if recent is not None else self._whole()
+                self._segments = segments
         main, recent = segments
-        if recent.unit_ids.size > max(self.MERGE_MIN, self.MERGE_SHARE * main.unit_ids.size):
+        if merge and recent.scanned > max(self.MERGE_MIN, self.MERGE_SHARE * main.unit_ids.size):
             self._merge_in_background()
-        elif first:  # rows written before this process started are in ``main`` now: keep ``recent`` small
-            self._in_background(lambda: self.store.trim_recent(self.index, main.max_row), "trim")
         return segments
 
-    def _in_background(self, work: Callable[[], object], what: str) -> None:
-        def run() -> None:
-            try:
-                work()
-            except Exception:
-                log.warning("%s of the %s BM25 segments failed", what, self.name, exc_info=True)
-            finally:
-                self.store.close()  # this thread's own connection
-
-        self._start(threading.Thread(target=run, name=f"{self.name}-{what}", daemon=True))
-
-    def _start(self, thread: threading.Thread) -> None:
-        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-        thread.start()
-
     def _merge_in_background(self) -> None:
-        if self._merging.locked():
-            return
-        self._start(threading.Thread(target=self._merge, name=f"{self.name}-merge", daemon=True))
+        if not self._merging.locked():
+            self._start(threading.Thread(target=self._merge, name=f"{self.name}-merge", daemon=True))
 
     def _merge(self) -> None:
-        """Rebuild ``main`` over every row, then swap it in with a ``recent`` above it."""
+        """Rebuild ``main`` over every row, swap it in with a ``recent`` above it, then trim."""
         if not self._merging.acquire(blocking=False):
             return
         try:
-            main = self.store.lexical_image(self.index, self.weights)
+            main = self.store.lexical_image(self.index, self.weights)  # the long part: queries go on meanwhile
+            assert main is not None
             with self._building:
                 recent = self.store.lexical_image(self.index, self.weights, recent_above=main.max_row)
-                self._segments = (main, recent)
+                self._segments = (main, recent) if recent is not None else self._whole()
+                main = self._segments[0]
                 self.merges += 1
             self.store.trim_recent(self.index, main.max_row)
         except Exception:
@@ -119,26 +118,40 @@ class FullTextLeg:
             self._merging.release()
             self.store.close()  # this thread's own connection
 
+    def _start(self, thread: threading.Thread) -> None:
+        with self._threads_lock:
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
+
     def refresh(self) -> None:
-        """Bring the segments up to date in the background after a write, so the next query
-        finds them ready."""
+        """After this process wrote: bring the segments up to date in the background (so the
+        next query finds them ready), merging when ``recent`` has grown large."""
         if self._building.locked():
             return
         self._start(threading.Thread(target=self._warm_and_close, name=f"{self.name}-image", daemon=True))
 
     def _warm_and_close(self) -> None:
         try:
-            self.warm()
+            self.warm(merge=True)
         except Exception:
             log.warning("rebuilding the %s BM25 image failed; the next query retries", self.name, exc_info=True)
         finally:
             self.store.close()  # this thread's own connection
 
     def close(self, timeout: float = 60.0) -> None:
-        """Wait for the background builds and merges, so no thread outlives the engine."""
-        while alive := [t for t in self._threads if t.is_alive()]:  # a build may start a merge
-            for thread in alive:
-                thread.join(timeout)
+        """Wait (at most ``timeout`` in all) for background builds and merges, so none outlives
+        the engine; one still running then is logged (they are daemons: they never block exit)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._threads_lock:
+                alive = [t for t in self._threads if t.is_alive()]
+            if not alive:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.warning("%d background %s image builds still running at close", len(alive), self.name)
+                return
+            alive[0].join(left)
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         # The allowed set was read at ``allowed.generation``; segments at least that new hold

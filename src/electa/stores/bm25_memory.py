@@ -72,11 +72,13 @@ class BM25Image:
     """``BM25Image.build(con, "chunk_fts", (2.0, 1.0, 0.0), generation)`` then ``.search()``."""
 
     def __init__(self, unit_ids: np.ndarray, lengths: np.ndarray, postings: dict[str, _Postings],
-                 generation: int) -> None:
+                 generation: int, scanned: int = 0) -> None:
         self.unit_ids = unit_ids
         self.lengths = lengths
         self.postings = postings
         self.generation = generation
+        # Rows read to build it (before keeping those above ``above``): what rebuilding it costs.
+        self.scanned = scanned or int(unit_ids.size)
         self._views: OrderedDict[object, _View] = OrderedDict()
         self._views_lock = threading.Lock()
 
@@ -93,6 +95,7 @@ class BM25Image:
         rows = con.execute(
             f"SELECT term, doc, col, count(*) FROM temp.{table}_instances GROUP BY term, doc, col"
         ).fetchall()
+        scanned = len({r[1] for r in rows})
         if above:
             rows = [r for r in rows if r[1] > above]
         columns = {name: i for i, name in enumerate(
@@ -100,7 +103,7 @@ class BM25Image:
         unit_ids = np.array(sorted({r[1] for r in rows}), dtype=np.int64)
         lengths = np.zeros(unit_ids.size, dtype=np.float64)
         if not unit_ids.size:
-            return cls(unit_ids, lengths, {}, generation)
+            return cls(unit_ids, lengths, {}, generation, scanned)
         pos_of = {int(u): i for i, u in enumerate(unit_ids)}
         weight = np.array([weights[columns[r[2]]] for r in rows], dtype=np.float64)
         pos = np.fromiter((pos_of[r[1]] for r in rows), dtype=np.int64, count=len(rows))
@@ -120,7 +123,11 @@ class BM25Image:
             np.add.at(f, inverse, weight[start:end] * counts[start:end])
             postings[term] = _Postings(uniq.astype(np.int64), f)
             start = end
-        return cls(unit_ids, lengths, postings, generation)
+        return cls(unit_ids, lengths, postings, generation, scanned)
+
+    @classmethod
+    def empty(cls, generation: int) -> BM25Image:
+        return cls(np.empty(0, dtype=np.int64), np.zeros(0), {}, generation)
 
     def _view(self, allowed_ids: np.ndarray, key: object) -> _View:
         """The caller's row mask and statistics; cached per ``key`` (generation and caller)."""

@@ -188,17 +188,21 @@ class IndexStore(Protocol):
         title or body (as the full-text analysis reads it)."""
         ...
 
-    def lexical_image(self, index: TextIndex, weights: tuple[float, float], recent_above: int | None = None) -> BM25Image:
+    def lexical_image(self, index: TextIndex, weights: tuple[float, float],
+                      recent_above: int | None = None) -> BM25Image | None:
         """An in-memory BM25 image of a full-text index, every tenant's rows, at the store's
         current generation; ``weights`` weight its two fields. The legs rank with it over the
         caller's allowed set (:mod:`electa.stores.bm25_memory`). With ``recent_above``: only
         the rows above that id, at a cost in proportion to the rows written since the last
-        :meth:`trim_recent` above it, not to the corpus (the segment a write rebuilds)."""
+        :meth:`trim_recent` above it, not to the corpus (the segment a write rebuilds); ``None``
+        when a trim, by any process, removed rows above ``recent_above`` (rebuild whole).
+        Without ``recent_above`` it never returns ``None``."""
         ...
 
     def trim_recent(self, index: TextIndex, upto: int) -> None:
         """Rows up to ``upto`` need no longer be readable through ``recent_above`` (a full
-        image holds them); a no-op for a backend that does not keep them apart."""
+        image holds them); afterwards ``recent_above`` below ``upto`` answers ``None`` in every
+        process. A no-op for a backend that does not keep them apart."""
         ...
 
     # -- vectors -----------------------------------------------------------------------------

@@ -231,6 +231,19 @@ class SqliteStore(OperationalTables):
             else:
                 con.execute("COMMIT")
 
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every read inside sees one committed state (WAL snapshot)."""
+        con = self.con
+        if con.in_transaction:  # already inside one (a write): it is the snapshot
+            yield con
+            return
+        con.execute("BEGIN")
+        try:
+            yield con
+        finally:
+            con.execute("COMMIT")
+
     def close(self) -> None:
         con = getattr(self._local, "con", None)
         if con is not None:
@@ -508,6 +521,12 @@ class SqliteStore(OperationalTables):
         cached = self._allowed_cache.get(key)
         if cached is not None:
             return cached
+        with self.snapshot() as con:  # the generation and the rows of one committed state
+            return self._read_allowed(con, caller)
+
+    def _read_allowed(self, con: sqlite3.Connection, caller: Caller) -> AllowedSet:
+        generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+        key = f"{generation}|{caller.cache_key()}"
         where = "d.org=?"
         params: list[object] = [caller.org]
         if caller.agent is not None:
@@ -519,7 +538,7 @@ class SqliteStore(OperationalTables):
             marks = ",".join("?" * len(principals))
             reader += f" OR d.id IN (SELECT document_id FROM doc_principals WHERE principal IN ({marks}))"
             params.extend(principals)
-        rows = self.con.execute(
+        rows = con.execute(
             f"SELECT c.id FROM chunks c JOIN documents d ON d.id=c.document_id WHERE {where} AND ({reader})"
             " ORDER BY c.id", params).fetchall()
         allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation)
@@ -562,25 +581,36 @@ class SqliteStore(OperationalTables):
     def mentions(self, text: str, caller: Caller) -> bool:
         return bool(self.fts_search("chunk_fts", text, caller, 1, (1.0, 1.0), ranked=False))
 
-    def lexical_image(self, index: TextIndex, weights: tuple[float, float], recent_above: int | None = None) -> BM25Image:
-        """Built from the FTS5 index itself (``fts5vocab``), so its terms are FTS5's terms.
-        The generation is read before the rows, so the image is never newer than it says.
-        With ``recent_above``, only the rows above that id, read from the small table of rows
-        written since the last :meth:`trim_recent` (cost in proportion to them, not the corpus)."""
-        generation = self.generation
-        if recent_above is None:
-            return BM25Image.build(self.con, FTS_TABLES[TextIndex(index)], (*weights, 0.0), generation)
-        return BM25Image.build(self.con, RECENT_TABLES[TextIndex(index)], (*weights, 0.0), generation,
-                               above=recent_above)
+    def lexical_image(self, index: TextIndex, weights: tuple[float, float],
+                      recent_above: int | None = None) -> BM25Image | None:
+        """Built from the FTS5 index itself (``fts5vocab``), so its terms are FTS5's terms;
+        the generation and the rows are read in one snapshot. With ``recent_above``, only the
+        rows above that id, read from the small table of rows written since the last
+        :meth:`trim_recent` (cost in proportion to them, not the corpus); ``None`` when a trim
+        (by any process) has removed rows above ``recent_above``."""
+        with self.snapshot() as con:
+            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            if recent_above is None:
+                return BM25Image.build(con, FTS_TABLES[TextIndex(index)], (*weights, 0.0), generation)
+            table = RECENT_TABLES[TextIndex(index)]
+            # Another process may have trimmed the recent rows past what this one's large
+            # segment holds: then they are no longer all here, and the caller rebuilds whole.
+            trimmed = con.execute("SELECT value FROM meta WHERE key=?", (f"trimmed:{table}",)).fetchone()
+            if trimmed is not None and int(trimmed[0]) > recent_above:
+                return None
+            return BM25Image.build(con, table, (*weights, 0.0), generation, above=recent_above)
 
     def trim_recent(self, index: TextIndex, upto: int) -> None:
-        """Forget the recent rows with ids up to ``upto`` (a full image now holds them)."""
+        """Forget the recent rows with ids up to ``upto`` (a full image now holds them), and
+        say so in ``meta`` (``trimmed:<table>``), where every process reading them looks."""
         table = RECENT_TABLES[TextIndex(index)]
         with self.transaction() as con:
             con.execute(f"DELETE FROM {table} WHERE rowid <= ?", (upto,))
             # FTS5 deletes leave markers in its segments; reading them (fts5vocab) would still
             # cost as much as the rows once held. 'optimize' merges them away.
             con.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+            con.execute("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET"
+                        " value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))", (f"trimmed:{table}", str(upto)))
 
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
         out: dict[int, StoredUnit] = {}

@@ -230,6 +230,9 @@ class StoreContract:
         store.trim_recent(TextIndex.UNITS, main.max_row)
         again = store.lexical_image(TextIndex.UNITS, (2.0, 1.0), recent_above=main.max_row)
         assert again.unit_ids.tolist() == recent.unit_ids.tolist()
+        # Rows above an older watermark are gone from the recent rows: a reader that asks for
+        # them is told so (None), in any process, rather than given a segment missing rows.
+        assert store.lexical_image(TextIndex.UNITS, (2.0, 1.0), recent_above=main.max_row - 1) is None
 
     def test_lexical_image_of_qa_pairs(self, store) -> None:  # type: ignore[no-untyped-def]
         store.put_source(record("faq.json", "1", Access("acme")),
