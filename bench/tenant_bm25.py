@@ -31,7 +31,7 @@ from electa.engine import Engine
 from electa.eval.beir import load_beir
 from electa.eval.metrics import mean_metrics
 from electa.ingest.loaders import Loaded
-from electa.stores.bm25_memory import K1, B, BM25Image, fts_terms
+from electa.stores.bm25_memory import K1, B, BM25Image, fts_terms, top_units
 from electa.stores.sqlite import SqliteStore
 from electa.types import Access, Caller
 
@@ -63,13 +63,7 @@ def global_search(image: BM25Image, table: dict[str, tuple[np.ndarray, np.ndarra
     units = image.unit_ids[rows]
     pos = np.clip(np.searchsorted(allowed, units), 0, allowed.size - 1)
     ok = allowed[pos] == units
-    units, scores = units[ok], scores[ok]
-    if not units.size:
-        return []
-    top = min(limit, units.size)
-    best = np.argpartition(-scores, top - 1)[:top]
-    best = best[np.lexsort((units[best], -scores[best]))]
-    return [(int(units[i]), float(scores[i])) for i in best]
+    return top_units(units[ok], scores[ok], limit)
 
 
 def main() -> None:

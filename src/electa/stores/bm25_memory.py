@@ -194,10 +194,15 @@ def search_segments(segments: Sequence[BM25Image], query: str, allowed_ids: np.n
     if len(parts_units) > 1:
         units, inverse = np.unique(units, return_inverse=True)
         scores = np.bincount(inverse, weights=scores)
-    if not units.size:
+    return top_units(units, scores, limit)
+
+
+def top_units(units: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    """The ``limit`` best ``(unit id, score)``, best first; ties broken by unit id, as FTS5's
+    ``ORDER BY bm25()`` leaves them in rowid order."""
+    if not units.size or limit <= 0:
         return []
     top = min(limit, units.size)
     best = np.argpartition(-scores, top - 1)[:top]
-    # Ties broken by unit id, as FTS5's ORDER BY bm25() leaves them in rowid order.
     best = best[np.lexsort((units[best], -scores[best]))]
     return [(int(units[i]), float(scores[i])) for i in best]
