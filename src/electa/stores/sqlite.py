@@ -158,6 +158,7 @@ _SOURCE_COLUMNS = ("id", "org", "agent", "uri", "kind", "url", "version", "conte
                    "updated_at")
 _SOURCE_COLUMNS_SQL = ", ".join(_SOURCE_COLUMNS)
 # The FTS5 table of each full-text index; every one has two weighted columns and ``acl``.
+UNITS_KEPT = 200_000  # units kept in memory between searches (see SqliteStore.units)
 FTS_TABLES = {TextIndex.UNITS: "chunk_fts", TextIndex.QA: "qa_fts"}
 RECENT_TABLES = {TextIndex.UNITS: "chunk_fts_recent", TextIndex.QA: "qa_fts_recent"}
 
@@ -188,6 +189,9 @@ class SqliteStore(OperationalTables):
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._allowed_cache: dict[str, AllowedSet] = {}
+        self._units_cache: dict[int, StoredUnit] = {}
+        self._units_generation = -1
+        self._units_lock = threading.Lock()
         try:
             with self._write_lock:
                 self.con.executescript(_SCHEMA)
@@ -613,11 +617,33 @@ class SqliteStore(OperationalTables):
                         " value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))", (f"trimmed:{table}", str(upto)))
 
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
+        """Stored units by id, read in one snapshot. Units read at the store's current
+        generation are kept (a unit's text never changes, but its locations may, and any
+        change moves the generation, which empties the cache), so a search over the same
+        candidates again costs dictionary lookups, not SQL (``UNITS_KEPT`` at most)."""
+        with self.snapshot() as con:
+            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            with self._units_lock:
+                if generation > self._units_generation:
+                    self._units_cache.clear()
+                    self._units_generation = generation
+                cache = self._units_cache if generation == self._units_generation else {}
+                out = {i: cache[i] for i in ids if i in cache}
+            missing = [i for i in ids if i not in out]
+            fresh = self._read_units(con, missing) if missing else {}
+            with self._units_lock:
+                if generation == self._units_generation:
+                    if len(self._units_cache) + len(fresh) > UNITS_KEPT:
+                        self._units_cache.clear()
+                    self._units_cache.update(fresh)
+        return out | fresh
+
+    def _read_units(self, con: sqlite3.Connection, ids: Sequence[int]) -> dict[int, StoredUnit]:
         out: dict[int, StoredUnit] = {}
         for start in range(0, len(ids), 500):
             part = list(ids[start:start + 500])
             marks = ",".join("?" * len(part))
-            rows = self.con.execute(
+            rows = con.execute(
                 "SELECT c.id, c.document_id, c.kind, c.title, c.text, c.parent_id,"
                 " (SELECT json_group_array(json_array(l.source_id, l.url, l.ext_id)) FROM locations l"
                 "  WHERE l.document_id=c.document_id)"

@@ -67,6 +67,19 @@ class StoreContract:
         unit = store.units(ids)[ids[0]]
         assert {unit.url, *unit.also_urls} == {"https://x/a", "https://x/b"}
 
+    def test_units_read_again_after_a_change_show_it(self, store) -> None:  # type: ignore[no-untyped-def]
+        """Whatever a backend keeps between reads, a unit read after a write shows the write."""
+        acme = Access("acme")
+        store.put_source(record("a.html", "h1", acme), [prepared("a", "shell", url="https://x/a")])
+        [unit_id] = store.allowed(Caller("acme")).ids.tolist()
+        assert store.units([unit_id])[unit_id].also_urls == ()
+        store.put_source(record("b.html", "h2", acme), [prepared("b", "shell", url="https://x/b")])
+        assert store.units([unit_id])[unit_id].also_urls == ("https://x/b",)
+        store.delete_source("acme", "default", "a.html")
+        assert store.units([unit_id])[unit_id].url == "https://x/b"
+        store.delete_source("acme", "default", "b.html")
+        assert store.units([unit_id]) == {}
+
     def test_delete_keeps_shared_document(self, store) -> None:  # type: ignore[no-untyped-def]
         acme = Access("acme")
         store.put_source(record("a.html", "h1", acme), [prepared("a", "shell")])
