@@ -114,6 +114,12 @@ VECTOR_KINDS = tuple(k.value for k in ChunkKind if k is not ChunkKind.CURATED)
 VECTOR_KINDS_SQL = ",".join(f"'{k}'" for k in VECTOR_KINDS)
 
 
+# Units kept in memory between searches (see SqliteStore.units): at most this many characters
+# of text in all, and none longer than UNIT_KEPT_CHARS (a whole-document unit can be megabytes).
+UNITS_KEPT_CHARS = 64_000_000
+UNIT_KEPT_CHARS = 20_000
+
+
 def acl_token(kind: str, value: str) -> str:
     """An opaque FTS token for an access value: a letter and digits, which neither the unicode61
     tokenizer splits nor the Porter stemmer changes."""
@@ -158,7 +164,6 @@ _SOURCE_COLUMNS = ("id", "org", "agent", "uri", "kind", "url", "version", "conte
                    "updated_at")
 _SOURCE_COLUMNS_SQL = ", ".join(_SOURCE_COLUMNS)
 # The FTS5 table of each full-text index; every one has two weighted columns and ``acl``.
-UNITS_KEPT = 200_000  # units kept in memory between searches (see SqliteStore.units)
 FTS_TABLES = {TextIndex.UNITS: "chunk_fts", TextIndex.QA: "qa_fts"}
 RECENT_TABLES = {TextIndex.UNITS: "chunk_fts_recent", TextIndex.QA: "qa_fts_recent"}
 
@@ -191,6 +196,7 @@ class SqliteStore(OperationalTables):
         self._allowed_cache: dict[str, AllowedSet] = {}
         self._units_cache: dict[int, StoredUnit] = {}
         self._units_generation = -1
+        self._units_chars = 0
         self._units_lock = threading.Lock()
         try:
             with self._write_lock:
@@ -231,6 +237,8 @@ class SqliteStore(OperationalTables):
                 yield con
             except BaseException:
                 con.execute("ROLLBACK")
+                with self._units_lock:  # nothing read inside may outlive it (units() does not cache there)
+                    self._forget_units(-1)
                 raise
             else:
                 con.execute("COMMIT")
@@ -376,6 +384,8 @@ class SqliteStore(OperationalTables):
                                              " run `electa reindex` first")
             self._bump(con)
         self._allowed_cache.clear()
+        with self._units_lock:
+            self._forget_units(-1)
         return SourceOutcome(source.uri, status, version, len(docs), duplicates, removed)
 
     def _insert_document(self, con: sqlite3.Connection, source: SourceRecord, doc: PreparedDocument,
@@ -516,6 +526,8 @@ class SqliteStore(OperationalTables):
             con.execute("DELETE FROM sources WHERE id=?", (row[0],))
             self._bump(con)
         self._allowed_cache.clear()
+        with self._units_lock:
+            self._forget_units(-1)
         return removed
 
     # -- reading -----------------------------------------------------------------------------
@@ -548,6 +560,8 @@ class SqliteStore(OperationalTables):
         allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation)
         if len(self._allowed_cache) > 256:
             self._allowed_cache.clear()
+        with self._units_lock:
+            self._forget_units(-1)
         self._allowed_cache[key] = allowed
         return allowed
 
@@ -621,22 +635,34 @@ class SqliteStore(OperationalTables):
         generation are kept (a unit's text never changes, but its locations may, and any
         change moves the generation, which empties the cache), so a search over the same
         candidates again costs dictionary lookups, not SQL (``UNITS_KEPT`` at most)."""
+        if self.con.in_transaction:  # inside a write: what it reads may yet be rolled back
+            return self._read_units(self.con, ids)
         with self.snapshot() as con:
             generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
             with self._units_lock:
                 if generation > self._units_generation:
-                    self._units_cache.clear()
-                    self._units_generation = generation
+                    self._forget_units(generation)
                 cache = self._units_cache if generation == self._units_generation else {}
                 out = {i: cache[i] for i in ids if i in cache}
             missing = [i for i in ids if i not in out]
             fresh = self._read_units(con, missing) if missing else {}
             with self._units_lock:
                 if generation == self._units_generation:
-                    if len(self._units_cache) + len(fresh) > UNITS_KEPT:
-                        self._units_cache.clear()
-                    self._units_cache.update(fresh)
+                    for uid, unit in fresh.items():
+                        size = len(unit.text) + len(unit.title)
+                        if size > UNIT_KEPT_CHARS:
+                            continue
+                        if self._units_chars + size > UNITS_KEPT_CHARS:
+                            self._forget_units(generation)
+                        self._units_cache[uid] = unit
+                        self._units_chars += size
         return out | fresh
+
+    def _forget_units(self, generation: int) -> None:
+        """Empty the unit cache (under ``_units_lock``) and let it fill at ``generation``."""
+        self._units_cache.clear()
+        self._units_chars = 0
+        self._units_generation = generation
 
     def _read_units(self, con: sqlite3.Connection, ids: Sequence[int]) -> dict[int, StoredUnit]:
         out: dict[int, StoredUnit] = {}
@@ -722,6 +748,8 @@ class SqliteStore(OperationalTables):
                             (int(cur.lastrowid or 0), model_id, int(vec.shape[0]), vector_blob(vec)))
             self._bump(con)
         self._allowed_cache.clear()
+        with self._units_lock:
+            self._forget_units(-1)
 
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
         """Add vectors to chunks stored earlier (reindex, or chunks stored while no model was
