@@ -7,6 +7,19 @@ import pytest
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
+from electa.ingest.loaders import Loaded
+from electa.types import Document, Section
+
+
+def page(ext_id: str, title: str, text: str, url: str = "") -> Document:
+    """A one-section document."""
+    return Document(ext_id, title, text, url, sections=(Section((), text),))
+
+
+def refund_and_pricing() -> Loaded:
+    """The two pages the answer tests ask about: a refund policy and a price list."""
+    return Loaded([page("r", "Refund policy", "Annual plans are refunded within 30 days of purchase.", "https://a/refunds"),
+                   page("p", "Pricing", "The Free plan costs $0/mo. Growth costs $29/mo per seat.", "https://a/pricing")])
 
 
 @pytest.fixture

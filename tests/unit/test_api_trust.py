@@ -5,7 +5,6 @@ text reaches a client. In-process (Starlette's TestClient) on the hash embedder.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -13,21 +12,13 @@ from fastapi.testclient import TestClient
 from electa import Access, Engine
 from electa.answer.answerers import ExtractiveAnswerer
 from electa.answer.prompt import Prompt
-from electa.ingest.loaders import Loaded
-from electa.types import Document, Section
+from electa.testing.fakes import ScriptedAnswerer
+from tests.conftest import refund_and_pricing
 
 
-def _doc(ext: str, title: str, text: str, url: str) -> Document:
-    return Document(ext, title, text, url, sections=(Section((), text),))
-
-
-class _Flaky:
-    name = "flaky-llm"
-
-    def stream(self, prompt: Prompt, question: str) -> Iterator[str]:
-        yield "No, we never refund "
-        yield "[1]. "
-        raise ConnectionError("upstream 10.0.0.7 said: invalid api key sk-live-123")
+def _flaky() -> ScriptedAnswerer:
+    return ScriptedAnswerer(["No, we never refund ", "[1]. "],
+                            ConnectionError("upstream 10.0.0.7 said: invalid api key sk-live-123"))
 
 
 def _client(engine: Engine, monkeypatch: pytest.MonkeyPatch, answerer: object | None = None) -> tuple[TestClient, dict]:
@@ -36,10 +27,7 @@ def _client(engine: Engine, monkeypatch: pytest.MonkeyPatch, answerer: object | 
         monkeypatch.setattr(engine.settings, "answerer", "flaky")
     from electa.api.app import create_app
 
-    engine.ingest_loaded("a", Loaded([
-        _doc("r", "Refund policy", "Annual plans are refunded within 30 days of purchase.", "https://a/refunds"),
-        _doc("p", "Pricing", "The Free plan costs $0/mo. Growth costs $29/mo per seat.", "https://a/pricing")]),
-        Access("acme"))
+    engine.ingest_loaded("a", refund_and_pricing(), Access("acme"))
     engine.store.add_organisation("acme")
     # An `admin`-scope key (admin ⊃ ingest ⊃ search) may call every route used here.
     key = engine.store.add_api_key("acme", "admin")[0]
@@ -80,7 +68,7 @@ def test_a_cached_ask_keeps_its_books(engine: Engine, monkeypatch: pytest.Monkey
 
 def test_a_failed_llm_is_withdrawn_by_reset_and_its_error_stays_in_the_log(
         engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    client, headers = _client(engine, monkeypatch, _Flaky())
+    client, headers = _client(engine, monkeypatch, _flaky())
     events = _ask(client, headers, "refund annual plans days", conversation_id="c9")
     kinds = [k for k, _ in events]
     assert kinds[:3] == ["token", "token", "reset"] and kinds[-2:] == ["citations", "done"]
@@ -95,7 +83,7 @@ def test_a_failed_llm_is_withdrawn_by_reset_and_its_error_stays_in_the_log(
 
 def test_a_broken_stream_ends_with_a_fixed_error_and_an_incident(
         engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    client, headers = _client(engine, monkeypatch, _Flaky())
+    client, headers = _client(engine, monkeypatch, _flaky())
 
     def broken(self: ExtractiveAnswerer, prompt: Prompt, question: str) -> str:
         raise OSError("/srv/electa/secret.db is locked")

@@ -5,39 +5,26 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from electa import Access, Caller, ConfigError, Engine, Settings
-from electa.answer.prompt import Prompt
-from electa.ingest.loaders import Loaded
-from electa.types import AnswerEvent, Document, Section
-
-
-def _doc(ext: str, title: str, text: str, url: str) -> Document:
-    return Document(ext, title, text, url, sections=(Section((), text),))
+from electa.testing.fakes import ScriptedAnswerer
+from electa.types import AnswerEvent
+from tests.conftest import refund_and_pricing
 
 
 @pytest.fixture
 def kb(engine: Engine) -> Engine:
-    engine.ingest_loaded("a", Loaded([
-        _doc("r", "Refund policy", "Annual plans are refunded within 30 days of purchase.", "https://a/refunds"),
-        _doc("p", "Pricing", "The Free plan costs $0/mo. Growth costs $29/mo per seat.", "https://a/pricing")]),
-        Access("org-a"))
+    engine.ingest_loaded("a", refund_and_pricing(), Access("org-a"))
     return engine
 
 
-class _FailsMidway:
+def _fails_midway() -> ScriptedAnswerer:
     """An LLM that says something wrong, then dies (issue 8: "No, we never refund [1]...")."""
-
-    name = "flaky-llm"
-
-    def stream(self, prompt: Prompt, question: str) -> Iterator[str]:
-        yield "No, we never refund; "
-        yield "it costs $99/mo [1]. "
-        raise ConnectionError("upstream 10.0.0.7:8000 reset by peer (api key sk-live-123)")
+    return ScriptedAnswerer(["No, we never refund; ", "it costs $99/mo [1]. "],
+                            ConnectionError("upstream 10.0.0.7:8000 reset by peer (api key sk-live-123)"))
 
 
 def _shown(events: list[AnswerEvent]) -> str:
@@ -52,7 +39,7 @@ def _shown(events: list[AnswerEvent]) -> str:
 
 
 def test_a_failed_answerer_is_withdrawn_by_a_reset_before_the_fallback(kb: Engine) -> None:
-    events = list(kb.ask("refund annual plans days", Caller("org-a"), answerer=_FailsMidway()))
+    events = list(kb.ask("refund annual plans days", Caller("org-a"), answerer=_fails_midway()))
     kinds = [e.kind for e in events]
     assert "reset" in kinds, "the client cannot know the partial answer was withdrawn"
     first_reset = kinds.index("reset")
@@ -66,7 +53,7 @@ def test_a_failed_answerer_is_withdrawn_by_a_reset_before_the_fallback(kb: Engin
 
 def test_exception_text_never_reaches_the_events(kb: Engine, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR, logger="electa.ask"):
-        events = list(kb.ask("refund annual plans days", Caller("org-a"), answerer=_FailsMidway()))
+        events = list(kb.ask("refund annual plans days", Caller("org-a"), answerer=_fails_midway()))
     shown = repr([e.data for e in events])
     assert "10.0.0.7" not in shown and "sk-live" not in shown and "ConnectionError" not in shown
     done = events[-1].data
@@ -79,7 +66,7 @@ def test_exception_text_never_reaches_the_events(kb: Engine, caplog: pytest.LogC
 
 
 def test_bookkeeping_counts_the_text_after_the_reset(kb: Engine) -> None:
-    events = list(kb.ask("refund annual plans days", Caller("org-a", "default"), answerer=_FailsMidway(),
+    events = list(kb.ask("refund annual plans days", Caller("org-a", "default"), answerer=_fails_midway(),
                          conversation_id="c1", record=True))
     [(question, answer)] = kb.store.recent_turns("org-a", "default", "c1")
     assert question == "refund annual plans days" and answer == _shown(events) and "never" not in answer
