@@ -155,8 +155,7 @@ class Engine:
         no model was available) are embedded, vectors go into the graph (saved once per batch,
         not per file), the full-text images are rebuilt in the background."""
         if self.index is not None and self.embedder is not None:
-            if self.store.count_vector_chunks() > self.store.count_vectors(self.embedder.model_id):
-                self._embed_missing(self.embedder, 256)
+            self._embed_missing(self.embedder, 256)  # one query when nothing is missing
             self.index.sync()
             self.index.save()
         self.fulltext.refresh()

@@ -193,8 +193,8 @@ class AskPipeline:
         config = AgentConfig.load(self.store, req.caller.org, req.caller.agent)
         history = req.history if req.history is not None else self._stored_history(req)
         # A follow-up depends on its history, so only a conversation's first question is cached.
-        key = self._cache_key(req, config) if self.cache is not None and not history else None
-        cached: list[AnswerEvent] | None = self.cache.get(key) if self.cache is not None and key else None
+        key = self._cache_key(self.cache, req, config) if self.cache is not None and not history else None
+        cached: list[AnswerEvent] | None = self.cache.get(key) if self.cache is not None and key is not None else None
         events = iter(cached) if cached is not None else self._answer(req, config, history, start)
         recorded: list[AnswerEvent] = []
         for ev in events:
@@ -291,13 +291,10 @@ class AskPipeline:
     def _mentioned(self, caller: Caller) -> Callable[[str], bool]:
         return lambda name: self.store.mentions(name, caller)
 
-    def _cache_key(self, req: AskRequest, config: AgentConfig) -> tuple[object, ...] | None:
-        if self.cache is None:
-            return None
+    def _cache_key(self, cache: Cache, req: AskRequest, config: AgentConfig) -> tuple[object, ...]:
         overrides = json.dumps([repr(req.profile), req.floor, req.calibrated_floor, req.top_k,
                                 sorted((req.weights or {}).items()), config.digest], default=str)
-        return self.cache.key("ask", req.caller, self.provider, req.question, req.page_url, self.store.version,
-                              overrides)
+        return cache.key("ask", req.caller, self.provider, req.question, req.page_url, self.store.version, overrides)
 
     def _bookkeep(self, req: AskRequest, said: Transcript) -> None:
         """After the stream (G6, G7): a content gap, usage and the conversation's turn."""

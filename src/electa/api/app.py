@@ -216,8 +216,6 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
 
     @app.exception_handler(AuthError)
     def auth_error(_request: Any, exc: AuthError) -> Any:
-        from fastapi.responses import JSONResponse
-
         if isinstance(exc, RateLimited):
             return JSONResponse({"detail": str(exc)}, status_code=429,
                                 headers={"Retry-After": str(max(1, math.ceil(exc.retry_after)))})
@@ -227,8 +225,6 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
 
     @app.exception_handler(ElectaError)
     def electa_error(_request: Any, exc: ElectaError) -> Any:
-        from fastapi.responses import JSONResponse
-
         status = 404 if isinstance(exc, NotFoundError) else 422
         return JSONResponse({"detail": str(exc)}, status_code=status)
 

@@ -62,9 +62,7 @@ class Identity:
     @property
     def rate_key(self) -> str | None:
         """The rate-limit bucket of a browser-facing credential; None for trusted ones (not limited)."""
-        if self.scope is not Scope.SEARCH:
-            return None
-        return f"key:{self.key_id}" if self.kind is Credential.KEY else f"visitor:{self.org}:{self.subject}"
+        return self.conversation_owner
 
     def _name(self) -> str:
         return "visitor token" if self.kind is Credential.VISITOR else f"{self.scope.value} key"

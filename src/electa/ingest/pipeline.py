@@ -11,7 +11,7 @@ import hashlib
 import sys
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,13 +109,11 @@ class Ingestor:
     """Prepares and stores sources. Used by :class:`electa.engine.Engine`."""
 
     def __init__(self, store: IndexStore, embedder: Embedder | None, parent_chars: int,
-                 child_chars: int, overlap: int, max_bytes: int,
-                 on_stored: Callable[[], None] = lambda: None) -> None:
+                 child_chars: int, overlap: int, max_bytes: int) -> None:
         self.store = store
         self.embedder = embedder
         self.parent_chars, self.child_chars, self.overlap = parent_chars, child_chars, overlap
         self.max_bytes = max_bytes
-        self.on_stored = on_stored
 
     def ingest_paths(self, paths: Sequence[Path], access: Access, base_url: str = "",
                      progress: bool = True, as_name: str | None = None) -> IngestReport:
@@ -205,7 +203,6 @@ class Ingestor:
         ]
         model_id = self.embedder.model_id if self.embedder is not None else ""
         outcome = self.store.put_source(record, docs, model_id=model_id)
-        self.on_stored()
         return outcome
 
     def _chunks(self, doc: Document) -> list[Chunk]:

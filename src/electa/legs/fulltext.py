@@ -167,5 +167,3 @@ class QaLeg(FullTextLeg):
     index = TextIndex.QA
     weights = QA_WEIGHTS
 
-
-SqliteFtsLeg, SqliteQaLeg = FullTextLeg, QaLeg  # the names before the legs left SQLite behind

@@ -131,7 +131,7 @@ class FaissHnswIndex:
         it is tombstones. Runs on open, when tombstones pile up and after vectors were added to
         older chunks; not on every write."""
         # Read before the vectors: a write landing meanwhile leaves a newer generation to catch up on.
-        generation, backfills = self.store.generation, self.store.backfills
+        generation, backfills = self.store.state
         ids, vecs = [], []
         for batch_ids, batch_vecs in self.store.vectors(self.model_id):
             ids.append(batch_ids)
@@ -160,10 +160,10 @@ class FaissHnswIndex:
 
         New vectors (ids only grow) are appended; deleted ones stay as tombstones that no
         allowed set names, until they pass a quarter of the graph and it is rebuilt."""
-        if self.store.generation == self._generation and self.store.backfills == self._backfills:
+        if self.store.state == (self._generation, self._backfills):
             return
         with self._lock:
-            generation, backfills = self.store.generation, self.store.backfills
+            generation, backfills = self.store.state
             if generation == self._generation and backfills == self._backfills:
                 return
             if backfills != self._backfills:

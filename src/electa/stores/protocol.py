@@ -256,6 +256,11 @@ class IndexStore(Protocol):
     def backfills(self) -> int: ...
 
     @property
+    def state(self) -> tuple[int, int]:
+        """``(generation, backfills)`` read together."""
+        ...
+
+    @property
     def version(self) -> str:
         """Moves with every change a search can see; what result caches are keyed by."""
         ...

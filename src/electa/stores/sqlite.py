@@ -33,8 +33,8 @@ from electa.stores.protocol import (
     Store,
     StoredUnit,
     TextIndex,
+    same_access,
 )
-from electa.stores.protocol import same_access as protocol_same_access
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
 from electa.text import STOPWORDS, tokens
 from electa.types import Access, Caller, ChunkKind
@@ -150,10 +150,6 @@ def access_json(access: Access) -> str:
                        "principals": sorted(set(access.principals))})
 
 
-def same_access(stored: str, access: Access) -> bool:
-    return protocol_same_access(json.loads(stored), access)
-
-
 def match_expression(query: str) -> str:
     """OR of the query's content words, each quoted so no user text is read as FTS5 syntax."""
     words = [w for w in tokens(query) if w not in STOPWORDS] or tokens(query)
@@ -237,8 +233,7 @@ class SqliteStore(OperationalTables):
                 yield con
             except BaseException:
                 con.execute("ROLLBACK")
-                with self._units_lock:  # nothing read inside may outlive it (units() does not cache there)
-                    self._forget_units(-1)
+                self._changed()  # nothing read inside may outlive it
                 raise
             else:
                 con.execute("COMMIT")
@@ -270,22 +265,32 @@ class SqliteStore(OperationalTables):
     def set_meta(self, con: sqlite3.Connection, key: str, value: str) -> None:
         con.execute("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
 
+    @staticmethod
+    def _generation(con: sqlite3.Connection) -> int:
+        return int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+
     @property
     def generation(self) -> int:
-        return int(self.meta("generation") or 0)
+        return self._generation(self.con)
 
     @property
     def backfills(self) -> int:
         """How many times vectors were added to chunks stored earlier (see :meth:`put_vectors`)."""
-        return int(self.meta("vector_backfills") or 0)
+        return self.state[1]
+
+    @property
+    def state(self) -> tuple[int, int]:
+        """``(generation, backfills)`` in one read: what the dense index checks before each search."""
+        row = self.con.execute("SELECT (SELECT value FROM meta WHERE key='generation'),"
+                               " coalesce((SELECT value FROM meta WHERE key='vector_backfills'), '0')").fetchone()
+        return int(row[0]), int(row[1])
 
     @property
     def version(self) -> str:
         """Moves with every change a search can see: sources (``generation``) and backfilled
         vectors. What result caches are keyed by."""
-        row = self.con.execute("SELECT (SELECT value FROM meta WHERE key='generation') || '.' ||"
-                               " coalesce((SELECT value FROM meta WHERE key='vector_backfills'), '0')").fetchone()
-        return str(row[0])
+        generation, backfills = self.state
+        return f"{generation}.{backfills}"
 
     def vectors_of(self, model_id: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, vectors)`` of ``model_id`` for the given chunk ids that have one, sorted."""
@@ -334,7 +339,7 @@ class SqliteStore(OperationalTables):
                 "SELECT id, version, content_hash, access FROM sources WHERE org=? AND agent=? AND uri=?",
                 (source.org, source.agent, source.uri),
             ).fetchone()
-            if row is not None and row[2] == source.content_hash and same_access(row[3], access):
+            if row is not None and row[2] == source.content_hash and same_access(json.loads(row[3]), access):
                 return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
             removed, kept = 0, set[int]()
             if row is None:
@@ -383,9 +388,7 @@ class SqliteStore(OperationalTables):
                     raise ModelMismatchError(f"this store holds vectors of {stored[0]}, not {model_id}:"
                                              " run `electa reindex` first")
             self._bump(con)
-        self._allowed_cache.clear()
-        with self._units_lock:
-            self._forget_units(-1)
+        self._changed()
         return SourceOutcome(source.uri, status, version, len(docs), duplicates, removed)
 
     def _insert_document(self, con: sqlite3.Connection, source: SourceRecord, doc: PreparedDocument,
@@ -525,9 +528,7 @@ class SqliteStore(OperationalTables):
             removed, _ = self._detach_source(con, row[0])
             con.execute("DELETE FROM sources WHERE id=?", (row[0],))
             self._bump(con)
-        self._allowed_cache.clear()
-        with self._units_lock:
-            self._forget_units(-1)
+        self._changed()
         return removed
 
     # -- reading -----------------------------------------------------------------------------
@@ -541,7 +542,7 @@ class SqliteStore(OperationalTables):
             return self._read_allowed(con, caller)
 
     def _read_allowed(self, con: sqlite3.Connection, caller: Caller) -> AllowedSet:
-        generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+        generation = self._generation(con)
         key = f"{generation}|{caller.cache_key()}"
         where = "d.org=?"
         params: list[object] = [caller.org]
@@ -560,8 +561,6 @@ class SqliteStore(OperationalTables):
         allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation)
         if len(self._allowed_cache) > 256:
             self._allowed_cache.clear()
-        with self._units_lock:
-            self._forget_units(-1)
         self._allowed_cache[key] = allowed
         return allowed
 
@@ -607,7 +606,7 @@ class SqliteStore(OperationalTables):
         :meth:`trim_recent` (cost in proportion to them, not the corpus); ``None`` when a trim
         (by any process) has removed rows above ``recent_above``."""
         with self.snapshot() as con:
-            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            generation = self._generation(con)
             if recent_above is None:
                 return BM25Image.build(con, FTS_TABLES[TextIndex(index)], (*weights, 0.0), generation)
             table = RECENT_TABLES[TextIndex(index)]
@@ -638,7 +637,7 @@ class SqliteStore(OperationalTables):
         if self.con.in_transaction:  # inside a write: what it reads may yet be rolled back
             return self._read_units(self.con, ids)
         with self.snapshot() as con:
-            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            generation = self._generation(con)
             with self._units_lock:
                 if generation > self._units_generation:
                     self._forget_units(generation)
@@ -657,6 +656,12 @@ class SqliteStore(OperationalTables):
                         self._units_cache[uid] = unit
                         self._units_chars += size
         return out | fresh
+
+    def _changed(self) -> None:
+        """After a write by this process (or its rollback): forget what was read before it."""
+        self._allowed_cache.clear()
+        with self._units_lock:
+            self._forget_units(-1)
 
     def _forget_units(self, generation: int) -> None:
         """Empty the unit cache (under ``_units_lock``) and let it fill at ``generation``."""
@@ -747,9 +752,7 @@ class SqliteStore(OperationalTables):
                 con.execute("INSERT INTO vectors VALUES(?,?,?,?)",
                             (int(cur.lastrowid or 0), model_id, int(vec.shape[0]), vector_blob(vec)))
             self._bump(con)
-        self._allowed_cache.clear()
-        with self._units_lock:
-            self._forget_units(-1)
+        self._changed()
 
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
         """Add vectors to chunks stored earlier (reindex, or chunks stored while no model was

@@ -110,6 +110,8 @@ class StoreContract:
         g1 = store.generation
         store.delete_source("acme", "default", "a.md")
         assert g0 < g1 < store.generation
+        assert store.state == (store.generation, store.backfills)
+        assert store.version == f"{store.generation}.{store.backfills}"
 
     def test_directory_is_a_local_folder(self, store) -> None:  # type: ignore[no-untyped-def]
         assert store.directory.is_dir()
