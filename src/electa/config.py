@@ -48,13 +48,19 @@ class Settings(BaseSettings):
     # vector databases do when a filter is selective: HNSW with a tight filter loses recall.
     exact_below: int = 20_000
     max_file_mb: float = 50.0
-    # Answers: "extractive" (no LLM, the embedded default) or "openai" (any OpenAI-compatible server).
+    # Answers: "extractive" (no LLM, the embedded default), "local" (a GGUF model, local_model below)
+    # or "openai" (any OpenAI-compatible server).
     answerer: str = "extractive"
     llm_base_url: str = ""
     llm_model: str = ""
     llm_api_key: str | None = None
     llm_stall_s: float = 10.0
     llm_deadline_s: float = 60.0
+    # The "local" answerer's model: "smollm2" (packaged), "qwen2.5-coder-0.5b" or
+    # "qwen2.5-coder-1.5b" (`electa models install NAME`), or a path to any GGUF file.
+    local_model: str = "smollm2"
+    # CPU threads for local generation: two leaves the machine usable on a small host.
+    local_threads: int = 2
     admin_token: str | None = None
     # Search keys and visitor tokens (browser-facing): token buckets per key and per (key, client
     # address), refilled per minute; 0 switches one off. Trusted ingest/admin keys are not limited.

@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from electa.answer.segment import segment
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
 from electa.embedders.protocol import Embedder
@@ -79,6 +80,7 @@ class ReindexReport:
     model_id: str
     embedded: int
     seconds: float
+    scanned: int = 0  # units stored before the current injection rules, scanned now
 
 
 class Engine:
@@ -253,11 +255,22 @@ class Engine:
         """Re-embed every chunk with this engine's model, in committed batches (resumable).
 
         The old model's vectors keep serving until every chunk has a new one; then the store
-        switches model in one transaction and the old vectors are dropped (SPEC A4)."""
+        switches model in one transaction and the old vectors are dropped (SPEC A4).
+
+        First, units stored before the current injection rules (an older store) are scanned
+        for injected instructions (:meth:`IndexStore.rescan_injections`); that needs no model."""
+        start = time.perf_counter()
+        scanned = 0
+        while max_batches is None or scanned < batch * max_batches:
+            step, left = self.store.rescan_injections(batch)
+            scanned += step
+            if not left:
+                break
+        if progress and scanned:
+            print(f"reindex: {scanned} units scanned for injected instructions", flush=True)
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
         model_id = self.embedder.model_id
-        start = time.perf_counter()
         done, batches = self._embed_missing(self.embedder, batch, max_batches, progress)
         if not self.store.chunks_missing_vectors(model_id, 1):
             self.store.drop_vectors_except(model_id)
@@ -278,7 +291,7 @@ class Engine:
             if self.index is not None:
                 self.index.sync()
                 self.index.save()
-        return ReindexReport(model_id, done, time.perf_counter() - start)
+        return ReindexReport(model_id, done, time.perf_counter() - start, scanned)
 
     # -- search ------------------------------------------------------------------------------
     def search(self, text: str, caller: Caller, *, top: int = 10,
@@ -519,14 +532,20 @@ def _qa_minimum(votes: Sequence[LegVote]) -> bool:
 
 
 def cut(text: str, limit: int) -> str:
-    """Cut at the last sentence end (else word) before ``limit``; mark the cut with an ellipsis."""
+    """Cut at the last sentence end (else word) before ``limit``; mark the cut with an ellipsis.
+
+    >>> cut("Refunds are paid in full\\nonly within 14 days. After that, unused months only.", 60)
+    'Refunds are paid in full\\nonly within 14 days. …'
+    """
     text = text.strip()
     if len(text) <= limit:
         return text
     window = text[: max(0, limit - 1)]
-    end = max(window.rfind(". "), window.rfind("? "), window.rfind("! "), window.rfind("\n"))
+    # The last whole sentence, list item or table row: a hard-wrapped line ends no sentence.
+    # Only the head is read (a whole document can be 50 KB); a sentence cut by it ends past the window.
+    end = max((s.end for s in segment(text[:limit]) if s.end <= len(window)), default=0)
     if end >= limit // 2:
-        return window[: end + 1].rstrip() + " …"
+        return window[:end].rstrip() + " …"
     space = window.rfind(" ")
     return (window[:space] if space > 0 else window).rstrip() + " …"
 

@@ -9,6 +9,7 @@
     ├── StoreError             the data directory cannot be opened or written
     │   └── ModelMismatchError the index was built by another embedding model: run reindex
     ├── EmbedderUnavailable    an embedding model cannot be loaded (missing package/extra)
+    │   └── ModelIntegrityError downloaded model bytes differ from the published size or SHA-256
     ├── NotFoundError          a source, document or agent that does not exist
     └── AuthError              no usable key or visitor token: missing, malformed, revoked, expired (401)
         ├── ScopeError         a valid key whose scope does not allow the request (403)
@@ -51,6 +52,10 @@ class ModelMismatchError(StoreError):
 
 class EmbedderUnavailable(ElectaError):
     """An embedding model's package or files are missing."""
+
+
+class ModelIntegrityError(EmbedderUnavailable):
+    """Joined model bytes whose size or SHA-256 is not the published one; nothing was installed."""
 
 
 class NotFoundError(ElectaError):

@@ -41,6 +41,8 @@ class FakeOpenAI(BaseHTTPRequestHandler):
             if piece == "STALL":
                 time.sleep(3)
                 continue
+            if piece == "CUT":  # the server dies mid-answer: no [DONE], no finish_reason
+                return
             chunk = {"choices": [{"delta": {"content": piece}}]}
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
             self.wfile.flush()
@@ -69,6 +71,9 @@ def test_streamed_chunks_numbers_and_zeros_arrive_intact(server: str) -> None:
 def test_http_error_and_stall_raise(server: str) -> None:
     SCRIPT.update(status=503, pieces=[])
     with pytest.raises(AnswererError, match="HTTP 503"):
+        list(OpenAICompatibleAnswerer(server, "m").stream(Prompt(()), "q"))
+    SCRIPT.update(status=200, pieces=["Refunds are given ", "CUT"])
+    with pytest.raises(AnswererError, match="before the answer was complete"):
         list(OpenAICompatibleAnswerer(server, "m").stream(Prompt(()), "q"))
     SCRIPT.update(status=200, pieces=["Hello", "STALL", "late"])
     with pytest.raises(AnswererError, match="sent nothing"):

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
+from itertools import pairwise
 
+from electa.text import content_stems, stem_set
 from electa.types import Passage
 
 _CITATION = re.compile(r"\[(\d{1,2})\]")
@@ -55,3 +58,238 @@ def unsupported(text: str, sources: Sequence[Passage]) -> dict[str, list[str]]:
         "prices": [p for p in dict.fromkeys(_PRICE.findall(text)) if _norm_price(p) not in prices],
         "plans": [n for n in dict.fromkeys(_PLAN.findall(text)) if n.lower() not in lowered],
     }
+
+
+# Post-generation citations. An answer sentence with no [n] gets the id of the source whose
+# text holds most of its content stems (stop words dropped, Porter stems: "refunded" meets
+# "refund"), measured against each source sentence and each pair of adjacent source sentences
+# so that a sentence merging two source sentences still matches. It is attributed only when that
+# source holds at least ATTACH_MIN_SHARE of its content stems and at least ATTACH_MIN_SHARED of
+# them: a paraphrase keeps most of its source's nouns, numbers and names, while a model's own
+# framing ("Let me know if you need anything else", "Here is what I found") shares one word or
+# none. Our choice, checked on the cases in tests/unit/test_answer_grounding.py and on the Qwen
+# answers of bench/local_llm.py, not tuned on a labelled set.
+#
+# Sharing words is not saying the same thing: "Growth costs $9/mo per seat." shares five of six
+# stems with "Growth costs $29/mo per seat." So the source text it matches best (the fewest
+# sentences holding the most of its stems) must also hold its claims (:func:`holds_claims`:
+# the same polarity, and its numbers, prices and plan names); when it does not, the sentence
+# stays uncited, even if a weaker match elsewhere happens to hold them.
+ATTACH_MIN_SHARE = 0.5
+ATTACH_MIN_SHARED = 2
+
+_SOURCE_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CITE_WHOLE = re.compile(r"\[(\d{1,2})\]")
+_CITE_PARTIAL = re.compile(r"\[\d{0,2}")
+_WORDS = re.compile(r"[^\s\[]+")
+# A sentence's last word: ".", "!" or "?", maybe inside a closing quote, bracket or Markdown emphasis.
+_ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)*_]*$")
+_PERIODS = {"month": "mo", "year": "yr"}
+
+Claims = tuple[bool, frozenset[str], frozenset[tuple[str, str]], frozenset[str]]
+
+
+@lru_cache(maxsize=8192)
+def claims(text: str) -> Claims:
+    """What ``text`` asserts that sharing words does not show: whether it is negated, its
+    numbers, its prices as ``(amount, period)`` and the plans it names, read by the extractive
+    answerer's ``_claims`` (one reading of a claim for both). Negation is compared as polarity
+    ("isn't", "not", "never" all negate), "$29/month" is "$29/mo", and a marker such as ``[2]``
+    is no number.
+
+    >>> claims("The Growth plan isn't $29/month.")
+    (True, frozenset({'29'}), frozenset({('$29', 'mo')}), frozenset({'growth'}))
+    """
+    # extractive imports this module for the price and plan patterns: imported when first used.
+    from electa.answer.extractive import _claims
+
+    negations, numbers, prices, plans = _claims(_CITATION.sub(" ", text).replace("\u2019", "'"))
+    priced = set()
+    for price in prices:
+        amount, _, period = price.rstrip(".,").partition("/")
+        priced.add((amount, _PERIODS.get(period, period)))
+    return bool(negations), numbers, frozenset(priced), plans
+
+
+def holds_claims(sentence: str, text: str) -> bool:
+    """Whether ``text`` states ``sentence``'s claims: both negated or neither, and every number,
+    price and plan name of ``sentence`` in ``text``. A price matches on its amount, and on its
+    period when both give one ("$29" is held by "$29/mo"); a plan name ("Every plan", "The plan")
+    is held when ``text`` has that word anywhere, as :func:`unsupported` reads it.
+
+    >>> holds_claims("Growth costs $29 per seat.", "Growth costs $29/mo per seat.")
+    True
+    >>> holds_claims("Growth costs $9/mo.", "Growth costs $29/mo per seat.")
+    False
+    >>> holds_claims("Refunds are not given.", "Refunds are given within 30 days.")
+    False
+    """
+    negated, numbers, prices, plans = claims(sentence)
+    t_negated, t_numbers, t_prices, _ = claims(text)
+    words = set(re.findall(r"[a-z0-9]+", text.lower()))
+    return (negated == t_negated and numbers <= t_numbers and plans <= words
+            and all(any(a == b and (not p or not q or p == q) for b, q in t_prices) for a, p in prices))
+
+
+class _Span:
+    """A source sentence, a pair of adjacent ones, or a title: its text and its stems."""
+
+    __slots__ = ("size", "stems", "text")
+
+    def __init__(self, text: str, size: int) -> None:
+        self.text, self.size, self.stems = text, size, stem_set(text)
+
+
+def _spans(text: str, title: str = "") -> list[_Span]:
+    sentences = [x for x in _SOURCE_SENTENCE.split(text) if x.strip()]
+    spans = [_Span(s, 1) for s in sentences]
+    spans += [_Span(f"{a} {b}", 2) for a, b in pairwise(sentences)]
+    return [_Span(title, 1), *spans] if title.strip() else spans
+
+
+def _best(words: set[str], spans: Sequence[_Span]) -> tuple[int, list[str]]:
+    """How many of ``words`` the best spans hold, and those spans' texts: the fewest sentences
+    holding the most (a pair only when no one sentence holds as many)."""
+    if not spans:
+        return 0, []
+    scored = [(len(words & s.stems), s.size, s.text) for s in spans]
+    best = max(n for n, _, _ in scored)
+    size = min(k for n, k, _ in scored if n == best)
+    return best, [t for n, k, t in scored if n == best and k == size]
+
+
+def claims_held(sentence: str, text: str) -> bool:
+    """Whether the sentences of ``text`` that best match ``sentence`` (the fewest holding the
+    most of its content stems) hold its claims (:func:`holds_claims`). When no sentence shares
+    a word with it (a script written without spaces), the whole of ``text`` is read.
+
+    >>> claims_held("Monthly plans are refunded.", "Annual plans are refunded. Monthly plans are not refunded.")
+    False
+    """
+    shared, texts = _best(set(content_stems(sentence)), _spans(text))
+    return any(holds_claims(sentence, t) for t in (texts if shared else [text]))
+
+
+class _Attributor:
+    def __init__(self, sources: Sequence[Passage]) -> None:
+        self.n = len(sources)
+        self.spans = [_spans(p.text, p.hit.title) for p in sources]
+
+    def source_for(self, sentence: str) -> int | None:
+        words = set(content_stems(sentence))
+        if len(words) < ATTACH_MIN_SHARED:
+            return None
+        matches = [_best(words, spans) for spans in self.spans]
+        best = max((n for n, _ in matches), default=0)
+        if best < ATTACH_MIN_SHARED or best < ATTACH_MIN_SHARE * len(words):
+            return None
+        for s_id, (shared, texts) in enumerate(matches, 1):  # ties go to the better-ranked source
+            if shared == best and any(holds_claims(sentence, t) for t in texts):
+                return s_id
+        return None
+
+    def cited(self, text: str) -> bool:
+        return any(1 <= int(m.group(1)) <= self.n for m in _CITE_WHOLE.finditer(text))
+
+
+def source_for(sentence: str, sources: Sequence[Passage]) -> int | None:
+    """The id (1-based) of the source that holds most of ``sentence``'s content stems, or None
+    when none holds enough of them (``ATTACH_MIN_SHARE``, ``ATTACH_MIN_SHARED``) or the best
+    match does not hold its claims (:func:`holds_claims`)."""
+    return _Attributor(sources).source_for(sentence)
+
+
+def attach_citations(text: str, sources: Sequence[Passage]) -> str:
+    """``text`` with ``[n]`` after each sentence that cites no source but matches one.
+
+    Sentences end at ``.``, ``!`` or ``?`` followed by a space, or at a line break. A sentence
+    already citing a valid source, text inside a fenced code block, and a sentence that matches
+    no source are left as they are. Nothing else changes.
+
+    >>> from electa.types import Hit, ChunkKind
+    >>> hit = Hit(1, 1, 1, ChunkKind.PARENT, "Refunds", "", "https://x/r", "p", 0.0, 0.9, True, ())
+    >>> attach_citations("Annual plans are refunded within 30 days. Anything else?",
+    ...                  [Passage(hit, "We refund annual plans within 30 days of purchase.")])
+    'Annual plans are refunded within 30 days. [1] Anything else?'
+    """
+    return "".join(cite_stream([text], sources))
+
+
+def cite_stream(pieces: Iterable[str], sources: Sequence[Passage]) -> Iterator[str]:
+    """:func:`attach_citations` for a stream: pieces pass through as they come, and a citation
+    is inserted once a sentence is known to be over (the next one begins, or the stream ends).
+
+    Only the whitespace after a sentence and a ``[n]`` still being written are held back, so
+    a reader sees every word as soon as the model writes it. ``"".join(cite_stream(p, s))`` is
+    ``attach_citations("".join(p), s)`` however the text is cut into pieces.
+    """
+    if not sources:
+        yield from pieces
+        return
+    state = _CiteState(_Attributor(sources))
+    for piece in pieces:
+        out = state.feed(piece, final=False)
+        if out:
+            yield out
+    out = state.feed("", final=True)
+    if out:
+        yield out
+
+
+class _CiteState:
+    """One answer's sentence tracker: ``body`` is the current sentence as written so far
+    (already passed on), ``tail`` the whitespace and citations after it (held back)."""
+
+    def __init__(self, attributor: _Attributor) -> None:
+        self.attributor = attributor
+        self.body, self.tail, self.buf = "", "", ""
+        self.in_fence = False
+
+    def feed(self, piece: str, final: bool) -> str:
+        self.buf += piece
+        out: list[str] = []
+        while self.buf:
+            buf = self.buf
+            if buf[0].isspace():
+                ws = buf[: len(buf) - len(buf.lstrip())]
+                self.tail += ws
+                self.buf = buf[len(ws):]
+                continue
+            if buf[0] == "[":
+                whole = _CITE_WHOLE.match(buf)
+                if whole:
+                    self.tail += whole.group(0)
+                    self.buf = buf[whole.end():]
+                    continue
+                partial = _CITE_PARTIAL.fullmatch(buf)
+                if partial and not final:
+                    break  # "[" or "[1": wait for the rest
+            run = _WORDS.match(buf)
+            word = run.group(0) if run else buf[0]
+            out.append(self._close(boundary=False))
+            self.body += word
+            out.append(word)
+            self.buf = buf[len(word):]
+        if final:
+            out.append(self._close(boundary=True))
+        return "".join(out)
+
+    def _close(self, boundary: bool) -> str:
+        """Settle the held tail as a word begins (or the stream ends): after a finished
+        sentence it is the sentence's ending, maybe with a citation before it; else mid-sentence."""
+        tail = self.tail
+        if not tail and not boundary:
+            return ""
+        self.tail = ""
+        ended = boundary or "\n" in tail or _ENDS_SENTENCE.search(self.body) is not None
+        if not ended:
+            self.body += tail
+            return tail
+        sentence, self.body = self.body, ""
+        fence = sentence.lstrip().startswith(("```", "~~~"))
+        if fence:
+            self.in_fence = not self.in_fence
+        if fence or self.in_fence or self.attributor.cited(sentence + tail):
+            return tail
+        s_id = self.attributor.source_for(sentence)
+        return tail if s_id is None else f" [{s_id}]{tail}"

@@ -41,6 +41,13 @@ def delta_text(chunk: dict[str, object]) -> str | None:
     return content if isinstance(content, str) else json.dumps(content)
 
 
+def _finish_reason(chunk: object) -> object:
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("finish_reason")
+    return None
+
+
 class OpenAICompatibleAnswerer:
     """``OpenAICompatibleAnswerer("http://127.0.0.1:8000/v1", "my-model").stream(prompt, q)``."""
 
@@ -66,6 +73,7 @@ class OpenAICompatibleAnswerer:
                 if response.status_code != 200:
                     raise AnswererError(f"{self.url} answered HTTP {response.status_code}: "
                                         f"{response.read().decode(errors='replace')[:200]}")
+                finished = False
                 for line in response.iter_lines():
                     if time.monotonic() - start > self.deadline_s:
                         raise AnswererError(f"no complete answer within {self.deadline_s:.0f} s")
@@ -75,11 +83,17 @@ class OpenAICompatibleAnswerer:
                     if data == "[DONE]":
                         return
                     try:
-                        piece = delta_text(json.loads(data))
+                        chunk = json.loads(data)
                     except json.JSONDecodeError as exc:
                         raise AnswererError(f"malformed stream chunk: {data[:80]!r}") from exc
+                    piece = delta_text(chunk) if isinstance(chunk, dict) else None
                     if piece:
                         yield piece
+                    finished = finished or _finish_reason(chunk) is not None
+                # A stream cut short (the server died, a proxy closed it) is no answer, however
+                # plausible its first half reads: only [DONE] or a finish_reason ends one.
+                if not finished:
+                    raise AnswererError(f"{self.url} closed the stream before the answer was complete")
         except httpx.TimeoutException as exc:
             raise AnswererError(f"{self.url} sent nothing for {self.stall_s:.0f} s") from exc
         except httpx.HTTPError as exc:

@@ -37,13 +37,14 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from electa.answer.answerers import Answerer, ExtractiveAnswerer
-from electa.answer.checks import citations, unsupported
+from electa.answer.checks import citations, cite_stream, unsupported
 from electa.answer.prompt import AgentProfile, Prompt, Turn, build_prompt
 from electa.answer.rewrite import LlmRewriter, business_name, standalone_query, with_business_name
 from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
 from electa.answer.smalltalk import small_talk
 from electa.engine import cut_passages
 from electa.errors import new_incident
+from electa.ingest.injection import quarantine
 from electa.types import AnswerEvent, Caller
 
 if TYPE_CHECKING:
@@ -176,13 +177,17 @@ def _ms(start: float) -> float:
 class AskPipeline:
     """The ask pipeline over the engine's parts: the engine (retrieval), the operational store,
     an optional result cache, an optional answerer (default: extractive) and an optional
-    follow-up rewriter. ``record=False`` skips the bookkeeping (the Python API's default)."""
+    follow-up rewriter. ``record=False`` skips the bookkeeping (the Python API's default).
+    ``on_prompt`` sees each prompt before the answerer does: the answer evaluation reads the
+    passages an answer cites from it (they are not part of the API's events)."""
 
     def __init__(self, engine: Engine, store: Store, *, cache: Cache | None = None,
                  answerer: Answerer | None = None, rewriter: LlmRewriter | Rewrite | None = None,
-                 provider: str | None = None, record: bool = True) -> None:
+                 provider: str | None = None, record: bool = True,
+                 on_prompt: Callable[[Prompt], None] | None = None) -> None:
         self.engine, self.store, self.cache = engine, store, cache
         self.answerer, self.rewriter, self.record = answerer, rewriter, record
+        self.on_prompt = on_prompt
         self.provider = provider or (answerer.name if answerer is not None else "extractive")
         self.extractive = ExtractiveAnswerer(engine.embedder if engine.index is not None else None)
 
@@ -221,7 +226,9 @@ class AskPipeline:
         curated = self.store.curated_answer(req.question, caller.org, self.store.allowed(caller).ids)
         if curated is not None:  # E2: a curated trigger short-circuits the pipeline
             trigger, canned, url = curated
-            yield from _spoken(canned)
+            # An organisation's own canned answer, yet still never a carrier of a planted
+            # instruction (a curated file is data too; `electa sources flagged` lists it).
+            yield from _spoken(quarantine(canned))
             yield AnswerEvent("citations", {"citations": [{"id": 1, "title": "curated answer", "url": url}] if url else []})
             yield AnswerEvent("done", {"confidence": 1.0, "low_confidence": False, "strict": False, "curated": trigger,
                                        "legs": [], "timings_ms": {"total": _ms(start)}})
@@ -238,10 +245,12 @@ class AskPipeline:
         s = self.engine.settings
         passages = cut_passages(passing[: req.top_k or config.top_k or s.top_passages], s.passage_chars, s.context_chars)
         prompt = build_prompt(profile, req.question, passages, history, req.page_url)
+        if self.on_prompt is not None:
+            self.on_prompt(prompt)
         text, incident = yield from self._generate(prompt, req.question)
         cited = [passages[i - 1] for i in citations(text, len(passages))]
         yield AnswerEvent("citations", {"citations": [
-            {"id": passages.index(p) + 1, "title": p.hit.title, "url": p.hit.url} for p in cited]})
+            {"id": passages.index(p) + 1, "title": quarantine(p.hit.title), "url": p.hit.url} for p in cited]})
         best = max(((h.probability if h.probability is not None else h.score) for h in passing), default=0.3)
         yield AnswerEvent("done", {
             "confidence": round(best, 4), "low_confidence": len(passing) < 2, "strict": not passages,
@@ -257,7 +266,10 @@ class AskPipeline:
         chosen = self.answerer or self.extractive
         pieces: list[str] = []
         try:
-            for piece in chosen.stream(prompt, question):
+            # A model that left a sentence uncited gets the [n] of the source it matches (small
+            # models often cite nothing); the extractive answer cites every sentence itself.
+            stream = chosen.stream(prompt, question)
+            for piece in stream if chosen is self.extractive else cite_stream(stream, prompt.sources):
                 pieces.append(piece)
                 yield AnswerEvent("token", {"token": piece})
             return "".join(pieces), ""

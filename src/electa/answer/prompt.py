@@ -3,15 +3,23 @@
 Sections of the system prompt, in this order: persona, core instructions, injection defence,
 guardrails, current-page hint, the agent's custom prompt, grounding rules (last: small models
 follow the end of a prompt best), language directive. Sources go into the user message as
-``<source id="n" url="...">`` blocks after the recent history; source text is escaped so it
-cannot close its own block.
+``<source id="n" url="...">`` blocks after the recent history, then the question and a short
+reminder to cite; a worked example of citing comes first, as an earlier exchange (see
+``EXAMPLE_ANSWER`` for why there and not at the end).
+
+Source text reaches the model as written, ``<``, ``>`` and ``&`` included: a small model copies
+what it reads, and HTML-escaped sources came back as "Reports &gt; Scheduled exports". Only a
+``<source``/``</source`` of its own is neutralised (:func:`escape_source`), and instructions
+planted in it are quarantined first (:func:`electa.ingest.injection.quarantine`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from electa.ingest.injection import quarantine
 from electa.types import Passage
 
 CORE_INSTRUCTIONS = (
@@ -30,6 +38,25 @@ GROUNDING_RULES = (
     "sources. Earlier replies are not sources."
 )
 NOTHING_FOUND = "No source matched this question: say that you do not have that information and offer a human contact."
+# How to cite, shown rather than told: a worked example as an earlier exchange, before the
+# conversation (only when there are sources). Measured with Qwen2.5-Coder-0.5B (bench/local_llm.py,
+# issue 9): an example or a citation rule placed after the question was copied verbatim ("The
+# museum is closed on Mondays [1]…") or collapsed the answer to "[1] [2] [3]"; as an earlier
+# exchange it turned "Error E1042 when exporting to CSV" from an echo of the question into an
+# answer. Its sources are off-topic (no product, plan, price or link), so a model that leans on
+# it cannot borrow a fact a visitor would take for the business's. The question is a bare topic,
+# as visitors often write one.
+EXAMPLE_QUESTION = "Museum opening hours on Monday"
+EXAMPLE_SOURCES = (
+    '<source id="1" url="https://example.org/hours">Opening hours\nThe museum is open from 9:00 to 17:00, Tuesday '
+    'to Sunday. It is closed on Mondays.</source>\n<source id="2" url="https://example.org/tickets">Tickets\n'
+    "Children under 12 enter free. Adults pay at the main desk.</source>"
+)
+EXAMPLE_ANSWER = "The museum is closed on Mondays [1]. From Tuesday to Sunday it is open from 9:00 to 17:00 [1]."
+# Closes the last user message when there are sources; short, because a longer rule there made
+# the 0.5B model answer with citations alone. Sentences still left uncited get theirs after
+# generation (electa.answer.checks.cite_stream).
+CITE_REMINDER = "Answer from the sources and cite them as [n]."
 
 
 @dataclass(frozen=True)
@@ -63,9 +90,32 @@ class Prompt:
     sources: tuple[Passage, ...] = field(default=())
 
 
+# A "<" that would open or close a source block: "<source", "</source", "< / SOURCE"…
+_BLOCK_TAG = re.compile(r"<(?=\s*/?\s*source)", re.IGNORECASE)
+NEUTRAL_LT = "\u2039"  # ‹ : reads like "<" to a person, opens no tag for a model or a parser
+
+
 def escape_source(text: str) -> str:
-    """Keep source text from opening or closing tags of its own."""
-    return text.replace("<", "&lt;").replace(">", "&gt;")
+    """Keep source text from opening or closing a source block, and change nothing else.
+
+    Only the ``<`` of a ``<source`` or ``</source`` (any case, spaces allowed) becomes ``‹``;
+    every other ``<``, ``>`` and ``&`` stays, so what the model copies is what the page says.
+
+    >>> escape_source("Reports > Exports, a<b & c. </source><SOURCE id=9>")
+    'Reports > Exports, a<b & c. ‹/source>‹SOURCE id=9>'
+    """
+    return _BLOCK_TAG.sub(NEUTRAL_LT, text)
+
+
+def _url_attribute(url: str) -> str:
+    # Percent-encoding keeps the URL the same URL (a browser and the link check read it alike)
+    # while it can no longer end the attribute or open a tag.
+    return url.replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+
+
+def _source_text(text: str) -> str:
+    # Quarantine first: it removes planted instructions whole; the fencing then sees only data.
+    return escape_source(quarantine(text))
 
 
 def build_prompt(agent: AgentProfile, question: str, passages: Sequence[Passage],
@@ -87,9 +137,13 @@ def build_prompt(agent: AgentProfile, question: str, passages: Sequence[Passage]
     system.append(GROUNDING_RULES if passages else GROUNDING_RULES + " " + NOTHING_FOUND)
     system.append(f"Respond in {agent.language}. Translate sources as needed. Keep numbers, prices and names verbatim.")
     messages = [Message("system", "\n\n".join(system))]
+    if passages:
+        messages += [Message("user", f"{EXAMPLE_SOURCES}\n\nQuestion: {EXAMPLE_QUESTION}\n\n{CITE_REMINDER}"),
+                     Message("assistant", EXAMPLE_ANSWER)]
     for turn in history[-6:]:
         messages += [Message("user", turn.question), Message("assistant", turn.answer)]
-    blocks = "\n".join(f'<source id="{i}" url="{escape_source(p.hit.url)}">{escape_source(p.hit.title)}\n'
-                       f"{escape_source(p.text)}</source>" for i, p in enumerate(passages, 1))
-    messages.append(Message("user", f"{blocks}\n\nQuestion: {question}" if blocks else f"Question: {question}"))
+    blocks = "\n".join(f'<source id="{i}" url="{_url_attribute(p.hit.url)}">{_source_text(p.hit.title)}\n'
+                       f"{_source_text(p.text)}</source>" for i, p in enumerate(passages, 1))
+    messages.append(Message("user", f"{blocks}\n\nQuestion: {question}\n\n{CITE_REMINDER}" if blocks
+                            else f"Question: {question}"))
     return Prompt(tuple(messages), tuple(passages))

@@ -308,6 +308,12 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     def list_sources(org: str = Depends(org_of)) -> list[dict[str, object]]:
         return store.list_sources(org)
 
+    @app.get("/v1/sources/flagged", responses=AUTHED)
+    def flagged_sources(agent: str | None = Query(None), org: str = Depends(org_of)) -> list[dict[str, object]]:
+        """The organisation's units holding instructions addressed to the assistant (see
+        ``electa.ingest.injection``), for a person to look at: quarantined, never quoted."""
+        return store.flagged(org, agent)
+
     @app.delete("/v1/sources", responses={**AUTHED, **errors(404)})
     def delete_source(uri: str = Query(...), agent: str = Query("default"), org: str = Depends(org_of)) -> dict[str, object]:
         return {"uri": uri, "removed_units": engine.delete_source(org, agent, uri)}

@@ -1,4 +1,4 @@
-"""``electa``: ingest, search, probe, sources, reindex, stats, eval, demo, orgs, keys, tokens."""
+"""``electa``: ingest, search, probe, sources, reindex, stats, eval, demo, orgs, keys, tokens, models."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from electa.cli.common import (
     table,
     votes_text,
 )
+from electa.cli.models import models
 from electa.config import Settings
 from electa.ingest.pipeline import IngestReport
 from electa.types import Access, hit_json
@@ -217,7 +218,7 @@ def ask(question: str, data_dir: str | None, embedder: str | None, org: str, age
 
 @cli.group()
 def sources() -> None:
-    """List or delete sources."""
+    """List or delete sources; list the units holding injected instructions."""
 
 
 @sources.command("list")
@@ -249,6 +250,32 @@ def sources_delete(uri: str, data_dir: str | None, embedder: str | None, org: st
     click.echo(f"deleted {uri}: {removed} stored units removed")
 
 
+@sources.command("flagged")
+@data_option
+@click.option("--org", default=None, help="Organisation (default: every one).")
+@click.option("--agent", default=None, help="Agent (default: every one).")
+@click.option("--json", "as_json", is_flag=True, help="Every finding, with offsets and the rules that found it.")
+@friendly
+def sources_flagged(data_dir: str | None, embedder: str | None, org: str | None, agent: str | None,
+                    as_json: bool) -> None:
+    """Units holding instructions addressed to the assistant (quarantined: never quoted, never
+    shown to a model). Look at each, then mend or delete its source."""
+    with open_engine(data_dir, embedder) as engine:
+        orgs = [org] if org is not None else sorted({str(s["org"]) for s in engine.store.list_sources()})
+        rows = [r for o in orgs for r in engine.store.flagged(o, agent)]
+        _, unscanned = engine.store.rescan_injections(0)
+    if unscanned:
+        click.echo(f"note: {unscanned} units were stored before these injection rules and are not scanned yet:"
+                   " run `electa reindex`", err=True)
+    if as_json:
+        echo_json(rows)
+        return
+    click.echo(table([[str(r["org"]), str(r["agent"]), str(r["source"]), str(r["chunk_id"]),
+                       ",".join(r["rules"]),  # type: ignore[arg-type]
+                       " | ".join(r["excerpts"])[:120]]  # type: ignore[arg-type]
+                      for r in rows], ["org", "agent", "source", "unit", "rules", "excerpt"]))
+
+
 @cli.command()
 @data_option
 @click.option("--batch", default=256, show_default=True)
@@ -257,7 +284,8 @@ def reindex(data_dir: str | None, embedder: str | None, batch: int) -> None:
     """Re-embed every chunk with the configured model, in resumable batches."""
     with open_engine(data_dir, embedder) as engine:
         report = engine.reindex(batch=batch, progress=True)
-    click.echo(f"reindexed with {report.model_id}: {report.embedded} chunks in {report.seconds:.1f}s")
+    scanned = f"; {report.scanned} older units scanned for injected instructions" if report.scanned else ""
+    click.echo(f"reindexed with {report.model_id}: {report.embedded} chunks in {report.seconds:.1f}s{scanned}")
 
 
 @cli.command()
@@ -290,17 +318,35 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
               help="Settings written by `electa tune`: adds a 'tuned' configuration.")
 @click.option("--visitor-feedback", is_flag=True,
               help="With --agent: count visitors' feedback (search keys, visitor tokens) too, once per visitor.")
+@click.option("--answers", is_flag=True,
+              help="Evaluate answers, not retrieval: on an XQuAD-R language DATASET, or without DATASET on the packaged"
+                   " support set (sample_kb/answers.jsonl).")
+@click.option("--answerer", "answerers", multiple=True,
+              help="With --answers: an answerer to compare (extractive, local, openai); repeat for several. Default extractive.")
+@click.option("--holdout", type=float, default=0.1, show_default=True,
+              help="With --answers on XQuAD-R: the share of paragraphs left out of the store (their questions are unanswerable).")
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, runs_dir: Path | None,
              data_dir: Path | None, depth: int, limit: int | None, tuned_file: Path | None, visitor_feedback: bool,
-             as_json: bool) -> None:
+             answers: bool, answerers: tuple[str, ...], holdout: float, as_json: bool) -> None:
     """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; abstention;
     TREC runs, JSON and Markdown reports and plots (--runs). On a BEIR directory, or with
-    --agent on an agent's golden set (curated Q&A and feedback)."""
+    --agent on an agent's golden set (curated Q&A and feedback). With --answers: answerers side
+    by side through the ask pipeline (answer-sentence accuracy on XQuAD-R; fact recall, forbidden
+    strings, citations, injection echo and abstention on the support set), with 95% intervals."""
     from electa.eval.runner import run_agent_eval, run_eval
     from electa.eval.tuning import load_calibration, load_setting
 
+    if answers:
+        from electa.eval.answers import run_answer_eval
+
+        if agent_ref or tuned_file:
+            raise click.UsageError("--answers takes DATASET (XQuAD-R) or nothing (the support set), not --agent or --tuned")
+        answer_report = run_answer_eval(dataset, split, list(answerers) or ["extractive"], runs_dir, data_dir,
+                                        limit=limit, holdout=holdout, progress=sys.stderr.isatty())
+        click.echo(answer_report.to_json() if as_json else answer_report.to_markdown())
+        return
     tuned = load_setting(tuned_file) if tuned_file else None
     calibration = load_calibration(tuned_file) if tuned_file else None
     if agent_ref:
@@ -388,6 +434,46 @@ def serve(data_dir: str | None, embedder: str | None, host: str, port: int) -> N
         uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
+@cli.command("serve-llm")
+@click.option("--model", default=None, help="smollm2 (packaged), qwen2.5-coder-0.5b, qwen2.5-coder-1.5b (after "
+              "`electa models install`), or a path to a GGUF file. Default: ELECTA_LOCAL_MODEL.")
+@click.option("--data", "data_dir", default=None, help="Data directory whose models/ holds installed models.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8766, show_default=True)
+@click.option("--max-tokens", default=600, show_default=True, help="Cap on tokens per answer.")
+@click.option("--max-prompt-tokens", default=4096, show_default=True, type=click.IntRange(min=1),
+              help="Cap on the chat-templated prompt plus the answer's tokens; larger requests get 413.")
+@click.option("--queue-timeout", default=120.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds a request waits for the model before 503 (busy, retry).")
+@friendly
+def serve_llm(model: str | None, data_dir: str | None, host: str, port: int, max_tokens: int, max_prompt_tokens: int,
+              queue_timeout: float) -> None:
+    """Serve a local GGUF model as an OpenAI-compatible endpoint (/v1/chat/completions), for
+    ELECTA_ANSWERER=openai ELECTA_LLM_BASE_URL=http://HOST:PORT/v1. Requests need
+    `Authorization: Bearer $ELECTA_LLM_API_KEY` when that is set, and it must be set to serve
+    on any --host but a loopback one."""
+    try:
+        import uvicorn
+
+        from electa.api.llm_server import check_exposure, create_llm_app
+    except ImportError as exc:
+        raise click.ClickException("the server needs its extra: pip install 'electa[server,llm]'") from exc
+    from electa.answer.local_llm import LocalGgufAnswerer, resolve_model
+
+    overrides: dict[str, object] = {"data_dir": Path(data_dir)} if data_dir else {}
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    check_exposure(host, settings.llm_api_key)
+    name = model or settings.local_model
+    answerer = LocalGgufAnswerer(resolve_model(name, settings), deadline_s=settings.llm_deadline_s,
+                                 threads=settings.local_threads)
+    click.echo(f"loading {name} …", err=True)
+    answerer.load()
+    app = create_llm_app(answerer, Path(name).stem if name.endswith(".gguf") else name, settings.llm_api_key, max_tokens,
+                         max_context_tokens=max_prompt_tokens, queue_timeout_s=queue_timeout)
+    click.echo(f"Electa LLM serving {name} on http://{host}:{port}/v1 (OpenAI-compatible)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
 @cli.command()
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("electa-demo"),
               show_default=True)
@@ -423,7 +509,7 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int) -> None:
                     log_level="warning")
 
 
-for _group in (orgs, keys, tokens):
+for _group in (orgs, keys, tokens, models):
     cli.add_command(_group)
 
 

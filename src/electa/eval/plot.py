@@ -65,3 +65,53 @@ def plot_reliability(path: Path, rows: Sequence[Sequence[float]], title: str) ->
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_answer_report(path: Path, title: str,
+                       rows: Mapping[str, Mapping[str, tuple[float | None, float | None, float | None]]],
+                       latency: Mapping[str, Mapping[str, float]]) -> None:
+    """Write ``path``: one panel per answer metric, a bar per answerer with its 95% interval as
+    the error bar, and a last panel of latency (p50 bars, p95 whiskers)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(rows)
+    metrics = list(next(iter(rows.values()), {}))
+    panels = len(metrics) + 1
+    cols = min(4, panels)
+    nrows = (panels + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 3.2 * nrows), squeeze=False)
+    colours = [f"C{i}" for i in range(len(names))]
+    xs = list(range(len(names)))
+    for ax, metric in zip(axes.flat, metrics, strict=False):
+        values = [rows[n][metric][0] for n in names]
+        heights, lows, highs = [], [], []
+        for n in names:
+            value, low, high = rows[n][metric]
+            h = value or 0.0
+            heights.append(h)
+            # A percentile-bootstrap interval need not hold its own point estimate (a skewed
+            # resample, or no estimate at all): the bar then shows no whisker on that side.
+            lows.append(max(0.0, h - low) if low is not None and value is not None else 0.0)
+            highs.append(max(0.0, high - h) if high is not None and value is not None else 0.0)
+        drawn = ax.bar(xs, heights, color=colours, yerr=[lows, highs], capsize=4)
+        ax.bar_label(drawn, labels=["n/a" if v is None else f"{v:.2f}" for v in values], fontsize=7, padding=2)
+        ax.set_title(metric, fontsize=9)
+        ax.set_ylim(0, 1.1)
+        ax.set_xticks(xs, names, rotation=20, ha="right", fontsize=7)
+    ax = axes.flat[len(metrics)]
+    p50 = [latency.get(n, {}).get("total_p50", 0.0) for n in names]
+    p95 = [latency.get(n, {}).get("total_p95", 0.0) for n in names]
+    drawn = ax.bar(xs, p50, color=colours, yerr=[[0.0] * len(names), [max(0.0, b - a) for a, b in zip(p50, p95, strict=True)]],
+                   capsize=4)
+    ax.bar_label(drawn, fmt="%.0f", fontsize=7, padding=2)
+    ax.set_title("latency ms (p50, whisker to p95)", fontsize=9)
+    ax.set_xticks(xs, names, rotation=20, ha="right", fontsize=7)
+    for extra in list(axes.flat)[panels:]:
+        extra.set_visible(False)
+    fig.suptitle(title + " — bars: value; error bars: 95% interval", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from electa.types import Chunk, ChunkKind, Document
+from electa.types import Chunk, ChunkKind, Document, Section
 
 CHUNKER_VERSION = "hp-2"
 
@@ -96,8 +96,6 @@ def chunk_document(
     chunks: list[Chunk] = []
     sections = doc.sections or ()
     if not sections and doc.text.strip():
-        from electa.types import Section
-
         sections = (Section((), doc.text),)
     for section in sections:
         title = " > ".join((doc.title, *section.path)) if doc.title else " > ".join(section.path)
@@ -111,11 +109,23 @@ def chunk_document(
     if not parents and doc.title.strip():
         chunks.append(Chunk(ChunkKind.PARENT, 0, doc.title, ""))
     elif len(parents) > 1:
-        chunks.append(Chunk(ChunkKind.DOC, len(chunks), doc.title, doc.text))
+        chunks.append(Chunk(ChunkKind.DOC, len(chunks), doc.title, _with_headings(sections)))
     shown = title_unit_parent(doc.title, parents)
     if shown is not None:
         chunks.append(Chunk(ChunkKind.TITLE, len(chunks), doc.title, "", shown))
     return chunks
+
+
+def _with_headings(sections: tuple[Section, ...] | list[Section]) -> str:
+    """The whole text with each section's heading as a Markdown heading line. Without them a
+    plans page reads "$12/mo … $29/mo …" with no plan names, and neither a reader nor a model
+    can tell which price is whose. (Documents without headings, such as BEIR records, come out
+    as before, so ``CHUNKER_VERSION`` and the settings tuned on it stand.)"""
+    parts = []
+    for section in sections:
+        head = f"{'#' * min(6, len(section.path) + 1)} {section.path[-1]}\n" if section.path else ""
+        parts.append(head + section.text.strip())
+    return "\n\n".join(p for p in parts if p.strip())
 
 
 def title_unit_parent(title: str, parents: list[Chunk]) -> int | None:

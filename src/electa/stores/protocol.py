@@ -115,6 +115,9 @@ class IndexStore(Protocol):
     - Unit ids only grow and are never reused, so a unit's text never changes.
     - Every full-text read (``lexical_image`` aside, whose rows the legs filter by the allowed
       set) stays inside the caller's access filter.
+    - Every unit is stored with its injection marks (:func:`electa.ingest.injection.scan` of its
+      title and text), in the same transaction; they go when the unit goes (a source deleted or
+      updated). ``flagged`` lists them per organisation and never crosses organisations.
     """
 
     @property
@@ -146,6 +149,25 @@ class IndexStore(Protocol):
 
     def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
         """Text hashes of the documents stored for ``org``/``agent`` under exactly ``access``."""
+        ...
+
+    # -- injected instructions (see electa.ingest.injection) -----------------------------------
+    def flagged(self, org: str, agent: str | None = None) -> list[dict[str, object]]:
+        """The units of ``org`` (of ``agent`` only, when given) in which injected instructions
+        were found, for a person to look at, ordered by agent, source and unit id. Each is a dict:
+        ``chunk_id, org, agent, kind``; ``source`` (the first source holding its document, by
+        name) and ``sources`` (every one); ``url`` and ``title`` of its document; ``rules`` (the
+        rule names found, sorted); ``excerpts`` (one per finding) and ``findings`` (dicts:
+        ``field`` ``title`` or ``text``, ``rule``, ``start``, ``end``, ``excerpt``: offsets into
+        that field). Every unit of the organisation is listed, whatever its access: this is an
+        administrator's list, never a visitor's."""
+        ...
+
+    def rescan_injections(self, limit: int) -> tuple[int, int]:
+        """Mark up to ``limit`` units stored before the current injection rules
+        (:data:`electa.ingest.injection.RULES_VERSION`: an older store, or older rules) as
+        ``put_source`` marks new ones; returns ``(scanned, still to scan)``, and with ``limit`` 0
+        only counts. ``electa reindex`` runs it until nothing is left."""
         ...
 
     # -- source names (see electa.ingest.naming) ----------------------------------------------

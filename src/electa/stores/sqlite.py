@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from electa.errors import ModelMismatchError, StoreError
+from electa.ingest.injection import RULES_VERSION, scan
 from electa.stores.bm25_memory import BM25Image
 from electa.stores.protocol import (
     AllowedSet,
@@ -102,6 +103,9 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns(org, agent, conversation,
 CREATE TABLE IF NOT EXISTS curated_triggers(
   trigger TEXT NOT NULL, chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
   PRIMARY KEY(trigger, chunk_id));
+CREATE TABLE IF NOT EXISTS chunk_flags(
+  chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+  rules TEXT NOT NULL, findings TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_recent USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
@@ -174,6 +178,46 @@ def vector_blob(vec: np.ndarray) -> bytes:
     return np.asarray(vec, dtype="<f4").tobytes()
 
 
+def scan_field(field: str, value: str) -> list[dict[str, object]]:
+    """The marks :func:`electa.ingest.injection.scan` finds in one field of a unit. Should the
+    scan itself fail (a bug in a rule), the field gets one mark with rule ``scan_error`` over all
+    of it, so the unit is stored, listed by ``electa sources flagged`` for a person to look at,
+    and the rest of the source is still ingested (or reindexed)."""
+    try:
+        return [{"field": field, "rule": f.rule, "start": f.start, "end": f.end, "excerpt": f.excerpt}
+                for f in scan(value)]
+    except Exception as exc:  # any failure: the unit must not take its whole source down with it
+        import logging
+
+        logging.getLogger("electa.ingest").warning("injection scan failed on a unit's %s: %r", field, exc)
+        excerpt = f"the injection scan failed ({type(exc).__name__}: {exc}); look at this {field} yourself"
+        return [{"field": field, "rule": "scan_error", "start": 0, "end": len(value), "excerpt": excerpt[:200]}]
+
+
+def flag_unit(con: sqlite3.Connection, chunk_id: int, title: str, text: str) -> None:
+    """Record what :func:`electa.ingest.injection.scan` finds in a unit's title and text (nothing
+    when it finds nothing), in the caller's transaction: a unit is never stored unmarked. A scan
+    that fails is recorded as a ``scan_error`` mark (see :func:`scan_field`), never raised."""
+    findings = [mark for field, value in (("title", title), ("text", text)) for mark in scan_field(field, value)]
+    if findings:
+        rules = sorted({r for f in findings for r in str(f["rule"]).split(",")})
+        con.execute("INSERT OR REPLACE INTO chunk_flags VALUES(?,?,?)", (chunk_id, ",".join(rules), json.dumps(findings)))
+
+
+def note_injection_rules(con: sqlite3.Connection) -> None:
+    """Units stored before these injection rules (an older store, or older rules) were never
+    scanned with them: ``injection_pending`` records the highest such unit id, and
+    :meth:`SqliteStore.rescan_injections` (run by ``electa reindex``) works through them from
+    ``injection_cursor``. Units stored from now on are scanned as they are written. Cheap: no
+    unit is read here, so opening a large store stays fast."""
+    found = con.execute("SELECT value FROM meta WHERE key='injection_rules'").fetchone()
+    if found is not None and found[0] == RULES_VERSION:
+        return
+    top = int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
+    con.executemany("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                    [("injection_rules", RULES_VERSION), ("injection_pending", str(top)), ("injection_cursor", "0")])
+
+
 class SqliteStore(OperationalTables):
     """The embedded store. ``SqliteStore(Path("data"))`` opens or creates ``data/electa.db``.
 
@@ -203,6 +247,7 @@ class SqliteStore(OperationalTables):
                     "INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (SCHEMA_VERSION,)
                 )
                 con.execute("INSERT OR IGNORE INTO meta VALUES('generation', '0')")
+                note_injection_rules(con)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"{self.path} is not a readable Electa store ({exc}); point --data at another "
@@ -422,6 +467,7 @@ class SqliteStore(OperationalTables):
             )
             chunk_id = int(cur.lastrowid or 0)
             ids[chunk.ordinal] = chunk_id
+            flag_unit(con, chunk_id, chunk.title, chunk.text)
             # Each row also goes to the "recent" table, from which the small segment of rows
             # written since the last merge is read (see lexical_image).
             if chunk.kind is ChunkKind.PARENT:
@@ -751,6 +797,7 @@ class SqliteStore(OperationalTables):
                      row[1], CHUNKER_VERSION))
                 con.execute("INSERT INTO vectors VALUES(?,?,?,?)",
                             (int(cur.lastrowid or 0), model_id, int(vec.shape[0]), vector_blob(vec)))
+                flag_unit(con, int(cur.lastrowid or 0), title, "")
             self._bump(con)
         self._changed()
 
@@ -771,6 +818,56 @@ class SqliteStore(OperationalTables):
             con.execute("DELETE FROM vectors WHERE model_id<>?", (model_id,))
             self.set_meta(con, "model_id", model_id)
             self._bump(con)
+
+    # -- injected instructions (electa.ingest.injection) --------------------------------------
+    def flagged(self, org: str, agent: str | None = None) -> list[dict[str, object]]:
+        """Units of ``org`` (and ``agent``) holding injected instructions, for a person to look
+        at: see :meth:`electa.stores.IndexStore.flagged`."""
+        where, params = "d.org=?", [org]
+        if agent is not None:
+            where += " AND d.agent=?"
+            params.append(agent)
+        with self.snapshot() as con:
+            rows = con.execute(
+                "SELECT f.chunk_id, d.id, d.org, d.agent, c.kind, d.title, f.rules, f.findings FROM chunk_flags f"
+                f" JOIN chunks c ON c.id=f.chunk_id JOIN documents d ON d.id=c.document_id WHERE {where}",
+                params).fetchall()
+            places: dict[int, list[tuple[str, str]]] = {}
+            for document_id in {r[1] for r in rows}:
+                places[document_id] = sorted((str(uri), str(url)) for uri, url in con.execute(
+                    "SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id=?",
+                    (document_id,)))
+        out: list[dict[str, object]] = []
+        for chunk_id, document_id, org_, agent_, kind, title, rules, findings in rows:
+            where_ = places.get(document_id) or [("", "")]
+            found = json.loads(findings)
+            out.append({"chunk_id": int(chunk_id), "org": org_, "agent": agent_, "kind": kind,
+                        "source": where_[0][0], "sources": sorted({u for u, _ in where_ if u}),
+                        "url": next((url for _, url in where_ if url), ""), "title": title,
+                        "rules": rules.split(","), "excerpts": [f["excerpt"] for f in found], "findings": found})
+        out.sort(key=lambda r: (str(r["agent"]), str(r["source"]), int(str(r["chunk_id"]))))
+        return out
+
+    def rescan_injections(self, limit: int) -> tuple[int, int]:
+        """Scan up to ``limit`` units stored before the current injection rules (see
+        :func:`note_injection_rules`), replacing their marks, in one transaction; returns
+        ``(scanned, still to scan)``. ``limit`` 0 only counts. The generation does not move:
+        marks change no search."""
+        with self.transaction() as con:
+            pending = int(con.execute("SELECT coalesce((SELECT value FROM meta WHERE key='injection_pending'), 0)"
+                                      ).fetchone()[0])
+            cursor = int(con.execute("SELECT coalesce((SELECT value FROM meta WHERE key='injection_cursor'), 0)"
+                                     ).fetchone()[0])
+            rows = con.execute("SELECT id, title, text FROM chunks WHERE id>? AND id<=? ORDER BY id LIMIT ?",
+                               (cursor, pending, max(limit, 0))).fetchall() if limit > 0 else []
+            for chunk_id, title, text in rows:
+                con.execute("DELETE FROM chunk_flags WHERE chunk_id=?", (chunk_id,))
+                flag_unit(con, chunk_id, title, text)
+            if limit > 0:
+                cursor = int(rows[-1][0]) if len(rows) == limit else pending
+                self.set_meta(con, "injection_cursor", str(cursor))
+            left = int(con.execute("SELECT count(*) FROM chunks WHERE id>? AND id<=?", (cursor, pending)).fetchone()[0])
+        return len(rows), left
 
     def list_sources(self, org: str | None = None) -> list[dict[str, object]]:
         sql = f"SELECT {_SOURCE_COLUMNS_SQL} FROM sources"

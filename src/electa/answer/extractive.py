@@ -1,0 +1,350 @@
+"""The extractive answerer: no LLM, the source sentences that answer the question, each cited
+(SPEC G2; issue 9, items 2–4).
+
+How an answer is made, in order:
+
+1. **A curated pair that answers is the answer.** When the best passing source is a curated
+   Q&A pair whose question says what the visitor asked (cosine ≥ :data:`PAIR_COSINE` with an
+   embedder; without one, each side holds :data:`PAIR_COVERAGE` of the other's content stems),
+   its answer is given whole, as the support-bot reference does with curated answers.
+2. **Sentences, read properly.** Each source is cut into sentences by
+   :func:`electa.answer.segment.segment` (hard wraps joined, lists, table rows, abbreviations,
+   URLs kept whole). Sentences in a span that :func:`electa.ingest.injection.scan` flags as
+   text addressed to the assistant are never candidates, nor are headings, code, or the
+   fragment a passage cut ends with.
+3. **Scored for the question:** cosine to the question (meaning) + 0.3 × the share of the
+   question's content stems it holds (exact tokens; codes such as "E1042" count double) + a
+   position prior (0.02 / source rank, 0.01 for a sentence in the first three of its source).
+   Without an embedder, 0.1 × the share of its source's title stems it holds stands in for
+   meaning (the page matched the question through its title: "Can I get my money back?"
+   reached "Refund policy", and its sentences about refunds, not its opening pleasantry, are
+   the answer); with MiniLM the same term measured nothing on the support set and cost 0.9
+   points of exact on XQuAD-R en (400 questions, ``bench/answers_compare.py``), so it is off.
+   A sentence that names a code ("E2001") answers no question about another code ("E1042"),
+   and a curated pair's sentences are read only when its question is near the visitor's
+   (cosine ≥ :data:`PAIR_CONTEXT`): "Yes, every 15 minutes." means nothing without it.
+4. **Chosen:** the best :attr:`ExtractiveAnswerer.sentences` that clear the bar
+   (:data:`MIN_SIMILARITY` cosine, or any exact token without an embedder), skipping
+   near-repeats of one already chosen. A chosen sentence that leans on the one before it
+   ("After 14 days, …", "This limit …", a list item after "To fix it:") brings it along, and
+   a sentence that introduces a list ("To fix it:") brings the list (up to six items).
+   (A near-repeat that states other numbers, prices or plans is a different claim and stays;
+   one that says the opposite is a contradiction, and the better-scored one stands alone.)
+   When nothing clears the bar, the best-scoring sentences of the top source stand in.
+5. **A fuller wording** of a chosen point may take its place only if it cleared the bar
+   itself, repeats the point (70% of the shorter one's content stems, stop words not counted),
+   keeps every word of the question the chosen one held, and changes no claim: the same
+   negations, and every number, price and plan name of the chosen sentence still in it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from electa.answer.checks import _PLAN, _PRICE
+from electa.answer.prompt import Prompt
+from electa.answer.segment import Sentence, needs_previous, segment
+from electa.embedders.protocol import Embedder
+from electa.ingest.injection import scan
+from electa.text import STOPWORDS, content_stems, stem, tokens
+from electa.types import ChunkKind, Passage
+
+STRICT_REPLY = ("I'm sorry, I don't have information about that in our knowledge base. "
+                "Would you like me to connect you with someone from our team?")
+
+MIN_SIMILARITY = 0.4
+PAIR_COSINE = 0.8
+PAIR_COVERAGE = 0.8
+PAIR_CONTEXT = 0.5
+RELATIVE = 0.0
+ABSTAIN_BELOW_BAR = False
+LIST_ITEMS = 6
+EXACT_WEIGHT, LEXICAL_TITLE_WEIGHT, RANK_PRIOR, EARLY_PRIOR = 0.3, 0.1, 0.02, 0.01
+
+_NEGATION = frozenset({"not", "no", "never", "none", "nothing", "nobody", "nor", "neither", "without", "cannot",
+                       "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't",
+                       "non", "unavailable", "unable"})
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*%?")
+# Openers of a sentence that limits the one before it; such a sentence is brought along.
+_CONDITION = re.compile(
+    r"^(?:unless|only|except|however|but|otherwise|provided|as long as|if not|until|this (?:applies|only|does not|is not|"
+    r"excludes|requires)|these (?:apply|only)|that (?:applies|only)|(?:after|beyond|past|outside) (?:that|this|the|\d))\b",
+    re.IGNORECASE)
+_CODE = re.compile(r"[a-z]+\d|\d+[a-z]")  # tokens like e1042, v2, 2fa: exact tokens that matter most
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    source: int      # 1-based position in the prompt's sources
+    index: int       # position among its source's sentences
+    sentence: Sentence
+    stems: frozenset[str]       # content stems (no stop words)
+    score: float = 0.0
+    clears: bool = False
+    heading: str = ""           # the heading it sits under, read with it when scoring
+
+    @property
+    def read_as(self) -> str:
+        return f"{self.heading}: {self.sentence.text}" if self.heading else self.sentence.text
+
+
+def _claims(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    """What a substitution must not change: negations, numbers, prices, plan names."""
+    words = re.findall(r"[a-z']+", text.lower())
+    negations = frozenset(w for w in words if w in _NEGATION or w.endswith("n't"))
+    numbers = frozenset(n.rstrip(".,") for n in _NUMBER.findall(text))
+    prices = frozenset(re.sub(r"\s+", "", p.lower()) for p in _PRICE.findall(text))
+    plans = frozenset(p.lower() for p in _PLAN.findall(text))
+    return negations, numbers, prices, plans
+
+
+def same_claims(chosen: str, fuller: str) -> bool:
+    """Whether ``fuller`` may stand in for ``chosen``: same negations, and every number, price
+    and plan name of ``chosen`` still in it.
+
+    >>> same_claims("We do not offer refunds.", "We do offer refunds to everyone who asks.")
+    False
+    >>> same_claims("After 30 days we refund unused months.", "Within 30 days in full; after 30 days unused months.")
+    True
+    >>> same_claims("Growth costs $29/mo.", "Growth costs $19/mo for every seat.")
+    False
+    """
+    n1, d1, p1, l1 = _claims(chosen)
+    n2, d2, p2, l2 = _claims(fuller)
+    return n1 == n2 and d1 <= d2 and p1 <= p2 and l1 <= l2
+
+
+def _near_repeat(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two sentences making the same point: 70% of the shorter one's content stems are in the other."""
+    return len(a & b) >= 0.7 * max(1, min(len(a), len(b)))
+
+
+def _labelled(passage: Passage, group: list[Sentence]) -> str:
+    """A run that opens with a bare figure ("$12/mo per seat …") is named by the heading it
+    sits under ("Starter: $12/mo per seat …"): the passage's own heading line, else the last
+    step of the unit's heading path ("Plans and pricing > Starter")."""
+    text = _run(group)
+    if not re.match(r"[\d$€£¥]", text):
+        return text
+    before = [s for s in segment(passage.text) if s.kind == "heading" and s.end <= group[0].start]
+    label = before[-1].text if before else (passage.hit.title.rsplit(" > ", 1)[1] if " > " in passage.hit.title else "")
+    return f"{label}: {text}" if label and not _injected(label) else text
+
+
+def _run(group: list[Sentence]) -> str:
+    """Sentences of one source in a row; a table row or list item without an end mark gets one
+    before the next, so that "Users: 10" and "Plan: Fleet" do not run together."""
+    texts = [s.text.rstrip() for s in group]
+    return " ".join(t if i == len(texts) - 1 or t[-1:] in ".!?:;。！？；：" else t + "." for i, t in enumerate(texts))
+
+
+def _same_point(a: _Candidate, b: _Candidate) -> bool:
+    """A near-repeat is shown once, unless it states other figures: a table's rows, or a stale
+    page's "$15/mo" beside the current "$18/mo", are different claims and both are shown, each
+    cited. One that says the opposite (other negations) is a contradiction: the better one stands."""
+    if not _near_repeat(a.stems, b.stems):
+        return False
+    ta, tb = a.sentence.text, b.sentence.text
+    return _claims(ta)[0] != _claims(tb)[0] or same_claims(ta, tb) or same_claims(tb, ta)
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS)
+
+
+@lru_cache(maxsize=1024)
+def _injected(text: str) -> tuple[tuple[int, int], ...]:
+    """Spans of ``text`` addressed to the assistant (read once per passage text, not per step)."""
+    return tuple((f.start, f.end) for f in scan(text))
+
+
+def candidates(passage: Passage, source: int) -> list[_Candidate]:
+    """The sentences of one source an answer may quote, in reading order."""
+    text = passage.text
+    flagged = _injected(text)
+    out = []
+    path_heading = passage.hit.title.rsplit(" > ", 1)[1] if " > " in passage.hit.title else ""
+    heading = "" if _injected(path_heading) else path_heading
+    for i, s in enumerate(segment(text)):
+        if s.kind == "heading":
+            heading = "" if _injected(s.text) else s.text
+            continue
+        if s.kind in ("heading", "code") or len(s.text) < 3 or s.text.endswith("…"):
+            continue
+        if any(a < s.end and s.start < b for a, b in flagged):
+            continue
+        if s.kind == "row" and "|" in s.text:
+            continue
+        if "<!--" in s.text or "-->" in s.text:
+            continue  # a comment was never meant for a visitor, whatever it says
+        out.append(_Candidate(source, i, s, _content(s.text), heading=heading))
+    return out
+
+
+class ExtractiveAnswerer:
+    """``ExtractiveAnswerer(embedder).compose(prompt, question)``: see the module docstring.
+
+    >>> list(ExtractiveAnswerer().stream(Prompt(()), "anything"))[0]
+    "I'm "
+    """
+
+    name = "extractive"
+
+    def __init__(self, embedder: Embedder | None = None, sentences: int = 3, *, min_similarity: float = MIN_SIMILARITY,
+                 relative: float = RELATIVE, abstain_below_bar: bool = ABSTAIN_BELOW_BAR,
+                 pair_context: float = PAIR_CONTEXT, title_weight: float | None = None) -> None:
+        self.embedder = embedder
+        self.sentences = sentences
+        self.min_similarity, self.relative = min_similarity, relative
+        self.abstain_below_bar, self.pair_context = abstain_below_bar, pair_context
+        self.title_weight = title_weight if title_weight is not None else (0.0 if embedder else LEXICAL_TITLE_WEIGHT)
+
+    # -- 1. a curated pair -------------------------------------------------------------------
+    def _pair_answers(self, passage: Passage, question: str) -> bool:
+        pair_q = passage.hit.title
+        if passage.hit.kind is not ChunkKind.QA or not pair_q.strip() or not passage.text.strip():
+            return False
+        if self.embedder is not None:
+            vecs = self.embedder.embed([pair_q])
+            return float(vecs[0] @ self.embedder.embed_query(question)) >= PAIR_COSINE
+        a, b = set(content_stems(question)), set(content_stems(pair_q))
+        return bool(a and b) and len(a & b) >= PAIR_COVERAGE * len(a) and len(a & b) >= PAIR_COVERAGE * len(b)
+
+    # -- 3. scoring ----------------------------------------------------------------------------
+    def _scored(self, prompt: Prompt, question: str) -> list[_Candidate]:
+        pool = [c for s_id, p in enumerate(prompt.sources, 1) for c in candidates(p, s_id)]
+        if not pool:
+            return []
+        q = content_stems(question)
+        weight = {s: (2.0 if _CODE.fullmatch(s) else 1.0) for s in q}
+        total = sum(weight.values())
+        sims = [0.0] * len(pool)
+        if self.embedder is not None:
+            vecs = self.embedder.embed([c.read_as for c in pool])
+            sims = [float(x) for x in vecs @ self.embedder.embed_query(question)]
+        titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
+        off_topic = self._off_topic_pairs(prompt, question)
+        codes = {s for s in q if _CODE.fullmatch(s)}
+        out = []
+        for c, sim in zip(pool, sims, strict=True):
+            if c.source in off_topic:
+                continue
+            all_stems = {stem(t) for t in tokens(c.read_as)}
+            their_codes = {t for t in c.stems if _CODE.fullmatch(t)}
+            if codes and their_codes and not codes & their_codes:
+                continue  # "E2001 means …" does not answer a question about E1042
+            share = sum(weight[s] for s in q if s in all_stems) / total if total else 0.0
+            title = titles[c.source]
+            title_share = len(title & c.stems) / len(title) if title else 0.0
+            score = (sim + EXACT_WEIGHT * share + self.title_weight * title_share + RANK_PRIOR / c.source
+                     + (EARLY_PRIOR if c.index < 3 else 0.0))
+            clears = sim >= self.min_similarity if self.embedder is not None else share > 0
+            out.append(_Candidate(c.source, c.index, c.sentence, c.stems, score, clears, c.heading))
+        return out
+
+    def _off_topic_pairs(self, prompt: Prompt, question: str) -> set[int]:
+        """Curated pairs whose question is about something else: their answer sentences
+        ("Yes, every 15 minutes.") mean nothing without it, so they are not quoted."""
+        pairs = {s_id: p.hit.title for s_id, p in enumerate(prompt.sources, 1)
+                 if p.hit.kind is ChunkKind.QA and p.hit.title.strip()}
+        if not pairs:
+            return set()
+        if self.embedder is not None:
+            vecs = self.embedder.embed(list(pairs.values()))
+            sims = vecs @ self.embedder.embed_query(question)
+            return {s_id for s_id, sim in zip(pairs, sims, strict=True) if float(sim) < self.pair_context}
+        q = set(content_stems(question))
+        return {s_id for s_id, text in pairs.items() if len(q & set(content_stems(text))) < self.pair_context * len(q)}
+
+    # -- 4/5. choice -----------------------------------------------------------------------
+    def _choose(self, scored: list[_Candidate], question: str) -> list[_Candidate]:
+        q = set(content_stems(question))
+        passing = [c for c in scored if c.clears]
+        if not passing:
+            if self.abstain_below_bar and self.embedder is not None:
+                return []
+            # The sources passed retrieval: their best sentences, not their first ones.
+            top = min(c.source for c in scored)
+            passing = sorted((c for c in scored if c.source == top), key=lambda c: -c.score)[: max(1, self.sentences - 1)]
+        best_score = max(c.score for c in passing)
+        chosen: list[_Candidate] = []
+        for c in sorted(passing, key=lambda c: -c.score):
+            if chosen and c.score < self.relative * best_score:
+                break
+            if not any(_same_point(c, o) for o in chosen):
+                chosen.append(c)
+            if len(chosen) == self.sentences:
+                break
+        for i, c in enumerate(chosen):
+            fuller = [x for x in passing if len(x.stems) > len(c.stems) and _near_repeat(x.stems, c.stems)
+                      and (c.stems & q) <= x.stems and same_claims(c.sentence.text, x.sentence.text)]
+            if fuller:
+                best = max(fuller, key=lambda x: x.score)
+                if not any(_near_repeat(best.stems, o.stems) for j, o in enumerate(chosen) if j != i):
+                    chosen[i] = best
+        return chosen
+
+    def _with_context(self, chosen: list[_Candidate], prompt: Prompt) -> list[tuple[int, list[Sentence]]]:
+        """Each chosen sentence with what it leans on: up to two sentences back (and a bare
+        "Yes."/"No." before it), the list a colon introduces; groups of one source that touch
+        or overlap become one, so a run of sentences is cited once."""
+        groups: list[tuple[int, int, int]] = []  # (source, first index, last index)
+        for c in chosen:
+            sentences = segment(prompt.sources[c.source - 1].text)
+            flagged = _injected(prompt.sources[c.source - 1].text)
+
+            def safe(s: Sentence, flagged: tuple[tuple[int, int], ...] = flagged) -> bool:
+                return not any(a < s.end and s.start < b for a, b in flagged)
+
+            first = last = c.index
+            for _ in range(2):
+                prev = sentences[first - 1] if first > 0 else None
+                bare = prev is not None and prev.block == sentences[first].block and not _content(prev.text)
+                if prev is None or not (bare or needs_previous(sentences[first], prev)) or not safe(prev):
+                    break
+                first -= 1
+            # A condition right after it ("Unless…", "This applies only…") is part of the answer.
+            nxt = sentences[last + 1] if last + 1 < len(sentences) else None
+            if (nxt is not None and _CONDITION.match(nxt.text) and needs_previous(nxt, sentences[last])
+                    and safe(nxt)):
+                last += 1
+            # "To fix it:" is no answer without the list it introduces.
+            while sentences[last].ends_with_colon or (sentences[last].kind == "item" and last > c.index):
+                nxt = sentences[last + 1] if last + 1 < len(sentences) else None
+                if nxt is None or nxt.kind != "item" or last - c.index >= LIST_ITEMS or not safe(nxt):
+                    break
+                last += 1
+            groups.append((c.source, first, last))
+        merged: list[list[int]] = []
+        for source, first, last in sorted(groups):
+            if merged and merged[-1][0] == source and first <= merged[-1][2] + 1:
+                merged[-1][2] = max(merged[-1][2], last)
+            else:
+                merged.append([source, first, last])
+        out = []
+        for source, first, last in merged:
+            sentences = segment(prompt.sources[source - 1].text)
+            out.append((source, [s for s in sentences[first:last + 1] if s.kind not in ("heading", "code")]))
+        return out
+
+    def compose(self, prompt: Prompt, question: str) -> str:
+        if not prompt.sources:
+            return STRICT_REPLY
+        top = prompt.sources[0]
+        if not _injected(top.text) and self._pair_answers(top, question):
+            return f"{' '.join(top.text.split())} [1]"
+        scored = self._scored(prompt, question)
+        if not scored:
+            return STRICT_REPLY
+        chosen = self._choose(scored, question)
+        if not chosen:
+            return STRICT_REPLY
+        groups = self._with_context(chosen, prompt)
+        return " ".join(_labelled(prompt.sources[source - 1], group) + f" [{source}]" for source, group in groups)
+
+    def stream(self, prompt: Prompt, question: str) -> Iterator[str]:
+        yield from re.findall(r"\S+\s*", self.compose(prompt, question))
+
