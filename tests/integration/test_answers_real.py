@@ -9,7 +9,6 @@ the fact asked for, keep its condition, and never repeat the planted instruction
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -160,7 +159,3 @@ def test_a_team_member_gets_the_internal_answer(client: TestClient) -> None:
     text, _ = ask(client, "Who approves refunds over $500?", principals=["team:billing"])
     assert "Marta Quist" in text
 
-
-def test_settings_path_is_not_needed(tmp_path: Path) -> None:
-    # The fixture's data directory is its own: nothing here reads ELECTA_* from the machine.
-    assert Settings().answerer == "extractive"

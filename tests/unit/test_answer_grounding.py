@@ -23,7 +23,7 @@ from electa.answer.prompt import (
     escape_source,
 )
 from electa.config import Settings
-from electa.errors import ConfigError, EmbedderUnavailable
+from electa.errors import ConfigError, EmbedderUnavailable, ModelIntegrityError
 from electa.testing.fakes import ScriptedAnswerer
 from electa.types import ChunkKind, Hit, Passage
 from tests.conftest import refund_and_pricing
@@ -197,9 +197,20 @@ def test_a_model_not_installed_says_the_exact_install_command(tmp_path: Path) ->
         resolve_model("qwen2.5-coder-1.5b", Settings(data_dir=tmp_path))
 
 
-def test_an_installed_model_or_any_gguf_path_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_installed_model_whose_size_changed_is_refused(tmp_path: Path) -> None:
     (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").write_bytes(b"GGUF")
+    (tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").write_bytes(b"GGUF truncated")
+    with pytest.raises(ModelIntegrityError, match="install it again"):
+        resolve_model("qwen2.5-coder-0.5b", Settings(data_dir=tmp_path))
+
+
+def test_an_installed_model_or_any_gguf_path_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.answer.models import CATALOGUE
+
+    (tmp_path / "models").mkdir()
+    installed = tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    with installed.open("wb") as fh:  # a sparse file of the published size: no 491 MB written
+        fh.truncate(CATALOGUE["qwen2.5-coder-0.5b"].size)
     settings = Settings(data_dir=tmp_path, local_model="qwen2.5-coder-0.5b", local_threads=1)
     answerer = create_answerer("local", settings)  # resolves now; loads on the first question
     assert isinstance(answerer, LocalGgufAnswerer) and answerer.name == "local" and answerer.threads == 1

@@ -86,24 +86,38 @@ _WORDS = re.compile(r"[^\s\[]+")
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)*_]*$")
 _PERIODS = {"month": "mo", "year": "yr"}
 
+_NEGATION = frozenset({"not", "no", "never", "none", "nothing", "nobody", "nor", "neither", "without", "cannot",
+                       "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't",
+                       "non", "unavailable", "unable"})
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*%?")
+
 Claims = tuple[bool, frozenset[str], frozenset[tuple[str, str]], frozenset[str]]
+
+
+def claim_parts(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    """The claims of ``text`` as written: its negation words, numbers, prices and plan names. The
+    extractive answerer compares them when one sentence would stand in for another
+    (``same_claims``); :func:`claims` normalises them for attribution."""
+    words = re.findall(r"[a-z']+", text.lower())
+    negations = frozenset(w for w in words if w in _NEGATION or w.endswith("n't"))
+    numbers = frozenset(n.rstrip(".,") for n in _NUMBER.findall(text))
+    prices = frozenset(re.sub(r"\s+", "", p.lower()) for p in _PRICE.findall(text))
+    plans = frozenset(p.lower() for p in _PLAN.findall(text))
+    return negations, numbers, prices, plans
 
 
 @lru_cache(maxsize=8192)
 def claims(text: str) -> Claims:
     """What ``text`` asserts that sharing words does not show: whether it is negated, its
     numbers, its prices as ``(amount, period)`` and the plans it names, read by the extractive
-    answerer's ``_claims`` (one reading of a claim for both). Negation is compared as polarity
+    answerer's :func:`claim_parts` (one reading of a claim for both). Negation is compared as polarity
     ("isn't", "not", "never" all negate), "$29/month" is "$29/mo", and a marker such as ``[2]``
     is no number.
 
     >>> claims("The Growth plan isn't $29/month.")
     (True, frozenset({'29'}), frozenset({('$29', 'mo')}), frozenset({'growth'}))
     """
-    # extractive imports this module for the price and plan patterns: imported when first used.
-    from electa.answer.extractive import _claims
-
-    negations, numbers, prices, plans = _claims(_CITATION.sub(" ", text).replace("\u2019", "'"))
+    negations, numbers, prices, plans = claim_parts(_CITATION.sub(" ", text).replace("\u2019", "'"))
     priced = set()
     for price in prices:
         amount, _, period = price.rstrip(".,").partition("/")

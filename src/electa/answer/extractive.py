@@ -18,8 +18,9 @@ How an answer is made, in order:
    Without an embedder, 0.1 × the share of its source's title stems it holds stands in for
    meaning (the page matched the question through its title: "Can I get my money back?"
    reached "Refund policy", and its sentences about refunds, not its opening pleasantry, are
-   the answer); with MiniLM the same term measured nothing on the support set and cost 0.9
-   points of exact on XQuAD-R en (400 questions, ``bench/answers_compare.py``), so it is off.
+   the answer); with MiniLM the same term changed nothing on the support set and cost 0.9
+   points of exact on XQuAD-R en (86.2% → 85.3%, 400 questions, ``bench/extractive_sweep.py``),
+   so it is off.
    A sentence that names a code ("E2001") answers no question about another code ("E1042"),
    and a curated pair's sentences are read only when its question is near the visitor's
    (cosine ≥ :data:`PAIR_CONTEXT`): "Yes, every 15 minutes." means nothing without it.
@@ -44,7 +45,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from electa.answer.checks import _PLAN, _PRICE
+from electa.answer.checks import claim_parts
 from electa.answer.prompt import Prompt
 from electa.answer.segment import Sentence, needs_previous, segment
 from electa.embedders.protocol import Embedder
@@ -59,15 +60,15 @@ MIN_SIMILARITY = 0.4
 PAIR_COSINE = 0.8
 PAIR_COVERAGE = 0.8
 PAIR_CONTEXT = 0.5
+# Off, as measured by bench/extractive_sweep.py (support set / XQuAD-R en, 400 questions): a
+# relative cut at 0.8 × the best sentence cost 5.0 points of fact recall and 1.7 of exact;
+# abstaining when no sentence clears the bar caught 15 / 33 more points of unanswerable
+# questions for 3.3 points of fact recall / 0.6 of exact. Retrieval's floor decides abstention.
 RELATIVE = 0.0
 ABSTAIN_BELOW_BAR = False
 LIST_ITEMS = 6
 EXACT_WEIGHT, LEXICAL_TITLE_WEIGHT, RANK_PRIOR, EARLY_PRIOR = 0.3, 0.1, 0.02, 0.01
 
-_NEGATION = frozenset({"not", "no", "never", "none", "nothing", "nobody", "nor", "neither", "without", "cannot",
-                       "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't",
-                       "non", "unavailable", "unable"})
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*%?")
 # Openers of a sentence that limits the one before it; such a sentence is brought along.
 _CONDITION = re.compile(
     r"^(?:unless|only|except|however|but|otherwise|provided|as long as|if not|until|this (?:applies|only|does not|is not|"
@@ -91,16 +92,6 @@ class _Candidate:
         return f"{self.heading}: {self.sentence.text}" if self.heading else self.sentence.text
 
 
-def _claims(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
-    """What a substitution must not change: negations, numbers, prices, plan names."""
-    words = re.findall(r"[a-z']+", text.lower())
-    negations = frozenset(w for w in words if w in _NEGATION or w.endswith("n't"))
-    numbers = frozenset(n.rstrip(".,") for n in _NUMBER.findall(text))
-    prices = frozenset(re.sub(r"\s+", "", p.lower()) for p in _PRICE.findall(text))
-    plans = frozenset(p.lower() for p in _PLAN.findall(text))
-    return negations, numbers, prices, plans
-
-
 def same_claims(chosen: str, fuller: str) -> bool:
     """Whether ``fuller`` may stand in for ``chosen``: same negations, and every number, price
     and plan name of ``chosen`` still in it.
@@ -112,8 +103,8 @@ def same_claims(chosen: str, fuller: str) -> bool:
     >>> same_claims("Growth costs $29/mo.", "Growth costs $19/mo for every seat.")
     False
     """
-    n1, d1, p1, l1 = _claims(chosen)
-    n2, d2, p2, l2 = _claims(fuller)
+    n1, d1, p1, l1 = claim_parts(chosen)
+    n2, d2, p2, l2 = claim_parts(fuller)
     return n1 == n2 and d1 <= d2 and p1 <= p2 and l1 <= l2
 
 
@@ -148,7 +139,7 @@ def _same_point(a: _Candidate, b: _Candidate) -> bool:
     if not _near_repeat(a.stems, b.stems):
         return False
     ta, tb = a.sentence.text, b.sentence.text
-    return _claims(ta)[0] != _claims(tb)[0] or same_claims(ta, tb) or same_claims(tb, ta)
+    return claim_parts(ta)[0] != claim_parts(tb)[0] or same_claims(ta, tb) or same_claims(tb, ta)
 
 
 def _content(text: str) -> frozenset[str]:

@@ -36,7 +36,7 @@ from electa.answer.models import CATALOGUE
 from electa.answer.openai_http import AnswererError
 from electa.answer.prompt import Prompt
 from electa.config import Settings
-from electa.errors import EmbedderUnavailable, unknown_name
+from electa.errors import EmbedderUnavailable, ModelIntegrityError, unknown_name
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PACKAGED = "smollm2"
@@ -90,6 +90,11 @@ def resolve_model(name: str, settings: Settings | None = None) -> LocalModel:
         if not path.is_file():
             raise EmbedderUnavailable(f"the local model {name} is not installed (looked for {path}); install it with "
                                       f"`{entry.install_command(settings)}`")
+        # The install verified its SHA-256; a file changed since (truncated by a full disk,
+        # replaced by hand) is caught here by its size, cheaply, and `electa models list` re-hashes.
+        if path.stat().st_size != entry.size:
+            raise ModelIntegrityError(f"{path} holds {path.stat().st_size:,} bytes, not the {entry.size:,} of {name}; "
+                                      f"install it again with `{entry.install_command(settings)}`")
         return LocalModel(name, path.parent, path.name)
     if name.lower().endswith(".gguf") or os.sep in name or "/" in name:
         path = Path(name).expanduser()
