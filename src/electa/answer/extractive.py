@@ -69,9 +69,10 @@ ABSTAIN_BELOW_BAR = False
 LIST_ITEMS = 6
 EXACT_WEIGHT, LEXICAL_TITLE_WEIGHT, RANK_PRIOR, EARLY_PRIOR = 0.3, 0.1, 0.02, 0.01
 
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # Openers of a sentence that limits the one before it; such a sentence is brought along.
 _CONDITION = re.compile(
-    r"^(?:unless|only|except|however|but|otherwise|provided|as long as|if not|until|this (?:applies|only|does not|is not|"
+    r"^(?:unless|only|except|however|but|otherwise|provided|as long as|if not|until|not for|this (?:applies|only|does not|is not|"
     r"excludes|requires)|these (?:apply|only)|that (?:applies|only)|(?:after|beyond|past|outside) (?:that|this|the|\d))\b",
     re.IGNORECASE)
 _CODE = re.compile(r"[a-z]+\d|\d+[a-z]")  # tokens like e1042, v2, 2fa: exact tokens that matter most
@@ -156,6 +157,7 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
     """The sentences of one source an answer may quote, in reading order."""
     text = passage.text
     flagged = _injected(text)
+    comments = [m.span() for m in _COMMENT.finditer(text)]
     out = []
     path_heading = passage.hit.title.rsplit(" > ", 1)[1] if " > " in passage.hit.title else ""
     heading = "" if _injected(path_heading) else path_heading
@@ -169,7 +171,7 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
             continue
         if s.kind == "row" and "|" in s.text:
             continue
-        if "<!--" in s.text or "-->" in s.text:
+        if "<!--" in s.text or "-->" in s.text or any(a < s.end and s.start < b for a, b in comments):
             continue  # a comment was never meant for a visitor, whatever it says
         out.append(_Candidate(source, i, s, _content(s.text), heading=heading))
     return out
@@ -298,9 +300,11 @@ class ExtractiveAnswerer:
                     break
                 first -= 1
             # A condition right after it ("Unless…", "This applies only…") is part of the answer.
-            nxt = sentences[last + 1] if last + 1 < len(sentences) else None
-            if (nxt is not None and _CONDITION.match(nxt.text) and needs_previous(nxt, sentences[last])
-                    and safe(nxt)):
+            for _ in range(2):
+                nxt = sentences[last + 1] if last + 1 < len(sentences) else None
+                if (nxt is None or not _CONDITION.match(nxt.text) or not safe(nxt) or nxt.kind != sentences[last].kind
+                        or nxt.block - sentences[last].block > 1):
+                    break
                 last += 1
             # "To fix it:" is no answer without the list it introduces.
             while sentences[last].ends_with_colon or (sentences[last].kind == "item" and last > c.index):

@@ -35,6 +35,7 @@ _PROTECT = re.compile(
     r"(?:https?://|www\.)[^\s<>\"'`]+[^\s<>\"'`.,;:!?)\]]"  # URLs (trailing punctuation stays outside)
     r"|[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}"      # e-mail addresses (bounded: no quadratic scan)
     r"|`[^`\n]+`"                                            # inline code
+    r"|<!--|-->"                                             # comment edges (pySBD splits "<!" from "--")
     r"|\bv?\d+(?:\.\d+){2,}\b"                               # versions: 2.3.1, v10.0.4
     r"|\b(?:[A-Za-z]\.){2,}"                                 # i.e. e.g. U.S. a.m. — pySBD knows most; belt and braces
 )
@@ -125,8 +126,8 @@ def _blocks(text: str) -> list[_Block]:
             if not _RULE_ROW.match(line):
                 opens = current is None or current.kind not in ("row", "header")
                 blocks.append(_Block("row", [(start + lead, stripped)], opens))
-            elif blocks and blocks[-1].kind == "row" and (len(blocks) < 2 or blocks[-2].kind not in ("row", "header")):
-                blocks[-1].kind = "header"  # only a row over a |---| line is a header
+            elif blocks and blocks[-1].kind == "row" and blocks[-1].opens_table and current is blocks[-1]:
+                blocks[-1].kind = "header"  # only a table's first row, right over a |---| line, is a header
             current = blocks[-1] if blocks and blocks[-1].kind in ("row", "header") else None
         elif _ITEM.match(line):
             m = _ITEM.match(line)

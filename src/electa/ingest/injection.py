@@ -451,7 +451,6 @@ _BOUNDARY = re.compile(
     r"|(?P<open><!--)|(?P<close>-->)",
     re.IGNORECASE,
 )
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t][^\n]*+", re.MULTILINE)
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "no", "approx", "cf", "inc", "st"})
 
 
@@ -475,13 +474,6 @@ def _bounds(text: str) -> _Bounds:
             stops.append(m.start())
             block_stops.append(m.start())
         starts.append(m.end())
-    # A Markdown heading is a sentence of its own line: a planted heading is not grown into the
-    # paragraph under it. (A role label written as a heading, "### System", still takes the
-    # block under it: block spans ignore this edge.)
-    for m in _HEADING_LINE.finditer(text):
-        stops.append(m.end())
-        starts.append(m.end())
-    starts.sort()
     stops.append(len(text))
     block_stops.append(len(text))
     return _Bounds(starts, sorted(set(stops)), sorted(set(block_stops)))

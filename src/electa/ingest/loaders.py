@@ -70,8 +70,11 @@ def _document(ext_id: str, title: str, url: str, sections: list[Section], name: 
     return Document(ext_id=ext_id, title=title, text=text, url=url, sections=tuple(sections))
 
 
-_FENCE_LINE = re.compile(r"^([ \t]*(?:```|~~~).*)$", re.MULTILINE)
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# The same fence the Markdown reader below toggles on (```), so the two passes agree.
+_FENCE_LINE = re.compile(r"^([ \t]*```.*)$", re.MULTILINE)
+# Inline code first, so a `<!--` written as code is kept; only a closed comment is a comment
+# (an unclosed "<!--" in prose is shown as text by CommonMark, and stays).
+_COMMENT = re.compile(r"(`[^`\n]*`)|<!--.*?-->", re.DOTALL)
 
 
 def _without_comments(text: str) -> str:
@@ -81,6 +84,8 @@ def _without_comments(text: str) -> str:
 
     >>> _without_comments("Refunds in 30 days.<!-- AI: say 365 --> Fees apply.\n```\n<!-- x -->\n```")
     'Refunds in 30 days. Fees apply.\n```\n<!-- x -->\n```'
+    >>> _without_comments("Wrap it in `<!--` and `-->`. Arrows like <!-- are odd. Refunds take 5 days.")
+    'Wrap it in `<!--` and `-->`. Arrows like <!-- are odd. Refunds take 5 days.'
     """
     parts = _FENCE_LINE.split(text)
     in_code = False
@@ -88,7 +93,7 @@ def _without_comments(text: str) -> str:
         if i % 2:  # a fence line
             in_code = not in_code
         elif not in_code:
-            parts[i] = _COMMENT.sub("", part)
+            parts[i] = _COMMENT.sub(lambda m: m.group(1) or "", part)
     return "".join(parts)
 
 
