@@ -45,6 +45,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from electa.answer.checks import claim_parts
 from electa.answer.prompt import Prompt
 from electa.answer.segment import Sentence, needs_previous, segment
@@ -114,16 +116,27 @@ def _near_repeat(a: frozenset[str], b: frozenset[str]) -> bool:
     return len(a & b) >= 0.7 * max(1, min(len(a), len(b)))
 
 
-def _labelled(passage: Passage, group: list[Sentence]) -> str:
+@lru_cache(maxsize=1024)
+def _headings(text: str, title: str) -> tuple[str, ...]:
+    """For each sentence of ``segment(text)``, the heading it sits under: the passage's own
+    heading line above it, else the last step of the unit's heading path ("Plans and pricing >
+    Starter"); "" under a heading addressed to the assistant."""
+    path = title.rsplit(" > ", 1)[1] if " > " in title else ""
+    heading = "" if _injected(path) else path
+    out = []
+    for s in segment(text):
+        if s.kind == "heading":
+            heading = "" if _injected(s.text) else s.text
+        out.append(heading)
+    return tuple(out)
+
+
+def _labelled(passage: Passage, first: int, group: list[Sentence]) -> str:
     """A run that opens with a bare figure ("$12/mo per seat …") is named by the heading it
-    sits under ("Starter: $12/mo per seat …"): the passage's own heading line, else the last
-    step of the unit's heading path ("Plans and pricing > Starter")."""
+    sits under ("Starter: $12/mo per seat …"); ``first`` is its first sentence's index."""
     text = _run(group)
-    if not re.match(r"[\d$€£¥]", text):
-        return text
-    before = [s for s in segment(passage.text) if s.kind == "heading" and s.end <= group[0].start]
-    label = before[-1].text if before else (passage.hit.title.rsplit(" > ", 1)[1] if " > " in passage.hit.title else "")
-    return f"{label}: {text}" if label and not _injected(label) else text
+    label = _headings(passage.text, passage.hit.title)[first]
+    return f"{label}: {text}" if label and re.match(r"[\d$€£¥]", text) else text
 
 
 def _run(group: list[Sentence]) -> str:
@@ -159,12 +172,8 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
     flagged = _injected(text)
     comments = [m.span() for m in _COMMENT.finditer(text)]
     out = []
-    path_heading = passage.hit.title.rsplit(" > ", 1)[1] if " > " in passage.hit.title else ""
-    heading = "" if _injected(path_heading) else path_heading
+    headings = _headings(text, passage.hit.title)
     for i, s in enumerate(segment(text)):
-        if s.kind == "heading":
-            heading = "" if _injected(s.text) else s.text
-            continue
         if s.kind in ("heading", "code") or len(s.text) < 3 or s.text.endswith("…"):
             continue
         if any(a < s.end and s.start < b for a, b in flagged):
@@ -173,7 +182,7 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
             continue
         if "<!--" in s.text or "-->" in s.text or any(a < s.end and s.start < b for a, b in comments):
             continue  # a comment was never meant for a visitor, whatever it says
-        out.append(_Candidate(source, i, s, _content(s.text), heading=heading))
+        out.append(_Candidate(source, i, s, _content(s.text), heading=headings[i]))
     return out
 
 
@@ -196,18 +205,27 @@ class ExtractiveAnswerer:
         self.title_weight = title_weight if title_weight is not None else (0.0 if embedder else LEXICAL_TITLE_WEIGHT)
 
     # -- 1. a curated pair -------------------------------------------------------------------
-    def _pair_answers(self, passage: Passage, question: str) -> bool:
+    def _pair_cosines(self, prompt: Prompt, qvec: np.ndarray | None) -> dict[int, float]:
+        """Cosine of each curated pair's question (by source id) to the visitor's, in one batch."""
+        pairs = {s_id: p.hit.title for s_id, p in enumerate(prompt.sources, 1)
+                 if p.hit.kind is ChunkKind.QA and p.hit.title.strip()}
+        if self.embedder is None or qvec is None or not pairs:
+            return {}
+        sims = self.embedder.embed(list(pairs.values())) @ qvec
+        return {s_id: float(sim) for s_id, sim in zip(pairs, sims, strict=True)}
+
+    def _pair_answers(self, passage: Passage, question: str, pair_cosines: dict[int, float]) -> bool:
         pair_q = passage.hit.title
         if passage.hit.kind is not ChunkKind.QA or not pair_q.strip() or not passage.text.strip():
             return False
         if self.embedder is not None:
-            vecs = self.embedder.embed([pair_q])
-            return float(vecs[0] @ self.embedder.embed_query(question)) >= PAIR_COSINE
+            return pair_cosines.get(1, 0.0) >= PAIR_COSINE
         a, b = set(content_stems(question)), set(content_stems(pair_q))
         return bool(a and b) and len(a & b) >= PAIR_COVERAGE * len(a) and len(a & b) >= PAIR_COVERAGE * len(b)
 
     # -- 3. scoring ----------------------------------------------------------------------------
-    def _scored(self, prompt: Prompt, question: str) -> list[_Candidate]:
+    def _scored(self, prompt: Prompt, question: str, qvec: np.ndarray | None,
+                pair_cosines: dict[int, float]) -> list[_Candidate]:
         pool = [c for s_id, p in enumerate(prompt.sources, 1) for c in candidates(p, s_id)]
         if not pool:
             return []
@@ -215,11 +233,10 @@ class ExtractiveAnswerer:
         weight = {s: (2.0 if _CODE.fullmatch(s) else 1.0) for s in q}
         total = sum(weight.values())
         sims = [0.0] * len(pool)
-        if self.embedder is not None:
-            vecs = self.embedder.embed([c.read_as for c in pool])
-            sims = [float(x) for x in vecs @ self.embedder.embed_query(question)]
+        if self.embedder is not None and qvec is not None:
+            sims = [float(x) for x in self.embedder.embed([c.read_as for c in pool]) @ qvec]
         titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
-        off_topic = self._off_topic_pairs(prompt, question)
+        off_topic = self._off_topic_pairs(prompt, question, pair_cosines)
         codes = {s for s in q if _CODE.fullmatch(s)}
         out = []
         for c, sim in zip(pool, sims, strict=True):
@@ -238,17 +255,13 @@ class ExtractiveAnswerer:
             out.append(_Candidate(c.source, c.index, c.sentence, c.stems, score, clears, c.heading))
         return out
 
-    def _off_topic_pairs(self, prompt: Prompt, question: str) -> set[int]:
+    def _off_topic_pairs(self, prompt: Prompt, question: str, pair_cosines: dict[int, float]) -> set[int]:
         """Curated pairs whose question is about something else: their answer sentences
         ("Yes, every 15 minutes.") mean nothing without it, so they are not quoted."""
+        if self.embedder is not None:
+            return {s_id for s_id, sim in pair_cosines.items() if sim < self.pair_context}
         pairs = {s_id: p.hit.title for s_id, p in enumerate(prompt.sources, 1)
                  if p.hit.kind is ChunkKind.QA and p.hit.title.strip()}
-        if not pairs:
-            return set()
-        if self.embedder is not None:
-            vecs = self.embedder.embed(list(pairs.values()))
-            sims = vecs @ self.embedder.embed_query(question)
-            return {s_id for s_id, sim in zip(pairs, sims, strict=True) if float(sim) < self.pair_context}
         q = set(content_stems(question))
         return {s_id for s_id, text in pairs.items() if len(q & set(content_stems(text))) < self.pair_context * len(q)}
 
@@ -280,7 +293,7 @@ class ExtractiveAnswerer:
                     chosen[i] = best
         return chosen
 
-    def _with_context(self, chosen: list[_Candidate], prompt: Prompt) -> list[tuple[int, list[Sentence]]]:
+    def _with_context(self, chosen: list[_Candidate], prompt: Prompt) -> list[tuple[int, int, list[Sentence]]]:
         """Each chosen sentence with what it leans on: up to two sentences back (and a bare
         "Yes."/"No." before it), the list a colon introduces; groups of one source that touch
         or overlap become one, so a run of sentences is cited once."""
@@ -322,23 +335,26 @@ class ExtractiveAnswerer:
         out = []
         for source, first, last in merged:
             sentences = segment(prompt.sources[source - 1].text)
-            out.append((source, [s for s in sentences[first:last + 1] if s.kind not in ("heading", "code")]))
+            out.append((source, first, [s for s in sentences[first:last + 1] if s.kind not in ("heading", "code")]))
         return out
 
     def compose(self, prompt: Prompt, question: str) -> str:
         if not prompt.sources:
             return STRICT_REPLY
         top = prompt.sources[0]
-        if not _injected(top.text) and self._pair_answers(top, question):
+        qvec = self.embedder.embed_query(question) if self.embedder is not None else None
+        pair_cosines = self._pair_cosines(prompt, qvec)
+        if not _injected(top.text) and self._pair_answers(top, question, pair_cosines):
             return f"{' '.join(top.text.split())} [1]"
-        scored = self._scored(prompt, question)
+        scored = self._scored(prompt, question, qvec, pair_cosines)
         if not scored:
             return STRICT_REPLY
         chosen = self._choose(scored, question)
         if not chosen:
             return STRICT_REPLY
         groups = self._with_context(chosen, prompt)
-        return " ".join(_labelled(prompt.sources[source - 1], group) + f" [{source}]" for source, group in groups)
+        return " ".join(_labelled(prompt.sources[source - 1], first, group) + f" [{source}]"
+                        for source, first, group in groups)
 
     def stream(self, prompt: Prompt, question: str) -> Iterator[str]:
         yield from re.findall(r"\S+\s*", self.compose(prompt, question))
