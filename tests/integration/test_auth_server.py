@@ -340,6 +340,7 @@ def test_browser_conversations_are_issued_by_the_server_and_bound_to_their_crede
     assert backend["conversation_id"] == "crm-7"
 
 
+@pytest.mark.embedded  # reads the origin column with sqlite3 (the contract suite covers both backends)
 def test_feedback_from_a_browser_credential_is_kept_apart_from_the_organisations(world: World) -> None:
     import sqlite3
 

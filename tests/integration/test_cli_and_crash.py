@@ -15,10 +15,21 @@ from pathlib import Path
 import pytest
 
 from electa import Access, Caller, Engine
+from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
+from electa.stores.registry import open_store
 from tests.integration.conftest import electa_cmd
 
 pytestmark = pytest.mark.integration
+
+
+def stored_generation(data: str) -> int:
+    """The store's generation, read through the store's contract (either backend)."""
+    store = open_store(Settings(), data)
+    try:
+        return store.generation
+    finally:
+        store.shutdown()
 
 
 def run(args: list[str], env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -36,12 +47,12 @@ def test_cli_ingest_search_probe_sources_stats(tmp_path: Path, sample_kb_session
     assert {leg["leg"] for leg in res["legs"]} == {"fulltext", "dense", "qa"}
     questions = tmp_path / "q.txt"
     questions.write_text("Can I get my money back?\nIs there a mobile app?\n", encoding="utf-8")
-    before = sqlite3.connect(Path(data) / "electa.db").execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    before = stored_generation(data)
     probe = json.loads(run(["probe", "--file", str(questions), "--data", data, "--org", "tallyo", "--json",
                             "--top", "5"], env).stdout)
     assert [p["question"] for p in probe] == ["Can I get my money back?", "Is there a mobile app?"]
     assert all("passes" in c and c["votes"] for p in probe for c in p["candidates"])
-    after = sqlite3.connect(Path(data) / "electa.db").execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    after = stored_generation(data)
     assert before == after  # the probe stores nothing
     sources = json.loads(run(["sources", "list", "--data", data, "--json"], env).stdout)
     slack = next(s["uri"] for s in sources if s["uri"].endswith("slack-integration.md"))
@@ -68,6 +79,7 @@ def test_demo_runs_end_to_end(tmp_path: Path, env: dict[str, str]) -> None:
     assert "refund-approvals" in member_part
 
 
+@pytest.mark.embedded  # watches and checks the SQLite file itself; PostgreSQL rolls back a killed client
 def test_kill_9_mid_ingest_leaves_a_store_that_opens_and_answers(tmp_path: Path, env: dict[str, str]) -> None:
     kb = tmp_path / "kb"
     kb.mkdir()
@@ -155,8 +167,11 @@ def test_feedback_golden_eval_and_agent_tuning(tmp_path: Path, sample_kb_session
     assert (runs / "report.png").exists() and (runs / "fused.trec").exists()
     out = run(["tune", "--agent", "tallyo/web", "--data", data, "--folds", "3", "--out", str(tmp_path / "t.json")], env)
     assert "stored as the settings of agent tallyo/web" in out.stdout
-    stored = sqlite3.connect(Path(data) / "electa.db").execute("SELECT settings FROM agent_settings").fetchone()[0]
-    assert json.loads(stored)["tuned_on"]["dataset"] == "tallyo/web"
+    store = open_store(Settings(), data)
+    try:
+        assert store.agent_settings("tallyo", "web")["tuned_on"]["dataset"] == "tallyo/web"  # type: ignore[index]
+    finally:
+        store.shutdown()
     bad = run(["eval", "--agent", "tallyo/nobody", "--data", data], env, check=False)
     assert bad.returncode == 2 and "no curated Q&A" in bad.stderr
 
@@ -186,6 +201,7 @@ def test_tune_on_one_half_and_measure_the_floor_on_the_other(tmp_path: Path, env
     assert bad.returncode == 2 and "tune, test" in bad.stderr
 
 
+@pytest.mark.embedded  # watches and checks the SQLite file itself; PostgreSQL rolls back a killed client
 def test_kill_9_in_a_loop_during_adds_updates_and_deletes(tmp_path: Path, env: dict[str, str]) -> None:
     """Killed at random points of ingest, update and delete, again and again: each time the store
     opens, passes integrity_check, and holds exactly the committed sources, whole in every leg."""

@@ -159,6 +159,7 @@ def test_a_deeply_nested_json_upload_is_a_422_naming_the_problem(engine: Engine,
     assert r.status_code == 422 and "nested too deeply" in r.json()["detail"]
 
 
+@pytest.mark.embedded
 def test_a_failing_or_missing_leg_tells_a_browser_key_nothing_of_the_server(engine: Engine,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by review: a leg's exception text (with the server's paths) reached search keys."""

@@ -3,6 +3,8 @@ and segments never change a score (issue 12, item 5)."""
 
 from __future__ import annotations
 
+import pytest
+
 from electa import Access, Caller, Engine
 from electa.ingest.loaders import Loaded
 from electa.stores.protocol import TextIndex
@@ -42,6 +44,7 @@ def test_a_write_rebuilds_only_the_recent_segment_and_scores_stay_whole(engine: 
     assert "Article 105" not in [h.title for h in engine.search("t105x", caller, legs=["fulltext"]).hits]
 
 
+@pytest.mark.embedded
 def test_another_process_trimming_the_recent_rows_never_hides_a_row(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Found by review: a second process (a CLI search beside the server) trimmed the shared
     table of recent rows past the first process's large segment, which then lost them."""

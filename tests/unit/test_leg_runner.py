@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from electa import Access, Caller, Engine, LegStatus
 from electa.ingest.loaders import Loaded
 from electa.stores.protocol import AllowedSet
@@ -123,6 +125,7 @@ class WatchedGraph:
         return getattr(self.inner, name)
 
 
+@pytest.mark.embedded
 def test_the_hnsw_graph_is_never_mutated_during_a_search(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from electa import Settings
     from electa.embedders.hashing import HashEmbedder

@@ -63,6 +63,7 @@ def test_a_moved_folder_keeps_its_sources_once_the_move_is_confirmed(engine: Eng
     assert engine.sync([moved], Access("acme")).counts()["unchanged"] == 2  # the name now stands for the new path
 
 
+@pytest.mark.embedded
 def test_a_store_named_by_absolute_paths_is_renamed_not_duplicated(engine: Engine, tmp_path: Path) -> None:
     folder = kb(tmp_path)
     engine.ingest([folder], Access("acme"))
@@ -187,6 +188,7 @@ def test_nothing_is_deleted_when_a_folder_cannot_be_listed(engine: Engine, tmp_p
         assert len(uris(engine)) == 2
 
 
+@pytest.mark.embedded
 def test_sync_removes_sources_an_older_release_named_by_absolute_path(engine: Engine, tmp_path: Path) -> None:
     folder = kb(tmp_path)
     engine.ingest([folder], Access("acme"))
@@ -261,6 +263,7 @@ def test_a_relinked_symlink_is_the_same_name(engine: Engine, tmp_path: Path) -> 
     assert report.deleted == ["site/old.md"] and uris(engine) == ["site/new.md"]
 
 
+@pytest.mark.embedded
 def test_renaming_an_older_store_renames_its_document_ids_too(engine: Engine, tmp_path: Path) -> None:
     """Found by the third review: CSV rows (``name#i``) and gzipped files kept ids that named
     the server's path after their source was renamed."""

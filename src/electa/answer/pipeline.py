@@ -14,7 +14,8 @@ The events (the SSE contract, :data:`SSE_CONTRACT`):
   the stored turn and usage count only the text after the reset.
 - ``citations`` ``{"citations": [{"id", "title", "url"}]}``: the sources the answer cites.
 - ``done``: confidence, flags, the search query, checks, timings; ``cached`` says whether the
-  events were replayed from the result cache. Always the last event of a complete answer.
+  events were replayed from the result cache, and ``cache: "unavailable"`` that a shared cache
+  (Redis) was down and skipped. Always the last event of a complete answer.
 - ``error`` (HTTP only) ``{"error": str, "incident": str}``: the answer could not be completed;
   nothing follows. Details are in the server log under the incident id, never in the stream.
 
@@ -67,7 +68,8 @@ SSE_CONTRACT = """Server-Sent Events, in this order:
 - `citations` `{"citations": [{"id": 1, "title": "…", "url": "…"}]}`.
 - `done` `{"confidence", "low_confidence", "strict", "cached", "conversation_id", "search_query",
   "unsupported", "answerer", "fallback", "incident", "legs", "timings_ms"}` (small talk and curated
-  answers send fewer fields): the last event of a complete answer. `conversation_id` is the one
+  answers send fewer fields; `"cache": "unavailable"` is added when a shared cache was down and
+  skipped): the last event of a complete answer. `conversation_id` is the one
   to send with the next question of this conversation (issued by the server to a search key or
   visitor token).
 - `error` `{"error": "…", "incident": "…"}`: the answer could not be completed and nothing follows;
@@ -200,13 +202,15 @@ class AskPipeline:
         # A follow-up depends on its history, so only a conversation's first question is cached.
         key = self._cache_key(self.cache, req, config) if self.cache is not None and not history else None
         cached: list[AnswerEvent] | None = self.cache.get(key) if self.cache is not None and key is not None else None
+        # A shared cache that is down was skipped: the answer says so (and is computed afresh).
+        skipped = {"cache": "unavailable"} if self.cache is not None and key is not None and self.cache.status != "ok" else {}
         events = iter(cached) if cached is not None else self._answer(req, config, history, start)
         recorded: list[AnswerEvent] = []
         for ev in events:
             recorded.append(ev)
             if ev.kind == "done":
                 conversation = {"conversation_id": req.conversation_id} if req.conversation_id else {}
-                ev = AnswerEvent("done", {**ev.data, "cached": cached is not None, **conversation})
+                ev = AnswerEvent("done", {**ev.data, "cached": cached is not None, **skipped, **conversation})
             yield ev
         said = transcript(recorded)
         if self.record:

@@ -17,7 +17,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -50,6 +50,9 @@ from electa.engine import Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
 from electa.types import Access, Caller, LegStatus, hit_json
+
+if TYPE_CHECKING:
+    from electa.redis_link import RedisLink
 
 log = logging.getLogger("electa.api")
 
@@ -163,8 +166,23 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     app = FastAPI(title="Electa", version="0.1.0",
                   description="Hybrid retrieval and grounded answers over an organisation's own knowledge.")
     app.add_middleware(AllowEveryMethod, routes=app.router.routes)
-    cache: Cache = ResultCache(cache_ttl_s)
     store = engine.store
+    settings = engine.settings
+    limits: RateLimiter
+    cache: Cache
+    link: RedisLink | None = None
+    if settings.redis_url:
+        # Shared by every worker; imported only here, so the core install needs no redis package.
+        from electa.api.redis_cache import RedisCache
+        from electa.auth.ratelimit_redis import RedisRateLimiter
+        from electa.redis_link import RedisLink
+
+        link = shared = RedisLink(settings.redis_url, secret=store.server_secret("redis"))
+        cache = RedisCache(shared, cache_ttl_s)
+        limits = RedisRateLimiter(shared, settings.rate_per_minute_key, settings.rate_per_minute_client)
+    else:
+        cache = ResultCache(cache_ttl_s)
+        limits = RateLimiter(settings.rate_per_minute_key, settings.rate_per_minute_client)
     provider = engine.settings.answerer
     answerer = None if provider == "extractive" else create_answerer(provider, engine.settings)
     # E3: with an LLM configured, follow-ups are rewritten by it (timeout, per-conversation cache).
@@ -173,7 +191,6 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     pipeline = AskPipeline(engine, store, cache=cache, answerer=answerer, rewriter=rewriter, provider=provider)
 
     auth = Authenticator(store, admin_token, max_token_lifetime_s=engine.settings.visitor_token_max_s)
-    limits = RateLimiter(engine.settings.rate_per_minute_key, engine.settings.rate_per_minute_client)
 
     def identity(request: Request, authorization: str | None = Header(None)) -> Identity:
         """Who calls (401 when no usable credential); browser-facing ones are rate-limited here (429)."""
@@ -243,7 +260,13 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
 
     @app.get("/healthz")
     def healthz() -> dict[str, object]:
-        return {"ok": True, "legs": {n: leg.available() for n, leg in engine.legs.items()}}
+        # Redis being down degrades (no shared cache, per-process limits) but fails nothing: still ok.
+        # The reason names servers: it goes to the log, not to this unauthenticated route.
+        backend = "memory" if link is None else "redis"
+        state = "ok" if link is None or link.ping() == "ok" else "unavailable"
+        return {"ok": True, "legs": {n: leg.available() for n, leg in engine.legs.items()},
+                "cache": {"backend": backend, "status": state},
+                "rate_limits": {"backend": backend, "status": state if state == "ok" else "in-process fallback"}}
 
     @app.post("/v1/orgs", status_code=201, dependencies=[Depends(admin)], responses=AUTHED)
     def create_org(body: OrgIn) -> dict[str, str]:
@@ -347,7 +370,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
             return {**cached, "cached": True}
         out = run_search(body, caller, trusted, stored or {})
         cache.put(key, out)
-        return {**out, "cached": False}
+        # A shared cache that is down was skipped; the search itself did not need it.
+        return {**out, "cached": False, **({"cache": "unavailable"} if cache.status != "ok" else {})}
 
     @app.post("/v1/probe", responses=AUTHED)
     def probe(body: SearchIn, org: str = Depends(org_of)) -> dict[str, object]:

@@ -30,10 +30,15 @@ class Cache(Protocol):
       ``extra``; and is equal when they are all equal;
     - ``get(key)`` returns what ``put(key, value)`` stored, until ``ttl_s`` has passed; after
       that, and for a key never stored, ``None``;
-    - storing never fails the caller; the cache may forget entries at any time (bounded size).
+    - storing never fails the caller; the cache may forget entries at any time (bounded size);
+    - ``status`` is ``"ok"``, or ``"unavailable: <reason>"`` while a shared backend is being
+      skipped (every ``get`` a miss, every ``put`` dropped): responses then say ``"cache": "unavailable"``.
     """
 
     ttl_s: float
+
+    @property
+    def status(self) -> str: ...
 
     def key(self, kind: str, caller: Caller, provider: str, query: str, page: str | None, generation: object,
             extra: str = "") -> tuple[object, ...]: ...
@@ -51,6 +56,10 @@ class ResultCache:
         self._data: OrderedDict[tuple[object, ...], tuple[float, Any]] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
+
+    @property
+    def status(self) -> str:
+        return "ok"  # in this process: never unavailable
 
     @staticmethod
     def key(kind: str, caller: Caller, provider: str, query: str, page: str | None, generation: object,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -28,9 +27,9 @@ def store_option(f: F) -> F:
 
 
 def open_store(data_dir: str | None) -> Store:
-    from electa.stores.sqlite import SqliteStore
+    from electa.stores.registry import open_store as open_configured
 
-    return SqliteStore(Path(data_dir) if data_dir else Settings().data_dir)
+    return open_configured(Settings(), data_dir)
 
 
 def when(ts: object) -> str:

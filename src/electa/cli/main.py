@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -418,8 +419,10 @@ def feedback(query: str, url: str, data_dir: str | None, embedder: str | None, o
 @data_option
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8765, show_default=True)
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Worker processes on one port, each with its own engine on the same store (see electa.api.worker).")
 @friendly
-def serve(data_dir: str | None, embedder: str | None, host: str, port: int) -> None:
+def serve(data_dir: str | None, embedder: str | None, host: str, port: int, workers: int) -> None:
     """Run the HTTP API (OpenAPI at /docs). Admin routes need ELECTA_ADMIN_TOKEN."""
     try:
         import uvicorn
@@ -428,6 +431,18 @@ def serve(data_dir: str | None, embedder: str | None, host: str, port: int) -> N
     except ImportError as exc:
         raise click.ClickException("the server needs its extra: pip install 'electa[server]'") from exc
     settings = Settings()
+    if workers > 1:
+        # Each worker reads its settings from the environment (they are new processes): pass
+        # the options on the way the settings read them, then let uvicorn fork the workers.
+        os.environ["ELECTA_DATA_DIR"] = str(Path(data_dir or settings.data_dir).resolve())
+        if embedder:
+            os.environ["ELECTA_EMBEDDER"] = embedder
+        with open_engine(data_dir, embedder) as engine:  # fail here, once, on a bad store or model
+            where = engine.store.directory
+        click.echo(f"Electa serving {where} on http://{host}:{port} with {workers} workers (OpenAPI: /docs)", err=True)
+        uvicorn.run("electa.api.worker:create_worker_app", factory=True, host=host, port=port, workers=workers,
+                    log_level="warning")
+        return
     with open_engine(data_dir, embedder) as engine:
         app = create_app(engine, settings.admin_token, settings.cache_ttl_s)
         click.echo(f"Electa serving {engine.store.directory} on http://{host}:{port} (OpenAPI: /docs)", err=True)

@@ -90,22 +90,29 @@ class BM25Image:
     @classmethod
     def build(cls, con: sqlite3.Connection, table: str, weights: tuple[float, ...],
               generation: int, above: int = 0) -> BM25Image:
-        """The segment of ``table``'s rows with ids above ``above``."""
+        """The segment of FTS5 ``table``'s rows with ids above ``above``."""
         con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)")
-        rows = con.execute(
-            f"SELECT term, doc, col, count(*) FROM temp.{table}_instances GROUP BY term, doc, col"
-        ).fetchall()
+        columns = {name: i for i, name in enumerate(
+            r[1] for r in con.execute(f"PRAGMA table_info({table})").fetchall())}
+        rows = [(term, doc, columns[col], n) for term, doc, col, n in con.execute(
+            f"SELECT term, doc, col, count(*) FROM temp.{table}_instances GROUP BY term, doc, col")]
         scanned = len({r[1] for r in rows})
         if above:
             rows = [r for r in rows if r[1] > above]
-        columns = {name: i for i, name in enumerate(
-            r[1] for r in con.execute(f"PRAGMA table_info({table})").fetchall())}
+        return cls.from_rows(rows, weights, generation, scanned)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple[str, int, int, int]], weights: tuple[float, ...], generation: int,
+                  scanned: int = 0) -> BM25Image:
+        """An image of ``(term, unit id, column, occurrences)`` rows, grouped by term (each term's
+        rows together); ``weights[column]`` weights a column. A row's length counts every
+        column's occurrences, zero-weight ones included, as FTS5's ``|row|`` does."""
         unit_ids = np.array(sorted({r[1] for r in rows}), dtype=np.int64)
         lengths = np.zeros(unit_ids.size, dtype=np.float64)
         if not unit_ids.size:
             return cls(unit_ids, lengths, {}, generation, scanned)
         pos_of = {int(u): i for i, u in enumerate(unit_ids)}
-        weight = np.array([weights[columns[r[2]]] for r in rows], dtype=np.float64)
+        weight = np.array([weights[r[2]] for r in rows], dtype=np.float64)
         pos = np.fromiter((pos_of[r[1]] for r in rows), dtype=np.int64, count=len(rows))
         counts = np.fromiter((r[3] for r in rows), dtype=np.float64, count=len(rows))
         np.add.at(lengths, pos, counts)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -14,6 +14,9 @@ from electa.auth.keys import KeyRecord
 from electa.auth.scopes import Scope
 from electa.stores.bm25_memory import BM25Image
 from electa.types import Access, Caller, Chunk, ChunkKind
+
+if TYPE_CHECKING:
+    from electa.config import Settings
 
 
 @dataclass(frozen=True)
@@ -69,10 +72,13 @@ class StoredUnit:
 
 @dataclass(frozen=True)
 class AllowedSet:
-    """The unit ids a caller may see, sorted (SPEC B8). Legs filter with it at match time."""
+    """The unit ids a caller may see, sorted (SPEC B8). Legs filter with it at match time.
+    ``caller`` is whose rule it is: an index inside the database (pgvector) pushes the rule
+    down into its query rather than shipping every id, then checks its results against ``ids``."""
 
     ids: np.ndarray
     generation: int
+    caller: Caller | None = None
 
     def __len__(self) -> int:
         return int(self.ids.size)
@@ -270,6 +276,11 @@ class IndexStore(Protocol):
         transaction; documents deleted or given one meanwhile are skipped."""
         ...
 
+    def dense_index(self, model_id: str, dim: int, settings: Settings) -> VectorIndex:
+        """The dense index over this store's vectors of ``model_id`` (a :class:`VectorIndex`):
+        faiss HNSW beside the embedded store, pgvector HNSW inside PostgreSQL."""
+        ...
+
     # -- state -------------------------------------------------------------------------------
     @property
     def generation(self) -> int: ...
@@ -298,6 +309,11 @@ class IndexStore(Protocol):
 
     def close(self) -> None:
         """Close this thread's connection (the store stays usable; it reopens on demand)."""
+        ...
+
+    def shutdown(self) -> None:
+        """Release what the whole store holds (a pool of connections): the process is done
+        with it. Idempotent; the store is not used afterwards (``Engine.close`` calls it)."""
         ...
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from electa.errors import ModelMismatchError, StoreError
-from electa.ingest.injection import RULES_VERSION, scan
+from electa.ingest import injection
 from electa.stores.bm25_memory import BM25Image
 from electa.stores.protocol import (
     AllowedSet,
@@ -37,8 +37,13 @@ from electa.stores.protocol import (
     same_access,
 )
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
+from electa.stores.unit_cache import UnitCache
 from electa.text import STOPWORDS, tokens
 from electa.types import Access, Caller, ChunkKind
+
+if TYPE_CHECKING:
+    from electa.config import Settings
+    from electa.stores.protocol import VectorIndex
 
 SCHEMA_VERSION = "1"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -118,10 +123,6 @@ VECTOR_KINDS = tuple(k.value for k in ChunkKind if k is not ChunkKind.CURATED)
 VECTOR_KINDS_SQL = ",".join(f"'{k}'" for k in VECTOR_KINDS)
 
 
-# Units kept in memory between searches (see SqliteStore.units): at most this many characters
-# of text in all, and none longer than UNIT_KEPT_CHARS (a whole-document unit can be megabytes).
-UNITS_KEPT_CHARS = 64_000_000
-UNIT_KEPT_CHARS = 20_000
 
 
 def acl_token(kind: str, value: str) -> str:
@@ -185,7 +186,7 @@ def scan_field(field: str, value: str) -> list[dict[str, object]]:
     and the rest of the source is still ingested (or reindexed)."""
     try:
         return [{"field": field, "rule": f.rule, "start": f.start, "end": f.end, "excerpt": f.excerpt}
-                for f in scan(value)]
+                for f in injection.scan(value)]
     except Exception as exc:  # any failure: the unit must not take its whole source down with it
         import logging
 
@@ -211,11 +212,11 @@ def note_injection_rules(con: sqlite3.Connection) -> None:
     ``injection_cursor``. Units stored from now on are scanned as they are written. Cheap: no
     unit is read here, so opening a large store stays fast."""
     found = con.execute("SELECT value FROM meta WHERE key='injection_rules'").fetchone()
-    if found is not None and found[0] == RULES_VERSION:
+    if found is not None and found[0] == injection.RULES_VERSION:
         return
     top = int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
     con.executemany("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                    [("injection_rules", RULES_VERSION), ("injection_pending", str(top)), ("injection_cursor", "0")])
+                    [("injection_rules", injection.RULES_VERSION), ("injection_pending", str(top)), ("injection_cursor", "0")])
 
 
 class SqliteStore(OperationalTables):
@@ -234,10 +235,7 @@ class SqliteStore(OperationalTables):
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._allowed_cache: dict[str, AllowedSet] = {}
-        self._units_cache: dict[int, StoredUnit] = {}
-        self._units_generation = -1
-        self._units_chars = 0
-        self._units_lock = threading.Lock()
+        self._units_cache = UnitCache()
         try:
             with self._write_lock:
                 self.con.executescript(_SCHEMA)
@@ -301,6 +299,10 @@ class SqliteStore(OperationalTables):
         if con is not None:
             con.close()
             self._local.con = None
+
+    def shutdown(self) -> None:
+        """Close this thread's connection; other threads' close with their threads."""
+        self.close()
 
     # -- meta --------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -604,7 +606,7 @@ class SqliteStore(OperationalTables):
         rows = con.execute(
             f"SELECT c.id FROM chunks c JOIN documents d ON d.id=c.document_id WHERE {where} AND ({reader})"
             " ORDER BY c.id", params).fetchall()
-        allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation)
+        allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation, caller)
         if len(self._allowed_cache) > 256:
             self._allowed_cache.clear()
         self._allowed_cache[key] = allowed
@@ -684,36 +686,16 @@ class SqliteStore(OperationalTables):
             return self._read_units(self.con, ids)
         with self.snapshot() as con:
             generation = self._generation(con)
-            with self._units_lock:
-                if generation > self._units_generation:
-                    self._forget_units(generation)
-                cache = self._units_cache if generation == self._units_generation else {}
-                out = {i: cache[i] for i in ids if i in cache}
+            out = self._units_cache.lookup(generation, ids)
             missing = [i for i in ids if i not in out]
             fresh = self._read_units(con, missing) if missing else {}
-            with self._units_lock:
-                if generation == self._units_generation:
-                    for uid, unit in fresh.items():
-                        size = len(unit.text) + len(unit.title)
-                        if size > UNIT_KEPT_CHARS:
-                            continue
-                        if self._units_chars + size > UNITS_KEPT_CHARS:
-                            self._forget_units(generation)
-                        self._units_cache[uid] = unit
-                        self._units_chars += size
+            self._units_cache.keep(generation, fresh)
         return out | fresh
 
     def _changed(self) -> None:
         """After a write by this process (or its rollback): forget what was read before it."""
         self._allowed_cache.clear()
-        with self._units_lock:
-            self._forget_units(-1)
-
-    def _forget_units(self, generation: int) -> None:
-        """Empty the unit cache (under ``_units_lock``) and let it fill at ``generation``."""
-        self._units_cache.clear()
-        self._units_chars = 0
-        self._units_generation = generation
+        self._units_cache.forget()
 
     def _read_units(self, con: sqlite3.Connection, ids: Sequence[int]) -> dict[int, StoredUnit]:
         out: dict[int, StoredUnit] = {}
@@ -818,6 +800,13 @@ class SqliteStore(OperationalTables):
             con.execute("DELETE FROM vectors WHERE model_id<>?", (model_id,))
             self.set_meta(con, "model_id", model_id)
             self._bump(con)
+
+    def dense_index(self, model_id: str, dim: int, settings: Settings) -> VectorIndex:
+        """faiss HNSW in a file beside the database (see :mod:`electa.stores.faiss_index`)."""
+        from electa.stores.faiss_index import FaissHnswIndex
+
+        return FaissHnswIndex(self, model_id, dim, settings.hnsw_m, settings.hnsw_ef_construction,
+                              settings.hnsw_ef_search, settings.exact_below)
 
     # -- injected instructions (electa.ingest.injection) --------------------------------------
     def flagged(self, org: str, agent: str | None = None) -> list[dict[str, object]]:

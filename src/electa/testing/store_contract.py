@@ -274,6 +274,37 @@ class StoreContract:
         with pytest.raises(ModelMismatchError):
             store.put_source(record("c.md", "3", acme), [prepared("c", "gamma")], model_id="m2")
 
+    @pytest.mark.parametrize("exact_below", [0, 1_000_000])
+    def test_dense_index_ranks_inside_the_callers_access(self, store, exact_below) -> None:  # type: ignore[no-untyped-def]
+        """Best cosine first, only what the caller may read, through the graph (``exact_below``
+        0) or exactly (every allowed set is small)."""
+        from electa.config import Settings
+
+        e0, e1 = np.eye(4, dtype=np.float32)[0], np.eye(4, dtype=np.float32)[1]
+        mid = (e0 + e1) / np.float32(np.sqrt(2.0))
+
+        def doc(name: str, vec: np.ndarray) -> PreparedDocument:
+            chunk = Chunk(ChunkKind.PARENT, 0, name, f"{name} text")
+            return PreparedDocument(name, name, "", hashlib.sha256(name.encode()).hexdigest(), (chunk,), (vec,))
+
+        places = [("near", e0, Access("acme")), ("far", e1, Access("acme")), ("mid", mid, Access("acme")),
+                  ("team", e0, Access("acme", public=False, principals=("team:a",))),
+                  ("sales", e0, Access("acme", agent="sales")), ("zeta", e0, Access("zeta"))]
+        for name, vec, access in places:
+            store.put_source(record(f"{name}.md", name, access), [doc(name, vec)], model_id="m1")
+        index = store.dense_index("m1", 4, Settings(exact_below=exact_below))
+        index.sync()
+        title = lambda hits: [store.units([u])[u].title for u, _ in hits]
+        public = index.search(e0, 10, store.allowed(Caller("acme", "default")))
+        assert title(public) == ["near", "mid", "far"]
+        assert [round(s, 4) for _, s in public] == [1.0, 0.7071, 0.0]
+        team = index.search(e0, 2, store.allowed(Caller("acme", "default", frozenset({"team:a"}))))
+        assert sorted(title(team)) == ["near", "team"]
+        assert title(index.search(e0, 10, store.allowed(Caller("zeta")))) == ["zeta"]
+        assert index.search(e0, 10, store.allowed(Caller("nobody"))) == []
+        assert len(index) == store.count_vectors("m1") == 6
+        index.save()
+
     def test_backfill_then_switch_model(self, store) -> None:  # type: ignore[no-untyped-def]
         acme = Access("acme")
         store.put_source(record("a.md", "1", acme), [prepared("a", "alpha", title="A")], model_id="m1")
@@ -355,6 +386,8 @@ class StoreContract:
         store.close()
         assert store.generation == generation
         assert len(store.allowed(Caller("acme"))) == 1
+        store.shutdown()
+        store.shutdown()  # twice is harmless (an engine closed twice)
 
 
 class OperationalStoreContract:

@@ -1,0 +1,226 @@
+"""Cost against size: the embedded store and PostgreSQL at 10k, 100k and 1M chunks, one run.
+
+    python bench/scale.py --sizes 10000,100000 --backends embedded,postgresql --out runs/scale
+    python bench/scale.py --sizes 10000,100000,1000000 --backends embedded   # hours on 2 cores
+
+What is measured, per backend, as the store grows through each size (one tenant, all public):
+
+- ingest rate: chunks per second through ``store.put_source`` (1,000 documents a source, one
+  transaction each; chunking, embedding and the HTTP layer are not in it: the stores are);
+- cold start: building the full-text legs' images and the dense index from the store;
+- search: p50/p95 of whole hybrid search (``Engine.search``: legs in parallel, fusion, scoring)
+  and of each leg, over 200 queries of 2-4 words drawn from the corpus vocabulary;
+- commit to searchable: a one-document write and what an ingest does after it (the dense index
+  catches up, the full-text segment of new rows is rebuilt), until a search finds it;
+- memory: the process's resident set after warm-up; disk: the data directory, or
+  ``pg_database_size``.
+
+The corpus is synthetic and says so: each document is one parent unit of 40-80 words drawn from
+a Zipf(1.1) vocabulary of 50,000 words (with product codes), titled with 3-5 of them. Vectors are
+synthetic unit vectors (``--dim``, default 64) near one of 256 seeded centroids, so HNSW sees
+clusters; the query vector is drawn the same way from the query's words. A model would cost the
+same per query in both backends and is measured elsewhere (``electa eval``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from electa.config import Settings
+from electa.engine import Engine
+from electa.stores.protocol import PreparedDocument, SourceRecord
+from electa.stores.registry import open_store
+from electa.types import Access, Caller, Chunk, ChunkKind
+
+VOCAB = 50_000
+CENTROIDS = 256
+ORG = "bench"
+
+
+class SyntheticEmbedder:
+    """Seeded unit vectors near one of ``CENTROIDS`` centroids, picked by the text's first word."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.model_id = f"bench/synthetic-{dim}"
+        self.centroids = np.random.default_rng(7).standard_normal((CENTROIDS, dim)).astype(np.float32)
+
+    def _one(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        first = text.split()[0] if text.split() else ""
+        c = self.centroids[int(hashlib.sha256(first.encode()).hexdigest(), 16) % CENTROIDS]
+        v = c + 0.5 * np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+        return (v / np.linalg.norm(v)).astype(np.float32)
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._one(text)
+
+
+def words(rng: np.random.Generator, n: int) -> list[str]:
+    ranks = np.minimum(rng.zipf(1.1, n), VOCAB)
+    return [f"w{r}" if r % 97 else f"E{1000 + r}" for r in ranks]
+
+
+def documents(start: int, count: int, embedder: SyntheticEmbedder) -> list[PreparedDocument]:
+    out = []
+    for i in range(start, start + count):
+        rng = np.random.default_rng(i)
+        title = " ".join(words(rng, int(rng.integers(3, 6))))
+        body = " ".join(words(rng, int(rng.integers(40, 81))))
+        chunk = Chunk(ChunkKind.PARENT, 0, title, body)
+        out.append(PreparedDocument(f"doc{i}", title, f"https://bench.example/{i}",
+                                    hashlib.sha256(body.encode()).hexdigest(), (chunk,), (embedder._one(title + " " + body),)))
+    return out
+
+
+def grow(engine: Engine, embedder: SyntheticEmbedder, have: int, want: int) -> float:
+    t0 = time.perf_counter()
+    for start in range(have, want, 1000):
+        count = min(1000, want - start)
+        engine.store.put_source(SourceRecord(ORG, "default", f"batch-{start}", "bench", "", f"h{start}", Access(ORG)),
+                                documents(start, count, embedder), model_id=embedder.model_id)
+    rate = (want - have) / max(time.perf_counter() - t0, 1e-9)
+    engine._written()  # what an ingest does after its batch: the dense index catches up, images rebuild
+    engine.fulltext.close(timeout=3600)  # (waits for the background merge, so it is not timed as search)
+    engine.qa.close(timeout=3600)
+    return rate
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def disk_mb(engine: Engine, data: Path) -> float:
+    stats = engine.store.stats()
+    if engine.settings.store:
+        return int(stats["bytes_on_disk"]) / 2**20  # type: ignore[call-overload]
+    return sum(p.stat().st_size for p in data.rglob("*") if p.is_file()) / 2**20
+
+
+def measure(engine: Engine, embedder: SyntheticEmbedder, size: int, data: Path, queries: list[str]) -> dict[str, object]:
+    caller = Caller(ORG)
+    t0 = time.perf_counter()
+    engine.fulltext.warm()
+    engine.qa.warm()
+    if engine.index is not None:
+        engine.index.sync()
+    cold = time.perf_counter() - t0
+    for q in queries[:20]:  # warm caches (allowed set, masks)
+        engine.search(q, caller)
+    whole, legs = [], {}
+    for q in queries:
+        t = time.perf_counter()
+        res = engine.search(q, caller)
+        whole.append((time.perf_counter() - t) * 1000)
+        for leg in res.legs:
+            legs.setdefault(leg.leg, []).append(leg.elapsed_ms)
+    token = f"freshtoken{size}"
+    fresh = PreparedDocument(f"fresh{size}", token, "", token, (Chunk(ChunkKind.PARENT, 0, token, f"{token} arrives"),),
+                             (embedder._one(token),))
+    t = time.perf_counter()
+    engine.store.put_source(SourceRecord(ORG, "default", f"fresh-{size}", "bench", "", token, Access(ORG)), [fresh],
+                            model_id=embedder.model_id)
+    engine._written()
+    while not any(engine.store.units([h.unit_id])[h.unit_id].title == token
+                  for h in engine.search(token, caller, legs=["fulltext"]).hits):
+        time.sleep(0.005)
+    searchable = (time.perf_counter() - t) * 1000
+    pct = lambda xs, p: float(np.percentile(xs, p)) if xs else 0.0
+    return {"chunks": size, "cold_start_s": round(cold, 2), "search_p50_ms": round(pct(whole, 50), 2),
+            "search_p95_ms": round(pct(whole, 95), 2),
+            "legs_p50_ms": {k: round(pct(v, 50), 2) for k, v in legs.items()},
+            "legs_p95_ms": {k: round(pct(v, 95), 2) for k, v in legs.items()},
+            "commit_to_searchable_ms": round(searchable, 1), "rss_mb": round(rss_mb(), 1),
+            "disk_mb": round(disk_mb(engine, data), 1)}
+
+
+def run_backend(name: str, sizes: list[int], dim: int, work: Path) -> list[dict[str, object]]:
+    embedder = SyntheticEmbedder(dim)
+    settings = Settings()
+    if name == "postgresql":
+        from electa.testing.pg_server import shared_server
+
+        settings = Settings(store=shared_server().database("scale"))
+    data = work / name
+    engine = Engine(open_store(settings, data), settings, embedder, "")  # type: ignore[arg-type]
+    rng = np.random.default_rng(11)
+    queries = [" ".join(words(rng, int(rng.integers(2, 5)))) for _ in range(200)]
+    rows, have = [], 0
+    try:
+        for size in sizes:
+            rate = grow(engine, embedder, have, size)
+            have = size
+            row = {"backend": name, "ingest_chunks_per_s": round(rate, 1), **measure(engine, embedder, size, data, queries)}
+            have += 1  # the fresh document
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    finally:
+        engine.close()
+    return rows
+
+
+def plot(rows: list[dict[str, object]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    for backend in sorted({str(r["backend"]) for r in rows}):
+        mine = [r for r in rows if r["backend"] == backend]
+        xs = [int(r["chunks"]) for r in mine]  # type: ignore[call-overload]
+        axes[0].plot(xs, [r["search_p50_ms"] for r in mine], "o-", label=f"{backend} p50")
+        axes[0].plot(xs, [r["search_p95_ms"] for r in mine], "o--", label=f"{backend} p95")
+        axes[1].plot(xs, [r["ingest_chunks_per_s"] for r in mine], "o-", label=backend)
+        axes[2].plot(xs, [r["rss_mb"] for r in mine], "o-", label=f"{backend} RSS")
+        axes[2].plot(xs, [r["disk_mb"] for r in mine], "o--", label=f"{backend} disk")
+    for ax, title in zip(axes, ("whole hybrid search, ms", "ingest, chunks/s", "memory and disk, MB"), strict=True):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("chunks")
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--backends", default="embedded,postgresql")
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--out", type=Path, default=Path("runs/scale"))
+    args = ap.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="electa-scale-"))
+    print(f"cores: {os.cpu_count()}; sizes {sizes}; dim {args.dim}; work {work}", flush=True)
+    rows = [r for b in args.backends.split(",") for r in run_backend(b.strip(), sizes, args.dim, work)]
+    (args.out / "scale.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    plot(rows, args.out / "scale.png")
+    print(f"{'backend':11} {'chunks':>8} {'ingest/s':>9} {'cold s':>7} {'p50 ms':>7} {'p95 ms':>7} {'fulltext':>9}"
+          f" {'dense':>7} {'to search ms':>13} {'RSS MB':>8} {'disk MB':>8}")
+    for r in rows:
+        legs = r["legs_p50_ms"]
+        print(f"{r['backend']:11} {r['chunks']:>8} {r['ingest_chunks_per_s']:>9} {r['cold_start_s']:>7}"
+              f" {r['search_p50_ms']:>7} {r['search_p95_ms']:>7} {legs.get('fulltext', 0):>9} {legs.get('dense', 0):>7}"  # type: ignore[union-attr]
+              f" {r['commit_to_searchable_ms']:>13} {r['rss_mb']:>8} {r['disk_mb']:>8}")
+
+
+if __name__ == "__main__":
+    main()

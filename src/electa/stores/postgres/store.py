@@ -1,0 +1,632 @@
+"""PostgresStore: the scale-out backend (``ELECTA_STORE=postgresql://…``), the same contract as
+the embedded :class:`electa.stores.sqlite.SqliteStore`.
+
+PostgreSQL is the source of truth for sources, documents, units, access fields, vectors
+(pgvector) and full-text vectors (``tsvector``, analysed as FTS5 does:
+:mod:`electa.stores.postgres.analysis`). Every write is one transaction under the writers'
+lock; the ``generation`` in ``meta`` moves in it, so every worker on the database sees a change
+at its next read of the generation (each search reads it once). Row-level security is a second
+wall behind the query filters (:mod:`electa.stores.postgres.connection`): a read for a caller
+runs behind that caller's organisation, an ingest behind its source's.
+
+What each worker keeps in memory is what the embedded store's processes keep: allowed sets and
+units per generation, and the full-text legs' BM25 images (built from the ``tsvector`` rows,
+per-caller statistics, segments: a write is read back as the rows above the last image's
+highest id, through an index, so its cost follows the rows written, not the corpus). The dense
+leg searches pgvector's HNSW index inside the database (:mod:`electa.stores.postgres.vectors`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from electa.errors import ModelMismatchError
+from electa.ingest import injection
+from electa.stores.bm25_memory import BM25Image, fts_terms
+from electa.stores.postgres.analysis import tsquery_any, tsvector_literal
+from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, redact
+from electa.stores.postgres.ops import PgOperationalTables
+from electa.stores.protocol import (
+    AllowedSet,
+    PreparedDocument,
+    SourceOutcome,
+    SourceRecord,
+    Store,
+    StoredUnit,
+    TextIndex,
+    same_access,
+)
+from electa.stores.sqlite import VECTOR_KINDS, access_json, acl_text, scan_field
+from electa.stores.sqlite_ops import normalise_trigger
+from electa.stores.unit_cache import UnitCache
+from electa.types import Access, Caller, ChunkKind
+
+if TYPE_CHECKING:
+    from electa.config import Settings
+    from electa.stores.protocol import VectorIndex
+
+_SOURCE_COLUMNS = ("id", "org", "agent", "uri", "kind", "url", "version", "content_hash", "documents", "access",
+                   "updated_at")
+_SOURCE_SQL = ", ".join(_SOURCE_COLUMNS)
+FTS_INDEX = {ChunkKind.PARENT: TextIndex.UNITS.value, ChunkKind.QA: TextIndex.QA.value}
+
+
+def reader_filter(caller: Caller, alias: str = "c") -> tuple[str, list[object]]:
+    """The SQL predicate (and its parameters) of what ``caller`` may read, over a table carrying
+    the unit's access fields: its organisation (and agent), public or one of its principals."""
+    where = f"{alias}.org = %s"
+    params: list[object] = [caller.org]
+    if caller.agent is not None:
+        where += f" AND {alias}.agent = %s"
+        params.append(caller.agent)
+    where += f" AND ({alias}.public OR {alias}.principals && %s::text[])"
+    params.append(sorted(p for p in caller.principals if "\x00" not in p))  # one holding NUL names no one
+    return where, params
+
+
+def vector_literal(vec: np.ndarray) -> str:
+    """pgvector's text form of a vector (exact: 9 significant digits round-trip float32)."""
+    return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vec, dtype=np.float32).tolist()) + "]"
+
+
+def _source_record(row: Sequence[Any]) -> dict[str, Any]:
+    rec = dict(zip(_SOURCE_COLUMNS, row, strict=True))
+    rec["access"] = dict(rec["access"])
+    rec["updated_at"] = float(rec["updated_at"])
+    return rec
+
+
+class PostgresStore(PgOperationalTables):
+    """``PostgresStore("postgresql://…", Path("cache"))``: ``directory`` is a local folder for
+    this worker's caches (none are needed today; the contract asks every store for one)."""
+
+    def __init__(self, dsn: str, directory: Path | None = None, pool_size: int = 8) -> None:
+        self.db = PgDatabase(dsn, max_size=pool_size)
+        self.dsn = redact(dsn)
+        self.directory = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="electa-pg-cache-"))
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._allowed_cache: dict[str, AllowedSet] = {}
+        self._units_cache = UnitCache()
+        with self.db.tx(ALL_TENANTS, write=True) as con:
+            found = con.execute("SELECT value FROM meta WHERE key='injection_rules'").fetchone()
+            if found is None or found[0] != injection.RULES_VERSION:
+                top = con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
+                for key, value in (("injection_rules", injection.RULES_VERSION), ("injection_pending", str(top)),
+                                   ("injection_cursor", "0")):
+                    self._set_meta(con, key, value)
+
+    # -- state -------------------------------------------------------------------------------
+    def _scalar(self, sql: str, params: Sequence[object] = (), org: str = ALL_TENANTS) -> Any:
+        with self.db.tx(org) as con:
+            row = con.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    @staticmethod
+    def _set_meta(con: Any, key: str, value: str) -> None:
+        con.execute("INSERT INTO meta VALUES(%s, %s) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
+
+    @staticmethod
+    def _bump(con: Any) -> None:
+        con.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
+
+    def meta(self, key: str) -> str | None:
+        found = self._scalar("SELECT value FROM meta WHERE key=%s", (key,))
+        return None if found is None else str(found)
+
+    @property
+    def generation(self) -> int:
+        return self.state[0]
+
+    @property
+    def backfills(self) -> int:
+        return self.state[1]
+
+    @property
+    def state(self) -> tuple[int, int]:
+        with self.db.tx(ALL_TENANTS) as con:
+            row = con.execute("SELECT (SELECT value FROM meta WHERE key='generation'),"
+                              " (SELECT value FROM meta WHERE key='vector_backfills')").fetchone()
+        return int(row[0]), int(row[1])
+
+    @property
+    def version(self) -> str:
+        generation, backfills = self.state
+        return f"{generation}.{backfills}"
+
+    def close(self) -> None:
+        """Connections are pooled, not per thread: nothing to close for one thread."""
+
+    def shutdown(self) -> None:
+        """Close the pool (the process is done with the database)."""
+        self.db.close()
+
+    def _changed(self) -> None:
+        self._allowed_cache.clear()
+        self._units_cache.forget()
+
+    # -- sources and documents ---------------------------------------------------------------
+    @matches_nothing_with_nul(lambda: None, "org", "agent", "uri")
+    def source(self, org: str, agent: str, uri: str) -> dict[str, Any] | None:
+        with self.db.tx(org) as con:
+            row = con.execute(f"SELECT {_SOURCE_SQL} FROM sources WHERE org=%s AND agent=%s AND uri=%s",
+                              (org, agent, uri)).fetchone()
+        return None if row is None else _source_record(row)
+
+    @matches_nothing_with_nul(list, "org")
+    def list_sources(self, org: str | None = None) -> list[dict[str, object]]:
+        sql, params = f"SELECT {_SOURCE_SQL} FROM sources", tuple[str, ...]()
+        if org is not None:
+            sql, params = sql + " WHERE org=%s", (org,)
+        with self.db.tx(org or ALL_TENANTS) as con:
+            rows = con.execute(sql + " ORDER BY org, agent, uri", params).fetchall()
+        return [_source_record(r) for r in rows]
+
+    @matches_nothing_with_nul(set, "org", "agent")
+    def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
+        with self.db.tx(org) as con:
+            rows = con.execute("SELECT text_hash FROM documents WHERE org=%s AND agent=%s AND access_sig=%s",
+                               (org, agent, access.signature())).fetchall()
+        return {r[0] for r in rows}
+
+    def put_source(self, source: SourceRecord, docs: Sequence[PreparedDocument], model_id: str = "") -> SourceOutcome:
+        now, access = time.time(), source.access
+        try:
+            with self.db.tx(source.org, write=True) as con:
+                row = con.execute("SELECT id, version, content_hash, access FROM sources WHERE org=%s AND agent=%s"
+                                  " AND uri=%s", (source.org, source.agent, source.uri)).fetchone()
+                if row is not None and row[2] == source.content_hash and same_access(row[3], access):
+                    return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
+                removed, kept = 0, set[int]()
+                if row is None:
+                    source_id = con.execute(
+                        "INSERT INTO sources(org, agent, uri, kind, url, version, content_hash, access, documents,"
+                        " created_at, updated_at) VALUES(%s,%s,%s,%s,%s,1,%s,%s,%s,%s,%s) RETURNING id",
+                        (source.org, source.agent, source.uri, source.kind, source.url, source.content_hash,
+                         access_json(access), len(docs), now, now)).fetchone()[0]
+                    version, status = 1, "added"
+                else:
+                    source_id, version, status = row[0], row[1] + 1, "updated"
+                    removed, kept = self._detach_source(con, source_id, keep={d.text_hash for d in docs},
+                                                        access_sig=access.signature())
+                    con.execute("UPDATE sources SET version=%s, content_hash=%s, kind=%s, url=%s, access=%s,"
+                                " documents=%s, updated_at=%s WHERE id=%s",
+                                (version, source.content_hash, source.kind, source.url, access_json(access),
+                                 len(docs), now, source_id))
+                duplicates = 0
+                for doc in docs:
+                    existing = con.execute("SELECT id FROM documents WHERE org=%s AND agent=%s AND text_hash=%s"
+                                           " AND access_sig=%s", (source.org, source.agent, doc.text_hash,
+                                                                  access.signature())).fetchone()
+                    if existing is not None:
+                        duplicates += existing[0] not in kept
+                        document_id = existing[0]
+                    else:
+                        document_id = self._insert_document(con, source, doc, version, model_id)
+                    con.execute("INSERT INTO locations VALUES(%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+                                (document_id, source_id, source.org, doc.url or source.url, doc.ext_id))
+                vectors = [v for d in docs for v in d.vectors if v is not None]
+                if model_id and vectors:
+                    self._name_model(con, model_id, int(vectors[0].shape[0]))
+                self._bump(con)
+        finally:
+            self._changed()
+        return SourceOutcome(source.uri, status, version, len(docs), duplicates, removed)
+
+    def _name_model(self, con: Any, model_id: str, dim: int) -> None:
+        """The first vectors name the store's model, in their own transaction (SPEC A4), and
+        give it pgvector's HNSW index (M 16, efConstruction 200, as the embedded index; inner
+        product over unit vectors is cosine), partial on the model, at its dimension."""
+        stored = con.execute("SELECT value FROM meta WHERE key='model_id'").fetchone()
+        if stored is not None and stored[0] != model_id:
+            raise ModelMismatchError(f"this store holds vectors of {stored[0]}, not {model_id}: run `electa reindex` first")
+        if stored is None:
+            self._set_meta(con, "model_id", model_id)
+        self._ensure_hnsw(con, model_id, dim)
+
+    @staticmethod
+    def _ensure_hnsw(con: Any, model_id: str, dim: int) -> None:
+        from psycopg import sql
+
+        name = "vectors_hnsw_" + hashlib.sha256(f"{model_id}\x00{dim}".encode()).hexdigest()[:16]
+        con.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON vectors USING hnsw ((embedding::vector({})) vector_ip_ops)"
+                            " WITH (m = 16, ef_construction = 200) WHERE model_id = {} AND dim = {}").format(
+            sql.Identifier(name), sql.Literal(dim), sql.Literal(model_id), sql.Literal(dim)))
+
+    def _insert_document(self, con: Any, source: SourceRecord, doc: PreparedDocument, version: int,
+                         model_id: str) -> int:
+        from electa.ingest.chunker import CHUNKER_VERSION
+
+        access = source.access
+        principals = [] if access.public else sorted(set(access.principals))
+        acl = acl_text(access).split()
+        first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
+        kind = first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc"
+        document_id = con.execute(
+            "INSERT INTO documents(org, agent, kind, title, text_hash, access_sig, public, principals)"
+            " VALUES(%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
+            (source.org, source.agent, kind, doc.title, doc.text_hash, access.signature(), bool(access.public),
+             principals)).fetchone()[0]
+        ids: dict[int, int] = {}
+        for chunk, vec in zip(doc.chunks, doc.vectors, strict=True):
+            fts_index = FTS_INDEX.get(chunk.kind)
+            tsv, length = tsvector_literal(chunk.title, chunk.text, acl) if fts_index else (None, None)
+            chunk_id = con.execute(
+                "INSERT INTO chunks(document_id, org, agent, public, principals, kind, ordinal, parent_id, title, text,"
+                " content_hash, source_version, chunker_version, fts_index, fts, fts_len)"
+                " VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::tsvector,%s) RETURNING id",
+                (document_id, source.org, source.agent, bool(access.public), principals, chunk.kind.value,
+                 chunk.ordinal, None if chunk.parent is None else ids.get(chunk.parent), chunk.title, chunk.text,
+                 hashlib.sha256(f"{chunk.title}\n{chunk.text}".encode()).hexdigest(), version, CHUNKER_VERSION,
+                 fts_index, tsv, length)).fetchone()[0]
+            ids[chunk.ordinal] = chunk_id
+            self._flag(con, chunk_id, source.org, chunk.title, chunk.text)
+            if chunk.kind is ChunkKind.CURATED:
+                for trigger in {normalise_trigger(t) for t in chunk.title.split("\n") if t.strip()}:
+                    con.execute("INSERT INTO curated_triggers VALUES(%s,%s,%s) ON CONFLICT DO NOTHING",
+                                (trigger, chunk_id, source.org))
+            if vec is not None:
+                self._put_vector(con, chunk_id, source.org, model_id, vec)
+        return int(document_id)
+
+    @staticmethod
+    def _put_vector(con: Any, chunk_id: int, org: str, model_id: str, vec: np.ndarray) -> None:
+        con.execute("INSERT INTO vectors VALUES(%s,%s,%s,%s,%s::vector) ON CONFLICT(model_id, chunk_id) DO UPDATE SET"
+                    " embedding=excluded.embedding, dim=excluded.dim",
+                    (chunk_id, model_id, org, int(vec.shape[0]), vector_literal(vec)))
+
+    @staticmethod
+    def _flag(con: Any, chunk_id: int, org: str, title: str, text: str) -> None:
+        findings = [m for field, value in (("title", title), ("text", text)) for m in scan_field(field, value)]
+        if findings:
+            rules = sorted({r for f in findings for r in str(f["rule"]).split(",")})
+            con.execute("INSERT INTO chunk_flags VALUES(%s,%s,%s,%s) ON CONFLICT(chunk_id) DO UPDATE SET"
+                        " rules=excluded.rules, findings=excluded.findings",
+                        (chunk_id, org, ",".join(rules), json.dumps(findings)))
+
+    def _detach_source(self, con: Any, source_id: int, keep: set[str] | frozenset[str] = frozenset(),
+                       access_sig: str = "") -> tuple[int, set[int]]:
+        """As the embedded store's: drop the source's locations and every document no other
+        source holds, but those ``keep`` names under ``access_sig``."""
+        orphans = con.execute(
+            "SELECT l.document_id, d.text_hash, d.access_sig FROM locations l JOIN documents d ON d.id=l.document_id"
+            " WHERE l.source_id=%s AND NOT EXISTS (SELECT 1 FROM locations o WHERE o.document_id=l.document_id"
+            " AND o.source_id<>%s)", (source_id, source_id)).fetchall()
+        con.execute("DELETE FROM locations WHERE source_id=%s", (source_id,))
+        kept = {d for d, h, sig in orphans if h in keep and sig == access_sig}
+        gone = [d for d, _, _ in orphans if d not in kept]
+        removed = 0
+        if gone:
+            removed = con.execute("SELECT count(*) FROM chunks WHERE document_id = ANY(%s)", (gone,)).fetchone()[0]
+            con.execute("DELETE FROM documents WHERE id = ANY(%s)", (gone,))
+        return int(removed), kept
+
+    def delete_source(self, org: str, agent: str, uri: str) -> int:
+        try:
+            with self.db.tx(org, write=True) as con:
+                row = con.execute("SELECT id FROM sources WHERE org=%s AND agent=%s AND uri=%s",
+                                  (org, agent, uri)).fetchone()
+                if row is None:
+                    return -1
+                removed, _ = self._detach_source(con, row[0])
+                con.execute("DELETE FROM sources WHERE id=%s", (row[0],))
+                self._bump(con)
+        finally:
+            self._changed()
+        return removed
+
+    # -- source names --------------------------------------------------------------------------
+    @matches_nothing_with_nul(dict, "org", "agent")
+    def roots(self, org: str, agent: str) -> dict[str, str]:
+        with self.db.tx(org) as con:
+            return dict(con.execute("SELECT name, path FROM roots WHERE org=%s AND agent=%s", (org, agent)).fetchall())
+
+    def claim_roots(self, org: str, agent: str,
+                    decide: Callable[[dict[str, str]], Sequence[tuple[str, str]]]) -> None:
+        with self.db.tx(org, write=True) as con:
+            con.execute("DELETE FROM roots r WHERE org=%s AND agent=%s AND NOT EXISTS (SELECT 1 FROM sources s WHERE"
+                        " s.org=r.org AND s.agent=r.agent AND (s.uri=r.name OR left(s.uri, length(r.name) + 1)"
+                        " = r.name || '/'))", (org, agent))
+            registered = dict(con.execute("SELECT name, path FROM roots WHERE org=%s AND agent=%s",
+                                          (org, agent)).fetchall())
+            for name, path in decide(registered):
+                con.execute("INSERT INTO roots VALUES(%s,%s,%s,%s) ON CONFLICT(org, agent, name) DO UPDATE SET"
+                            " path=excluded.path", (org, agent, name, path))
+
+    def forget_root(self, org: str, agent: str, name: str) -> None:
+        with self.db.tx(org, write=True) as con:
+            con.execute("DELETE FROM roots WHERE org=%s AND agent=%s AND name=%s", (org, agent, name))
+
+    def rename_source(self, org: str, agent: str, old_uri: str, new_uri: str) -> bool:
+        if old_uri == new_uri:
+            return False
+        try:
+            with self.db.tx(org, write=True) as con:
+                if con.execute("SELECT 1 FROM sources WHERE org=%s AND agent=%s AND uri=%s",
+                               (org, agent, new_uri)).fetchone():
+                    return False
+                row = con.execute("UPDATE sources SET uri=%s WHERE org=%s AND agent=%s AND uri=%s RETURNING id",
+                                  (new_uri, org, agent, old_uri)).fetchone()
+                if row is None:
+                    return False
+                prefixes = [(old_uri, new_uri)]
+                if old_uri.endswith(".gz"):
+                    prefixes.append((old_uri[:-3], new_uri[:-3] if new_uri.endswith(".gz") else new_uri))
+                base = new_uri.rsplit("/", 1)[-1]
+                for (ext_id,) in con.execute("SELECT ext_id FROM locations WHERE source_id=%s", (row[0],)).fetchall():
+                    renamed = next((new + ext_id[len(old):] for old, new in prefixes
+                                    if ext_id == old or ext_id.startswith(old + "#")), None)
+                    if renamed is None and ext_id.endswith("/" + base):
+                        renamed = new_uri
+                    if renamed is not None:
+                        con.execute("UPDATE locations SET ext_id=%s WHERE source_id=%s AND ext_id=%s",
+                                    (renamed, row[0], ext_id))
+                self._bump(con)
+        finally:
+            self._changed()
+        return True
+
+    # -- units and access ----------------------------------------------------------------------
+    def allowed(self, caller: Caller) -> AllowedSet:
+        generation = self.generation
+        if holds_nul(caller):  # no stored organisation or agent holds NUL (matches_nothing_with_nul)
+            return AllowedSet(np.empty(0, dtype=np.int64), generation, caller)
+        key = f"{generation}|{caller.cache_key()}"
+        cached = self._allowed_cache.get(key)
+        if cached is not None:
+            return cached
+        where, params = reader_filter(caller)
+        with self.db.tx(caller.org, snapshot=True) as con:
+            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            rows = con.execute(f"SELECT c.id FROM chunks c WHERE {where} ORDER BY c.id", params).fetchall()
+        allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation, caller)
+        if len(self._allowed_cache) > 256:
+            self._allowed_cache.clear()
+        self._allowed_cache[f"{generation}|{caller.cache_key()}"] = allowed
+        return allowed
+
+    def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
+        with self.db.tx(ALL_TENANTS, snapshot=True) as con:
+            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            out = self._units_cache.lookup(generation, ids)
+            missing = [int(i) for i in ids if i not in out]
+            fresh: dict[int, StoredUnit] = {}
+            if missing:
+                rows = con.execute(
+                    "SELECT c.id, c.document_id, c.kind, c.title, c.text, c.parent_id,"
+                    " (SELECT coalesce(json_agg(json_build_array(l.source_id, l.url, l.ext_id)), '[]'::json)"
+                    "  FROM locations l WHERE l.document_id=c.document_id)"
+                    " FROM chunks c WHERE c.id = ANY(%s)", (missing,)).fetchall()
+                for cid, did, kind, title, text, parent_id, locs in rows:
+                    places = sorted(locs or [[0, "", ""]])
+                    urls = tuple(dict.fromkeys(p[1] for p in places if p[1]))
+                    fresh[cid] = StoredUnit(cid, did, places[0][0], ChunkKind(kind), title, text,
+                                            urls[0] if urls else "", places[0][2], urls[1:], parent_id)
+        self._units_cache.keep(generation, fresh)
+        return out | fresh
+
+    def _match(self, caller: Caller, query: str, limit: int, title_only: bool = False) -> list[int]:
+        terms = fts_terms(query)
+        if not terms:
+            return []
+        tsquery = tsquery_any(terms)
+        if title_only:
+            tsquery = " | ".join(f"{part}:A" for part in tsquery.split(" | "))
+        where, params = reader_filter(caller)
+        with self.db.tx(caller.org) as con:
+            rows = con.execute(f"SELECT c.id FROM chunks c WHERE c.fts_index='units' AND c.fts @@ %s::tsquery AND {where}"
+                               " LIMIT %s", (tsquery, *params, limit)).fetchall()
+        return [int(r[0]) for r in rows]
+
+    @matches_nothing_with_nul(list, "caller")
+    def title_matches(self, word: str, caller: Caller, limit: int) -> list[int]:
+        return self._match(caller, word, limit, title_only=True)
+
+    @matches_nothing_with_nul(lambda: False, "caller")
+    def mentions(self, text: str, caller: Caller) -> bool:
+        return bool(self._match(caller, text, 1))
+
+    # -- full text -----------------------------------------------------------------------------
+    def lexical_image(self, index: TextIndex, weights: tuple[float, float],
+                      recent_above: int | None = None) -> BM25Image | None:
+        """Built from the ``tsvector`` rows: each lexeme's positions by weight are the
+        occurrences per column (A title, B body, D access tokens, weight 0), as FTS5's
+        ``fts5vocab`` gives them. ``recent_above`` reads only the rows above that id, through
+        the index on ``(fts_index, id)``."""
+        above = recent_above or 0
+        with self.db.tx(ALL_TENANTS, snapshot=True) as con:
+            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            if recent_above is not None:
+                trimmed = con.execute("SELECT value FROM meta WHERE key=%s", (f"trimmed:{TextIndex(index).value}",)
+                                      ).fetchone()
+                if trimmed is not None and int(trimmed[0]) > recent_above:
+                    return None
+            rows = con.execute(
+                "SELECT x.lexeme, c.id, CASE w WHEN 'A' THEN 0 WHEN 'B' THEN 1 ELSE 2 END AS col, count(*)"
+                " FROM chunks c, unnest(c.fts) x, unnest(x.weights) w WHERE c.fts_index=%s AND c.id > %s"
+                " GROUP BY 1, 2, 3 ORDER BY x.lexeme COLLATE \"C\", 2, 3", (TextIndex(index).value, above)).fetchall()
+        image = BM25Image.from_rows(rows, (*weights, 0.0), generation, len({r[1] for r in rows}))
+        return image
+
+    def trim_recent(self, index: TextIndex, upto: int) -> None:
+        """Rows stay readable above any id here (they are read through an index, not kept apart),
+        but the watermark is recorded as the contract asks, so every backend answers alike."""
+        with self.db.tx(ALL_TENANTS, write=True) as con:
+            con.execute("INSERT INTO meta VALUES(%s, %s) ON CONFLICT(key) DO UPDATE SET value ="
+                        " greatest(meta.value::bigint, excluded.value::bigint)::text",
+                        (f"trimmed:{TextIndex(index).value}", str(upto)))
+
+    # -- vectors -------------------------------------------------------------------------------
+    @staticmethod
+    def _vectors(rows: list[tuple[Any, ...]]) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        return ids, np.array([r[1] for r in rows], dtype=np.float32)
+
+    def vectors(self, model_id: str, after_id: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        last = after_id
+        while True:
+            with self.db.tx(ALL_TENANTS) as con:
+                rows = con.execute("SELECT chunk_id, embedding::real[] FROM vectors WHERE model_id=%s AND chunk_id>%s"
+                                   " ORDER BY chunk_id LIMIT 4096", (model_id, last)).fetchall()
+            if not rows:
+                return
+            ids, vecs = self._vectors(rows)
+            yield ids, vecs
+            last = int(ids[-1])
+
+    def vectors_of(self, model_id: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with self.db.tx(ALL_TENANTS) as con:
+            rows = con.execute("SELECT chunk_id, embedding::real[] FROM vectors WHERE model_id=%s AND chunk_id = ANY(%s)"
+                               " ORDER BY chunk_id", (model_id, [int(i) for i in ids])).fetchall()
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        return self._vectors(rows)
+
+    def vector_ids(self, model_id: str) -> np.ndarray:
+        with self.db.tx(ALL_TENANTS) as con:
+            rows = con.execute("SELECT chunk_id FROM vectors WHERE model_id=%s ORDER BY chunk_id", (model_id,)).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def count_vectors(self, model_id: str) -> int:
+        return int(self._scalar("SELECT count(*) FROM vectors WHERE model_id=%s", (model_id,)))
+
+    def count_vector_chunks(self) -> int:
+        return int(self._scalar("SELECT count(*) FROM chunks WHERE kind = ANY(%s)", (list(VECTOR_KINDS),)))
+
+    def chunks_missing_vectors(self, model_id: str, limit: int) -> list[tuple[int, str, str]]:
+        with self.db.tx(ALL_TENANTS) as con:
+            rows = con.execute("SELECT c.id, c.title, c.text FROM chunks c WHERE c.kind = ANY(%s) AND NOT EXISTS"
+                               " (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=%s) ORDER BY c.id LIMIT %s",
+                               (list(VECTOR_KINDS), model_id, limit)).fetchall()
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
+    def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
+        with self.db.tx(ALL_TENANTS, write=True) as con:
+            orgs = dict(con.execute("SELECT id, org FROM chunks WHERE id = ANY(%s)", ([int(i) for i in ids],)).fetchall())
+            for i, vec in zip(ids, vecs, strict=True):
+                if int(i) in orgs:
+                    self._put_vector(con, int(i), orgs[int(i)], model_id, vec)
+            if len(vecs):
+                self._ensure_hnsw(con, model_id, int(vecs[0].shape[0]))
+            con.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='vector_backfills'")
+
+    def drop_vectors_except(self, model_id: str) -> None:
+        try:
+            with self.db.tx(ALL_TENANTS, write=True) as con:
+                con.execute("DELETE FROM vectors WHERE model_id<>%s", (model_id,))
+                self._set_meta(con, "model_id", model_id)
+                self._bump(con)
+        finally:
+            self._changed()
+
+    def documents_missing_title_units(self, limit: int) -> list[tuple[int, str, int]]:
+        with self.db.tx(ALL_TENANTS) as con:
+            rows = con.execute(
+                "SELECT * FROM (SELECT d.id, d.title, (SELECT c.id FROM chunks c WHERE c.document_id=d.id AND"
+                " c.kind='parent' AND btrim(c.text)<>'' ORDER BY c.ordinal LIMIT 1) AS p FROM documents d"
+                " WHERE d.kind='doc' AND btrim(d.title)<>'' AND NOT EXISTS (SELECT 1 FROM chunks c WHERE"
+                " c.document_id=d.id AND c.kind='title')) t WHERE p IS NOT NULL ORDER BY id LIMIT %s", (limit,)).fetchall()
+        return [(int(r[0]), r[1], int(r[2])) for r in rows]
+
+    def add_title_units(self, model_id: str, rows: Sequence[tuple[int, str, int]], vecs: np.ndarray) -> None:
+        from electa.ingest.chunker import CHUNKER_VERSION
+
+        try:
+            with self.db.tx(ALL_TENANTS, write=True) as con:
+                for (document_id, title, parent_id), vec in zip(rows, vecs, strict=True):
+                    found = con.execute(
+                        "SELECT max(c.ordinal), max(c.source_version), count(*) FILTER (WHERE c.kind='title'),"
+                        " min(d.org), min(d.agent), bool_and(d.public), min(d.principals::text)::text[]"
+                        " FROM chunks c JOIN documents d ON d.id=c.document_id WHERE c.document_id=%s",
+                        (document_id,)).fetchone()
+                    if found[0] is None or found[2]:
+                        continue
+                    chunk_id = con.execute(
+                        "INSERT INTO chunks(document_id, org, agent, public, principals, kind, ordinal, parent_id, title,"
+                        " text, content_hash, source_version, chunker_version) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,'',%s,%s,%s)"
+                        " RETURNING id",
+                        (document_id, found[3], found[4], found[5], found[6], ChunkKind.TITLE.value, found[0] + 1,
+                         parent_id, title, hashlib.sha256(f"{title}\n".encode()).hexdigest(), found[1],
+                         CHUNKER_VERSION)).fetchone()[0]
+                    self._put_vector(con, chunk_id, found[3], model_id, vec)
+                    self._flag(con, chunk_id, found[3], title, "")
+                self._bump(con)
+        finally:
+            self._changed()
+
+    def dense_index(self, model_id: str, dim: int, settings: Settings) -> VectorIndex:
+        """pgvector's HNSW index of this database (see :mod:`electa.stores.postgres.vectors`)."""
+        from electa.stores.postgres.vectors import PgVectorIndex
+
+        return PgVectorIndex(self, model_id, dim, settings.hnsw_ef_search, settings.exact_below)
+
+    # -- injected instructions -------------------------------------------------------------------
+    @matches_nothing_with_nul(list, "org", "agent")
+    def flagged(self, org: str, agent: str | None = None) -> list[dict[str, object]]:
+        where, params = "d.org=%s", [org]
+        if agent is not None:
+            where += " AND d.agent=%s"
+            params.append(agent)
+        with self.db.tx(org, snapshot=True) as con:
+            rows = con.execute(
+                "SELECT f.chunk_id, d.id, d.org, d.agent, c.kind, d.title, f.rules, f.findings FROM chunk_flags f"
+                f" JOIN chunks c ON c.id=f.chunk_id JOIN documents d ON d.id=c.document_id WHERE {where}",
+                params).fetchall()
+            places: dict[int, list[tuple[str, str]]] = {}
+            for document_id in {r[1] for r in rows}:
+                places[document_id] = sorted((str(uri), str(url)) for uri, url in con.execute(
+                    "SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id=%s",
+                    (document_id,)).fetchall())
+        out: list[dict[str, object]] = []
+        for chunk_id, document_id, org_, agent_, kind, title, rules, found in rows:
+            where_ = places.get(document_id) or [("", "")]
+            out.append({"chunk_id": int(chunk_id), "org": org_, "agent": agent_, "kind": kind,
+                        "source": where_[0][0], "sources": sorted({u for u, _ in where_ if u}),
+                        "url": next((url for _, url in where_ if url), ""), "title": title,
+                        "rules": rules.split(","), "excerpts": [f["excerpt"] for f in found], "findings": found})
+        out.sort(key=lambda r: (str(r["agent"]), str(r["source"]), int(str(r["chunk_id"]))))
+        return out
+
+    def rescan_injections(self, limit: int) -> tuple[int, int]:
+        with self.db.tx(ALL_TENANTS, write=True) as con:
+            pending = int(con.execute("SELECT coalesce((SELECT value FROM meta WHERE key='injection_pending'), '0')"
+                                      ).fetchone()[0])
+            cursor = int(con.execute("SELECT coalesce((SELECT value FROM meta WHERE key='injection_cursor'), '0')"
+                                     ).fetchone()[0])
+            rows = con.execute("SELECT id, org, title, text FROM chunks WHERE id>%s AND id<=%s ORDER BY id LIMIT %s",
+                               (cursor, pending, limit)).fetchall() if limit > 0 else []
+            for chunk_id, org, title, text in rows:
+                con.execute("DELETE FROM chunk_flags WHERE chunk_id=%s", (chunk_id,))
+                self._flag(con, chunk_id, org, title, text)
+            if limit > 0:
+                cursor = int(rows[-1][0]) if len(rows) == limit else pending
+                self._set_meta(con, "injection_cursor", str(cursor))
+            left = int(con.execute("SELECT count(*) FROM chunks WHERE id>%s AND id<=%s", (cursor, pending)).fetchone()[0])
+        return len(rows), left
+
+    # -- statistics ------------------------------------------------------------------------------
+    def stats(self) -> dict[str, object]:
+        with self.db.tx(ALL_TENANTS, snapshot=True) as con:
+            count = lambda sql: int(con.execute(sql).fetchone()[0])
+            return {
+                "sources": count("SELECT count(*) FROM sources"),
+                "documents": count("SELECT count(*) FROM documents WHERE kind='doc'"),
+                "qa_pairs": count("SELECT count(*) FROM documents WHERE kind='qa'"),
+                "chunks": dict(con.execute("SELECT kind, count(*) FROM chunks GROUP BY kind").fetchall()),
+                "vectors": dict(con.execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id").fetchall()),
+                "model_id": (con.execute("SELECT value FROM meta WHERE key='model_id'").fetchone() or [None])[0],
+                "generation": int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]),
+                "organisations": [r[0] for r in con.execute("SELECT DISTINCT org FROM sources ORDER BY org").fetchall()],
+                "bytes_on_disk": count("SELECT pg_database_size(current_database())"),
+            }
+
+
+if TYPE_CHECKING:
+    _STORE: Store = PostgresStore("")  # mypy proves here that PostgresStore satisfies the Store Protocol

@@ -1,0 +1,59 @@
+"""Units kept in memory between searches, for any backend (see ``IndexStore.units``).
+
+A unit's text never changes (ids are never reused), but its locations may, and every change
+moves the store's generation: the cache holds units read at one generation and empties when a
+newer one is seen. Bounded by characters (``UNITS_KEPT_CHARS`` in all, none longer than
+``UNIT_KEPT_CHARS``: a whole-document unit can be megabytes).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+
+from electa.stores.protocol import StoredUnit
+
+UNITS_KEPT_CHARS = 64_000_000
+UNIT_KEPT_CHARS = 20_000
+
+
+class UnitCache:
+    def __init__(self, kept_chars: int = UNITS_KEPT_CHARS, unit_chars: int = UNIT_KEPT_CHARS) -> None:
+        self.kept_chars, self.unit_chars = kept_chars, unit_chars
+        self._units: dict[int, StoredUnit] = {}
+        self._generation = -1
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def lookup(self, generation: int, ids: Sequence[int]) -> dict[int, StoredUnit]:
+        """The units of ``ids`` kept at ``generation`` (a newer generation empties the cache)."""
+        with self._lock:
+            if generation > self._generation:
+                self._reset(generation)
+            if generation != self._generation:
+                return {}
+            return {i: self._units[i] for i in ids if i in self._units}
+
+    def keep(self, generation: int, fresh: Mapping[int, StoredUnit]) -> None:
+        """Keep units just read at ``generation`` (ignored if the cache has moved on)."""
+        with self._lock:
+            if generation != self._generation:
+                return
+            for uid, unit in fresh.items():
+                size = len(unit.text) + len(unit.title)
+                if size > self.unit_chars:
+                    continue
+                if self._chars + size > self.kept_chars:
+                    self._reset(generation)
+                self._units[uid] = unit
+                self._chars += size
+
+    def forget(self) -> None:
+        """After a write (or its rollback) by this process: nothing read before it is kept."""
+        with self._lock:
+            self._reset(-1)
+
+    def _reset(self, generation: int) -> None:
+        self._units.clear()
+        self._chars = 0
+        self._generation = generation

@@ -1,0 +1,52 @@
+"""The store contract on the PostgreSQL backend, against a real server the tests start
+(``electa.testing.pg_server``), connected as an ordinary role so row-level security is in force."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from electa.stores.postgres.store import PostgresStore
+from electa.testing.pg_server import shared_server
+from electa.testing.store_contract import StoreContract
+
+
+@pytest.fixture
+def pg_store(tmp_path: Path) -> Iterator[PostgresStore]:
+    server = shared_server()
+    dsn = server.database()
+    store = PostgresStore(dsn, tmp_path / "cache", pool_size=4)
+    yield store
+    store.shutdown()
+    server.drop(dsn)
+
+
+class TestPostgresStore(StoreContract):
+    @pytest.fixture
+    def store(self, pg_store: PostgresStore) -> PostgresStore:
+        return pg_store
+
+
+def test_values_postgresql_cannot_hold_find_nothing_or_are_refused_by_name(pg_store: PostgresStore) -> None:
+    """Found by the API fuzzer on the PostgreSQL pass: an agent name holding NUL was a 500 (SQLite
+    stores NUL; PostgreSQL text cannot). A read naming one finds nothing, as on the embedded store
+    (nothing stored can equal it); a log write keeps the question with U+FFFD for the NUL; content
+    that cannot be stored is refused by name (a 422 at the API)."""
+    from electa.errors import NotFoundError, StoreError
+    from electa.testing.store_contract import prepared, record
+    from electa.types import Access, Caller
+
+    pg_store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "alpha")])
+    assert len(pg_store.allowed(Caller("acme", "a\x00b"))) == 0
+    assert len(pg_store.allowed(Caller("acme", principals=frozenset({"team\x00"})))) == 1  # names no one; public stays
+    assert pg_store.flagged("acme", "a\x00") == [] and pg_store.source("acme", "default", "a.md\x00") is None
+    assert pg_store.api_key("k\x00") is None and pg_store.gaps("ac\x00me") == []
+    with pytest.raises(NotFoundError):
+        pg_store.api_keys("ac\x00me")
+    pg_store.add_gap("acme", "default", "why\x00", 0.1, "no passage")
+    assert [g["question"] for g in pg_store.gaps("acme")] == ["why\ufffd"]
+    with pytest.raises(StoreError, match="NUL character"):
+        pg_store.put_source(record("b.md", "2", Access("acme")), [prepared("b", "beta\x00gamma")])
+    with pytest.raises(StoreError, match="not valid Unicode"):
+        pg_store.allowed(Caller("acme", "\udbfb"))
+    assert [s["uri"] for s in pg_store.list_sources("acme")] == ["a.md"]
