@@ -50,3 +50,43 @@ def test_values_postgresql_cannot_hold_find_nothing_or_are_refused_by_name(pg_st
     with pytest.raises(StoreError, match="not valid Unicode"):
         pg_store.allowed(Caller("acme", "\udbfb"))
     assert [s["uri"] for s in pg_store.list_sources("acme")] == ["a.md"]
+
+
+def test_dense_search_walks_the_hnsw_index_on_every_call(tmp_path: Path) -> None:
+    """Found by bench/pg_parity.py: with the model as a parameter, the statement psycopg prepares
+    after five runs had a generic plan that could not use the model's partial HNSW index and
+    scanned every vector (55 ms, not 4). Every search, the sixth and later too, must use it."""
+    import numpy as np
+
+    from electa.config import Settings
+    from electa.stores.protocol import PreparedDocument, SourceRecord
+    from electa.types import Access, Caller, Chunk, ChunkKind
+
+    server = shared_server()
+    dsn = server.database()
+    store = PostgresStore(dsn, tmp_path / "cache", pool_size=1)  # one connection: its statements get prepared
+    try:
+        rng = np.random.default_rng(0)
+        docs = []
+        for i in range(300):
+            vec = rng.standard_normal(8).astype(np.float32)
+            docs.append(PreparedDocument(f"d{i}", f"t{i}", "", f"h{i}", (Chunk(ChunkKind.PARENT, 0, f"t{i}", f"x {i}"),),
+                                         (vec / np.linalg.norm(vec),)))
+        store.put_source(SourceRecord("acme", "default", "s", "md", "", "c", Access("acme")), docs, model_id="m")
+        index = store.dense_index("m", 8, Settings(exact_below=0))
+        allowed = store.allowed(Caller("acme"))
+
+        def scans() -> int:
+            with store.db.tx("*") as con:
+                return int(con.execute("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes"
+                                       " WHERE indexrelname LIKE 'vectors_hnsw_%'").fetchone()[0])
+
+        before = scans()
+        for _ in range(8):
+            assert len(index.search(docs[0].vectors[0], 5, allowed)) == 5  # type: ignore[arg-type]
+        with store.db.tx("*") as con:
+            con.execute("SELECT pg_stat_force_next_flush()")
+        assert scans() - before == 8
+    finally:
+        store.shutdown()
+        server.drop(dsn)

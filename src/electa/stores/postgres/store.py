@@ -273,14 +273,17 @@ class PostgresStore(PgOperationalTables):
                     con.execute("INSERT INTO curated_triggers VALUES(%s,%s,%s) ON CONFLICT DO NOTHING",
                                 (trigger, chunk_id, source.org))
             if vec is not None:
-                self._put_vector(con, chunk_id, source.org, model_id, vec)
+                self._put_vector(con, chunk_id, (source.org, source.agent, bool(access.public), principals), model_id, vec)
         return int(document_id)
 
     @staticmethod
-    def _put_vector(con: Any, chunk_id: int, org: str, model_id: str, vec: np.ndarray) -> None:
-        con.execute("INSERT INTO vectors VALUES(%s,%s,%s,%s,%s::vector) ON CONFLICT(model_id, chunk_id) DO UPDATE SET"
+    def _put_vector(con: Any, chunk_id: int, access: tuple[str, str, bool, list[str]], model_id: str,
+                    vec: np.ndarray) -> None:
+        """``access``: the unit's ``(org, agent, public, principals)``, copied beside its vector."""
+        con.execute("INSERT INTO vectors(chunk_id, model_id, org, agent, public, principals, dim, embedding)"
+                    " VALUES(%s,%s,%s,%s,%s,%s,%s,%s::vector) ON CONFLICT(model_id, chunk_id) DO UPDATE SET"
                     " embedding=excluded.embedding, dim=excluded.dim",
-                    (chunk_id, model_id, org, int(vec.shape[0]), vector_literal(vec)))
+                    (chunk_id, model_id, *access, int(vec.shape[0]), vector_literal(vec)))
 
     @staticmethod
     def _flag(con: Any, chunk_id: int, org: str, title: str, text: str) -> None:
@@ -509,10 +512,11 @@ class PostgresStore(PgOperationalTables):
 
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
         with self.db.tx(ALL_TENANTS, write=True) as con:
-            orgs = dict(con.execute("SELECT id, org FROM chunks WHERE id = ANY(%s)", ([int(i) for i in ids],)).fetchall())
+            access = {r[0]: tuple(r[1:]) for r in con.execute(
+                "SELECT id, org, agent, public, principals FROM chunks WHERE id = ANY(%s)", ([int(i) for i in ids],)).fetchall()}
             for i, vec in zip(ids, vecs, strict=True):
-                if int(i) in orgs:
-                    self._put_vector(con, int(i), orgs[int(i)], model_id, vec)
+                if int(i) in access:
+                    self._put_vector(con, int(i), access[int(i)], model_id, vec)  # type: ignore[arg-type]
             if len(vecs):
                 self._ensure_hnsw(con, model_id, int(vecs[0].shape[0]))
             con.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='vector_backfills'")
@@ -555,7 +559,7 @@ class PostgresStore(PgOperationalTables):
                         (document_id, found[3], found[4], found[5], found[6], ChunkKind.TITLE.value, found[0] + 1,
                          parent_id, title, hashlib.sha256(f"{title}\n".encode()).hexdigest(), found[1],
                          CHUNKER_VERSION)).fetchone()[0]
-                    self._put_vector(con, chunk_id, found[3], model_id, vec)
+                    self._put_vector(con, chunk_id, (found[3], found[4], found[5], found[6]), model_id, vec)
                     self._flag(con, chunk_id, found[3], title, "")
                 self._bump(con)
         finally:

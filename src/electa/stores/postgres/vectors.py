@@ -37,6 +37,8 @@ class PgVectorIndex:
         # carries its rule only as ids, so the leg passes the caller in (see DenseLeg).
 
     def search(self, vec: np.ndarray, k: int, allowed: AllowedSet) -> list[tuple[int, float]]:
+        from psycopg import sql
+
         from electa.stores.postgres.store import vector_literal
 
         if k <= 0 or not len(allowed):
@@ -48,20 +50,26 @@ class PgVectorIndex:
         if caller is not None:
             from electa.stores.postgres.store import reader_filter
 
-            where, params = reader_filter(caller)
+            where, params = reader_filter(caller, alias="v")
             org = caller.org
         else:  # no rule to push down: the ids themselves are the filter
-            where, params, org = "c.id = ANY(%s)", [allowed.ids.tolist()], ALL_TENANTS
+            where, params, org = "v.chunk_id = ANY(%s)", [allowed.ids.tolist()], ALL_TENANTS
         with self.store.db.tx(org) as con:
             if exact:
                 con.execute("SET LOCAL enable_indexscan = off")
-            else:
+            else:  # the walk, never a scan of every vector (the planner misjudges filtered walks)
                 con.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan',"
-                            " 'relaxed_order', true)", (str(max(self.ef_search, k)),))
+                            " 'relaxed_order', true), set_config('enable_seqscan', 'off', true)",
+                            (str(max(self.ef_search, k)),))
+            # The model and dimension are literals, not parameters: the HNSW index is partial on
+            # them, and a prepared (generic) plan could not prove a parameter matches, so it
+            # would scan every vector instead (measured: 55 ms against 4 ms at 30k vectors).
+            model = sql.Literal(self.model_id).as_string(con)
             rows = con.execute(
-                f"SELECT v.chunk_id, -(v.embedding::{cast} <#> %s::{cast}) FROM vectors v JOIN chunks c ON c.id=v.chunk_id"
-                f" WHERE v.model_id=%s AND v.dim=%s AND {where} ORDER BY v.embedding::{cast} <#> %s::{cast} LIMIT %s",
-                (query, self.model_id, self.dim, *params, query, k)).fetchall()
+                f"SELECT v.chunk_id, -(v.embedding::{cast} <#> %s::{cast}) FROM vectors v"
+                f" WHERE v.model_id={model} AND v.dim={self.dim} AND {where}"
+                f" ORDER BY v.embedding::{cast} <#> %s::{cast} LIMIT %s",
+                (query, *params, query, k)).fetchall()
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         keep = np.isin(ids, allowed.ids)
         found = [(int(r[0]), float(r[1])) for r, ok in zip(rows, keep, strict=True) if ok]

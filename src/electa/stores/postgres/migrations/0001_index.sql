@@ -46,9 +46,13 @@ CREATE INDEX chunks_fts ON chunks USING gin(fts) WHERE fts IS NOT NULL;
 CREATE INDEX chunks_fts_rows ON chunks(fts_index, id) WHERE fts_index IS NOT NULL;
 
 -- One row per unit and model; the HNSW index of a model is made when its first vectors arrive
--- (pgvector indexes need a fixed dimension): see PostgresStore._name_model.
+-- (pgvector indexes need a fixed dimension): see PostgresStore._name_model. The unit's access
+-- fields are copied here too, so the whole access filter applies inside the index scan (pgvector's
+-- iterative scan walks on until LIMIT rows pass it); a filter on a joined table would run after
+-- the walk, and the planner, costing the join, preferred to scan every vector.
 CREATE TABLE vectors(
   chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, model_id text NOT NULL, org text NOT NULL,
+  agent text NOT NULL, public boolean NOT NULL, principals text[] NOT NULL DEFAULT '{}',
   dim integer NOT NULL, embedding vector NOT NULL, PRIMARY KEY(model_id, chunk_id));
 CREATE INDEX vectors_chunk ON vectors(chunk_id);
 
