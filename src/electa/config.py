@@ -78,3 +78,9 @@ class Settings(BaseSettings):
     # postgresql://user:password@host:port/database (pgvector >= 0.8); data_dir then holds
     # only this process's local caches.
     store: str = ""
+
+    def embedded(self) -> Settings:
+        """These settings on the embedded store, whatever ``store`` names: benchmark corpora,
+        answer sets and the demo are kept in their own data directory, never written into a
+        deployment's PostgreSQL (review: BEIR sets mixed into one database under org ``eval``)."""
+        return self.model_copy(update={"store": ""})

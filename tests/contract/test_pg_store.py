@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from electa.stores.postgres.connection import ALL_TENANTS
 from electa.stores.postgres.store import PostgresStore
 from electa.testing.pg_server import shared_server
 from electa.testing.store_contract import StoreContract
@@ -77,16 +78,27 @@ def test_dense_search_walks_the_hnsw_index_on_every_call(tmp_path: Path) -> None
         allowed = store.allowed(Caller("acme"))
 
         def scans() -> int:
-            with store.db.tx("*") as con:
+            with store.db.tx(ALL_TENANTS) as con:
                 return int(con.execute("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes"
                                        " WHERE indexrelname LIKE 'vectors_hnsw_%'").fetchone()[0])
 
         before = scans()
         for _ in range(8):
             assert len(index.search(docs[0].vectors[0], 5, allowed)) == 5  # type: ignore[arg-type]
-        with store.db.tx("*") as con:
+        with store.db.tx(ALL_TENANTS) as con:
             con.execute("SELECT pg_stat_force_next_flush()")
         assert scans() - before == 8
     finally:
         store.shutdown()
         server.drop(dsn)
+
+
+def test_a_bad_connection_string_never_shows_its_password(caplog: pytest.LogCaptureFixture) -> None:
+    """Found by review: psycopg's own messages (and the pool's log lines) quoted the password."""
+    from electa.errors import StoreError
+    from electa.stores.postgres.connection import PgDatabase
+
+    for dsn in ("postgresql://u:s3%zzcret@127.0.0.1:1/db", "postgresql://u:s3cretpw@127.0.0.1:1/db"):
+        with pytest.raises(StoreError) as found:
+            PgDatabase(dsn, timeout_s=1)
+        assert "s3" not in str(found.value) and "s3" not in caplog.text

@@ -160,3 +160,13 @@ def test_vectors_added_to_older_chunks_reach_the_live_dense_index(tmp_path: Path
         ids, vecs = engine.store.vectors_of(index.model_id, index._ids)
         assert np.array_equal(ids, index._ids) and np.allclose(vecs, index._vecs)
     engine.close()
+
+
+def test_a_nul_inside_a_document_is_stored_as_a_replacement_on_every_backend(engine: Engine) -> None:
+    """Found by review: a NUL past the binary check (or a JSON \\u0000) refused the whole source on
+    PostgreSQL, which cannot store one, while SQLite kept it; both now keep U+FFFD in its place."""
+    out = engine.ingest_loaded("j", Loaded([doc("1", "Refunds\x00", "Annual plans are refunded\x00 within 30 days.")]),
+                               Access("acme"))
+    assert out.status == "added"
+    hits = engine.search("refunded within 30 days", Caller("acme")).hits
+    assert hits and hits[0].title == "Refunds\ufffd" and "refunded\ufffd within" in hits[0].text

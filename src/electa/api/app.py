@@ -15,6 +15,7 @@ import binascii
 import json
 import logging
 import math
+import secrets
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -162,10 +163,20 @@ class AgentIn(BaseModel):
     language: str = "the language of the visitor's question"
 
 
+WORKER_NAME = secrets.token_hex(4)  # this process's name in the X-Electa-Worker header
+
 def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300.0) -> FastAPI:
     app = FastAPI(title="Electa", version="0.1.0",
                   description="Hybrid retrieval and grounded answers over an organisation's own knowledge.")
     app.add_middleware(AllowEveryMethod, routes=app.router.routes)
+
+    @app.middleware("http")
+    async def name_the_worker(request: Request, call_next: Any) -> Any:
+        # Which process answered (`electa serve --workers N`): a random name per process, so an
+        # operator (and the tests) can tell workers apart without learning anything of the host.
+        response = await call_next(request)
+        response.headers["X-Electa-Worker"] = WORKER_NAME
+        return response
     store = engine.store
     settings = engine.settings
     limits: RateLimiter

@@ -41,8 +41,10 @@ def caller_options(f: F) -> F:
     return click.option("--org", default="default", show_default=True, help="Organisation.")(f)  # type: ignore[return-value]
 
 
-def open_engine(data_dir: str | None, embedder: str | None) -> Engine:
-    settings = Settings()
+def open_engine(data_dir: str | None, embedder: str | None, embedded: bool = False) -> Engine:
+    """The engine on the configured store; ``embedded``: on the embedded one in ``data_dir``
+    whatever ELECTA_STORE says (the demo never writes into a deployment's database)."""
+    settings = Settings().embedded() if embedded else Settings()
     return Engine.open(data_dir or settings.data_dir, settings, embedder)
 
 

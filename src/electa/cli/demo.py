@@ -30,7 +30,7 @@ def sample_kb() -> Path:
 
 def run_demo(data_dir: Path, embedder: str | None) -> None:
     kb = sample_kb()
-    with open_engine(str(data_dir), embedder) as engine:
+    with open_engine(str(data_dir), embedder, embedded=True) as engine:
         public = engine.ingest([kb / "help-center", kb / "qa.csv", kb / "curated.csv"], Access(ORG))
         team = engine.ingest([kb / "internal"], Access(ORG, public=False, principals=("team:support",)))
         for label, report in (("public help center + Q&A", public), ("internal (team:support)", team)):

@@ -509,7 +509,7 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int) -> None:
     from electa.api.app import create_app
 
     settings = Settings()
-    with open_engine(str(data_dir), embedder) as engine:
+    with open_engine(str(data_dir), embedder, embedded=True) as engine:
         from electa.auth.scopes import Scope
 
         engine.store.add_organisation(ORG)

@@ -287,7 +287,7 @@ def _store_for(answer_set: AnswerSet, model_id: str, data_dir: Path | None) -> I
 def answer_engine(answer_set: AnswerSet, settings: Settings | None = None, data_dir: Path | None = None) -> Iterator[Engine]:
     """An engine for ``answer_set`` with the configured embedder: on ``data_dir``, else on the
     cached store of an XQuAD set, else (the support set) on a fresh temporary store."""
-    settings = settings or Settings()
+    settings = (settings or Settings()).embedded()
     embedder = create_embedder(settings.embedder)
     with _store_for(answer_set, embedder.model_id, data_dir) as where, Engine.open(where, settings, embedder) as engine:
         yield engine

@@ -225,7 +225,7 @@ def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: 
              settings: Settings | None = None, **kwargs: object) -> EvalReport:
     """Load ``dataset``, open (or build) its cached store, evaluate, close."""
     beir = load_beir(dataset, split)
-    settings = settings or Settings()
+    settings = (settings or Settings()).embedded()
     embedder = create_embedder(settings.embedder)
     engine = Engine.open(data_dir or default_data_dir(beir, embedder.model_id), settings, embedder)
     try:
@@ -250,6 +250,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
     if dataset is None and (agent is None or data_dir is None):
         raise ConfigError("give a BEIR dataset, or --agent ORG/AGENT with --data DIR to tune on its golden set")
     beir = load_beir(dataset, split) if dataset is not None else None
+    if beir is not None:
+        settings = settings.embedded()
     store_dir = data_dir or default_data_dir(beir, embedder.model_id)  # type: ignore[arg-type]
     with Engine.open(store_dir, settings, embedder) as engine:
         if beir is None:

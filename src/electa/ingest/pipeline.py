@@ -12,7 +12,7 @@ import sys
 import time
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,17 @@ class IngestReport:
         for o in self.outcomes:
             out[o.status] += 1
         return out
+
+
+def nul_free(text: str) -> str:
+    """``text`` with each NUL as U+FFFD. A NUL deep in a text file (the binary check reads the
+    first 8 KB) or in JSON (``\\u0000``) means nothing to a reader, and PostgreSQL text cannot
+    hold one: both backends store the same replacement rather than one refusing the source.
+
+    >>> nul_free("a\\x00b")
+    'a\\ufffdb'
+    """
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
 def text_hash(title: str, text: str) -> str:
@@ -197,7 +208,8 @@ class Ingestor:
         for (d, c, _), vec in zip(to_embed, vectors, strict=True):
             per_doc.setdefault(d, {})[c] = vec
         docs = [
-            PreparedDocument(ext_id, title, url, thash, tuple(chunks),
+            PreparedDocument(nul_free(ext_id), nul_free(title), nul_free(url), thash,
+                             tuple(replace(ch, title=nul_free(ch.title), text=nul_free(ch.text)) for ch in chunks),
                              tuple(per_doc.get(d, {}).get(c) for c in range(len(chunks))))
             for d, (ext_id, title, url, thash, chunks) in enumerate(prepared)
         ]

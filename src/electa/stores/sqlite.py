@@ -36,6 +36,7 @@ from electa.stores.protocol import (
     TextIndex,
     same_access,
 )
+from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
 from electa.stores.unit_cache import UnitCache
 from electa.text import STOPWORDS, tokens
@@ -549,19 +550,10 @@ class SqliteStore(OperationalTables):
         cur = con.execute("UPDATE sources SET uri=? WHERE org=? AND agent=? AND uri=?", (new_uri, org, agent, old_uri))
         if not cur.rowcount:
             return False
-        # Its documents were named after the path it was read from (``path``, ``path#3``, the
-        # path without ``.gz``, or the path as given on the command line): they take the new name.
         source_id = con.execute("SELECT id FROM sources WHERE org=? AND agent=? AND uri=?",
                                 (org, agent, new_uri)).fetchone()[0]
-        prefixes = [(old_uri, new_uri)]
-        if old_uri.endswith(".gz"):
-            prefixes.append((old_uri[:-3], new_uri[:-3] if new_uri.endswith(".gz") else new_uri))
-        base = new_uri.rsplit("/", 1)[-1]
         for ext_id, in con.execute("SELECT ext_id FROM locations WHERE source_id=?", (source_id,)).fetchall():
-            renamed = next((new + ext_id[len(old):] for old, new in prefixes
-                            if ext_id == old or ext_id.startswith(old + "#")), None)
-            if renamed is None and ext_id.endswith("/" + base):
-                renamed = new_uri
+            renamed = renamed_ext_id(old_uri, new_uri, ext_id)
             if renamed is not None:
                 con.execute("UPDATE locations SET ext_id=? WHERE source_id=? AND ext_id=?", (renamed, source_id, ext_id))
         return True
@@ -826,16 +818,7 @@ class SqliteStore(OperationalTables):
                 places[document_id] = sorted((str(uri), str(url)) for uri, url in con.execute(
                     "SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id=?",
                     (document_id,)))
-        out: list[dict[str, object]] = []
-        for chunk_id, document_id, org_, agent_, kind, title, rules, findings in rows:
-            where_ = places.get(document_id) or [("", "")]
-            found = json.loads(findings)
-            out.append({"chunk_id": int(chunk_id), "org": org_, "agent": agent_, "kind": kind,
-                        "source": where_[0][0], "sources": sorted({u for u, _ in where_ if u}),
-                        "url": next((url for _, url in where_ if url), ""), "title": title,
-                        "rules": rules.split(","), "excerpts": [f["excerpt"] for f in found], "findings": found})
-        out.sort(key=lambda r: (str(r["agent"]), str(r["source"]), int(str(r["chunk_id"]))))
-        return out
+        return flagged_records([(*r[:7], json.loads(r[7])) for r in rows], places)
 
     def rescan_injections(self, limit: int) -> tuple[int, int]:
         """Scan up to ``limit`` units stored before the current injection rules (see

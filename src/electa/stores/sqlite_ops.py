@@ -56,6 +56,12 @@ def add_missing_columns(con: sqlite3.Connection) -> None:
     con.execute("COMMIT")
 
 
+def check_org_name(name: str) -> None:
+    """Refuse names that mean something else to a store: empty, or ``*`` (every tenant)."""
+    if not name.strip() or name.strip() == "*":
+        raise ConfigError(f"{name!r} cannot name an organisation: give a non-empty name other than '*'")
+
+
 def normalise_trigger(text: str) -> str:
     """Trigger and question compared as folded words: "Opening hours?" == "opening hours"."""
     return " ".join(tokens(text))
@@ -143,6 +149,7 @@ class OperationalTables:
 
     # -- organisations, API keys, gaps, usage --------------------------------------------------
     def add_organisation(self, name: str) -> None:
+        check_org_name(name)
         with self.transaction() as con:
             con.execute("INSERT OR IGNORE INTO organisations(name, created_at) VALUES(?, ?)", (name, time.time()))
 

@@ -39,7 +39,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 WRITE_LOCK = 0x454C4543_54410001  # "ELECTA" 1: serialises writers (see the module docstring)
 MIGRATE_LOCK = 0x454C4543_54410002
-ALL_TENANTS = "*"
+class _AllTenants:
+    """The wall of the store's own cross-tenant work: a value no caller can pass, so an
+    organisation that calls itself ``*`` never gets it (review)."""
+
+    def __repr__(self) -> str:
+        return "ALL_TENANTS"
+
+
+ALL_TENANTS: Any = _AllTenants()
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -64,13 +72,26 @@ class PgDatabase:
                              ) from exc
         self.dsn = dsn
         self._psycopg = psycopg
+        from psycopg.conninfo import conninfo_to_dict
+
         try:
+            password = str(conninfo_to_dict(dsn).get("password") or "")
+        except psycopg.Error:  # its message quotes the offending part, which may be the password
+            raise StoreError("ELECTA_STORE is not a valid PostgreSQL connection string: use"
+                             " postgresql://user:password@host:port/database, with special characters in the"
+                             " password percent-encoded") from None
+        hide = (lambda text: text.replace(password, "***")) if password else (lambda text: text)
+        if password:
+            _HIDE.secrets.add(password)
+        try:  # one direct connection first: the pool's own errors are vaguer, and it logs them itself
+            psycopg.connect(dsn, connect_timeout=max(1, int(timeout_s))).close()
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size, timeout=timeout_s,
                                        kwargs={"autocommit": True}, open=False, name="electa")
             self.pool.open(wait=True, timeout=timeout_s)
         except Exception as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {redact(dsn)}: {exc}; check ELECTA_STORE"
-                             " (postgresql://user:password@host:port/database) and that the server is up") from exc
+            raise StoreError(f"cannot connect to PostgreSQL at {redact(dsn)}: {hide(str(exc)).strip()}; check"
+                             " ELECTA_STORE (postgresql://user:password@host:port/database) and that the server is up"
+                             ) from None
         self._closed = threading.Event()
         self.migrate()
 
@@ -84,11 +105,14 @@ class PgDatabase:
         """A transaction behind the tenant wall of ``org`` (``*``: every tenant). ``write`` takes
         the writers' lock first; ``snapshot`` makes every read inside see one committed state
         (``REPEATABLE READ``). Commits on leaving, rolls back on any exception."""
+        if org is not ALL_TENANTS and org == "*":
+            raise StoreError("'*' is not an organisation's name (it means every tenant to the database)")
+        wall = "*" if org is ALL_TENANTS else org
         try:
             with self.pool.connection() as con, con.transaction():
                 if snapshot:
                     con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                con.execute("SELECT set_config('electa.org', %s, true)", (org,))
+                con.execute("SELECT set_config('electa.org', %s, true)", (wall,))
                 if write:
                     con.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 yield con
@@ -135,6 +159,26 @@ class PgDatabase:
         except self._psycopg.Error as exc:
             raise StoreError("the database lacks the pgvector extension and this role may not create it: run"
                              " `CREATE EXTENSION vector;` in it as a superuser once (pgvector >= 0.8)") from exc
+
+
+class _HideSecrets(logging.Filter):
+    """psycopg_pool logs connection failures itself, with libpq's message: keep passwords out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if any(secret in text for secret in self.secrets):
+            for secret in self.secrets:
+                text = text.replace(secret, "***")
+            record.msg, record.args = text, None
+        return True
+
+
+_HIDE = _HideSecrets()
+logging.getLogger("psycopg.pool").addFilter(_HIDE)
 
 
 def redact(dsn: str) -> str:

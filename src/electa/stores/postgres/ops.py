@@ -29,7 +29,7 @@ from electa.auth.scopes import Scope, parse_scope
 from electa.auth.tokens import new_signing_secret
 from electa.errors import ConfigError, NotFoundError
 from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, nul_replaced
-from electa.stores.sqlite_ops import OperationalTables, normalise_trigger
+from electa.stores.sqlite_ops import OperationalTables, check_org_name, normalise_trigger
 
 _KEY_COLUMNS = OperationalTables._KEY_COLUMNS
 _key_record = OperationalTables._key_record
@@ -128,6 +128,7 @@ class PgOperationalTables:
 
     # -- organisations, API keys ---------------------------------------------------------------
     def add_organisation(self, name: str) -> None:
+        check_org_name(name)
         with self.db.tx(name) as con:
             con.execute("INSERT INTO organisations(name, created_at) VALUES(%s, %s) ON CONFLICT(name) DO NOTHING",
                         (name, time.time()))

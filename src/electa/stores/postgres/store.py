@@ -44,6 +44,7 @@ from electa.stores.protocol import (
     TextIndex,
     same_access,
 )
+from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite import VECTOR_KINDS, access_json, acl_text, scan_field
 from electa.stores.sqlite_ops import normalise_trigger
 from electa.stores.unit_cache import UnitCache
@@ -165,8 +166,8 @@ class PostgresStore(PgOperationalTables):
         sql, params = f"SELECT {_SOURCE_SQL} FROM sources", tuple[str, ...]()
         if org is not None:
             sql, params = sql + " WHERE org=%s", (org,)
-        with self.db.tx(org or ALL_TENANTS) as con:
-            rows = con.execute(sql + " ORDER BY org, agent, uri", params).fetchall()
+        with self.db.tx(ALL_TENANTS if org is None else org) as con:
+            rows = con.execute(sql + ' ORDER BY org COLLATE "C", agent COLLATE "C", uri COLLATE "C"', params).fetchall()
         return [_source_record(r) for r in rows]
 
     @matches_nothing_with_nul(set, "org", "agent")
@@ -236,6 +237,8 @@ class PostgresStore(PgOperationalTables):
         from psycopg import sql
 
         name = "vectors_hnsw_" + hashlib.sha256(f"{model_id}\x00{dim}".encode()).hexdigest()[:16]
+        if con.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is not None:
+            return  # (CREATE INDEX IF NOT EXISTS would lock the table against writes first, every ingest)
         con.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON vectors USING hnsw ((embedding::vector({})) vector_ip_ops)"
                             " WITH (m = 16, ef_construction = 200) WHERE model_id = {} AND dim = {}").format(
             sql.Identifier(name), sql.Literal(dim), sql.Literal(model_id), sql.Literal(dim)))
@@ -359,15 +362,8 @@ class PostgresStore(PgOperationalTables):
                                   (new_uri, org, agent, old_uri)).fetchone()
                 if row is None:
                     return False
-                prefixes = [(old_uri, new_uri)]
-                if old_uri.endswith(".gz"):
-                    prefixes.append((old_uri[:-3], new_uri[:-3] if new_uri.endswith(".gz") else new_uri))
-                base = new_uri.rsplit("/", 1)[-1]
                 for (ext_id,) in con.execute("SELECT ext_id FROM locations WHERE source_id=%s", (row[0],)).fetchall():
-                    renamed = next((new + ext_id[len(old):] for old, new in prefixes
-                                    if ext_id == old or ext_id.startswith(old + "#")), None)
-                    if renamed is None and ext_id.endswith("/" + base):
-                        renamed = new_uri
+                    renamed = renamed_ext_id(old_uri, new_uri, ext_id)
                     if renamed is not None:
                         con.execute("UPDATE locations SET ext_id=%s WHERE source_id=%s AND ext_id=%s",
                                     (renamed, row[0], ext_id))
@@ -588,15 +584,7 @@ class PostgresStore(PgOperationalTables):
                 places[document_id] = sorted((str(uri), str(url)) for uri, url in con.execute(
                     "SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id=%s",
                     (document_id,)).fetchall())
-        out: list[dict[str, object]] = []
-        for chunk_id, document_id, org_, agent_, kind, title, rules, found in rows:
-            where_ = places.get(document_id) or [("", "")]
-            out.append({"chunk_id": int(chunk_id), "org": org_, "agent": agent_, "kind": kind,
-                        "source": where_[0][0], "sources": sorted({u for u, _ in where_ if u}),
-                        "url": next((url for _, url in where_ if url), ""), "title": title,
-                        "rules": rules.split(","), "excerpts": [f["excerpt"] for f in found], "findings": found})
-        out.sort(key=lambda r: (str(r["agent"]), str(r["source"]), int(str(r["chunk_id"]))))
-        return out
+        return flagged_records(rows, places)
 
     def rescan_injections(self, limit: int) -> tuple[int, int]:
         with self.db.tx(ALL_TENANTS, write=True) as con:
@@ -627,7 +615,8 @@ class PostgresStore(PgOperationalTables):
                 "vectors": dict(con.execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id").fetchall()),
                 "model_id": (con.execute("SELECT value FROM meta WHERE key='model_id'").fetchone() or [None])[0],
                 "generation": int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]),
-                "organisations": [r[0] for r in con.execute("SELECT DISTINCT org FROM sources ORDER BY org").fetchall()],
+                "organisations": [r[0] for r in con.execute(
+                    'SELECT org FROM (SELECT DISTINCT org FROM sources) o ORDER BY org COLLATE "C"').fetchall()],
                 "bytes_on_disk": count("SELECT pg_database_size(current_database())"),
             }
 
