@@ -31,7 +31,7 @@ import numpy as np
 from electa.errors import ModelMismatchError
 from electa.ingest import injection
 from electa.stores.bm25_memory import BM25Image, fts_terms
-from electa.stores.postgres.analysis import tsquery_any, tsvector_literal
+from electa.stores.postgres.analysis import index_terms, tsquery_any, tsvector_literal
 from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, redact
 from electa.stores.postgres.ops import PgOperationalTables
 from electa.stores.protocol import (
@@ -271,6 +271,12 @@ class PostgresStore(PgOperationalTables):
                  fts_index, tsv, length)).fetchone()[0]
             ids[chunk.ordinal] = chunk_id
             self._flag(con, chunk_id, source.org, chunk.title, chunk.text)
+            if chunk.kind is ChunkKind.PARENT:
+                terms = sorted(set(index_terms(chunk.title)) - {""})
+                if terms:
+                    con.cursor().executemany(
+                        "INSERT INTO title_terms VALUES(%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+                        [(chunk_id, source.org, source.agent, bool(access.public), principals, t) for t in terms])
             if chunk.kind is ChunkKind.CURATED:
                 for trigger in {normalise_trigger(t) for t in chunk.title.split("\n") if t.strip()}:
                     con.execute("INSERT INTO curated_triggers VALUES(%s,%s,%s) ON CONFLICT DO NOTHING",
@@ -411,13 +417,11 @@ class PostgresStore(PgOperationalTables):
         self._units_cache.keep(generation, fresh)
         return out | fresh
 
-    def _match(self, caller: Caller, query: str, limit: int, title_only: bool = False) -> list[int]:
+    def _match(self, caller: Caller, query: str, limit: int) -> list[int]:
         terms = fts_terms(query)
         if not terms:
             return []
         tsquery = tsquery_any(terms)
-        if title_only:
-            tsquery = " | ".join(f"{part}:A" for part in tsquery.split(" | "))
         where, params = reader_filter(caller)
         with self.db.tx(caller.org) as con:
             rows = con.execute(f"SELECT c.id FROM chunks c WHERE c.fts_index='units' AND c.fts @@ %s::tsquery AND {where}"
@@ -426,7 +430,14 @@ class PostgresStore(PgOperationalTables):
 
     @matches_nothing_with_nul(list, "caller")
     def title_matches(self, word: str, caller: Caller, limit: int) -> list[int]:
-        return self._match(caller, word, limit, title_only=True)
+        terms = fts_terms(word)
+        if not terms:
+            return []
+        where, params = reader_filter(caller, alias="t")
+        with self.db.tx(caller.org) as con:
+            rows = con.execute(f"SELECT DISTINCT t.chunk_id FROM title_terms t WHERE {where} AND t.term = ANY(%s) LIMIT %s",
+                               (*params, terms, limit)).fetchall()
+        return [int(r[0]) for r in rows]
 
     @matches_nothing_with_nul(lambda: False, "caller")
     def mentions(self, text: str, caller: Caller) -> bool:

@@ -56,6 +56,15 @@ CREATE TABLE vectors(
   dim integer NOT NULL, embedding vector NOT NULL, PRIMARY KEY(model_id, chunk_id));
 CREATE INDEX vectors_chunk ON vectors(chunk_id);
 
+-- The terms of each parent unit's title, for title lookups (Engine._title_rescue): a B-tree
+-- on text equality, which row-level security lets the planner use (text '=' is leakproof;
+-- tsvector '@@' is not, so under the wall a match on chunks.fts read every row of the tenant).
+CREATE TABLE title_terms(
+  chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, org text NOT NULL, agent text NOT NULL,
+  public boolean NOT NULL, principals text[] NOT NULL DEFAULT '{}', term text NOT NULL,
+  PRIMARY KEY(org, term, chunk_id));
+CREATE INDEX title_terms_chunk ON title_terms(chunk_id);
+
 CREATE TABLE chunk_flags(
   chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, org text NOT NULL,
   rules text NOT NULL, findings jsonb NOT NULL);
@@ -68,8 +77,8 @@ CREATE INDEX curated_triggers_org ON curated_triggers(org);
 DO $$
 DECLARE t text;
 BEGIN
-  FOREACH t IN ARRAY ARRAY['sources', 'roots', 'documents', 'locations', 'chunks', 'vectors', 'chunk_flags',
-                           'curated_triggers'] LOOP
+  FOREACH t IN ARRAY ARRAY['sources', 'roots', 'documents', 'locations', 'chunks', 'vectors', 'title_terms',
+                           'chunk_flags', 'curated_triggers'] LOOP
     EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY tenant_wall ON %I USING (electa_visible(org)) WITH CHECK (electa_visible(org))', t);
