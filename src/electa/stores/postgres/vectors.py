@@ -7,7 +7,8 @@ the same ``WHERE``. A filter applied after an HNSW walk can starve the result (t
 (``hnsw.iterative_scan``) keep walking until ``LIMIT`` rows pass the filter, so the filter
 stays inside the search as the embedded faiss index's ``IDSelector`` keeps it. When the
 caller may read few vectors (under ``exact_below``), the search is exact instead: PostgreSQL
-ranks just those rows, found by primary key, as vector databases do for a selective filter.
+ranks just the tenant's rows, found through the ``(org, agent)`` index, as vector databases do
+for a selective filter.
 
 ``relaxed_order`` lets an iterative scan return rows slightly out of order; they are re-sorted
 here. Every id returned is also checked against the caller's allowed set (belt and braces: the
@@ -52,14 +53,7 @@ class PgVectorIndex:
         query = vector_literal(np.asarray(vec, dtype=np.float32).reshape(-1))
         exact = len(allowed) < self.exact_below
         cast = f"vector({self.dim})"
-        if exact:
-            # Just the caller's vectors, found by primary key (model, unit id): never a scan of
-            # every tenant's rows (review: a 50-vector tenant's search read all 19,050).
-            where, params, org = "v.chunk_id = ANY(%s)", [allowed.ids.tolist()], ALL_TENANTS
-            if allowed.caller is not None:
-                rule, rule_params = reader_filter(allowed.caller, alias="v")
-                where, params, org = f"{where} AND {rule}", [*params, *rule_params], allowed.caller.org
-        elif allowed.caller is not None:
+        if allowed.caller is not None:
             where, params = reader_filter(allowed.caller, alias="v")
             org = allowed.caller.org
         else:
@@ -67,9 +61,7 @@ class PgVectorIndex:
         # (counted before the query's own connection is taken: one connection per search)
         share = 1.0 if exact else len(allowed) / max(self._total(allowed.generation), len(allowed))
         with self.store.db.tx(org) as con:
-            if exact:
-                con.execute("SET LOCAL enable_indexscan = off")  # bitmap scans of the key stay on
-            else:
+            if not exact:
                 # The walk, never a scan of every vector (the planner misjudges filtered walks).
                 # An iterative scan gives up after max_scan_tuples rows (pgvector's default
                 # 20,000); a caller holding a small share of the graph meets k of its own rows
@@ -81,10 +73,14 @@ class PgVectorIndex:
             # The model and dimension are literals, not parameters: the HNSW index is partial on
             # them, and a prepared (generic) plan could not prove a parameter matches.
             model = sql.Literal(self.model_id).as_string(con)
+            # Exact: an order the graph cannot serve ("+ 0"), so PostgreSQL ranks the tenant's
+            # rows, found through the (org, agent) index (review: a seq scan read every tenant's
+            # vectors; and with index scans merely disabled, PostgreSQL 18 still walked the graph
+            # without the iterative scan and returned 2 of 20).
+            order = f"(v.embedding::{cast} <#> %s::{cast}){' + 0' if exact else ''}"
             rows = con.execute(
                 f"SELECT v.chunk_id, -(v.embedding::{cast} <#> %s::{cast}) FROM vectors v"
-                f" WHERE v.model_id={model} AND v.dim={self.dim} AND {where}"
-                f" ORDER BY v.embedding::{cast} <#> %s::{cast} LIMIT %s",
+                f" WHERE v.model_id={model} AND v.dim={self.dim} AND {where} ORDER BY {order} LIMIT %s",
                 (query, *params, query, k)).fetchall()
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         keep = np.isin(ids, allowed.ids)

@@ -55,6 +55,7 @@ CREATE TABLE vectors(
   agent text NOT NULL, public boolean NOT NULL, principals text[] NOT NULL DEFAULT '{}',
   dim integer NOT NULL, embedding vector NOT NULL, PRIMARY KEY(model_id, chunk_id));
 CREATE INDEX vectors_chunk ON vectors(chunk_id);
+CREATE INDEX vectors_tenant ON vectors(org, agent);  -- the exact search reads one tenant's rows
 
 -- The terms of each parent unit's title, for title lookups (Engine._title_rescue): a B-tree
 -- on text equality, which row-level security lets the planner use (text '=' is leakproof;
