@@ -62,7 +62,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the figures here too")
     args = ap.parse_args()
     beir = load_beir(args.dataset, args.split)
-    other = load_beir(args.other, "test" if (args.other / "qrels" / "test.tsv").exists() else "dev") if args.other else None
+    other = None
+    if args.other:  # its corpus is what counts; any labelled split loads it
+        other = load_beir(args.other, sorted(p.stem for p in (args.other / "qrels").glob("*.tsv"))[0])
     work = Path(tempfile.mkdtemp(prefix="electa-parity-"))
     server = shared_server()
     rows = [run("embedded (SQLite + faiss)", Settings(), work / "sqlite", beir, args.split, other, args.dim, args.limit),
