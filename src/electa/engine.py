@@ -103,6 +103,7 @@ class Engine:
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
         self._stems: dict[int, frozenset[str]] = {}
+        self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
 
     @classmethod
     def open(cls, path: str | Path | None = None, settings: Settings | None = None,
@@ -154,21 +155,27 @@ class Engine:
         no model was available) are embedded, vectors go into the graph (saved once per batch,
         not per file), the full-text images are rebuilt in the background."""
         if self.index is not None and self.embedder is not None:
-            self._embed_missing(self.embedder, 256)  # one query when nothing is missing
+            # Units up to the last check all had a vector (ids only grow, vectors go only with
+            # their units or a model switch, which reindexes): look above it only. A full scan
+            # here cost 3.4 s per write at 1M units (bench/scale.py's commit to searchable).
+            top = self.store.last_unit_id()  # read first: a unit committed meanwhile lies above it
+            self._embed_missing(self.embedder, 256, after_id=self._vectors_checked)
+            self._vectors_checked = top
             self.index.sync()
             self.index.save()
         self.fulltext.refresh()
         self.qa.refresh()
 
     def _embed_missing(self, embedder: Embedder, batch: int, max_batches: int | None = None,
-                       progress: bool = False) -> tuple[int, int]:
-        """Embed, in committed batches, every chunk that lacks a vector of ``embedder``'s model.
-        Returns ``(chunks embedded, batches)``; resumable, since each batch commits."""
+                       progress: bool = False, after_id: int = 0) -> tuple[int, int]:
+        """Embed, in committed batches, every chunk with id > ``after_id`` that lacks a vector of
+        ``embedder``'s model. Returns ``(chunks embedded, batches)``; resumable, since each batch
+        commits."""
         from electa.ingest.chunker import Chunk, embed_text
 
         done = batches = 0
         while max_batches is None or batches < max_batches:
-            rows = self.store.chunks_missing_vectors(embedder.model_id, batch)
+            rows = self.store.chunks_missing_vectors(embedder.model_id, batch, after_id)
             if not rows:
                 break
             texts = [embed_text(Chunk(ChunkKind.PARENT, 0, title, text)) for _, title, text in rows]

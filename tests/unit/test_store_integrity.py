@@ -170,3 +170,20 @@ def test_a_nul_inside_a_document_is_stored_as_a_replacement_on_every_backend(eng
     assert out.status == "added"
     hits = engine.search("refunded within 30 days", Caller("acme")).hits
     assert hits and hits[0].title == "Refunds\ufffd" and "refunded\ufffd within" in hits[0].text
+
+
+def test_units_stored_without_vectors_after_a_check_are_embedded_by_the_next_write(tmp_path: Path) -> None:
+    """A write checks only units above the last check for missing vectors (a full scan cost 3.4 s
+    per write at 1M units); one stored meanwhile without a vector, by another process whose
+    model was missing, lies above it and is still embedded by the next write."""
+    data = tmp_path / "data"
+    with Engine.open(data, Settings(), HashEmbedder(dim=32)) as engine:
+        engine.ingest_loaded("a", Loaded([doc("1", "Refunds", "Annual plans are refunded within 30 days.")]),
+                             Access("acme"))
+        assert engine._vectors_checked > 0
+        with blind_engine(data) as blind:  # another process, no model
+            blind.ingest_loaded("b", Loaded([doc("2", "Pricing", "Growth costs 29 dollars.")]), Access("acme"))
+        assert vector_health(engine)[2] > 0
+        engine.ingest_loaded("c", Loaded([doc("3", "Hours", "Support answers from 9 to 5.")]), Access("acme"))
+        want, have, missing = vector_health(engine)
+        assert want == have and missing == 0

@@ -253,9 +253,13 @@ class IndexStore(Protocol):
         """How many units should carry a vector (every kind but curated answers)."""
         ...
 
-    def chunks_missing_vectors(self, model_id: str, limit: int) -> list[tuple[int, str, str]]:
-        """``(id, title, text)`` of up to ``limit`` units that should carry a vector and have
-        none of ``model_id``, by id."""
+    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
+        """``(id, title, text)`` of up to ``limit`` units with id > ``after_id`` that should carry
+        a vector and have none of ``model_id``, by id."""
+        ...
+
+    def last_unit_id(self) -> int:
+        """The highest unit id stored (0 when none): every unit written later has a higher one."""
         ...
 
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:

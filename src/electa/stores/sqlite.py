@@ -727,14 +727,17 @@ class SqliteStore(OperationalTables):
     def vector_models(self) -> dict[str, int]:
         return {r[0]: r[1] for r in self.con.execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id")}
 
-    def chunks_missing_vectors(self, model_id: str, limit: int) -> list[tuple[int, str, str]]:
+    def last_unit_id(self) -> int:
+        return int(self.con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
+
+    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
         """Chunks that should have a vector (every kind but curated answers, which are matched
         by trigger) and have none of ``model_id``: what reindex still has to embed, whether the
         store switches model or the chunks were stored while no model was available."""
         return [(r[0], r[1], r[2]) for r in self.con.execute(
-            f"SELECT c.id, c.title, c.text FROM chunks c WHERE c.kind IN ({VECTOR_KINDS_SQL}) AND NOT EXISTS"
+            f"SELECT c.id, c.title, c.text FROM chunks c WHERE c.id > ? AND c.kind IN ({VECTOR_KINDS_SQL}) AND NOT EXISTS"
             " (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=?) ORDER BY c.id LIMIT ?",
-            (model_id, limit))]
+            (after_id, model_id, limit))]
 
     def count_vector_chunks(self) -> int:
         """How many chunks should carry a vector (see :meth:`chunks_missing_vectors`)."""

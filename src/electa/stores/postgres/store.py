@@ -510,11 +510,14 @@ class PostgresStore(PgOperationalTables):
     def count_vector_chunks(self) -> int:
         return int(self._scalar("SELECT count(*) FROM chunks WHERE kind = ANY(%s)", (list(VECTOR_KINDS),)))
 
-    def chunks_missing_vectors(self, model_id: str, limit: int) -> list[tuple[int, str, str]]:
+    def last_unit_id(self) -> int:
+        return int(self._scalar("SELECT coalesce(max(id), 0) FROM chunks"))
+
+    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
         with self.db.tx(ALL_TENANTS) as con:
-            rows = con.execute("SELECT c.id, c.title, c.text FROM chunks c WHERE c.kind = ANY(%s) AND NOT EXISTS"
-                               " (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=%s) ORDER BY c.id LIMIT %s",
-                               (list(VECTOR_KINDS), model_id, limit)).fetchall()
+            rows = con.execute("SELECT c.id, c.title, c.text FROM chunks c WHERE c.id > %s AND c.kind = ANY(%s) AND NOT"
+                               " EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=%s) ORDER BY c.id"
+                               " LIMIT %s", (after_id, list(VECTOR_KINDS), model_id, limit)).fetchall()
         return [(int(r[0]), r[1], r[2]) for r in rows]
 
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
