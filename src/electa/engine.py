@@ -157,7 +157,7 @@ class Engine:
         if self.index is not None and self.embedder is not None:
             # Units up to the last check all had a vector (ids only grow, vectors go only with
             # their units or a model switch, which reindexes): look above it only. A full scan
-            # here cost 3.4 s per write at 1M units (bench/scale.py's commit to searchable).
+            # here cost 0.6-3.4 s per write at 1M units (warm/cold; bench/scale.py's 1M store).
             top = self.store.last_unit_id()  # read first: a unit committed meanwhile lies above it
             self._embed_missing(self.embedder, 256, after_id=self._vectors_checked)
             self._vectors_checked = top

@@ -173,7 +173,7 @@ def test_a_nul_inside_a_document_is_stored_as_a_replacement_on_every_backend(eng
 
 
 def test_units_stored_without_vectors_after_a_check_are_embedded_by_the_next_write(tmp_path: Path) -> None:
-    """A write checks only units above the last check for missing vectors (a full scan cost 3.4 s
+    """A write checks only units above the last check for missing vectors (a full scan cost 0.6-3.4 s
     per write at 1M units); one stored meanwhile without a vector, by another process whose
     model was missing, lies above it and is still embedded by the next write."""
     data = tmp_path / "data"
