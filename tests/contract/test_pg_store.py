@@ -102,3 +102,16 @@ def test_a_bad_connection_string_never_shows_its_password(caplog: pytest.LogCapt
         with pytest.raises(StoreError) as found:
             PgDatabase(dsn, timeout_s=1)
         assert "s3" not in str(found.value) and "s3" not in caplog.text
+
+
+def test_a_title_word_past_the_index_row_limit_never_fails_its_source(pg_store: PostgresStore) -> None:
+    """Found by review: a 3,000-character word in a title aborted the whole put_source (the B-tree
+    of title terms takes rows of at most ~2.7 kB); it is left out of the terms, as FTS5's stays."""
+    import random
+
+    from electa.testing.store_contract import prepared, record
+    from electa.types import Access, Caller
+
+    title = "Logs " + "".join(random.Random(5).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=3000))  # incompressible
+    pg_store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "server logs", title=title)])
+    assert len(pg_store.title_matches("logs", Caller("acme"), 10)) == 1

@@ -47,10 +47,10 @@ MASKS_KEPT = 16
 
 
 def fts_terms(query: str) -> list[str]:
-    """The query's content words as FTS5's ``porter`` tokenizer indexes them: its Porter
-    implementation leaves tokens of under three characters unstemmed."""
+    """The query's content words as FTS5's ``porter`` tokenizer indexes them: it leaves tokens of
+    under 3 or over 64 bytes unstemmed (``fts5_tokenize.c``), as the index side does."""
     words = [w for w in tokens(query) if w not in STOPWORDS] or tokens(query)
-    return list(dict.fromkeys(w if len(w) < 3 else stem(w) for w in words))
+    return list(dict.fromkeys(w if not 3 <= len(w.encode()) <= 64 else stem(w) for w in words))
 
 
 @dataclass

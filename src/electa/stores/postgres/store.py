@@ -31,7 +31,7 @@ import numpy as np
 from electa.errors import ModelMismatchError
 from electa.ingest import injection
 from electa.stores.bm25_memory import BM25Image, fts_terms
-from electa.stores.postgres.analysis import index_terms, tsquery_any, tsvector_literal
+from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, index_terms, tsquery_any, tsvector_literal
 from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, redact
 from electa.stores.postgres.ops import PgOperationalTables
 from electa.stores.protocol import (
@@ -272,7 +272,8 @@ class PostgresStore(PgOperationalTables):
             ids[chunk.ordinal] = chunk_id
             self._flag(con, chunk_id, source.org, chunk.title, chunk.text)
             if chunk.kind is ChunkKind.PARENT:
-                terms = sorted(set(index_terms(chunk.title)) - {""})
+                # (a term past a B-tree row's limit is left out, as the tsvector leaves it out)
+                terms = sorted(t for t in set(index_terms(chunk.title)) if 0 < len(t.encode()) <= MAX_LEXEME_BYTES)
                 if terms:
                     con.cursor().executemany(
                         "INSERT INTO title_terms VALUES(%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",

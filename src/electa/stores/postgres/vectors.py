@@ -7,8 +7,7 @@ the same ``WHERE``. A filter applied after an HNSW walk can starve the result (t
 (``hnsw.iterative_scan``) keep walking until ``LIMIT`` rows pass the filter, so the filter
 stays inside the search as the embedded faiss index's ``IDSelector`` keeps it. When the
 caller may read few vectors (under ``exact_below``), the search is exact instead: PostgreSQL
-ranks just the tenant's rows, found through the ``(org, agent)`` index, as vector databases do
-for a selective filter.
+ranks just the allowed rows, found by key, as vector databases do for a selective filter.
 
 ``relaxed_order`` lets an iterative scan return rows slightly out of order; they are re-sorted
 here. Every id returned is also checked against the caller's allowed set (belt and braces: the
@@ -56,6 +55,9 @@ class PgVectorIndex:
         if allowed.caller is not None:
             where, params = reader_filter(allowed.caller, alias="v")
             org = allowed.caller.org
+            if exact:  # found by key (review: the tenant index read a whole large organisation),
+                # and never a unit committed after the allowed set was read, taking a LIMIT slot
+                where, params = f"v.chunk_id = ANY(%s) AND {where}", [allowed.ids.tolist(), *params]
         else:
             where, params, org = "v.chunk_id = ANY(%s)", [allowed.ids.tolist()], ALL_TENANTS
         # (counted before the query's own connection is taken: one connection per search)
@@ -73,10 +75,9 @@ class PgVectorIndex:
             # The model and dimension are literals, not parameters: the HNSW index is partial on
             # them, and a prepared (generic) plan could not prove a parameter matches.
             model = sql.Literal(self.model_id).as_string(con)
-            # Exact: an order the graph cannot serve ("+ 0"), so PostgreSQL ranks the tenant's
-            # rows, found through the (org, agent) index (review: a seq scan read every tenant's
-            # vectors; and with index scans merely disabled, PostgreSQL 18 still walked the graph
-            # without the iterative scan and returned 2 of 20).
+            # Exact: an order the graph cannot serve ("+ 0"), so PostgreSQL ranks just the allowed
+            # rows, found by key (review: a seq scan read every tenant's vectors; and with index
+            # scans merely disabled, PostgreSQL 18 still walked the graph and returned 2 of 20).
             order = f"(v.embedding::{cast} <#> %s::{cast}){' + 0' if exact else ''}"
             rows = con.execute(
                 f"SELECT v.chunk_id, -(v.embedding::{cast} <#> %s::{cast}) FROM vectors v"
