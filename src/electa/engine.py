@@ -28,7 +28,7 @@ from electa.config import Settings
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
-from electa.fusion import max_fused, weighted_rrf
+from electa.fusion import Vote, max_fused, rrf_rows
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
@@ -36,7 +36,7 @@ from electa.legs.dense import DenseLeg
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
-from electa.scoring import LIFT, absolute_score, coverage, order_value, shares_stem
+from electa.scoring import LIFT, QA_MIN, coverage_of, qa_earns_minimum
 from electa.stores.protocol import SourceOutcome, SourceRecord, Store, StoredUnit, VectorIndex
 from electa.text import STOPWORDS, content_stems, stem_set, tokens
 from electa.types import (
@@ -333,7 +333,8 @@ class Engine:
         t0 = time.perf_counter()
         results, timings = self.retrieve(text, caller, legs=chosen, depths=depth_map)
         t1 = time.perf_counter()
-        hits = self.rank(text, results, weights=weights, k=k, floor=floor, order=order, page_url=page_url, lift=lift)
+        hits = self.rank(text, results, weights=weights, k=k, floor=floor, order=order, page_url=page_url, lift=lift,
+                         top=top)
         calibration = profile.get("calibrators")
         if calibration:
             cut = float(profile.get("calibrated_floor", 0.5)) if calibrated_floor is None else calibrated_floor
@@ -342,7 +343,7 @@ class Engine:
         hits = self._title_rescue(text, hits, caller)
         timings["fusion"] = (time.perf_counter() - t1) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
-        return SearchResult(text, tuple(hits[:top]), tuple(results), timings)
+        return SearchResult(text, tuple(hits), tuple(results), timings)
 
     def _title_rescue(self, text: str, hits: list[Hit], caller: Caller) -> list[Hit]:
         """SPEC B6 (chat-widget reference, card #741): keep at most two hits the floor rejected
@@ -359,6 +360,8 @@ class Engine:
         for word in words:
             base = word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
             pattern = re.compile(rf"\b{re.escape(base)}(?:s|es)?\b", re.IGNORECASE)
+            if not any(pattern.search(h.title.split(" > ")[0]) for h in failing):
+                continue  # it could rescue none of these hits: spare the title lookup
             titles = self.store.title_matches(word, caller, 50)
             docs = {u.document_id for u in self.store.units(titles).values() if pattern.search(u.title)}
             if 0 < len(docs) <= 2:
@@ -409,61 +412,92 @@ class Engine:
 
     def rank(self, text: str, results: Sequence[LegResult], *, weights: Mapping[str, float] | None = None,
              k: float | None = None, floor: float | None = None, order: Order = Order.SCORED,
-             page_url: str | None = None, lift: float | None = None) -> list[Hit]:
-        """Fuse leg results (C1, C2, C6), score them (C3) and order them (C4)."""
+             page_url: str | None = None, lift: float | None = None, top: int | None = None) -> list[Hit]:
+        """Fuse leg results (C1, C2, C6), score them (C3) and order them (C4); the first ``top``
+        hits (default: all)."""
         s = self.settings
         return self._fuse_and_score(text, results, {**s.weights, **(weights or {})},
                                     s.rrf_k if k is None else k, s.floor if floor is None else floor,
-                                    order, page_url, LIFT if lift is None else lift)
+                                    order, page_url, LIFT if lift is None else lift, top)
 
     def _fuse_and_score(self, text: str, results: Sequence[LegResult], weights: Mapping[str, float],
-                        k: float, floor: float, order: Order, page_url: str | None, lift: float = LIFT) -> list[Hit]:
+                        k: float, floor: float, order: Order, page_url: str | None, lift: float = LIFT,
+                        top: int | None = None) -> list[Hit]:
+        """Fuse, score and order; ``top`` keeps only the first hits (the others are scored and
+        ordered all the same, but not built). Runs on every search: plain loops over a few
+        hundred candidates, one set intersection per candidate for coverage (issue 12 item 8)."""
         ok = [r for r in results if r.status is LegStatus.OK]
         units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
         parents = self.store.units(sorted({u.parent_id for u in units.values()
                                            if u.kind in SHOWN_AS_PARENT and u.parent_id is not None}))
         # C6: parent, child, title and whole-document units of one document vote as that document.
         rankings: dict[str, list[tuple[int, float]]] = {}
-        unit_of: dict[tuple[str, int], StoredUnit] = {}
+        unit_of: dict[str, dict[int, StoredUnit]] = {}  # leg -> document -> the leg's first unit of it
         for r in ok:
             ranked: list[tuple[int, float]] = []
+            firsts: dict[int, StoredUnit] = {}
             for h in r.hits:
                 unit = units.get(h.unit_id)
                 if unit is None:  # deleted between the leg's match and now
                     continue
-                unit_of.setdefault((r.leg, unit.document_id), unit)
+                if unit.document_id not in firsts:
+                    firsts[unit.document_id] = unit
                 ranked.append((unit.document_id, h.score))
-            rankings[r.leg] = ranked
-        fused = weighted_rrf(rankings, weights, k)
+            rankings[r.leg], unit_of[r.leg] = ranked, firsts
+        fused = rrf_rows(rankings, weights, k)
         scale = max_fused(weights, [r.leg for r in ok], k)
-        q_stems = content_stems(text)
-        hits: list[tuple[float, Hit]] = []
-        for f in fused:
-            best_vote = max(f.votes, key=lambda v: (v.contribution, -v.rank))
-            unit = unit_of[(best_vote.leg, f.key)]
+        q_stems = frozenset(content_stems(text))
+        covered = [coverage_of(n, len(q_stems)) for n in range(len(q_stems) + 1)]  # by stems shared
+        stems = self._stems
+        rows: list[tuple[float, float, list[Vote], StoredUnit, float, str, tuple[str, ...]]] = []
+        for document_id, fused_value, votes in fused:
+            # The unit standing for the document: its best-contributing leg's (first such vote).
+            best = votes[0]
+            for v in votes:
+                if v[3] > best[3] or (v[3] == best[3] and v[1] < best[1]):
+                    best = v
+            unit = unit_of[best[0]][document_id]
             shown = parents.get(unit.parent_id or -1, unit) if unit.kind in SHOWN_AS_PARENT else unit
-            passage_stems = self._passage_stems(shown)
-            voters = {v.leg for v in f.votes}
-            if voters <= FULLTEXT_LEGS and not shares_stem(q_stems, passage_stems):
-                continue
-            cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
-            score = absolute_score(coverage(q_stems, passage_stems), cosine, qa_hit=_qa_minimum(f.votes))
+            passage = stems.get(shown.id)
+            if passage is None:
+                passage = self._passage_stems(shown)
+            shared = len(q_stems.intersection(passage))
+            cosine = None
+            qa_rank = dense_rank = 0
+            words_only = True
+            for leg, rank, raw, _ in votes:
+                if leg == "dense":
+                    cosine, dense_rank = raw, rank
+                elif leg == "qa":
+                    qa_rank = rank
+                if leg not in FULLTEXT_LEGS:
+                    words_only = False
+            if not shared and words_only:
+                continue  # found by words alone, yet shares no stem with the question
+            # absolute_score(covered, cosine, qa_earns_minimum(...)) and order_value(), inlined:
+            # this loop runs for every candidate of every search (test_rank_matches_the_rules).
+            score = covered[shared]
+            if cosine is not None and cosine > score:
+                score = cosine
+            if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank):
+                score = QA_MIN
             if order is Order.SCORED:
-                key = order_value(score, f.fused, scale, lift)
+                key = score + lift * min(1.0, fused_value / scale) if scale > 0 else score
             elif order is Order.ABSOLUTE:
                 key = score
             else:
-                key = f.fused
+                key = fused_value
             url, also = shown.url, shown.also_urls
-            if page_url and page_url in also:  # A3: the copy on the visitor's page wins
-                url, also = page_url, tuple(u for u in (shown.url, *also) if u != page_url)
-            if page_url and url == page_url and order is not Order.FUSED:
-                key += PAGE_BOOST  # D4: the page the visitor is reading (order only, never the floor)
-            hits.append((key, Hit(shown.id, shown.document_id, shown.source_id, shown.kind, shown.title,
-                                  shown.text, url, shown.ext_id, f.fused, score, score >= floor,
-                                  f.votes, also, key)))
-        hits.sort(key=lambda pair: -pair[0])
-        return [h for _, h in hits]
+            if page_url:
+                if page_url in also:  # A3: the copy on the visitor's page wins
+                    url, also = page_url, tuple(u for u in (shown.url, *also) if u != page_url)
+                if url == page_url and order is not Order.FUSED:
+                    key += PAGE_BOOST  # D4: the page the visitor is reading (order only, never the floor)
+            rows.append((key, fused_value, votes, shown, score, url, also))
+        rows.sort(key=lambda row: -row[0])  # stable: equal keys keep the fused order
+        return [Hit(shown.id, shown.document_id, shown.source_id, shown.kind, shown.title, shown.text, url,
+                    shown.ext_id, fused_value, score, score >= floor, tuple(LegVote(*v) for v in votes), also, key)
+                for key, fused_value, votes, shown, score, url, also in rows[:top]]
 
     def _passage_stems(self, unit: StoredUnit) -> frozenset[str]:
         # A unit's text never changes (ids are never reused), so its stems are cached by id.
@@ -526,13 +560,10 @@ def check_weights(weights: Mapping[str, float] | None, legs: Iterable[str]) -> N
 
 
 def _qa_minimum(votes: Sequence[LegVote]) -> bool:
-    """Whether a Q&A pair earns the 0.85 minimum (SPEC C3).
-
-    The support-bot reference gives it to every pair its Q&A leg matches and names the cost: a
-    pair sharing one loose word pushes better passages out. Electa asks for a second opinion:
-    the Q&A leg ranks the pair first, or the dense leg ranks it among its top three."""
-    qa = next((v for v in votes if v.leg == "qa"), None)
-    return qa is not None and (qa.rank == 1 or any(v.leg == "dense" and v.rank <= 3 for v in votes))
+    """:func:`electa.scoring.qa_earns_minimum` from a hit's votes."""
+    qa = next((v.rank for v in votes if v.leg == "qa"), 0)
+    dense = next((v.rank for v in votes if v.leg == "dense"), 0)
+    return qa_earns_minimum(qa, dense)
 
 
 def cut(text: str, limit: int) -> str:

@@ -52,10 +52,27 @@ def weighted_rrf(
     >>> [(f.key, round(f.fused, 4)) for f in out]
     [('y', 0.0325), ('x', 0.0164)]
     """
+    return [Fused(key, fused, tuple(LegVote(*v) for v in votes)) for key, fused, votes in rrf_rows(rankings, weights, k)]
+
+
+Vote = tuple[str, int, float, float]
+"""A :class:`~electa.types.LegVote`'s fields as a plain tuple: (leg, rank, raw score, contribution)."""
+
+
+def rrf_rows(
+    rankings: Mapping[str, Sequence[tuple[K, float]]],
+    weights: Mapping[str, float] | None = None,
+    k: float = RRF_K,
+) -> list[tuple[K, float, list[Vote]]]:
+    """:func:`weighted_rrf` as ``(key, fused, votes)`` rows, votes as plain tuples: the search
+    path builds objects only for the hits it returns (issue 12 item 8: fusion at native speed).
+
+    >>> rrf_rows({"a": [("x", 9.0)], "b": [("x", 0.5)]}, {"b": 0.0}, k=1)
+    [('x', 0.5, [('a', 1, 9.0, 0.5), ('b', 1, 0.5, 0.0)])]
+    """
     weights = weights or {}
-    fused: dict[K, float] = {}
-    votes: dict[K, list[LegVote]] = {}
-    first_seen: dict[K, int] = {}
+    # One entry per key: [fused, votes, best rank, first appearance], built in one pass.
+    entries: dict[K, list] = {}  # type: ignore[type-arg]
     for leg, ranked in rankings.items():
         w = float(weights.get(leg, 1.0))
         seen: set[K] = set()
@@ -65,15 +82,17 @@ def weighted_rrf(
                 continue
             seen.add(key)
             rank += 1
-            contribution = rrf_contribution(rank, w, k)
-            fused[key] = fused.get(key, 0.0) + contribution
-            votes.setdefault(key, []).append(LegVote(leg, rank, float(raw), contribution))
-            first_seen.setdefault(key, len(first_seen))
-    order = sorted(
-        fused,
-        key=lambda key: (-fused[key], -len(votes[key]), min(v.rank for v in votes[key]), first_seen[key]),
-    )
-    return [Fused(key, fused[key], tuple(votes[key])) for key in order]
+            contribution = w / (k + rank)
+            entry = entries.get(key)
+            if entry is None:
+                entries[key] = [contribution, [(leg, rank, float(raw), contribution)], rank, len(entries)]
+            else:
+                entry[0] += contribution
+                entry[1].append((leg, rank, float(raw), contribution))
+                if rank < entry[2]:
+                    entry[2] = rank
+    order = sorted(entries.items(), key=lambda kv: (-kv[1][0], -len(kv[1][1]), kv[1][2], kv[1][3]))
+    return [(key, entry[0], entry[1]) for key, entry in order]
 
 
 def fused_values(rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float],

@@ -44,11 +44,20 @@ def coverage(question_stems: Iterable[str], passage_stems: Set[str]) -> float:
     >>> coverage([], {"x"})
     0.25
     """
-    q = list(dict.fromkeys(question_stems))
-    if not q:
+    q = set(question_stems)
+    return coverage_of(len(q.intersection(passage_stems)), len(q))
+
+
+def coverage_of(shared: int, asked: int) -> float:
+    """:func:`coverage` from counts: ``shared`` of the question's ``asked`` distinct stems are
+    in the passage (the engine counts them with one set intersection per candidate).
+
+    >>> coverage_of(1, 4), coverage_of(0, 0), coverage_of(9, 9)
+    (0.4, 0.25, 0.85)
+    """
+    if not asked:
         return COVERAGE_BASE
-    share = sum(1 for s in q if s in passage_stems) / len(q)
-    return round(min(COVERAGE_CAP, COVERAGE_BASE + COVERAGE_SPAN * share), 10)
+    return round(min(COVERAGE_CAP, COVERAGE_BASE + COVERAGE_SPAN * (shared / asked)), 10)
 
 
 def shares_stem(question_stems: Iterable[str], passage_stems: Set[str]) -> bool:
@@ -72,6 +81,19 @@ def absolute_score(cov: float, cosine: float | None = None, qa_hit: bool = False
     if graph_hit:
         score = max(score, GRAPH_MIN)
     return score
+
+
+def qa_earns_minimum(qa_rank: int, dense_rank: int) -> bool:
+    """Whether a Q&A pair earns the 0.85 minimum (SPEC C3); ranks are 1-based, 0 for no vote.
+
+    The support-bot reference gives it to every pair its Q&A leg matches and names the cost: a
+    pair sharing one loose word pushes better passages out. Electa asks for a second opinion:
+    the Q&A leg ranks the pair first, or the dense leg ranks it among its top three.
+
+    >>> qa_earns_minimum(1, 0), qa_earns_minimum(2, 3), qa_earns_minimum(2, 7), qa_earns_minimum(0, 1)
+    (True, True, False, False)
+    """
+    return qa_rank == 1 or (qa_rank > 1 and 0 < dense_rank <= 3)
 
 
 def order_value(score: float, fused: float, max_fused: float, lift: float = LIFT) -> float:

@@ -679,7 +679,7 @@ class SqliteStore(OperationalTables):
         with self.snapshot() as con:
             generation = self._generation(con)
             out = self._units_cache.lookup(generation, ids)
-            missing = [i for i in ids if i not in out]
+            missing = [i for i in ids if i not in out] if len(out) < len(ids) else []
             fresh = self._read_units(con, missing) if missing else {}
             self._units_cache.keep(generation, fresh)
         return out | fresh

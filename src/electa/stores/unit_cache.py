@@ -32,7 +32,8 @@ class UnitCache:
                 self._reset(generation)
             if generation != self._generation:
                 return {}
-            return {i: self._units[i] for i in ids if i in self._units}
+            units = self._units
+            return {i: u for i in ids if (u := units.get(i)) is not None}
 
     def keep(self, generation: int, fresh: Mapping[int, StoredUnit]) -> None:
         """Keep units just read at ``generation`` (ignored if the cache has moved on)."""

@@ -1,0 +1,114 @@
+"""The search path's fusion and scoring (one fast pass, issue 12 item 8) against the rules it
+inlines, written out here the plain way: weighted RRF, the best vote's unit standing for the
+document, coverage, the absolute score, the C4 order value and the page boost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from electa import Access, Caller, Engine, Order
+from electa.engine import FULLTEXT_LEGS, PAGE_BOOST, SHOWN_AS_PARENT, _qa_minimum
+from electa.fusion import max_fused, weighted_rrf
+from electa.scoring import absolute_score, coverage, order_value, shares_stem
+from electa.text import content_stems, stem_set
+from electa.types import LegResult, LegStatus
+
+QUESTIONS = [
+    "Can I get my money back?", "refund annual plan", "how do I cancel my subscription",
+    "export invoices to CSV", "Error E1042 when exporting", "which browsers are supported",
+    "custom invoice template logo", "GDPR data export", "is my data encrypted", "contact support by phone",
+    "client portal login", "accessibility screen reader", "two factor authentication",
+    "change the currency of an invoice", "late payment reminders", "the of and",
+]
+DEPTHS = {"fulltext": 100, "dense": 100, "qa": 100}
+
+
+def reference(engine: Engine, text: str, results: list[LegResult], weights: dict[str, float], k: float,
+              floor: float, order: Order, page_url: str | None, lift: float) -> list[tuple[object, ...]]:
+    """(unit, document, fused, score, passes, votes, url, also, order key) per hit, best first."""
+    ok = [r for r in results if r.status is LegStatus.OK]
+    units = engine.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
+    rankings, unit_of = {}, {}
+    for r in ok:
+        rankings[r.leg] = []
+        for h in r.hits:
+            if h.unit_id in units:
+                unit = units[h.unit_id]
+                unit_of.setdefault((r.leg, unit.document_id), unit)
+                rankings[r.leg].append((unit.document_id, h.score))
+    scale = max_fused(weights, [r.leg for r in ok], k)
+    q = content_stems(text)
+    rows = []
+    for f in weighted_rrf(rankings, weights, k):
+        best = max(f.votes, key=lambda v: (v.contribution, -v.rank))
+        unit = unit_of[(best.leg, f.key)]
+        if unit.kind in SHOWN_AS_PARENT and unit.parent_id is not None:
+            unit = engine.store.units([unit.parent_id]).get(unit.parent_id, unit)
+        passage = stem_set(f"{unit.title} {unit.text}")
+        if {v.leg for v in f.votes} <= FULLTEXT_LEGS and not shares_stem(q, passage):
+            continue
+        cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
+        score = absolute_score(coverage(q, passage), cosine, qa_hit=_qa_minimum(f.votes))
+        key = {Order.SCORED: order_value(score, f.fused, scale, lift), Order.ABSOLUTE: score, Order.FUSED: f.fused}[order]
+        url, also = unit.url, unit.also_urls
+        if page_url and page_url in also:
+            url, also = page_url, tuple(u for u in (unit.url, *also) if u != page_url)
+        if page_url and url == page_url and order is not Order.FUSED:
+            key += PAGE_BOOST
+        rows.append((key, (unit.id, unit.document_id, f.fused, score, score >= floor, f.votes, url, also, key)))
+    rows.sort(key=lambda row: -row[0])
+    return [row for _, row in rows]
+
+
+def as_rows(hits: list) -> list[tuple[object, ...]]:  # type: ignore[type-arg]
+    return [(h.unit_id, h.document_id, h.fused, h.score, h.passes, h.votes, h.url, h.also_urls, h.sort_key)
+            for h in hits]
+
+
+@pytest.fixture
+def kb_engine(engine: Engine, sample_kb: Path) -> Engine:
+    engine.ingest([sample_kb / "help-center", sample_kb / "qa.csv"], Access("t"))
+    return engine
+
+
+@pytest.mark.parametrize("order", list(Order))
+def test_rank_matches_the_rules(kb_engine: Engine, order: Order) -> None:
+    caller = Caller("t")
+    settings = [({}, 60.0, 0.4, None, 0.1), ({"dense": 0.3, "qa": 2.0}, 10.0, 0.5, None, 0.25)]
+    compared = 0
+    for text in QUESTIONS:
+        results, _ = kb_engine.retrieve(text, caller, depths=DEPTHS)
+        some_url = kb_engine.rank(text, results)[-1].url if kb_engine.rank(text, results) else None
+        for weights, k, floor, page_url, lift in [*settings, ({}, 60.0, 0.4, some_url, 0.1)]:
+            full = {**kb_engine.settings.weights, **weights}
+            want = reference(kb_engine, text, results, full, k, floor, order, page_url, lift)
+            got = kb_engine.rank(text, results, weights=weights, k=k, floor=floor, order=order,
+                                 page_url=page_url, lift=lift)
+            assert as_rows(got) == want, text
+            compared += len(want)
+    assert compared > 500  # the questions reach most of the help center, through every leg
+
+
+def test_top_is_the_head_of_the_whole_order(kb_engine: Engine) -> None:
+    caller = Caller("t")
+    for text in QUESTIONS:
+        results, _ = kb_engine.retrieve(text, caller, depths=DEPTHS)
+        whole = kb_engine.rank(text, results)
+        assert kb_engine.rank(text, results, top=3) == whole[:3]
+        assert kb_engine.search(text, caller, top=3, depths=DEPTHS).hits == tuple(whole[:3])
+
+
+def test_title_rescue_asks_the_store_only_about_words_a_failing_title_holds(kb_engine: Engine) -> None:
+    asked: list[str] = []
+    real = kb_engine.store.title_matches
+
+    def counting(word: str, caller: Caller, limit: int) -> list[int]:
+        asked.append(word)
+        return real(word, caller, limit)
+
+    kb_engine.store.title_matches = counting  # type: ignore[method-assign]
+    result = kb_engine.search("portal zebrafish quantum", Caller("t"), top=50, floor=0.99)
+    assert [h.rescued_by for h in result.hits if h.passes] == ["portal"]  # the floor failed them all
+    assert asked == ["portal"]  # "zebrafish" and "quantum" name no failing hit's title
