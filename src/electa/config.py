@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     parent_chars: int = 2000
     child_chars: int = 500
     child_overlap: int = 100
+    # Which units the model reads: "pooled" (parents with child windows and whole-document units
+    # get the mean of their parts' vectors) or "encoded" (every unit read); electa.ingest.unit_vectors.
+    unit_vectors: str = "pooled"
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 128

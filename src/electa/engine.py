@@ -22,6 +22,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from electa.answer.segment import segment
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
@@ -32,6 +34,7 @@ from electa.fusion import Vote, max_fused, rrf_rows
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
+from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.legs.dense import DenseLeg
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
@@ -43,6 +46,7 @@ from electa.types import (
     Access,
     AnswerEvent,
     Caller,
+    Chunk,
     ChunkKind,
     Hit,
     LegResult,
@@ -102,6 +106,11 @@ class Engine:
         self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
+        try:
+            self.recipe = Recipe(settings.unit_vectors)
+        except ValueError:
+            raise ConfigError(f"unknown unit_vectors {settings.unit_vectors!r}; valid: "
+                              f"{', '.join(r.value for r in Recipe)}") from None
         self._stems: dict[int, frozenset[str]] = {}
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
 
@@ -148,7 +157,7 @@ class Engine:
             raise ModelMismatchError(self._mismatch)
         s = self.settings
         return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,
-                        s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20))
+                        s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20), self.recipe)
 
     def _written(self) -> None:
         """After a batch of writes: chunks still without a vector of this model (stored while
@@ -162,7 +171,7 @@ class Engine:
             self._embed_missing(self.embedder, 256, after_id=self._vectors_checked)
             self._vectors_checked = top
             self.index.sync()
-            self.index.save()
+            self.index.save(force=False)  # the store is the truth: the graph's file may lag it
         self.fulltext.refresh()
         self.qa.refresh()
 
@@ -171,17 +180,41 @@ class Engine:
         """Embed, in committed batches, every chunk with id > ``after_id`` that lacks a vector of
         ``embedder``'s model. Returns ``(chunks embedded, batches)``; resumable, since each batch
         commits."""
-        from electa.ingest.chunker import Chunk, embed_text
-
         done = batches = 0
         while max_batches is None or batches < max_batches:
-            rows = self.store.chunks_missing_vectors(embedder.model_id, batch, after_id)
+            # Whole documents only, so that parents are pooled from all their children (the
+            # recipe of ingest): a full batch leaves its last document to the next one, and a
+            # document longer than a batch is read with a larger one.
+            limit = batch
+            while True:
+                rows = self.store.chunks_missing_vectors(embedder.model_id, limit, after_id)
+                units = self.store.units([r[0] for r in rows])
+                documents = {u.document_id for u in units.values()}
+                if len(rows) < limit or len(documents) > 1 or limit >= 64 * batch:
+                    break  # (past 64 batches, a huge document is read in parts: its parents are read)
+                limit *= 2
             if not rows:
                 break
-            texts = [embed_text(Chunk(ChunkKind.PARENT, 0, title, text)) for _, title, text in rows]
-            self.store.put_vectors(embedder.model_id, [r[0] for r in rows], embedder.embed(texts))
-            done += len(rows)
+            if len(rows) == limit and len(documents) > 1:
+                last = units[rows[-1][0]].document_id if rows[-1][0] in units else None
+                rows = [r for r in rows if r[0] not in units or units[r[0]].document_id != last]
+            by_doc: dict[int, list[tuple[int, Chunk]]] = {}
+            for uid, title, text in rows:
+                unit = units.get(uid)
+                if unit is None:  # deleted meanwhile
+                    continue
+                # Ordinals are unit ids here: pooling only needs which child sits in which parent.
+                parent = unit.parent_id if unit.kind is ChunkKind.CHILD else None
+                by_doc.setdefault(unit.document_id, []).append((uid, Chunk(unit.kind, uid, title, text, parent)))
+            groups = list(by_doc.values())
+            vectors = unit_vectors(embedder, [[c for _, c in g] for g in groups], self.recipe)
+            ids = [uid for g in groups for uid, _ in g]
+            vecs = [v for vs in vectors for v in vs]
+            if ids:
+                self.store.put_vectors(embedder.model_id, ids, np.stack(vecs))  # type: ignore[arg-type]
+            done += len(ids)
             batches += 1
+            after_id = max(r[0] for r in rows)
             if progress:
                 print(f"reindex: {done} chunks embedded", flush=True)
         return done, batches

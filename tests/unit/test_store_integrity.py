@@ -158,7 +158,8 @@ def test_vectors_added_to_older_chunks_reach_the_live_dense_index(tmp_path: Path
     index = engine.index
     if isinstance(index, FaissHnswIndex):  # the embedded graph keeps copies: sorted and aligned with the store's
         ids, vecs = engine.store.vectors_of(index.model_id, index._ids)
-        assert np.array_equal(ids, index._ids) and np.allclose(vecs, index._vecs)
+        graph, graph_ids, rows = index._view
+        assert np.array_equal(ids, graph_ids) and np.allclose(vecs, index._stored_vectors(graph)[rows])
     engine.close()
 
 

@@ -263,21 +263,22 @@ def _safe(label: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
 
 
-def store_dir(answer_set: AnswerSet, model_id: str) -> Path:
-    """The cached store of an XQuAD set: keyed by corpus, held-out share, chunker and model."""
+def store_dir(answer_set: AnswerSet, model_id: str, recipe: str = "pooled") -> Path:
+    """The cached store of an XQuAD set: keyed by corpus, held-out share, chunker, model and
+    unit-vector recipe."""
     root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "electa" / "eval"
-    tag = hashlib.sha256(f"{model_id}:{CHUNKER_VERSION}".encode()).hexdigest()[:8]
+    tag = hashlib.sha256(f"{model_id}:{CHUNKER_VERSION}:{recipe}".encode()).hexdigest()[:8]
     return root / f"answers-{answer_set.name}-{answer_set.content_hash}-{tag}"
 
 
 @contextmanager
-def _store_for(answer_set: AnswerSet, model_id: str, data_dir: Path | None) -> Iterator[Path]:
+def _store_for(answer_set: AnswerSet, model_id: str, data_dir: Path | None, recipe: str) -> Iterator[Path]:
     # The support set is small (seconds to ingest) and its ingestion changes with the code
     # (injection flags, loaders), so it gets a fresh store unless one is named.
     if data_dir is not None:
         yield data_dir
     elif answer_set.kind is SetKind.XQUAD:
-        yield store_dir(answer_set, model_id)
+        yield store_dir(answer_set, model_id, recipe)
     else:
         with tempfile.TemporaryDirectory(prefix="electa-answers-") as tmp:
             yield Path(tmp)
@@ -289,7 +290,8 @@ def answer_engine(answer_set: AnswerSet, settings: Settings | None = None, data_
     cached store of an XQuAD set, else (the support set) on a fresh temporary store."""
     settings = (settings or Settings()).embedded()
     embedder = create_embedder(settings.embedder)
-    with _store_for(answer_set, embedder.model_id, data_dir) as where, Engine.open(where, settings, embedder) as engine:
+    with _store_for(answer_set, embedder.model_id, data_dir, settings.unit_vectors) as where, \
+            Engine.open(where, settings, embedder) as engine:
         yield engine
 
 

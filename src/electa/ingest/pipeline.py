@@ -21,13 +21,14 @@ import numpy as np
 from electa.embedders.protocol import Embedder
 from electa.errors import IngestError
 from electa.ingest import naming
-from electa.ingest.chunker import chunk_document, embed_text
+from electa.ingest.chunker import chunk_document
 from electa.ingest.loaders import Loaded, loader_for
 from electa.ingest.naming import list_files
+from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
 
-EMBED_BATCH = 64
+EMBED_BATCH = 512  # texts per call to the model, sorted by length across the whole source
 
 
 @dataclass
@@ -120,9 +121,10 @@ class Ingestor:
     """Prepares and stores sources. Used by :class:`electa.engine.Engine`."""
 
     def __init__(self, store: IndexStore, embedder: Embedder | None, parent_chars: int,
-                 child_chars: int, overlap: int, max_bytes: int) -> None:
+                 child_chars: int, overlap: int, max_bytes: int, recipe: Recipe = Recipe.POOLED) -> None:
         self.store = store
         self.embedder = embedder
+        self.recipe = recipe
         self.parent_chars, self.child_chars, self.overlap = parent_chars, child_chars, overlap
         self.max_bytes = max_bytes
 
@@ -195,22 +197,18 @@ class Ingestor:
                              text_hash("\n".join(curated.triggers), curated.answer), [chunk]))
         if not prepared:
             raise IngestError(record.uri, "nothing to index in this source")
-        to_embed: list[tuple[int, int, str]] = []
+        fresh: list[int] = []
         seen: set[str] = set()
-        for d, (_, _, _, thash, chunks) in enumerate(prepared):
+        for d, (_, _, _, thash, _) in enumerate(prepared):
             if thash in known or thash in seen:
-                continue
+                continue  # stored already (its vectors are reused) or twice in this source
             seen.add(thash)
-            # Curated answers are matched by trigger, never searched: no vector.
-            to_embed.extend((d, c, embed_text(ch)) for c, ch in enumerate(chunks) if ch.kind is not ChunkKind.CURATED)
-        vectors = self._embed([t for _, _, t in to_embed], progress, len(prepared))
-        per_doc: dict[int, dict[int, np.ndarray | None]] = {}
-        for (d, c, _), vec in zip(to_embed, vectors, strict=True):
-            per_doc.setdefault(d, {})[c] = vec
+            fresh.append(d)
+        per_doc = dict(zip(fresh, self._embed([prepared[d][4] for d in fresh], progress), strict=True))
         docs = [
             PreparedDocument(nul_free(ext_id), nul_free(title), nul_free(url), thash,
                              tuple(replace(ch, title=nul_free(ch.title), text=nul_free(ch.text)) for ch in chunks),
-                             tuple(per_doc.get(d, {}).get(c) for c in range(len(chunks))))
+                             tuple(per_doc[d]) if d in per_doc else (None,) * len(chunks))
             for d, (ext_id, title, url, thash, chunks) in enumerate(prepared)
         ]
         model_id = self.embedder.model_id if self.embedder is not None else ""
@@ -220,19 +218,22 @@ class Ingestor:
     def _chunks(self, doc: Document) -> list[Chunk]:
         return chunk_document(doc, self.parent_chars, self.child_chars, self.overlap)
 
-    def _embed(self, texts: list[str], progress: bool, n_docs: int) -> list[np.ndarray | None]:
-        if self.embedder is None or not texts:
-            return [None] * len(texts)
-        out: list[np.ndarray | None] = []
-        bar = _progress(len(texts), "chunks", progress and len(texts) > EMBED_BATCH)
-        start = time.perf_counter()
-        for i in range(0, len(texts), EMBED_BATCH):
-            out.extend(self.embedder.embed(texts[i:i + EMBED_BATCH]))
-            done = min(len(texts), i + EMBED_BATCH)
-            bar.update(done - i, int(n_docs * done / len(texts)), time.perf_counter() - start)
-        bar.close()
-        return out
+    def _embed(self, documents: list[list[Chunk]], progress: bool) -> list[list[np.ndarray | None]]:
+        if self.embedder is None or not documents:
+            return [[None] * len(chunks) for chunks in documents]
+        bar = _progress(len(documents), "docs", progress and len(documents) > 16)
+        start, shown = time.perf_counter(), 0
 
+        def on_batch(done: int, total: int) -> None:
+            nonlocal shown
+            docs = len(documents) * done // total
+            bar.update(docs - shown, docs, time.perf_counter() - start)
+            shown = docs
+
+        try:
+            return unit_vectors(self.embedder, documents, self.recipe, on_batch, EMBED_BATCH)
+        finally:
+            bar.close()
 
 
 class _progress:

@@ -19,14 +19,19 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
 from electa.stores.protocol import AllowedSet, IndexStore
 
 MAX_EF_SEARCH = 4096
+SAVE_EVERY_S = 60.0  # an unforced save (after a write) waits this long since the last one...
+SAVE_SHARE = 0.05  # ...unless this share of the graph is unsaved (what a restart must re-add)
+SAVE_MIN = 1000
 
 
 def filtered_ef(ef: int, allowed: int, total: int) -> int:
@@ -111,12 +116,19 @@ class FaissHnswIndex:
         self._graph = _ReadWriteLock()  # searches read the graph; adds and swaps write it
         self._generation = -1
         self._dirty = False
+        self._unsaved = 0  # vectors added since the file was last written
+        self._saved_at = time.monotonic()
         self._remove_stale_temporaries()
         self._index = self._load()
-        self._ids = np.empty(0, dtype=np.int64)
-        self._vecs = np.empty((0, dim), dtype=np.float32)
+        # (graph, live ids sorted, each id's row in the graph's own vector storage): replaced
+        # whole, never mutated, so a search reads one consistent triple without a lock.
+        self._view: tuple[Any, np.ndarray, np.ndarray] = (self._index, np.empty(0, np.int64), np.empty(0, np.int64))
         self._refresh_arrays()
         self.save()
+
+    @property
+    def _ids(self) -> np.ndarray:
+        return self._view[1]
 
     def _remove_stale_temporaries(self) -> None:
         """A process killed while saving leaves its temporary file (``<name>.<pid>.<thread>.tmp``)
@@ -147,36 +159,52 @@ class FaissHnswIndex:
                 pass  # unreadable cache: rebuilt from SQLite below
         return self._new()
 
-    def _known_ids(self) -> np.ndarray:
-        return self._faiss.vector_to_array(self._index.id_map).astype(np.int64)
+    def _rows_of(self, index: Any, ids: np.ndarray) -> np.ndarray:
+        """Each id's row in ``index``'s vector storage (every id must be in the graph)."""
+        id_map = self._faiss.vector_to_array(index.id_map).astype(np.int64)
+        order = np.argsort(id_map, kind="stable")
+        at = np.searchsorted(id_map[order], ids)
+        return order[at].astype(np.int64)
+
+    def _stored_vectors(self, index: Any) -> np.ndarray:
+        """The graph's own copy of its vectors, as a view (no copy): read it under the graph's
+        read lock only, since an add may move the storage."""
+        storage: Any = self._faiss.downcast_index(self._faiss.downcast_index(index.index).storage)  # type: ignore[attr-defined]
+        return self._faiss.rev_swig_ptr(storage.get_xb(), storage.ntotal * self.dim).reshape(storage.ntotal, self.dim)
 
     def _refresh_arrays(self) -> None:
-        """Load every live vector; add to the graph what it lacks; rebuild it when a quarter of
-        it is tombstones. Runs on open, when tombstones pile up and after vectors were added to
-        older chunks; not on every write."""
-        # Read before the vectors: a write landing meanwhile leaves a newer generation to catch up on.
+        """Add to the graph the vectors it lacks; rebuild it when a quarter of it is tombstones.
+        Reads the store's vector ids, and only the vectors the graph lacks (all of them for a
+        rebuild). Runs on open, when tombstones pile up and after vectors were added to older
+        chunks; not on every write. The vectors are kept once, in the graph: no second copy."""
+        # Read before the ids: a write landing meanwhile leaves a newer generation to catch up on.
         generation, backfills = self.store.state
-        ids, vecs = [], []
-        for batch_ids, batch_vecs in self.store.vectors(self.model_id):
-            ids.append(batch_ids)
-            vecs.append(batch_vecs)
-        self._ids = np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
-        self._vecs = np.vstack(vecs) if vecs else np.empty((0, self.dim), dtype=np.float32)
-        known = self._known_ids()
-        missing = np.setdiff1d(self._ids, known, assume_unique=True)
-        live = self._ids.size
-        if self._index.ntotal > max(1000, live) and (self._index.ntotal - live) > 0.25 * self._index.ntotal:
-            fresh = self._new()
-            fresh.add_with_ids(self._vecs, self._ids)
-            with self._graph.write():
-                self._index = fresh
-            missing = missing[:0]
-            self._dirty = True
-        if missing.size:
-            rows = np.searchsorted(self._ids, missing)
-            with self._graph.write():
-                self._index.add_with_ids(self._vecs[rows], missing)
-            self._dirty = True
+        live = self.store.vector_ids(self.model_id)
+        index = self._index
+        known = self._faiss.vector_to_array(index.id_map).astype(np.int64)
+        if index.ntotal > max(1000, live.size) and (index.ntotal - live.size) > 0.25 * index.ntotal:
+            index = self._new()
+            added = []
+            for ids, vecs in self.store.vectors(self.model_id):
+                keep = np.isin(ids, live, assume_unique=True)  # not those written since `live` was read
+                if keep.any():
+                    index.add_with_ids(vecs[keep], ids[keep])
+                    added.append(ids[keep])
+            live = np.concatenate(added) if added else np.empty(0, np.int64)  # those deleted meanwhile are not
+            self._dirty, self._unsaved = True, self._unsaved + live.size
+        else:
+            missing = np.setdiff1d(live, known, assume_unique=True)
+            if missing.size:
+                ids, vecs = self.store.vectors_of(self.model_id, missing)
+                with self._graph.write():
+                    index.add_with_ids(vecs, ids)
+                self._dirty, self._unsaved = True, self._unsaved + int(ids.size)
+                live = np.union1d(np.intersect1d(live, known, assume_unique=True), ids)
+            else:
+                live = np.intersect1d(live, known, assume_unique=True)
+        with self._graph.write():
+            self._index = index
+            self._view = (index, live, self._rows_of(index, live))
         self._generation, self._backfills = generation, backfills
 
     def sync(self) -> None:
@@ -194,17 +222,18 @@ class FaissHnswIndex:
                 # Vectors were added to older chunks (ids below ours): appending cannot find them.
                 self._add_backfilled()
                 self._backfills = backfills
-            after = int(self._ids[-1]) if self._ids.size else 0
+            index, ids, rows = self._view
+            after = int(ids[-1]) if ids.size else 0
             batches = list(self.store.vectors(self.model_id, after_id=after))
             if batches:
                 new_ids = np.concatenate([b[0] for b in batches])
                 new_vecs = np.vstack([b[1] for b in batches])
                 with self._graph.write():
-                    self._index.add_with_ids(new_vecs, new_ids)
-                # New arrays, never mutated in place: a search holding the old ones stays whole.
-                self._ids = np.concatenate([self._ids, new_ids])
-                self._vecs = np.vstack([self._vecs, new_vecs])
-                self._dirty = True
+                    first = index.ntotal
+                    index.add_with_ids(new_vecs, new_ids)
+                    self._view = (index, np.concatenate([ids, new_ids]),
+                                  np.concatenate([rows, np.arange(first, first + new_ids.size, dtype=np.int64)]))
+                self._dirty, self._unsaved = True, self._unsaved + int(new_ids.size)
             live = self.store.count_vectors(self.model_id)
             if self._ids.size > 1000 and self._ids.size - live > 0.25 * self._ids.size:
                 self._refresh_arrays()
@@ -212,40 +241,45 @@ class FaissHnswIndex:
 
     def _add_backfilled(self) -> None:
         """Fetch the vectors the store holds and this index lacks (only their ids are scanned),
-        add them to the graph and merge them into the sorted arrays."""
-        missing = np.setdiff1d(self.store.vector_ids(self.model_id), self._ids, assume_unique=True)
+        add them to the graph and merge them into the sorted ids."""
+        index, known, _ = self._view
+        missing = np.setdiff1d(self.store.vector_ids(self.model_id), known, assume_unique=True)
         if not missing.size:
             return
         ids, vecs = self.store.vectors_of(self.model_id, missing)
         if not ids.size:
             return
+        merged = np.union1d(known, ids)
         with self._graph.write():
-            self._index.add_with_ids(vecs, ids)
-        order = np.argsort(np.concatenate([self._ids, ids]), kind="stable")
-        self._ids = np.concatenate([self._ids, ids])[order]
-        self._vecs = np.vstack([self._vecs, vecs])[order]
-        self._dirty = True
+            index.add_with_ids(vecs, ids)
+            self._view = (index, merged, self._rows_of(index, merged))
+        self._dirty, self._unsaved = True, self._unsaved + int(ids.size)
 
-    def save(self) -> None:
+    def save(self, force: bool = True) -> None:
         """Write the graph if it changed (atomically). SQLite stays the truth: a graph older than
-        the store is caught up on the next open."""
+        the store is caught up on the next open, so a write need not wait for the file.
+        ``force=False`` (after each write) saves only when ``SAVE_EVERY_S`` have passed since the
+        last save or ``SAVE_SHARE`` of the graph is unsaved: at a million vectors the file is
+        1.6 GB, seconds to write, and a write is to be searchable within a second."""
         with self._lock:
             if not self._dirty:
+                return
+            if not force and time.monotonic() - self._saved_at < SAVE_EVERY_S \
+                    and self._unsaved < max(SAVE_MIN, SAVE_SHARE * self._index.ntotal):
                 return
             # A name of its own: a server and a CLI saving the same index must not share a temporary file.
             tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             with self._graph.read():
                 self._faiss.write_index(self._index, str(tmp))
             os.replace(tmp, self.path)
-            self._dirty = False
+            self._dirty, self._unsaved, self._saved_at = False, 0, time.monotonic()
 
     def __len__(self) -> int:
         return int(self._ids.size)
 
     def search(self, vec: np.ndarray, k: int, allowed: AllowedSet) -> list[tuple[int, float]]:
         self.sync()
-        with self._lock:
-            ids, vecs = self._ids, self._vecs
+        index, ids, stored_rows = self._view
         if not len(allowed) or not ids.size or k <= 0:
             return []
         query = np.asarray(vec, dtype=np.float32).reshape(1, -1)
@@ -254,7 +288,9 @@ class FaissHnswIndex:
             rows = pos[ids[pos] == allowed.ids]
             if not rows.size:
                 return []
-            sims = vecs[rows] @ query[0]
+            with self._graph.read():  # an add may move the storage: copy the rows out under the lock
+                vecs = self._stored_vectors(index)[stored_rows[rows]]
+            sims = vecs @ query[0]
             top = min(k, sims.size)
             best = np.argpartition(-sims, top - 1)[:top]
             best = best[np.argsort(-sims[best], kind="stable")]
@@ -264,5 +300,5 @@ class FaissHnswIndex:
         params = faiss.SearchParametersHNSW(sel=selector, efSearch=filtered_ef(max(self.ef_search, k), len(allowed),
                                                                                 int(ids.size)))
         with self._graph.read():
-            scores, found = self._index.search(query, k, params=params)
+            scores, found = index.search(query, k, params=params)
         return [(int(i), float(s)) for i, s in zip(found[0], scores[0], strict=True) if i >= 0]

@@ -434,7 +434,8 @@ class VectorIndex(Protocol):
 
     Contract: ``search`` returns at most ``k`` ``(unit id, cosine)`` best first, every id in
     ``allowed``; ``sync`` catches up with the store's vectors (added, backfilled, deleted);
-    ``save`` persists what ``sync`` did; ``len`` counts the vectors it holds.
+    ``save`` persists what ``sync`` did (``force=False``: it may defer, when the store can rebuild
+    what is unsaved, to keep a write's cost off the write); ``len`` counts the vectors it holds.
     """
 
     model_id: str
@@ -443,6 +444,6 @@ class VectorIndex(Protocol):
 
     def sync(self) -> None: ...
 
-    def save(self) -> None: ...
+    def save(self, force: bool = True) -> None: ...
 
     def __len__(self) -> int: ...

@@ -92,7 +92,7 @@ class PgVectorIndex:
     def sync(self) -> None:
         """Nothing to catch up: the index lives with the vectors, in every transaction."""
 
-    def save(self) -> None:
+    def save(self, force: bool = True) -> None:
         """Nothing to save: PostgreSQL persists the index."""
 
     def __len__(self) -> int:
