@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from electa.stores.protocol import VectorIndex
 
 SCHEMA_VERSION = "1"
+REMOVALS_KEPT = 4096  # generations of removed units kept for incremental allowed sets
+ALLOWED_KEPT_IDS = 32_000_000  # unit ids kept as the bases of allowed sets, all callers (256 MB)
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _SCHEMA = f"""
@@ -112,6 +114,10 @@ CREATE TABLE IF NOT EXISTS curated_triggers(
 CREATE TABLE IF NOT EXISTS chunk_flags(
   chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
   rules TEXT NOT NULL, findings TEXT NOT NULL);
+-- Units each write removed, by the generation it started from: a caller's allowed set follows
+-- the writes (drop these, add the ids above the last read) instead of being read again whole.
+CREATE TABLE IF NOT EXISTS removed_units(after_generation INTEGER NOT NULL, chunk_id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS removed_units_generation ON removed_units(after_generation);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_recent USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
@@ -236,6 +242,9 @@ class SqliteStore(OperationalTables):
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._allowed_cache: dict[str, AllowedSet] = {}
+        # Per caller, the last allowed set read and the highest unit id then: the base the next
+        # generation's set is built from (see _read_allowed).
+        self._allowed_base: dict[str, tuple[AllowedSet, int]] = {}
         self._units_cache = UnitCache()
         try:
             with self._write_lock:
@@ -246,6 +255,9 @@ class SqliteStore(OperationalTables):
                     "INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (SCHEMA_VERSION,)
                 )
                 con.execute("INSERT OR IGNORE INTO meta VALUES('generation', '0')")
+                # Removals are logged from here on (a store made before the log starts it now).
+                con.execute("INSERT OR IGNORE INTO meta SELECT 'removed_units_from', value FROM meta"
+                            " WHERE key='generation'")
                 note_injection_rules(con)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
@@ -364,7 +376,13 @@ class SqliteStore(OperationalTables):
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     def _bump(self, con: sqlite3.Connection) -> None:
-        con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+        generation = self._generation(con) + 1
+        con.execute("UPDATE meta SET value=? WHERE key='generation'", (str(generation),))
+        if generation % 64 == 0:  # the removal log keeps the last REMOVALS_KEPT generations
+            horizon = generation - REMOVALS_KEPT
+            if con.execute("DELETE FROM removed_units WHERE after_generation < ?", (horizon,)).rowcount:
+                con.execute("UPDATE meta SET value=max(CAST(value AS INTEGER), ?) WHERE key='removed_units_from'",
+                            (horizon,))
 
     # -- writing -----------------------------------------------------------------------------
     def source(self, org: str, agent: str, uri: str) -> dict[str, Any] | None:
@@ -502,8 +520,10 @@ class SqliteStore(OperationalTables):
         con.execute("DELETE FROM locations WHERE source_id=?", (source_id,))
         removed = 0
         kept = {d for d, h, sig in orphans if h in keep and sig == access_sig}
+        generation = self._generation(con)
         for document_id in (d for d, _, _ in orphans if d not in kept):
             chunk_ids = [r[0] for r in con.execute("SELECT id FROM chunks WHERE document_id=?", (document_id,))]
+            con.executemany("INSERT INTO removed_units VALUES(?, ?)", [(generation, c) for c in chunk_ids])
             for table in (*FTS_TABLES.values(), *RECENT_TABLES.values()):
                 con.executemany(f"DELETE FROM {table} WHERE rowid=?", [(c,) for c in chunk_ids])
             removed += len(chunk_ids)
@@ -582,8 +602,24 @@ class SqliteStore(OperationalTables):
             return self._read_allowed(con, caller)
 
     def _read_allowed(self, con: sqlite3.Connection, caller: Caller) -> AllowedSet:
+        """The caller's units at the snapshot's generation. Units leave only by deletion (a
+        document's access never changes in place: new access, new document, new ids) and arrive
+        only with higher ids, so a set read at an older generation is brought up to date from
+        the removal log and the ids above the highest one then, in proportion to the change; a
+        set older than the log (or none) is read whole. At a million units the whole read took
+        about a second of each write's time to searchable."""
         generation = self._generation(con)
-        key = f"{generation}|{caller.cache_key()}"
+        caller_key = caller.cache_key()
+        key = f"{generation}|{caller_key}"
+        top = int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
+        base, above = np.empty(0, dtype=np.int64), 0
+        previous = self._allowed_base.get(caller_key)
+        logged_from = int(con.execute("SELECT value FROM meta WHERE key='removed_units_from'").fetchone()[0])
+        if previous is not None and logged_from <= previous[0].generation <= generation:
+            before, above = previous
+            removed = np.fromiter((r[0] for r in con.execute(
+                "SELECT chunk_id FROM removed_units WHERE after_generation >= ?", (before.generation,))), dtype=np.int64)
+            base = before.ids[~np.isin(before.ids, removed)] if removed.size else before.ids
         where = "d.org=?"
         params: list[object] = [caller.org]
         if caller.agent is not None:
@@ -596,12 +632,16 @@ class SqliteStore(OperationalTables):
             reader += f" OR d.id IN (SELECT document_id FROM doc_principals WHERE principal IN ({marks}))"
             params.extend(principals)
         rows = con.execute(
-            f"SELECT c.id FROM chunks c JOIN documents d ON d.id=c.document_id WHERE {where} AND ({reader})"
-            " ORDER BY c.id", params).fetchall()
-        allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation, caller)
+            f"SELECT c.id FROM chunks c JOIN documents d ON d.id=c.document_id WHERE c.id > ? AND {where}"
+            f" AND ({reader}) ORDER BY c.id", [above, *params]).fetchall()
+        fresh = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        allowed = AllowedSet(np.concatenate([base, fresh]) if base.size else fresh, generation, caller)
         if len(self._allowed_cache) > 256:
             self._allowed_cache.clear()
+        if len(self._allowed_base) > 256 or sum(len(a) for a, _ in self._allowed_base.values()) > ALLOWED_KEPT_IDS:
+            self._allowed_base.clear()  # (the sets themselves: many callers at a million units each)
         self._allowed_cache[key] = allowed
+        self._allowed_base[caller_key] = (allowed, top)
         return allowed
 
     def fts_search(self, table: str, query: str, caller: Caller, limit: int,
