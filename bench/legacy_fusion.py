@@ -164,3 +164,18 @@ def _title_rescue(self: Engine, text: str, hits: list[Hit], caller: Caller) -> l
         return hits
     return [replace(h, passes=True, rescued_by=rescued[h.unit_id]) if h.unit_id in rescued else h for h in hits]
 
+
+
+def search(self: Engine, text: str, caller: Caller, depths: Mapping[str, int], top: int) -> tuple[list[Hit], float, float]:
+    """Engine.search of commit aeddaf2 for a caller with no agent profile (so no calibration),
+    default settings: (hits, fusion stage ms, whole search ms), timed as it timed them."""
+    import time
+
+    s = self.settings
+    t0 = time.perf_counter()
+    results, _ = self.retrieve(text, caller, depths=depths)
+    t1 = time.perf_counter()
+    hits = _fuse_and_score(self, text, results, dict(s.weights), s.rrf_k, s.floor, Order.SCORED, None, LIFT)
+    hits = _title_rescue(self, text, hits, caller)
+    t2 = time.perf_counter()
+    return hits[:top], (t2 - t1) * 1000.0, (t2 - t0) * 1000.0

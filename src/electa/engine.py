@@ -16,9 +16,10 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +71,11 @@ RESCUE_STOP = frozenset("""price prices pricing cost costs much many room rooms 
     work works does what which where when have your with from this that there they them""".split())
 
 
+# A scored candidate before it is a Hit: (order key, fused value, votes, the unit shown, absolute
+# score, url, other urls).
+Row = tuple[float, float, list[Vote], StoredUnit, float, str, tuple[str, ...]]
+
+
 class Order(StrEnum):
     """How hits are ordered: C4 (default), the plain absolute score, or plain RRF."""
 
@@ -112,6 +118,7 @@ class Engine:
             raise ConfigError(f"unknown unit_vectors {settings.unit_vectors!r}; valid: "
                               f"{', '.join(r.value for r in Recipe)}") from None
         self._stems: dict[int, frozenset[str]] = {}
+        self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
 
     @classmethod
@@ -168,12 +175,23 @@ class Engine:
             # their units or a model switch, which reindexes): look above it only. A full scan
             # here cost 0.6-3.4 s per write at 1M units (warm/cold; bench/scale.py's 1M store).
             top = self.store.last_unit_id()  # read first: a unit committed meanwhile lies above it
+            if not self._vectors_checked and self._nothing_missing(self.embedder.model_id):
+                self._vectors_checked = top
             self._embed_missing(self.embedder, 256, after_id=self._vectors_checked)
             self._vectors_checked = top
             self.index.sync()
             self.index.save(force=False)  # the store is the truth: the graph's file may lag it
         self.fulltext.refresh()
         self.qa.refresh()
+
+    def _nothing_missing(self, model_id: str) -> bool:
+        """Whether every unit that should have a vector of ``model_id`` has one, by two counts
+        (this process's first write: the scan for missing vectors took 6.8 s at a million units,
+        the counts a fraction of it). Trusted only if no write moved the store between them:
+        a deletion between the counts could hide a missing vector."""
+        before = self.store.generation
+        vectors, units = self.store.count_vectors(model_id), self.store.count_vector_chunks()
+        return self.store.generation == before and vectors >= units
 
     def _embed_missing(self, embedder: Embedder, batch: int, max_batches: int | None = None,
                        progress: bool = False, after_id: int = 0) -> tuple[int, int]:
@@ -195,9 +213,14 @@ class Engine:
                 limit *= 2
             if not rows:
                 break
+            resume = max(r[0] for r in rows)
             if len(rows) == limit and len(documents) > 1:
                 last = units[rows[-1][0]].document_id if rows[-1][0] in units else None
+                left = [r[0] for r in rows if r[0] in units and units[r[0]].document_id == last]
                 rows = [r for r in rows if r[0] not in units or units[r[0]].document_id != last]
+                # The next batch starts at the left document's first row, not after the kept
+                # rows: a document's units need not be contiguous (title units added later).
+                resume = min(left) - 1
             by_doc: dict[int, list[tuple[int, Chunk]]] = {}
             for uid, title, text in rows:
                 unit = units.get(uid)
@@ -214,7 +237,7 @@ class Engine:
                 self.store.put_vectors(embedder.model_id, ids, np.stack(vecs))  # type: ignore[arg-type]
             done += len(ids)
             batches += 1
-            after_id = max(r[0] for r in rows)
+            after_id = resume
             if progress:
                 print(f"reindex: {done} chunks embedded", flush=True)
         return done, batches
@@ -366,47 +389,73 @@ class Engine:
         t0 = time.perf_counter()
         results, timings = self.retrieve(text, caller, legs=chosen, depths=depth_map)
         t1 = time.perf_counter()
-        hits = self.rank(text, results, weights=weights, k=k, floor=floor, order=order, page_url=page_url, lift=lift,
-                         top=top)
+        rows = self._scored_rows(text, results, {**s.weights, **weights}, s.rrf_k if k is None else k, order, page_url,
+                                 lift)
+        # Pass or fail, calibration and the title rescue are decided over every candidate, as
+        # when every candidate was a Hit: a hit passes alike whatever ``top`` asks for.
         calibration = profile.get("calibrators")
+        probability: list[float | None] = [None] * len(rows)
         if calibration:
             cut = float(profile.get("calibrated_floor", 0.5)) if calibrated_floor is None else calibrated_floor
-            hits = [replace(h, probability=p, passes=p >= cut and (floor is None or h.score >= floor))
-                    for h in hits for p in [calibrated_score(calibration, {v.leg: v.raw_score for v in h.votes})]]
-        hits = self._title_rescue(text, hits, caller)
+            probability = [calibrated_score(calibration, {v[0]: v[2] for v in row[2]}) for row in rows]
+            passes = [p >= cut and (floor is None or row[4] >= floor)  # type: ignore[operator]
+                      for p, row in zip(probability, rows, strict=True)]
+        else:
+            limit = s.floor if floor is None else floor
+            passes = [row[4] >= limit for row in rows]
+        rescued = self._title_rescue(text, [(row[3].id, row[3].title) for row, ok in zip(rows, passes, strict=True)
+                                            if not ok], caller, {row[3].id for row in rows[:top]})
+        hits = [self._hit(row, passes[i] or row[3].id in rescued, probability[i], rescued.get(row[3].id, ""))
+                for i, row in enumerate(rows[:top])]
         timings["fusion"] = (time.perf_counter() - t1) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return SearchResult(text, tuple(hits), tuple(results), timings)
 
-    def _title_rescue(self, text: str, hits: list[Hit], caller: Caller) -> list[Hit]:
-        """SPEC B6 (chat-widget reference, card #741): keep at most two hits the floor rejected
-        whose title names a distinctive word of the question: four letters or more, not a common
-        question, shop or setting word, a whole title word (singular or plural, never a prefix),
-        and in at most two of the titles this caller can see. Rarest word first; only hits the
-        search already returned."""
-        failing = [h for h in hits if not h.passes]
+    def _title_rescue(self, text: str, failing: Sequence[tuple[int, str]], caller: Caller,
+                      shown: Set[int] | None = None) -> dict[int, str]:
+        """SPEC B6 (chat-widget reference, card #741): of the candidates the floor rejected
+        (``(unit id, title)``, best first), keep at most two whose title names a distinctive
+        word of the question: four letters or more, not a common question, shop or setting
+        word, a whole title word (singular or plural, never a prefix), and in at most two of the
+        titles this caller can see. Rarest word first; only candidates the search found.
+        Returns ``{unit id: the word}``. With ``shown`` (the ids the caller will see), nothing is
+        looked up when no word names a shown candidate's title: the rescue could then change
+        nothing shown (the answer is the same, without a store lookup per word)."""
         if not failing:
-            return hits
-        words = [w for w in dict.fromkeys(tokens(text)) if len(w) >= 4 and w.isalpha()
-                 and w not in STOPWORDS and w not in RESCUE_STOP]
+            return {}
+        heads = [(uid, title.split(" > ")[0]) for uid, title in failing]
+        patterns = []
+        for word in dict.fromkeys(tokens(text)):
+            if len(word) >= 4 and word.isalpha() and word not in STOPWORDS and word not in RESCUE_STOP:
+                patterns.append((word, title_word_pattern(word)))
+        if shown is not None and not any(p.search(head) for _, p in patterns for uid, head in heads if uid in shown):
+            return {}
         counted = []
-        for word in words:
-            base = word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
-            pattern = re.compile(rf"\b{re.escape(base)}(?:s|es)?\b", re.IGNORECASE)
-            if not any(pattern.search(h.title.split(" > ")[0]) for h in failing):
-                continue  # it could rescue none of these hits: spare the title lookup
-            titles = self.store.title_matches(word, caller, 50)
-            docs = {u.document_id for u in self.store.units(titles).values() if pattern.search(u.title)}
-            if 0 < len(docs) <= 2:
-                counted.append((len(docs), word, pattern))
+        for word, pattern in patterns:
+            if not any(pattern.search(head) for _, head in heads):
+                continue  # it could rescue none of these candidates: spare the title lookup
+            docs = self._titles_naming(word, pattern, caller)
+            if 0 < docs <= 2:
+                counted.append((docs, word, pattern))
         rescued: dict[int, str] = {}
         for _, word, pattern in sorted(counted):
-            for h in failing:
-                if len(rescued) < 2 and h.unit_id not in rescued and pattern.search(h.title.split(" > ")[0]):
-                    rescued[h.unit_id] = word
-        if not rescued:
-            return hits
-        return [replace(h, passes=True, rescued_by=rescued[h.unit_id]) if h.unit_id in rescued else h for h in hits]
+            for uid, head in heads:
+                if len(rescued) < 2 and uid not in rescued and pattern.search(head):
+                    rescued[uid] = word
+        return rescued
+
+    def _titles_naming(self, word: str, pattern: re.Pattern[str], caller: Caller) -> int:
+        """How many documents the caller can see have a title naming ``word`` (at most 50
+        looked at), kept per store generation: questions share their words."""
+        key = (self.store.generation, caller.cache_key(), word)
+        count = self._title_counts.get(key)
+        if count is None:
+            titles = self.store.title_matches(word, caller, 50)
+            count = len({u.document_id for u in self.store.units(titles).values() if pattern.search(u.title)})
+            if len(self._title_counts) > 20_000:
+                self._title_counts.clear()
+            self._title_counts[key] = count
+        return count
 
     def _agent_profile(self, caller: Caller, stored: Mapping[str, object] | None = None) -> dict[str, Any]:
         """What `electa tune --agent` stored for this agent: fusion settings (request values
@@ -457,8 +506,22 @@ class Engine:
                         k: float, floor: float, order: Order, page_url: str | None, lift: float = LIFT,
                         top: int | None = None) -> list[Hit]:
         """Fuse, score and order; ``top`` keeps only the first hits (the others are scored and
-        ordered all the same, but not built). Runs on every search: plain loops over a few
-        hundred candidates, one set intersection per candidate for coverage (issue 12 item 8)."""
+        ordered all the same, but not built)."""
+        rows = self._scored_rows(text, results, weights, k, order, page_url, lift)
+        return [self._hit(row, row[4] >= floor) for row in rows[:top]]
+
+    @staticmethod
+    def _hit(row: Row, passes: bool, probability: float | None = None, rescued_by: str = "") -> Hit:
+        key, fused_value, votes, shown, score, url, also = row
+        return Hit(shown.id, shown.document_id, shown.source_id, shown.kind, shown.title, shown.text, url,
+                   shown.ext_id, fused_value, score, passes, tuple(LegVote(*v) for v in votes), also, key,
+                   probability, rescued_by)
+
+    def _scored_rows(self, text: str, results: Sequence[LegResult], weights: Mapping[str, float],
+                     k: float, order: Order, page_url: str | None, lift: float) -> list[Row]:
+        """Every candidate fused, scored and ordered, as plain rows (no Hit built). Runs on
+        every search: plain loops over a few hundred candidates, one set intersection per
+        candidate for coverage (issue 12 item 8)."""
         ok = [r for r in results if r.status is LegStatus.OK]
         units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
         parents = self.store.units(sorted({u.parent_id for u in units.values()
@@ -482,7 +545,7 @@ class Engine:
         q_stems = frozenset(content_stems(text))
         covered = [coverage_of(n, len(q_stems)) for n in range(len(q_stems) + 1)]  # by stems shared
         stems = self._stems
-        rows: list[tuple[float, float, list[Vote], StoredUnit, float, str, tuple[str, ...]]] = []
+        rows: list[Row] = []
         for document_id, fused_value, votes in fused:
             # The unit standing for the document: its best-contributing leg's (first such vote).
             best = votes[0]
@@ -528,9 +591,7 @@ class Engine:
                     key += PAGE_BOOST  # D4: the page the visitor is reading (order only, never the floor)
             rows.append((key, fused_value, votes, shown, score, url, also))
         rows.sort(key=lambda row: -row[0])  # stable: equal keys keep the fused order
-        return [Hit(shown.id, shown.document_id, shown.source_id, shown.kind, shown.title, shown.text, url,
-                    shown.ext_id, fused_value, score, score >= floor, tuple(LegVote(*v) for v in votes), also, key)
-                for key, fused_value, votes, shown, score, url, also in rows[:top]]
+        return rows
 
     def _passage_stems(self, unit: StoredUnit) -> frozenset[str]:
         # A unit's text never changes (ids are never reused), so its stems are cached by id.
@@ -574,6 +635,15 @@ class Engine:
             out["chunks_without_vector"] = self.store.count_vector_chunks() - self.store.count_vectors(self.embedder.model_id)
         out["legs"] = {name: (leg.available(), leg.why) for name, leg in self.legs.items()}
         return out
+
+
+@lru_cache(maxsize=8192)
+def title_word_pattern(word: str) -> re.Pattern[str]:
+    """A whole title word, singular or plural (SPEC B6); compiled once per word (``re``'s own
+    cache holds 512 patterns, fewer than a day's question words: compiling was a third of the
+    fusion stage on SciFact)."""
+    base = word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+    return re.compile(rf"\b{re.escape(base)}(?:s|es)?\b", re.IGNORECASE)
 
 
 def check_weights(weights: Mapping[str, float] | None, legs: Iterable[str]) -> None:

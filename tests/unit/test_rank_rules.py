@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from electa import Access, Caller, Engine, Order
-from electa.engine import FULLTEXT_LEGS, PAGE_BOOST, SHOWN_AS_PARENT, _qa_minimum
+from electa.engine import FULLTEXT_LEGS, PAGE_BOOST, SHOWN_AS_PARENT
 from electa.fusion import max_fused, weighted_rrf
 from electa.scoring import absolute_score, coverage, order_value, shares_stem
 from electa.text import content_stems, stem_set
@@ -50,7 +50,9 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
         if {v.leg for v in f.votes} <= FULLTEXT_LEGS and not shares_stem(q, passage):
             continue
         cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
-        score = absolute_score(coverage(q, passage), cosine, qa_hit=_qa_minimum(f.votes))
+        qa = next((v for v in f.votes if v.leg == "qa"), None)  # C3's second opinion, written out
+        qa_hit = qa is not None and (qa.rank == 1 or any(v.leg == "dense" and v.rank <= 3 for v in f.votes))
+        score = absolute_score(coverage(q, passage), cosine, qa_hit=qa_hit)
         key = {Order.SCORED: order_value(score, f.fused, scale, lift), Order.ABSOLUTE: score, Order.FUSED: f.fused}[order]
         url, also = unit.url, unit.also_urls
         if page_url and page_url in also:
@@ -112,3 +114,18 @@ def test_title_rescue_asks_the_store_only_about_words_a_failing_title_holds(kb_e
     result = kb_engine.search("portal zebrafish quantum", Caller("t"), top=50, floor=0.99)
     assert [h.rescued_by for h in result.hits if h.passes] == ["portal"]  # the floor failed them all
     assert asked == ["portal"]  # "zebrafish" and "quantum" name no failing hit's title
+
+
+def test_a_hit_passes_alike_whatever_top_asks_for(kb_engine: Engine) -> None:
+    """Found by review: with the rescue decided over the returned hits only, a hit rejected at
+    top=50 (the two rescues went to rarer words further down) passed at top=2. Pass or fail
+    and the rescue are decided over every candidate, as before hits were built for the top."""
+    caller = Caller("t")
+    for text in [*QUESTIONS, "late payment reminders"]:
+        for floor in (0.5, 0.9, 0.99):
+            whole = kb_engine.search(text, caller, top=100, floor=floor, depths=DEPTHS).hits
+            for top in (1, 2, 3, 5):
+                head = kb_engine.search(text, caller, top=top, floor=floor, depths=DEPTHS).hits
+                assert head == whole[:top], (text, floor, top)
+    hits = kb_engine.search("late payment reminders", caller, top=5, floor=0.9, depths=DEPTHS).hits
+    assert [h.rescued_by for h in hits if h.rescued_by] == ["reminders", "late"]

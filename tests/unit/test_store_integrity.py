@@ -230,3 +230,92 @@ def test_allowed_sets_follow_writes_without_a_whole_read(tmp_path: Path) -> None
     engine.delete_source("acme", "default", "d")
     check()
     engine.close()
+
+
+@pytest.mark.embedded
+def test_the_removal_log_is_trimmed_and_a_set_older_than_it_is_read_whole(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.stores import sqlite as sqlite_module
+    from electa.stores.sqlite import SqliteStore
+
+    monkeypatch.setattr(sqlite_module, "REMOVALS_KEPT", 8)
+    engine = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
+    store = engine.store
+    assert isinstance(store, SqliteStore)
+    caller = Caller("acme")
+    engine.ingest_loaded("keep", Loaded([doc("k", "Kept", "kept page")]), Access("acme"))
+    early = store.allowed(caller)  # a base from an early generation
+    for n in range(70):  # past a multiple of 64: the log is trimmed to the last 8 generations
+        engine.ingest_loaded(f"s{n % 3}", Loaded([doc(f"d{n}", f"Page {n}", f"text {n}")]), Access("acme"))
+    assert int(store.meta("removed_units_from") or 0) > early.generation
+    assert store.con.execute("SELECT min(after_generation) FROM removed_units").fetchone()[0] >= store.generation - 8 - 64
+    fresh = SqliteStore(tmp_path / "d")
+    assert np.array_equal(store.allowed(caller).ids, fresh.allowed(caller).ids)
+    fresh.close()
+    engine.close()
+
+
+@pytest.mark.embedded
+def test_allowed_sets_read_by_many_threads_while_writing(tmp_path: Path) -> None:
+    """Found by review: bases were summed over a dict other threads were changing."""
+    import sys
+    import threading
+
+    from electa.stores.sqlite import SqliteStore
+
+    engine = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
+    store = engine.store
+    assert isinstance(store, SqliteStore)
+    callers = [Caller("acme", principals=frozenset({f"team:{i}"})) for i in range(200)]
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                for caller in callers:
+                    store.allowed(caller)
+        except BaseException as exc:
+            errors.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show
+    for thread in readers:
+        thread.start()
+    try:
+        for n in range(30):
+            engine.ingest_loaded(f"s{n % 4}", Loaded([doc(f"d{n}", f"Page {n}", f"text {n}")]),
+                                 Access("acme", principals=(f"team:{n % 40}",)))
+    finally:
+        stop.set()
+        for thread in readers:
+            thread.join()
+        sys.setswitchinterval(switch)
+    assert not errors
+    fresh = SqliteStore(tmp_path / "d")
+    for caller in callers:
+        assert np.array_equal(store.allowed(caller).ids, fresh.allowed(caller).ids)
+    fresh.close()
+    engine.close()
+
+
+@pytest.mark.embedded
+def test_reindex_reaches_units_added_to_a_document_later(tmp_path: Path) -> None:
+    """Found by review: a batch that left its last document to the next one resumed after the
+    rows it kept, past that document's earlier rows when its units were not contiguous (a title
+    unit added to an older document): those stayed without a vector for good."""
+    engine = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
+    engine.ingest_loaded("s", Loaded([doc(str(i), f"Page {i}", f"text number {i} about things") for i in range(6)]),
+                         Access("acme"))
+    con = engine.store.con
+    last = con.execute("SELECT max(document_id) FROM chunks").fetchone()[0]
+    with engine.store.transaction() as c:  # a unit of an earlier document with the highest id
+        c.execute("INSERT INTO chunks(document_id, kind, ordinal, parent_id, title, text, content_hash, source_version,"
+                  " chunker_version) SELECT document_id, 'title', 99, id, title, '', 'x', 1, chunker_version"
+                  " FROM chunks WHERE document_id=? ORDER BY id LIMIT 1", (last - 1,))
+        c.execute("DELETE FROM vectors")
+    model = engine.embedder.model_id  # type: ignore[union-attr]
+    engine._embed_missing(engine.embedder, 5)  # type: ignore[arg-type]
+    assert engine.store.chunks_missing_vectors(model, 100) == []
+    engine.close()

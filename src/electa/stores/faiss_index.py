@@ -17,9 +17,9 @@ set is small, HNSW's filtered walk loses recall, so the search is exact over jus
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,9 +28,10 @@ import numpy as np
 
 from electa.stores.protocol import AllowedSet, IndexStore
 
+log = logging.getLogger(__name__)
 MAX_EF_SEARCH = 4096
-SAVE_EVERY_S = 60.0  # an unforced save (after a write) waits this long since the last one...
-SAVE_SHARE = 0.05  # ...unless this share of the graph is unsaved (what a restart must re-add)
+SAVE_IDLE_S = 30.0  # a deferred save (after a write) runs once no write has come for this long...
+SAVE_SHARE = 0.05  # ...or at once when this share of the graph is unsaved (a restart re-adds it)
 SAVE_MIN = 1000
 
 
@@ -117,7 +118,7 @@ class FaissHnswIndex:
         self._generation = -1
         self._dirty = False
         self._unsaved = 0  # vectors added since the file was last written
-        self._saved_at = time.monotonic()
+        self._timer: threading.Timer | None = None  # a deferred save (see save)
         self._remove_stale_temporaries()
         self._index = self._load()
         # (graph, live ids sorted, each id's row in the graph's own vector storage): replaced
@@ -196,8 +197,9 @@ class FaissHnswIndex:
             missing = np.setdiff1d(live, known, assume_unique=True)
             if missing.size:
                 ids, vecs = self.store.vectors_of(self.model_id, missing)
-                with self._graph.write():
-                    index.add_with_ids(vecs, ids)
+                if ids.size:  # (all deleted meanwhile: faiss refuses an empty add)
+                    with self._graph.write():
+                        index.add_with_ids(vecs, ids)
                 self._dirty, self._unsaved = True, self._unsaved + int(ids.size)
                 live = np.union1d(np.intersect1d(live, known, assume_unique=True), ids)
             else:
@@ -257,22 +259,41 @@ class FaissHnswIndex:
 
     def save(self, force: bool = True) -> None:
         """Write the graph if it changed (atomically). SQLite stays the truth: a graph older than
-        the store is caught up on the next open, so a write need not wait for the file.
-        ``force=False`` (after each write) saves only when ``SAVE_EVERY_S`` have passed since the
-        last save or ``SAVE_SHARE`` of the graph is unsaved: at a million vectors the file is
-        1.6 GB, seconds to write, and a write is to be searchable within a second."""
+        the store is caught up on the next open, so a write need not wait for the file (at a
+        million 384-d vectors it is 1.6 GB, seconds to write, and a write is to be searchable
+        within a second). ``force=False`` (after each write) leaves it to a background thread:
+        once no write has come for ``SAVE_IDLE_S``, or at once when ``SAVE_SHARE`` of the graph
+        is unsaved (what a restart after a crash would have to add again)."""
+        if not force:
+            with self._lock:
+                if not self._dirty:
+                    return
+                due = self._unsaved >= max(SAVE_MIN, SAVE_SHARE * self._index.ntotal)
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = threading.Timer(0.0 if due else SAVE_IDLE_S, self._save_in_background)
+                self._timer.daemon = True
+                self._timer.start()
+            return
         with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             if not self._dirty:
-                return
-            if not force and time.monotonic() - self._saved_at < SAVE_EVERY_S \
-                    and self._unsaved < max(SAVE_MIN, SAVE_SHARE * self._index.ntotal):
                 return
             # A name of its own: a server and a CLI saving the same index must not share a temporary file.
             tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             with self._graph.read():
                 self._faiss.write_index(self._index, str(tmp))
             os.replace(tmp, self.path)
-            self._dirty, self._unsaved, self._saved_at = False, 0, time.monotonic()
+            self._dirty, self._unsaved = False, 0
+
+    def _save_in_background(self) -> None:
+        try:
+            self.save()
+        except Exception as exc:  # the file is a cache: the next save or open makes up for it
+            log.warning("saving the vector graph to %s failed (%s); it is rebuilt from the store on the next open",
+                        self.path, exc)
 
     def __len__(self) -> int:
         return int(self._ids.size)

@@ -245,6 +245,8 @@ class SqliteStore(OperationalTables):
         # Per caller, the last allowed set read and the highest unit id then: the base the next
         # generation's set is built from (see _read_allowed).
         self._allowed_base: dict[str, tuple[AllowedSet, int]] = {}
+        self._allowed_kept = 0  # ids in those bases, all callers
+        self._allowed_lock = threading.Lock()
         self._units_cache = UnitCache()
         try:
             with self._write_lock:
@@ -598,10 +600,13 @@ class SqliteStore(OperationalTables):
         cached = self._allowed_cache.get(key)
         if cached is not None:
             return cached
+        # Inside this thread's write, what it reads may yet be rolled back (and its ids handed
+        # out again): such a read is neither cached nor kept as a base.
+        keep = not self.con.in_transaction
         with self.snapshot() as con:  # the generation and the rows of one committed state
-            return self._read_allowed(con, caller)
+            return self._read_allowed(con, caller, keep)
 
-    def _read_allowed(self, con: sqlite3.Connection, caller: Caller) -> AllowedSet:
+    def _read_allowed(self, con: sqlite3.Connection, caller: Caller, keep: bool = True) -> AllowedSet:
         """The caller's units at the snapshot's generation. Units leave only by deletion (a
         document's access never changes in place: new access, new document, new ids) and arrive
         only with higher ids, so a set read at an older generation is brought up to date from
@@ -613,7 +618,8 @@ class SqliteStore(OperationalTables):
         key = f"{generation}|{caller_key}"
         top = int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
         base, above = np.empty(0, dtype=np.int64), 0
-        previous = self._allowed_base.get(caller_key)
+        with self._allowed_lock:
+            previous = self._allowed_base.get(caller_key)
         logged_from = int(con.execute("SELECT value FROM meta WHERE key='removed_units_from'").fetchone()[0])
         if previous is not None and logged_from <= previous[0].generation <= generation:
             before, above = previous
@@ -631,17 +637,27 @@ class SqliteStore(OperationalTables):
             marks = ",".join("?" * len(principals))
             reader += f" OR d.id IN (SELECT document_id FROM doc_principals WHERE principal IN ({marks}))"
             params.extend(principals)
+        # Following a set: walk the new ids (CROSS JOIN keeps chunks outermost; the planner would
+        # walk the organisation's documents, 259 ms against 0.05 at a million units, measured).
+        join = "CROSS JOIN" if above else "JOIN"
         rows = con.execute(
-            f"SELECT c.id FROM chunks c JOIN documents d ON d.id=c.document_id WHERE c.id > ? AND {where}"
+            f"SELECT c.id FROM chunks c {join} documents d ON d.id=c.document_id WHERE c.id > ? AND {where}"
             f" AND ({reader}) ORDER BY c.id", [above, *params]).fetchall()
         fresh = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         allowed = AllowedSet(np.concatenate([base, fresh]) if base.size else fresh, generation, caller)
-        if len(self._allowed_cache) > 256:
-            self._allowed_cache.clear()
-        if len(self._allowed_base) > 256 or sum(len(a) for a, _ in self._allowed_base.values()) > ALLOWED_KEPT_IDS:
-            self._allowed_base.clear()  # (the sets themselves: many callers at a million units each)
-        self._allowed_cache[key] = allowed
-        self._allowed_base[caller_key] = (allowed, top)
+        if not keep:
+            return allowed
+        with self._allowed_lock:  # searches run on many threads
+            if len(self._allowed_cache) > 256:
+                self._allowed_cache.clear()
+            self._allowed_cache[key] = allowed
+            replaced = self._allowed_base.pop(caller_key, None)
+            self._allowed_kept -= len(replaced[0]) if replaced is not None else 0
+            if len(self._allowed_base) >= 256 or self._allowed_kept + len(allowed) > ALLOWED_KEPT_IDS:
+                self._allowed_base.clear()  # (the sets themselves: many callers at a million units each)
+                self._allowed_kept = 0
+            self._allowed_base[caller_key] = (allowed, top)
+            self._allowed_kept += len(allowed)
         return allowed
 
     def fts_search(self, table: str, query: str, caller: Caller, limit: int,
@@ -725,8 +741,10 @@ class SqliteStore(OperationalTables):
         return out | fresh
 
     def _changed(self) -> None:
-        """After a write by this process (or its rollback): forget what was read before it."""
-        self._allowed_cache.clear()
+        """After a write by this process (or its rollback): forget what was read before it.
+        (The allowed sets' bases stay: they follow writes through the removal log.)"""
+        with self._allowed_lock:
+            self._allowed_cache.clear()
         self._units_cache.forget()
 
     def _read_units(self, con: sqlite3.Connection, ids: Sequence[int]) -> dict[int, StoredUnit]:
