@@ -209,7 +209,8 @@ class Engine:
                 units = self.store.units([r[0] for r in rows])
                 documents = {u.document_id for u in units.values()}
                 if len(rows) < limit or len(documents) > 1 or limit >= 64 * batch:
-                    break  # (past 64 batches, a huge document is read in parts: its parents are read)
+                    break  # (past 64 batches, a huge document goes in parts: a parent whose children
+                    # straddle two parts is pooled from those at hand, or read when none is)
                 limit *= 2
             if not rows:
                 break
@@ -472,6 +473,10 @@ class Engine:
             return {}  # tuned for another vector space: its calibration means nothing here
         if stored.get("chunker", CHUNKER_VERSION) != CHUNKER_VERSION:
             return {}  # tuned on other units (their scores differ): tune again
+        if stored.get("unit_vectors", Recipe.ENCODED.value) != self.recipe.value and "calibration" in stored:
+            # Calibrated on vectors made by another recipe (before issue 12 item 7 every unit was
+            # read by the model): their cosines differ, so the calibration is not used; tune again.
+            stored = {k: v for k, v in stored.items() if k not in ("calibration", "calibrated_floor")}
         profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
         calibration = stored.get("calibration")
         if isinstance(calibration, dict) and calibration:

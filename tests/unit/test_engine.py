@@ -218,7 +218,7 @@ def test_agent_settings_apply_fusion_and_calibrated_floor(engine: Engine) -> Non
         "fusion": {"weights": {"dense": 0.0, "fulltext": 1.0}, "k": 1.0, "depths": {"fulltext": 5, "dense": 5}},
         "calibration": {"fulltext": {"kind": "isotonic", "xs": [0.0, 1e-7], "ys": [0.0, 0.9]},
                         "dense": {"kind": "isotonic", "xs": [-1.0], "ys": [0.1]}},
-        "calibrated_floor": 0.5, "model_id": model})
+        "calibrated_floor": 0.5, "model_id": model, "unit_vectors": "pooled"})
     hits = engine.search("E1042 export", Caller("acme", "web")).hits
     export = next(h for h in hits if h.title == "Export")
     assert export.probability == pytest.approx(0.9) and export.passes
@@ -228,6 +228,13 @@ def test_agent_settings_apply_fusion_and_calibrated_floor(engine: Engine) -> Non
     assert all(h.probability is None for h in engine.search("E1042 export", Caller("acme")).hits)
     engine.store.set_agent_settings("acme", "web", {"calibration": {"dense": {"kind": "isotonic"}}, "model_id": "other"})
     assert all(h.probability is None for h in engine.search("E1042 export", Caller("acme", "web")).hits)
+    # Calibrated on vectors of the recipe before issue 12 (every unit read): not used, fusion kept.
+    engine.store.set_agent_settings("acme", "web", {
+        "fusion": {"k": 1.0}, "calibration": {"fulltext": {"kind": "isotonic", "xs": [0.0], "ys": [0.9]}},
+        "calibrated_floor": 0.5, "model_id": model})
+    hits = engine.search("E1042 export", Caller("acme", "web")).hits
+    assert all(h.probability is None for h in hits)
+    assert next(v for v in hits[0].votes if v.leg == "fulltext").contribution == pytest.approx(1 / 2)
 
 
 def test_hnsw_path_filters_inside_the_graph_search(tmp_path: Path) -> None:

@@ -85,7 +85,8 @@ def _calibrate(engine: Engine, probability: float, calibrated_floor: float) -> N
     """An agent whose calibrators give every hit the same probability."""
     step = {"kind": "isotonic", "xs": [-1e9], "ys": [probability]}
     engine.store.set_agent_settings("org-a", "default", {
-        "calibration": {leg: step for leg in ("fulltext", "dense", "qa")}, "calibrated_floor": calibrated_floor})
+        "calibration": {leg: step for leg in ("fulltext", "dense", "qa")}, "calibrated_floor": calibrated_floor,
+        "unit_vectors": "pooled"})
 
 
 def test_an_absolute_floor_is_never_compared_with_a_probability(kb: Engine) -> None:

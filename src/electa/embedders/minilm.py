@@ -51,10 +51,12 @@ class MiniLmOnnxEmbedder:
 
     Texts are sorted by length before batching so that a batch pads to its own longest text,
     not the corpus's: on mixed-length corpora this is most of the speed. Small batches (8) and,
-    for bulk calls, one single-threaded session per core beat one session spreading each batch
-    over the cores: 80.9 texts/s at batch 32, 89-96 at batch 8, 99 with two one-thread sessions
-    (SciFact child windows, 2 cores; /tmp sweeps recorded in issue 12's note). A query (one
-    text) keeps the one session with every thread: its latency is what a visitor waits for.
+    for bulk calls, ``threads`` single-threaded sessions side by side beat one session spreading
+    each batch over ``threads`` threads: on SciFact's child windows, 2 cores, 80.9 texts/s at
+    batch 32, 89-96 at batch 8, 99 with two one-thread sessions (an ad hoc sweep, not in
+    bench/; the pipeline's whole gain is measured by bench/ingest_speed.py). A query (one text)
+    keeps the one session with every thread: its latency is what a visitor waits for. While a
+    bulk call runs, its sessions use the cores: a query embedded meanwhile shares them.
 
     Example::
 

@@ -274,7 +274,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         result = tune(lists, beir.qrels, default, folds, scores=scores)
         judged = [q for q in tables if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
-                      "model_id": embedder.model_id, "chunker": CHUNKER_VERSION, "queries": result.queries}
+                      "model_id": embedder.model_id, "chunker": CHUNKER_VERSION, "unit_vectors": settings.unit_vectors,
+                      "queries": result.queries}
         extra: dict[str, object] = {}
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
@@ -288,13 +289,15 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         if agent is not None:
             tuned = {"fusion": {"weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
                                 "lift": result.chosen.lift},
-                     **extra, "tuned_on": provenance, "model_id": embedder.model_id, "chunker": CHUNKER_VERSION}
+                     **extra, "tuned_on": provenance, "model_id": embedder.model_id, "chunker": CHUNKER_VERSION,
+                     "unit_vectors": settings.unit_vectors}
             existing = engine.store.agent_settings(agent[0], agent[1]) or {}
             engine.store.set_agent_settings(agent[0], agent[1], with_tuning(existing, tuned))
     return result
 
 
-TUNED_KEYS = frozenset({"fusion", "calibration", "calibrated_floor", "tuned_on", "model_id", "chunker"})
+TUNED_KEYS = frozenset({"fusion", "calibration", "calibrated_floor", "tuned_on", "model_id", "chunker",
+                        "unit_vectors"})
 
 
 def with_tuning(existing: Mapping[str, object], tuned: Mapping[str, object]) -> dict[str, object]:
