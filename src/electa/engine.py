@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import re
 import time
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from electa.answer.answerers import Answerer
     from electa.answer.prompt import AgentProfile, Turn
 
+log = logging.getLogger(__name__)
 FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
 # A child window or a title alone is too little to read: the hit shows the parent it stands for.
 SHOWN_AS_PARENT = frozenset({ChunkKind.CHILD, ChunkKind.TITLE})
@@ -216,7 +218,8 @@ class Engine:
                 break
             resume = max(r[0] for r in rows)
             if len(rows) == limit and len(documents) > 1:
-                last = units[rows[-1][0]].document_id if rows[-1][0] in units else None
+                # The last document still there (a unit may have been deleted meanwhile).
+                last = next(units[r[0]].document_id for r in reversed(rows) if r[0] in units)
                 left = [r[0] for r in rows if r[0] in units and units[r[0]].document_id == last]
                 rows = [r for r in rows if r[0] not in units or units[r[0]].document_id != last]
                 # The next batch starts at the left document's first row, not after the kept
@@ -335,6 +338,8 @@ class Engine:
         done, batches = self._embed_missing(self.embedder, batch, max_batches, progress)
         if not self.store.chunks_missing_vectors(model_id, 1):
             self.store.drop_vectors_except(model_id)
+            if self.index is not None:
+                self.index.save()  # (and its deferred save cancelled: it must not write over the new one)
             self.index = self._open_index(self.embedder)
             self.dense = DenseLeg(self.embedder, self.index)
             self.legs["dense"] = self.dense
@@ -476,6 +481,9 @@ class Engine:
         if stored.get("unit_vectors", Recipe.ENCODED.value) != self.recipe.value and "calibration" in stored:
             # Calibrated on vectors made by another recipe (before issue 12 item 7 every unit was
             # read by the model): their cosines differ, so the calibration is not used; tune again.
+            log.warning("agent %s/%s was calibrated for %s unit vectors, this engine makes %s ones: its calibration"
+                        " is not used until `electa tune --agent` runs again", caller.org, caller.agent,
+                        stored.get("unit_vectors", Recipe.ENCODED.value), self.recipe.value)
             stored = {k: v for k, v in stored.items() if k not in ("calibration", "calibrated_floor")}
         profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
         calibration = stored.get("calibration")

@@ -321,3 +321,24 @@ def test_the_vector_file_is_written_on_close_not_after_every_write(tmp_path: Pat
     reopened = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
     assert reopened.index is not None and len(reopened.index) == 4  # two pages, each text and title
     reopened.close()
+
+
+@pytest.mark.embedded
+def test_the_deferred_save_runs_in_the_background_and_a_forced_one_cancels_it(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.stores import faiss_index
+
+    monkeypatch.setattr(faiss_index, "SAVE_IDLE_S", 0.05)
+    eng = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
+    eng.ingest_loaded("a", Loaded([doc("a", "Refunds", "refunds within thirty days")]), Access("acme"))
+    index = eng.index
+    assert isinstance(index, faiss_index.FaissHnswIndex)
+    deadline = time.monotonic() + 10
+    while index._dirty and time.monotonic() < deadline:  # written by the timer, not by the write
+        time.sleep(0.01)
+    assert not index._dirty and index.path.exists()
+    monkeypatch.setattr(faiss_index, "SAVE_IDLE_S", 60.0)
+    eng.ingest_loaded("b", Loaded([doc("b", "Parking", "parking rules")]), Access("acme"))
+    assert index._dirty and index._timer is not None
+    eng.close()  # saves at once and cancels the timer: nothing writes the file after close
+    assert index._timer is None and not index._dirty

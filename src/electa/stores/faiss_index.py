@@ -20,6 +20,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,6 +32,7 @@ from electa.stores.protocol import AllowedSet, IndexStore
 log = logging.getLogger(__name__)
 MAX_EF_SEARCH = 4096
 SAVE_IDLE_S = 30.0  # a deferred save (after a write) runs once no write has come for this long...
+SAVE_MAX_WAIT_S = 120.0  # ...or this long after the first unsaved write...
 SAVE_SHARE = 0.05  # ...or at once when this share of the graph is unsaved (a restart re-adds it)
 SAVE_MIN = 1000
 
@@ -119,6 +121,7 @@ class FaissHnswIndex:
         self._dirty = False
         self._unsaved = 0  # vectors added since the file was last written
         self._timer: threading.Timer | None = None  # a deferred save (see save)
+        self._first_unsaved: float | None = None  # when the oldest unsaved change was made
         self._remove_stale_temporaries()
         self._index = self._load()
         # (graph, live ids sorted, each id's row in the graph's own vector storage): replaced
@@ -262,16 +265,25 @@ class FaissHnswIndex:
         the store is caught up on the next open, so a write need not wait for the file (at a
         million 384-d vectors it is 1.6 GB, seconds to write, and a write is to be searchable
         within a second). ``force=False`` (after each write) leaves it to a background thread:
-        once no write has come for ``SAVE_IDLE_S``, or at once when ``SAVE_SHARE`` of the graph
-        is unsaved (what a restart after a crash would have to add again)."""
+        once no write has come for ``SAVE_IDLE_S`` (at most ``SAVE_MAX_WAIT_S`` after the first
+        unsaved write), or at once when ``SAVE_SHARE`` of the graph is unsaved (what a restart
+        after a crash would have to add again). While the file is written the graph takes no
+        additions: a write landing then becomes searchable by the dense leg only when the save
+        ends (seconds at a million vectors; not in bench/scale.py's figures)."""
         if not force:
             with self._lock:
                 if not self._dirty:
                     return
                 due = self._unsaved >= max(SAVE_MIN, SAVE_SHARE * self._index.ntotal)
+                now = time.monotonic()
+                if self._first_unsaved is None:
+                    self._first_unsaved = now
+                # Quiet for SAVE_IDLE_S, but never later than SAVE_MAX_WAIT_S after the first
+                # unsaved write (a steady stream of writes would otherwise put it off for ever).
+                delay = 0.0 if due else max(0.0, min(SAVE_IDLE_S, self._first_unsaved + SAVE_MAX_WAIT_S - now))
                 if self._timer is not None:
                     self._timer.cancel()
-                self._timer = threading.Timer(0.0 if due else SAVE_IDLE_S, self._save_in_background)
+                self._timer = threading.Timer(delay, self._save_in_background)
                 self._timer.daemon = True
                 self._timer.start()
             return
@@ -286,7 +298,7 @@ class FaissHnswIndex:
             with self._graph.read():
                 self._faiss.write_index(self._index, str(tmp))
             os.replace(tmp, self.path)
-            self._dirty, self._unsaved = False, 0
+            self._dirty, self._unsaved, self._first_unsaved = False, 0, None
 
     def _save_in_background(self) -> None:
         try:
