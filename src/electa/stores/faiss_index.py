@@ -301,6 +301,8 @@ class FaissHnswIndex:
             self._dirty, self._unsaved, self._first_unsaved = False, 0, None
 
     def _save_in_background(self) -> None:
+        if not self.path.parent.is_dir():
+            return  # the data directory is gone (a store dropped without closing): nothing to keep
         try:
             self.save()
         except Exception as exc:  # the file is a cache: the next save or open makes up for it
