@@ -342,3 +342,37 @@ def test_the_deferred_save_runs_in_the_background_and_a_forced_one_cancels_it(tm
     assert index._dirty and index._timer is not None
     eng.close()  # saves at once and cancels the timer: nothing writes the file after close
     assert index._timer is None and not index._dirty
+
+
+@pytest.mark.embedded
+def test_no_search_waits_for_the_graph_file_to_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by review: the background save held the lock every search's catch-up takes, so a
+    write landing during a save stalled every search for as long as the file took (seconds at
+    a million vectors)."""
+    import threading
+
+    eng = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
+    eng.ingest_loaded("a", Loaded([doc("a", "Refunds", "refunds within thirty days")]), Access("acme"))
+    index = eng.index
+    assert index is not None
+    started, release = threading.Event(), threading.Event()
+    real_write = index._faiss.write_index  # type: ignore[attr-defined]
+
+    def slow_write(graph: object, path: str) -> None:
+        started.set()
+        release.wait(10)
+        real_write(graph, path)
+
+    monkeypatch.setattr(index._faiss, "write_index", slow_write)  # type: ignore[attr-defined]
+    saver = threading.Thread(target=index.save)
+    saver.start()
+    assert started.wait(5)
+    t = time.monotonic()
+    eng.ingest_loaded("b", Loaded([doc("b", "Parking", "parking rules for the garage")]), Access("acme"))
+    found = eng.search("parking garage", Caller("acme")).hits
+    assert time.monotonic() - t < 5  # neither the write nor the search waited for the save
+    assert found and found[0].title == "Parking"  # the full-text leg finds it meanwhile
+    release.set()
+    saver.join()
+    assert eng.search("parking garage", Caller("acme"), legs=["dense"]).hits[0].title == "Parking"
+    eng.close()

@@ -122,6 +122,7 @@ class FaissHnswIndex:
         self._unsaved = 0  # vectors added since the file was last written
         self._timer: threading.Timer | None = None  # a deferred save (see save)
         self._first_unsaved: float | None = None  # when the oldest unsaved change was made
+        self._saving = False  # the file is being written from the graph (see save, sync)
         self._remove_stale_temporaries()
         self._index = self._load()
         # (graph, live ids sorted, each id's row in the graph's own vector storage): replaced
@@ -217,9 +218,14 @@ class FaissHnswIndex:
 
         New vectors (ids only grow) are appended; deleted ones stay as tombstones that no
         allowed set names, until they pass a quarter of the graph and it is rebuilt."""
-        if self.store.state == (self._generation, self._backfills):
+        if self.store.state == (self._generation, self._backfills) or self._saving:
             return
         with self._lock:
+            if self._saving:
+                # The graph's file is being written from it: nothing may be added until it is
+                # done. Searches go on with the graph as it is (the full-text leg already finds a
+                # new unit); the first sync after the save catches up.
+                return
             generation, backfills = self.store.state
             if generation == self._generation and backfills == self._backfills:
                 return
@@ -268,8 +274,8 @@ class FaissHnswIndex:
         once no write has come for ``SAVE_IDLE_S`` (at most ``SAVE_MAX_WAIT_S`` after the first
         unsaved write), or at once when ``SAVE_SHARE`` of the graph is unsaved (what a restart
         after a crash would have to add again). While the file is written the graph takes no
-        additions: a write landing then becomes searchable by the dense leg only when the save
-        ends (seconds at a million vectors; not in bench/scale.py's figures)."""
+        additions, and no search waits for it: a write landing then is found by the full-text
+        leg at once and by the dense leg when the save ends (seconds at a million vectors)."""
         if not force:
             with self._lock:
                 if not self._dirty:
@@ -291,14 +297,24 @@ class FaissHnswIndex:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            if not self._dirty:
-                return
+            if not self._dirty or self._saving:
+                return  # (a save under way writes this same graph: nothing is added meanwhile)
+            self._saving, index = True, self._index
+        saved = False
+        try:
+            # Without the sync lock: a search's catch-up returns at once while the file is written
+            # (see sync), where it used to wait seconds at a million vectors for the save to end.
             # A name of its own: a server and a CLI saving the same index must not share a temporary file.
             tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             with self._graph.read():
-                self._faiss.write_index(self._index, str(tmp))
+                self._faiss.write_index(index, str(tmp))
             os.replace(tmp, self.path)
-            self._dirty, self._unsaved, self._first_unsaved = False, 0, None
+            saved = True
+        finally:
+            with self._lock:
+                self._saving = False
+                if saved:
+                    self._dirty, self._unsaved, self._first_unsaved = False, 0, None
 
     def _save_in_background(self) -> None:
         if not self.path.parent.is_dir():
