@@ -437,10 +437,11 @@ class Engine:
         if shown is not None and not any(p.search(head) for _, p in patterns for uid, head in heads if uid in shown):
             return {}
         counted = []
+        generation = self.store.generation  # read once: a round trip on PostgreSQL
         for word, pattern in patterns:
             if not any(pattern.search(head) for _, head in heads):
                 continue  # it could rescue none of these candidates: spare the title lookup
-            docs = self._titles_naming(word, pattern, caller)
+            docs = self._titles_naming(word, pattern, caller, generation)
             if 0 < docs <= 2:
                 counted.append((docs, word, pattern))
         rescued: dict[int, str] = {}
@@ -450,10 +451,11 @@ class Engine:
                     rescued[uid] = word
         return rescued
 
-    def _titles_naming(self, word: str, pattern: re.Pattern[str], caller: Caller) -> int:
+    def _titles_naming(self, word: str, pattern: re.Pattern[str], caller: Caller, generation: int) -> int:
         """How many documents the caller can see have a title naming ``word`` (at most 50
-        looked at), kept per store generation: questions share their words."""
-        key = (self.store.generation, caller.cache_key(), word)
+        looked at), kept per store ``generation`` (read before the lookup): questions share
+        their words."""
+        key = (generation, caller.cache_key(), word)
         count = self._title_counts.get(key)
         if count is None:
             titles = self.store.title_matches(word, caller, 50)
@@ -509,19 +511,12 @@ class Engine:
              k: float | None = None, floor: float | None = None, order: Order = Order.SCORED,
              page_url: str | None = None, lift: float | None = None, top: int | None = None) -> list[Hit]:
         """Fuse leg results (C1, C2, C6), score them (C3) and order them (C4); the first ``top``
-        hits (default: all)."""
+        hits (default: all; the others are scored and ordered all the same, but not built)."""
         s = self.settings
-        return self._fuse_and_score(text, results, {**s.weights, **(weights or {})},
-                                    s.rrf_k if k is None else k, s.floor if floor is None else floor,
-                                    order, page_url, LIFT if lift is None else lift, top)
-
-    def _fuse_and_score(self, text: str, results: Sequence[LegResult], weights: Mapping[str, float],
-                        k: float, floor: float, order: Order, page_url: str | None, lift: float = LIFT,
-                        top: int | None = None) -> list[Hit]:
-        """Fuse, score and order; ``top`` keeps only the first hits (the others are scored and
-        ordered all the same, but not built)."""
-        rows = self._scored_rows(text, results, weights, k, order, page_url, lift)
-        return [self._hit(row, row[4] >= floor) for row in rows[:top]]
+        rows = self._scored_rows(text, results, {**s.weights, **(weights or {})}, s.rrf_k if k is None else k,
+                                 order, page_url, LIFT if lift is None else lift)
+        limit = s.floor if floor is None else floor
+        return [self._hit(row, row[4] >= limit) for row in rows[:top]]
 
     @staticmethod
     def _hit(row: Row, passes: bool, probability: float | None = None, rescued_by: str = "") -> Hit:
