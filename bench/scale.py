@@ -15,8 +15,8 @@ What is measured, per backend, as the store grows through each size (one tenant,
   catches up, the full-text segment of new rows is rebuilt), until a search finds it; five
   writes in a row, the median, the worst and the median of each part;
 - memory: the process's resident set after warm-up, one engine open (before the cold-start
-  engine is opened beside it); disk: the data directory, or
-  ``pg_database_size``.
+  engine is opened beside it), split into its own heap and mapped files (:func:`memory_mb`),
+  and the peak so far (the build included); disk: the data directory, or ``pg_database_size``.
 
 The corpus is synthetic and says so: each document is one parent unit of 40-80 words drawn from
 a Zipf(1.1) vocabulary of 50,000 words (with product codes), titled with 3-5 of them. Vectors are
@@ -101,12 +101,19 @@ def grow(engine: Engine, embedder: SyntheticEmbedder, have: int, want: int) -> f
     return rate
 
 
-def rss_mb() -> float:
+def memory_mb() -> dict[str, float]:
+    """This process's resident set (``VmRSS``) and its parts: ``RssAnon`` (its own heap) and
+    ``RssFile`` (pages of mapped files: saved full-text images, the faiss graph, libraries;
+    shared with every process mapping them, and given back by the kernel when memory is short),
+    and the peak resident set so far (``VmHWM``)."""
+    names = {"VmRSS": "rss_mb", "RssAnon": "heap_mb", "RssFile": "mapped_mb", "VmHWM": "peak_rss_mb"}
+    out: dict[str, float] = {}
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+            key, _, value = line.partition(":")
+            if key in names:
+                out[names[key]] = round(int(value.split()[0]) / 1024, 1)
+    return out
 
 
 def disk_mb(engine: Engine, data: Path) -> float:
@@ -120,7 +127,7 @@ def measure(engine: Engine, embedder: SyntheticEmbedder, size: int, data: Path, 
     caller = Caller(ORG)
     for q in queries[:20]:  # warm caches (allowed set, masks), then the resident set of one engine
         engine.search(q, caller)
-    rss = rss_mb()
+    memory = memory_mb()
     # Cold start: a second engine on the same store (a new worker) builds what it keeps in memory.
     t0 = time.perf_counter()
     other = Engine(open_store(engine.settings, data), engine.settings, embedder, "")  # type: ignore[arg-type]
@@ -165,7 +172,7 @@ def measure(engine: Engine, embedder: SyntheticEmbedder, size: int, data: Path, 
             # catch-up, full-text segment), the search that finds it (the allowed set follows)
             "commit_to_searchable_parts_ms": {name: round(float(np.median([p[i] for p in parts])), 1)
                                               for i, name in enumerate(("write", "after_write", "first_search"))},
-            "rss_mb": round(rss, 1),
+            **memory,
             "disk_mb": round(disk_mb(engine, data), 1)}
 
 
@@ -207,7 +214,7 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
         axes[0].plot(xs, [r["search_p50_ms"] for r in mine], "o-", label=f"{backend} p50")
         axes[0].plot(xs, [r["search_p95_ms"] for r in mine], "o--", label=f"{backend} p95")
         axes[1].plot(xs, [r["ingest_chunks_per_s"] for r in mine], "o-", label=backend)
-        axes[2].plot(xs, [r["rss_mb"] for r in mine], "o-", label=f"{backend} RSS")
+        axes[2].plot(xs, [r.get("heap_mb", r["rss_mb"]) for r in mine], "o-", label=f"{backend} heap")
         axes[2].plot(xs, [r["disk_mb"] for r in mine], "o--", label=f"{backend} disk")
     for ax, title in zip(axes, ("whole hybrid search, ms", "ingest, chunks/s", "memory and disk, MB"), strict=True):
         ax.set_xscale("log")
@@ -246,12 +253,13 @@ def main() -> None:
     (args.out / "scale.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
     plot(rows, args.out / "scale.png")
     print(f"{'backend':11} {'chunks':>8} {'ingest/s':>9} {'cold s':>7} {'p50 ms':>7} {'p95 ms':>7} {'fulltext':>9}"
-          f" {'dense':>7} {'to search ms':>13} {'RSS MB':>8} {'disk MB':>8}")
+          f" {'dense':>7} {'to search ms':>13} {'RSS MB':>8} {'heap MB':>8} {'mapped MB':>9} {'peak MB':>8} {'disk MB':>8}")
     for r in rows:
         legs = r["legs_p50_ms"]
         print(f"{r['backend']:11} {r['chunks']:>8} {r['ingest_chunks_per_s']:>9} {r['cold_start_s']:>7}"
               f" {r['search_p50_ms']:>7} {r['search_p95_ms']:>7} {legs.get('fulltext', 0):>9} {legs.get('dense', 0):>7}"  # type: ignore[union-attr]
-              f" {r['commit_to_searchable_ms']:>13} {r['rss_mb']:>8} {r['disk_mb']:>8}")
+              f" {r['commit_to_searchable_ms']:>13} {r['rss_mb']:>8} {r.get('heap_mb', ''):>8} {r.get('mapped_mb', ''):>9}"
+              f" {r.get('peak_rss_mb', ''):>8} {r['disk_mb']:>8}")
 
 
 if __name__ == "__main__":

@@ -173,16 +173,22 @@ class StoreMachine(RuleBasedStateMachine):
     def crash_inside_a_write(self, org: str, uri: str, data: st.DataObject, after: int) -> None:
         """The write dies after ``after`` documents are inserted: nothing of it may remain."""
         store = self.engine.store
-        original = store._insert_document
+        # The embedded store inserts a document at a time; PostgreSQL a source's documents in
+        # one batch (then the crash comes before it, or after all its rows are in).
+        name = "_insert_document" if hasattr(store, "_insert_document") else "_insert_documents"
+        original = getattr(store, name)
         calls = [0]
 
         def dying(*args, **kwargs):  # type: ignore[no-untyped-def]
             if calls[0] >= after:
                 raise OSError("injected crash inside the transaction")
             calls[0] += 1
-            return original(*args, **kwargs)
+            result = original(*args, **kwargs)
+            if name == "_insert_documents":
+                raise OSError("injected crash after the batch's rows")
+            return result
 
-        store._insert_document = dying  # type: ignore[method-assign]
+        setattr(store, name, dying)
         source = ModelSource(None, [self._new_doc(data) for _ in range(3)])
         try:
             self._write(org, uri, source)
@@ -191,7 +197,7 @@ class StoreMachine(RuleBasedStateMachine):
         else:
             raise AssertionError("the injected crash did not happen")
         finally:
-            del store._insert_document
+            delattr(store, name)
         self.engine._written()  # what the next successful write would do
 
     @rule(key=sources, team=st.sampled_from(TEAMS))

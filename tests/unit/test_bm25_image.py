@@ -3,6 +3,7 @@ and a caller's scores depend on nothing else (issue 8, defect 5)."""
 
 import hashlib
 
+import numpy as np
 import pytest
 
 from electa.stores.bm25_memory import BM25Image
@@ -73,3 +74,16 @@ def test_image_never_returns_other_tenants(store: SqliteStore) -> None:
     image = BM25Image.build(store.con, "chunk_fts", WEIGHTS, store.generation)
     got = image.search("refund refunds", allowed, 50)
     assert got and all(u in set(allowed.tolist()) for u, _ in got)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 7])
+def test_any_batch_size_builds_the_same_image(store: SqliteStore, monkeypatch, batch: int) -> None:  # type: ignore[no-untyped-def]
+    """Found building a 100k-row image: a batch lying wholly inside one term's rows broke the build."""
+    from electa.stores import bm25_memory
+
+    whole = BM25Image.build(store.con, "chunk_fts", WEIGHTS, store.generation)
+    monkeypatch.setattr(bm25_memory, "BATCH", batch)
+    small = BM25Image.build(store.con, "chunk_fts", WEIGHTS, store.generation)
+    assert small.terms == whole.terms and len(whole.terms) > 20
+    for name in ("unit_ids", "lengths", "offsets", "rows", "freqs"):
+        assert np.array_equal(getattr(small, name), getattr(whole, name)), name

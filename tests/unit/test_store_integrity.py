@@ -12,6 +12,7 @@ from electa import Access, Caller, ConfigError, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.loaders import Loaded
 from electa.stores.faiss_index import FaissHnswIndex
+from electa.stores.registry import open_store
 from electa.testing.store_contract import prepared, record
 from electa.types import Document, Section
 
@@ -190,21 +191,31 @@ def test_units_stored_without_vectors_after_a_check_are_embedded_by_the_next_wri
         assert want == have and missing == 0
 
 
-@pytest.mark.embedded
+def store_sql(store: object, sql: str) -> list[tuple[object, ...]]:
+    """``sql`` run as the store's owner, on either backend (white-box checks of its tables)."""
+    from electa.stores.sqlite import SqliteStore
+
+    if isinstance(store, SqliteStore):
+        with store.transaction() as con:
+            return con.execute(sql).fetchall()
+    from electa.stores.postgres.connection import ALL_TENANTS
+
+    with store.db.tx(ALL_TENANTS, write=True) as con:  # type: ignore[attr-defined]
+        cursor = con.execute(sql)
+        return cursor.fetchall() if cursor.description else []
+
+
 def test_allowed_sets_follow_writes_without_a_whole_read(tmp_path: Path) -> None:
     """Issue 12: at a million units, reading a caller's allowed set again after every write cost
     about a second of the write's time to searchable. The set now follows the writes (removed
     units from the store's log, new ones above the last id read); it must always equal a whole
     read by a fresh store, including for a caller whose set is older than the log."""
-    from electa.stores.sqlite import SqliteStore
-
     engine = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
     store = engine.store
-    assert isinstance(store, SqliteStore)
     callers = [Caller("acme"), Caller("acme", principals=frozenset({"team:ops"})), Caller("other")]
 
     def check() -> None:
-        fresh = SqliteStore(tmp_path / "d")
+        fresh = open_store(Settings(), tmp_path / "d")
         for caller in callers:
             assert np.array_equal(store.allowed(caller).ids, fresh.allowed(caller).ids), caller
         fresh.close()
@@ -213,10 +224,24 @@ def test_allowed_sets_follow_writes_without_a_whole_read(tmp_path: Path) -> None
         engine.ingest_loaded(name, Loaded([doc(name, name.title(), text), doc(f"{name}2", "Second", f"{text} again")]),
                              Access(org, principals=principals))
 
+    read_above: list[int] = []  # where each read of new ids started: 0 is a whole read
+    real = store._allowed.read  # type: ignore[attr-defined]
+
+    def spied(caller, generation, top, logged_from, removed_since, fresh_above, keep=True):  # type: ignore[no-untyped-def]
+        def fresh(above: int) -> np.ndarray:
+            read_above.append(above)
+            return fresh_above(above)
+        return real(caller, generation, top, logged_from, removed_since, fresh, keep)
+
+    store._allowed.read = spied  # type: ignore[attr-defined]
     ingest("a", "acme", "refunds within thirty days")
     ingest("b", "acme", "parking rules", ("team:ops",))
     ingest("c", "other", "other tenant pages")
     check()
+    read_above.clear()
+    ingest("e", "acme", "one more page")
+    store.allowed(callers[0])
+    assert read_above and min(read_above) > 0  # followed, not read whole (PostgreSQL read whole)
     engine.delete_source("acme", "default", "a")
     check()
     ingest("b", "acme", "parking rules changed", ("team:ops",))  # an update: old units out, new in
@@ -225,47 +250,38 @@ def test_allowed_sets_follow_writes_without_a_whole_read(tmp_path: Path) -> None
     ingest("b", "acme", "parking rules changed")  # the same text, now public: new units, the team's gone
     check()
     # A set older than the removal log is read whole.
-    with store.transaction() as con:
-        con.execute("UPDATE meta SET value='1000000' WHERE key='removed_units_from'")
+    store_sql(store, "UPDATE meta SET value='1000000' WHERE key='removed_units_from'")
     engine.delete_source("acme", "default", "d")
     check()
     engine.close()
 
 
-@pytest.mark.embedded
 def test_the_removal_log_is_trimmed_and_a_set_older_than_it_is_read_whole(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from electa.stores import sqlite as sqlite_module
-    from electa.stores.sqlite import SqliteStore
-
-    monkeypatch.setattr(sqlite_module, "REMOVALS_KEPT", 8)
+    from electa.stores import allowed_sets
+    monkeypatch.setattr(allowed_sets, "REMOVALS_KEPT", 8)
     engine = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
     store = engine.store
-    assert isinstance(store, SqliteStore)
     caller = Caller("acme")
     engine.ingest_loaded("keep", Loaded([doc("k", "Kept", "kept page")]), Access("acme"))
     early = store.allowed(caller)  # a base from an early generation
     for n in range(70):  # past a multiple of 64: the log is trimmed to the last 8 generations
         engine.ingest_loaded(f"s{n % 3}", Loaded([doc(f"d{n}", f"Page {n}", f"text {n}")]), Access("acme"))
     assert int(store.meta("removed_units_from") or 0) > early.generation
-    assert store.con.execute("SELECT min(after_generation) FROM removed_units").fetchone()[0] >= store.generation - 8 - 64
-    fresh = SqliteStore(tmp_path / "d")
+    assert store_sql(store, "SELECT min(after_generation) FROM removed_units")[0][0] >= store.generation - 8 - 64
+    fresh = open_store(Settings(), tmp_path / "d")
     assert np.array_equal(store.allowed(caller).ids, fresh.allowed(caller).ids)
     fresh.close()
     engine.close()
 
 
-@pytest.mark.embedded
 def test_allowed_sets_read_by_many_threads_while_writing(tmp_path: Path) -> None:
     """Found by review: bases were summed over a dict other threads were changing."""
     import sys
     import threading
 
-    from electa.stores.sqlite import SqliteStore
-
     engine = Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=16))
     store = engine.store
-    assert isinstance(store, SqliteStore)
     callers = [Caller("acme", principals=frozenset({f"team:{i}"})) for i in range(200)]
     errors: list[BaseException] = []
     stop = threading.Event()
@@ -293,7 +309,7 @@ def test_allowed_sets_read_by_many_threads_while_writing(tmp_path: Path) -> None
             thread.join()
         sys.setswitchinterval(switch)
     assert not errors
-    fresh = SqliteStore(tmp_path / "d")
+    fresh = open_store(Settings(), tmp_path / "d")
     for caller in callers:
         assert np.array_equal(store.allowed(caller).ids, fresh.allowed(caller).ids)
     fresh.close()

@@ -35,6 +35,10 @@ class FullTextLeg:
     rows (and at least ``MERGE_MIN``), ``main`` is rebuilt in the background while queries go
     on with the old pair, then both are swapped at once. Deleted rows need no segment change:
     no allowed set names them.
+
+    A merged ``main`` is saved by the store where it can (``store.save_image``: the embedded
+    store's data directory) and used memory-mapped from then on; a new worker opens the saved
+    one (``store.saved_image``) instead of rebuilding it, and reads only the rows above it.
     """
 
     name = "fulltext"
@@ -62,8 +66,11 @@ class FullTextLeg:
     def _whole(self) -> tuple[BM25Image, BM25Image]:
         """Both segments from scratch: ``main`` over every row, ``recent`` above it."""
         main = None
-        for _ in range(3):
-            main = self.store.lexical_image(self.index, self.weights)
+        for attempt in range(3):
+            # A saved image opens in milliseconds (memory-mapped); only the first try uses it,
+            # so a saved image trimmed past meanwhile costs one retry, not three.
+            main = (self.store.saved_image(self.index, self.weights) if attempt == 0 else None) \
+                or self.store.lexical_image(self.index, self.weights)
             assert main is not None  # a whole image is always there
             recent = self.store.lexical_image(self.index, self.weights, recent_above=main.max_row)
             if recent is not None:
@@ -106,6 +113,12 @@ class FullTextLeg:
         try:
             main = self.store.lexical_image(self.index, self.weights)  # the long part: queries go on meanwhile
             assert main is not None
+            if self.store.save_image(self.index, self.weights, main):
+                # Swap the heap copy for the saved one, memory-mapped: the page cache holds it
+                # once for every worker, and this process's heap gives its copy back.
+                saved = self.store.saved_image(self.index, self.weights)
+                if saved is not None and saved.max_row == main.max_row:
+                    main = saved
             with self._building:
                 recent = self.store.lexical_image(self.index, self.weights, recent_above=main.max_row)
                 self._segments = (main, recent) if recent is not None else self._whole()

@@ -34,7 +34,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,10 +53,7 @@ def fts_terms(query: str) -> list[str]:
     return list(dict.fromkeys(w if not 3 <= len(w.encode()) <= 64 else stem(w) for w in words))
 
 
-@dataclass
-class _Postings:
-    rows: np.ndarray  # positions into BM25Image.unit_ids, ascending
-    freqs: np.ndarray  # column-weighted term frequency f (0 where the term is only in zero-weight columns)
+BATCH = 65_536  # rows fetched and converted at a time while building
 
 
 @dataclass(frozen=True)
@@ -69,13 +66,25 @@ class _View:
 
 
 class BM25Image:
-    """``BM25Image.build(con, "chunk_fts", (2.0, 1.0, 0.0), generation)`` then ``.search()``."""
+    """``BM25Image.build(con, "chunk_fts", (2.0, 1.0, 0.0), generation)`` then ``.search()``.
 
-    def __init__(self, unit_ids: np.ndarray, lengths: np.ndarray, postings: dict[str, _Postings],
-                 generation: int, scanned: int = 0) -> None:
+    The postings are one compressed-sparse-row layout (bm25s's): ``terms`` maps a term to its
+    number ``i``, whose rows are ``rows[offsets[i]:offsets[i+1]]`` (positions into
+    ``unit_ids``, ascending, int32) with their column-weighted frequencies in ``freqs``
+    (float32: sums of small integers times weights of 0, 1 and 2, exact in float32). Eight
+    bytes a posting and three arrays in all, whatever the vocabulary, so an image can be saved
+    as plain arrays and memory-mapped (:mod:`electa.stores.lexical_segments`): then the postings
+    live in the page cache, shared by every worker on the machine, not in each one's heap.
+    """
+
+    def __init__(self, unit_ids: np.ndarray, lengths: np.ndarray, terms: dict[str, int], offsets: np.ndarray,
+                 rows: np.ndarray, freqs: np.ndarray, generation: int, scanned: int = 0) -> None:
         self.unit_ids = unit_ids
         self.lengths = lengths
-        self.postings = postings
+        self.terms = terms
+        self.offsets = offsets
+        self.rows = rows
+        self.freqs = freqs
         self.generation = generation
         # Rows read to build it (before keeping those above ``above``): what rebuilding it costs.
         self.scanned = scanned or int(unit_ids.size)
@@ -87,54 +96,90 @@ class BM25Image:
         """The highest unit id the segment holds (0 when empty)."""
         return int(self.unit_ids[-1]) if self.unit_ids.size else 0
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays (postings, offsets, ids, lengths); the term dictionary aside."""
+        return sum(int(a.nbytes) for a in (self.unit_ids, self.lengths, self.offsets, self.rows, self.freqs))
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The term's ``(rows, freqs)``, or ``None`` when no row holds it."""
+        i = self.terms.get(term)
+        if i is None:
+            return None
+        start, end = int(self.offsets[i]), int(self.offsets[i + 1])
+        return self.rows[start:end], self.freqs[start:end]
+
     @classmethod
     def build(cls, con: sqlite3.Connection, table: str, weights: tuple[float, ...],
               generation: int, above: int = 0) -> BM25Image:
-        """The segment of FTS5 ``table``'s rows with ids above ``above``."""
+        """The segment of FTS5 ``table``'s rows with ids above ``above``, read in one pass of
+        ``fts5vocab`` (``instance``) summed per term and row inside SQLite and converted
+        ``BATCH`` rows at a time, so building never holds more than one batch as Python objects."""
         con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)")
-        columns = {name: i for i, name in enumerate(
-            r[1] for r in con.execute(f"PRAGMA table_info({table})").fetchall())}
-        rows = [(term, doc, columns[col], n) for term, doc, col, n in con.execute(
-            f"SELECT term, doc, col, count(*) FROM temp.{table}_instances GROUP BY term, doc, col")]
-        scanned = len({r[1] for r in rows})
-        if above:
-            rows = [r for r in rows if r[1] > above]
-        return cls.from_rows(rows, weights, generation, scanned)
+        names = [r[1] for r in con.execute(f"PRAGMA table_info({table})").fetchall()]
+        case = " ".join("WHEN ? THEN ?" for _ in names)
+        params: list[object] = [x for name, w in zip(names, weights, strict=True) for x in (name, float(w))]
+        scanned = int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        unit_ids = np.fromiter((r[0] for r in con.execute(
+            f"SELECT rowid FROM {table} WHERE rowid > ? ORDER BY rowid", (above,))), dtype=np.int64)
+        cursor = con.execute(
+            f"SELECT term, doc, sum(CASE col {case} ELSE 0.0 END), count(*) FROM temp.{table}_instances"
+            " WHERE doc > ? GROUP BY term, doc ORDER BY term, doc", (*params, above))
+        return cls.from_batches(unit_ids, iter(lambda: cursor.fetchmany(BATCH), []), generation, scanned)
 
     @classmethod
-    def from_rows(cls, rows: Sequence[tuple[str, int, int, int]], weights: tuple[float, ...], generation: int,
-                  scanned: int = 0) -> BM25Image:
-        """An image of ``(term, unit id, column, occurrences)`` rows, grouped by term (each term's
-        rows together); ``weights[column]`` weights a column. A row's length counts every
-        column's occurrences, zero-weight ones included, as FTS5's ``|row|`` does."""
-        unit_ids = np.array(sorted({r[1] for r in rows}), dtype=np.int64)
+    def from_batches(cls, unit_ids: np.ndarray, batches: Iterable[Sequence[tuple[str, int, float, int]]],
+                     generation: int, scanned: int = 0) -> BM25Image:
+        """An image of ``(term, unit id, f, occurrences)`` rows, one per term and row, sorted by
+        term then unit id, in batches; ``f`` is the column-weighted frequency and
+        ``occurrences`` the tokens of every column, zero-weight ones included, as FTS5's
+        ``|row|`` counts them. ``unit_ids`` (ascending) are every row of the segment.
+
+        A row holding a term only in a zero-weight column (``f`` = 0) still counts in n_t, as in
+        FTS5, which counts rows that match the phrase in any column."""
+        unit_ids = np.asarray(unit_ids, dtype=np.int64)
         lengths = np.zeros(unit_ids.size, dtype=np.float64)
-        if not unit_ids.size:
-            return cls(unit_ids, lengths, {}, generation, scanned)
-        pos_of = {int(u): i for i, u in enumerate(unit_ids)}
-        weight = np.array([weights[r[2]] for r in rows], dtype=np.float64)
-        pos = np.fromiter((pos_of[r[1]] for r in rows), dtype=np.int64, count=len(rows))
-        counts = np.fromiter((r[3] for r in rows), dtype=np.float64, count=len(rows))
-        np.add.at(lengths, pos, counts)
-        postings: dict[str, _Postings] = {}
-        start = 0
-        while start < len(rows):
-            end = start
-            term = rows[start][0]
-            while end < len(rows) and rows[end][0] == term:
-                end += 1
-            # A row holding the term only in a zero-weight column still counts in n_t, as in
-            # FTS5, which counts rows that match the phrase in any column.
-            uniq, inverse = np.unique(pos[start:end], return_inverse=True)
-            f = np.zeros(uniq.size)
-            np.add.at(f, inverse, weight[start:end] * counts[start:end])
-            postings[term] = _Postings(uniq.astype(np.int64), f)
-            start = end
-        return cls(unit_ids, lengths, postings, generation, scanned)
+        terms: dict[str, int] = {}
+        counts: list[int] = []
+        rows_parts: list[np.ndarray] = []
+        freq_parts: list[np.ndarray] = []
+        last: object = None
+        for batch in batches:
+            n = len(batch)
+            if not n:
+                continue
+            docs = np.fromiter((r[1] for r in batch), dtype=np.int64, count=n)
+            pos = np.searchsorted(unit_ids, docs)
+            if pos.size and (int(pos.max()) >= unit_ids.size or not np.array_equal(unit_ids[pos], docs)):
+                raise ValueError("a posting names a row outside the segment's rows (read outside one snapshot?)")
+            occurrences = np.fromiter((r[3] for r in batch), dtype=np.float64, count=n)
+            np.add.at(lengths, pos, occurrences)
+            names = np.empty(n, dtype=object)
+            names[:] = [r[0] for r in batch]
+            changed = np.empty(n, dtype=bool)
+            changed[0] = names[0] != last
+            np.not_equal(names[1:], names[:-1], out=changed[1:])
+            starts = np.flatnonzero(changed).tolist()
+            if not starts or starts[0] > 0:  # the batch opens on the last batch's term
+                counts[-1] += starts[0] if starts else n
+            for s, e in zip(starts, [*starts[1:], n] if starts else [], strict=True):
+                if names[s] in terms:
+                    raise ValueError(f"the rows of term {names[s]!r} are not together (not sorted by term)")
+                terms[names[s]] = len(counts)
+                counts.append(e - s)
+            last = names[-1]
+            rows_parts.append(pos.astype(np.int32))
+            freq_parts.append(np.fromiter((r[2] for r in batch), dtype=np.float32, count=n))
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        rows = np.concatenate(rows_parts) if rows_parts else np.empty(0, dtype=np.int32)
+        freqs = np.concatenate(freq_parts) if freq_parts else np.empty(0, dtype=np.float32)
+        return cls(unit_ids, lengths, terms, offsets, rows, freqs, generation, scanned)
 
     @classmethod
     def empty(cls, generation: int) -> BM25Image:
-        return cls(np.empty(0, dtype=np.int64), np.zeros(0), {}, generation)
+        return cls(np.empty(0, dtype=np.int64), np.zeros(0), {}, np.zeros(1, dtype=np.int64),
+                   np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32), generation)
 
     def _view(self, allowed_ids: np.ndarray, key: object) -> _View:
         """The caller's row mask and statistics; cached per ``key`` (generation and caller)."""
@@ -178,10 +223,11 @@ def search_segments(segments: Sequence[BM25Image], query: str, allowed_ids: np.n
     for term in terms:
         kept = []
         for seg, view in zip(segments, views, strict=True):
-            p = seg.postings.get(term)
-            if p is not None:
-                keep = view.mask[p.rows]
-                kept.append((seg, p.rows[keep], p.freqs[keep]))
+            found = seg.postings(term)
+            if found is not None:
+                rows, freqs = found
+                keep = view.mask[rows]
+                kept.append((seg, rows[keep], freqs[keep].astype(np.float64)))
         n_t = sum(rows.size for _, rows, _ in kept)
         if not n_t:
             continue

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
+import shutil
 import sqlite3
 import threading
 import time
@@ -25,6 +27,8 @@ import numpy as np
 
 from electa.errors import ModelMismatchError, StoreError
 from electa.ingest import injection
+from electa.stores import allowed_sets, lexical_segments
+from electa.stores.allowed_sets import AllowedSets
 from electa.stores.bm25_memory import BM25Image
 from electa.stores.protocol import (
     AllowedSet,
@@ -47,8 +51,6 @@ if TYPE_CHECKING:
     from electa.stores.protocol import VectorIndex
 
 SCHEMA_VERSION = "1"
-REMOVALS_KEPT = 4096  # generations of removed units kept for incremental allowed sets
-ALLOWED_KEPT_IDS = 32_000_000  # unit ids kept as the bases of allowed sets, all callers (256 MB)
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _SCHEMA = f"""
@@ -174,6 +176,8 @@ _SOURCE_COLUMNS_SQL = ", ".join(_SOURCE_COLUMNS)
 # The FTS5 table of each full-text index; every one has two weighted columns and ``acl``.
 FTS_TABLES = {TextIndex.UNITS: "chunk_fts", TextIndex.QA: "qa_fts"}
 RECENT_TABLES = {TextIndex.UNITS: "chunk_fts_recent", TextIndex.QA: "qa_fts_recent"}
+# A saved full-text image still being written after this long is a crashed save's leftover.
+PARTIAL_KEPT_S = 3600.0
 
 
 def _source_record(row: Sequence[Any]) -> dict[str, Any]:
@@ -241,12 +245,7 @@ class SqliteStore(OperationalTables):
         self.path = self.directory / "electa.db"
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        self._allowed_cache: dict[str, AllowedSet] = {}
-        # Per caller, the last allowed set read and the highest unit id then: the base the next
-        # generation's set is built from (see _read_allowed).
-        self._allowed_base: dict[str, tuple[AllowedSet, int]] = {}
-        self._allowed_kept = 0  # ids in those bases, all callers
-        self._allowed_lock = threading.Lock()
+        self._allowed = AllowedSets()
         self._units_cache = UnitCache()
         try:
             with self._write_lock:
@@ -381,7 +380,7 @@ class SqliteStore(OperationalTables):
         generation = self._generation(con) + 1
         con.execute("UPDATE meta SET value=? WHERE key='generation'", (str(generation),))
         if generation % 64 == 0:  # the removal log keeps the last REMOVALS_KEPT generations
-            horizon = generation - REMOVALS_KEPT
+            horizon = generation - allowed_sets.REMOVALS_KEPT
             if con.execute("DELETE FROM removed_units WHERE after_generation < ?", (horizon,)).rowcount:
                 con.execute("UPDATE meta SET value=max(CAST(value AS INTEGER), ?) WHERE key='removed_units_from'",
                             (horizon,))
@@ -595,9 +594,7 @@ class SqliteStore(OperationalTables):
 
     # -- reading -----------------------------------------------------------------------------
     def allowed(self, caller: Caller) -> AllowedSet:
-        generation = self.generation
-        key = f"{generation}|{caller.cache_key()}"
-        cached = self._allowed_cache.get(key)
+        cached = self._allowed.cached(self.generation, caller)
         if cached is not None:
             return cached
         # Inside this thread's write, what it reads may yet be rolled back (and its ids handed
@@ -607,25 +604,8 @@ class SqliteStore(OperationalTables):
             return self._read_allowed(con, caller, keep)
 
     def _read_allowed(self, con: sqlite3.Connection, caller: Caller, keep: bool = True) -> AllowedSet:
-        """The caller's units at the snapshot's generation. Units leave only by deletion (a
-        document's access never changes in place: new access, new document, new ids) and arrive
-        only with higher ids, so a set read at an older generation is brought up to date from
-        the removal log and the ids above the highest one then, in proportion to the change; a
-        set older than the log (or none) is read whole. At a million units the whole read took
-        about a second of each write's time to searchable."""
-        generation = self._generation(con)
-        caller_key = caller.cache_key()
-        key = f"{generation}|{caller_key}"
-        top = int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
-        base, above = np.empty(0, dtype=np.int64), 0
-        with self._allowed_lock:
-            previous = self._allowed_base.get(caller_key)
-        logged_from = int(con.execute("SELECT value FROM meta WHERE key='removed_units_from'").fetchone()[0])
-        if previous is not None and logged_from <= previous[0].generation <= generation:
-            before, above = previous
-            removed = np.fromiter((r[0] for r in con.execute(
-                "SELECT chunk_id FROM removed_units WHERE after_generation >= ?", (before.generation,))), dtype=np.int64)
-            base = before.ids[~np.isin(before.ids, removed)] if removed.size else before.ids
+        """The caller's units at the snapshot's generation, following the last set read through
+        the removal log (:mod:`electa.stores.allowed_sets`)."""
         where = "d.org=?"
         params: list[object] = [caller.org]
         if caller.agent is not None:
@@ -637,28 +617,23 @@ class SqliteStore(OperationalTables):
             marks = ",".join("?" * len(principals))
             reader += f" OR d.id IN (SELECT document_id FROM doc_principals WHERE principal IN ({marks}))"
             params.extend(principals)
-        # Following a set: walk the new ids (CROSS JOIN keeps chunks outermost; the planner would
-        # walk the organisation's documents, 259 ms against 0.05 at a million units, measured).
-        join = "CROSS JOIN" if above else "JOIN"
-        rows = con.execute(
-            f"SELECT c.id FROM chunks c {join} documents d ON d.id=c.document_id WHERE c.id > ? AND {where}"
-            f" AND ({reader}) ORDER BY c.id", [above, *params]).fetchall()
-        fresh = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        allowed = AllowedSet(np.concatenate([base, fresh]) if base.size else fresh, generation, caller)
-        if not keep:
-            return allowed
-        with self._allowed_lock:  # searches run on many threads
-            if len(self._allowed_cache) > 256:
-                self._allowed_cache.clear()
-            self._allowed_cache[key] = allowed
-            replaced = self._allowed_base.pop(caller_key, None)
-            self._allowed_kept -= len(replaced[0]) if replaced is not None else 0
-            if len(self._allowed_base) >= 256 or self._allowed_kept + len(allowed) > ALLOWED_KEPT_IDS:
-                self._allowed_base.clear()  # (the sets themselves: many callers at a million units each)
-                self._allowed_kept = 0
-            self._allowed_base[caller_key] = (allowed, top)
-            self._allowed_kept += len(allowed)
-        return allowed
+
+        def removed_since(generation: int) -> np.ndarray:
+            return np.fromiter((r[0] for r in con.execute(
+                "SELECT chunk_id FROM removed_units WHERE after_generation >= ?", (generation,))), dtype=np.int64)
+
+        def fresh_above(above: int) -> np.ndarray:
+            # Following a set: walk the new ids (CROSS JOIN keeps chunks outermost; the planner
+            # would walk the organisation's documents, 259 ms against 0.05 at a million units).
+            join = "CROSS JOIN" if above else "JOIN"
+            return np.fromiter((r[0] for r in con.execute(
+                f"SELECT c.id FROM chunks c {join} documents d ON d.id=c.document_id WHERE c.id > ? AND {where}"
+                f" AND ({reader}) ORDER BY c.id", [above, *params])), dtype=np.int64)
+
+        return self._allowed.read(
+            caller, self._generation(con), int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]),
+            int(con.execute("SELECT value FROM meta WHERE key='removed_units_from'").fetchone()[0]),
+            removed_since, fresh_above, keep)
 
     def fts_search(self, table: str, query: str, caller: Caller, limit: int,
                    weights: tuple[float, ...], ranked: bool = True, column: str = "") -> list[tuple[int, float]]:
@@ -725,6 +700,48 @@ class SqliteStore(OperationalTables):
             con.execute("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET"
                         " value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))", (f"trimmed:{table}", str(upto)))
 
+    def _images_dir(self) -> Path:
+        return self.directory / "lexical"
+
+    def save_image(self, index: TextIndex, weights: tuple[float, float], image: BM25Image) -> bool:
+        """Saved as memory-mappable arrays under ``lexical/<table>-<token>/``; which one is
+        current is named in ``meta`` (``saved:<table>`` = ``<token>:<max_row>``) in a
+        transaction of this database, so a copy of the database restored over the directory
+        names no image saved after it (its rows up to that id may differ), and no process reads
+        a directory still being written. An image older than the saved one is not kept."""
+        table = FTS_TABLES[TextIndex(index)]
+        token = secrets.token_hex(8)
+        directory = self._images_dir() / f"{table}-{token}"
+        lexical_segments.save(image, (*weights, 0.0), directory)
+        with self.transaction() as con:
+            found = con.execute("SELECT value FROM meta WHERE key=?", (f"saved:{table}",)).fetchone()
+            kept = found is None or int(found[0].split(":")[1]) < image.max_row
+            if kept:
+                self.set_meta(con, f"saved:{table}", f"{token}:{image.max_row}")
+            current = (f"{table}-{token}" if kept else f"{table}-{found[0].split(':')[0]}")
+        for old in self._images_dir().glob(f"{table}-*"):
+            # A process mapping an old one keeps its pages (POSIX); a partial one may be another
+            # process's save in progress, unless it is old enough to be a crash's leftover.
+            if old.name != current and (not old.name.endswith(".partial")
+                                        or time.time() - old.stat().st_mtime > PARTIAL_KEPT_S):
+                shutil.rmtree(old, ignore_errors=True)
+        return kept
+
+    def saved_image(self, index: TextIndex, weights: tuple[float, float]) -> BM25Image | None:
+        table = FTS_TABLES[TextIndex(index)]
+        with self.snapshot() as con:
+            generation = self._generation(con)
+            found = con.execute("SELECT value FROM meta WHERE key=?", (f"saved:{table}",)).fetchone()
+            trimmed = con.execute("SELECT value FROM meta WHERE key=?", (f"trimmed:{RECENT_TABLES[TextIndex(index)]}",)
+                                  ).fetchone()
+        if found is None:
+            return None
+        token, max_row = found[0].split(":")
+        if trimmed is not None and int(trimmed[0]) > int(max_row):
+            return None  # rows between it and the trim are in neither: build whole
+        image = lexical_segments.load(self._images_dir() / f"{table}-{token}", (*weights, 0.0), generation)
+        return image if image is not None and image.max_row == int(max_row) else None
+
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
         """Stored units by id, read in one snapshot. Units read at the store's current
         generation are kept (a unit's text never changes, but its locations may, and any
@@ -743,8 +760,7 @@ class SqliteStore(OperationalTables):
     def _changed(self) -> None:
         """After a write by this process (or its rollback): forget what was read before it.
         (The allowed sets' bases stay: they follow writes through the removal log.)"""
-        with self._allowed_lock:
-            self._allowed_cache.clear()
+        self._allowed.forget_cached()
         self._units_cache.forget()
 
     def _read_units(self, con: sqlite3.Connection, ids: Sequence[int]) -> dict[int, StoredUnit]:

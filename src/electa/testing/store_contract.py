@@ -249,6 +249,32 @@ class StoreContract:
         # them is told so (None), in any process, rather than given a segment missing rows.
         assert store.lexical_image(TextIndex.UNITS, (2.0, 1.0), recent_above=main.max_row - 1) is None
 
+    def test_a_saved_image_scores_as_the_image_it_saved(self, store) -> None:  # type: ignore[no-untyped-def]
+        """What ``save_image`` keeps, ``saved_image`` gives back with the same scores; an older
+        image never replaces it; other weights or a trim past it are not answered with it."""
+        words = ["refund policy", "refund money", "opening hours", "delivery refund"]
+        for i, text in enumerate(words):
+            store.put_source(record(f"{i}.md", str(i), Access("acme")), [prepared(str(i), text, title=f"T{i}")])
+        older = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+        store.put_source(record("5.md", "5", Access("acme")), [prepared("5", "refund days", title="T5")])
+        image = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+        assert store.saved_image(TextIndex.UNITS, (2.0, 1.0)) is None
+        if not store.save_image(TextIndex.UNITS, (2.0, 1.0), image):
+            assert store.saved_image(TextIndex.UNITS, (2.0, 1.0)) is None  # a backend that keeps none
+            return
+        allowed = store.allowed(Caller("acme")).ids
+        saved = store.saved_image(TextIndex.UNITS, (2.0, 1.0))
+        assert saved is not None and saved.max_row == image.max_row and saved.generation == store.generation
+        assert saved.search("refund days", allowed, 10) == image.search("refund days", allowed, 10)
+        assert len(saved.search("refund", allowed, 10)) == 4
+        assert not store.save_image(TextIndex.UNITS, (2.0, 1.0), older)  # older: the newer stays
+        assert store.saved_image(TextIndex.UNITS, (2.0, 1.0)).max_row == image.max_row
+        assert store.saved_image(TextIndex.UNITS, (1.0, 1.0)) is None
+        assert store.saved_image(TextIndex.QA, (2.0, 1.0)) is None
+        store.put_source(record("6.md", "6", Access("acme")), [prepared("6", "refund later", title="T6")])
+        store.trim_recent(TextIndex.UNITS, store.lexical_image(TextIndex.UNITS, (2.0, 1.0)).max_row)
+        assert store.saved_image(TextIndex.UNITS, (2.0, 1.0)) is None  # the rows between are in neither
+
     def test_lexical_image_of_qa_pairs(self, store) -> None:  # type: ignore[no-untyped-def]
         store.put_source(record("faq.json", "1", Access("acme")),
                          [prepared_pair(ChunkKind.QA, "How do refunds work?", "Within thirty days.", "https://x/r")])

@@ -30,7 +30,9 @@ import numpy as np
 
 from electa.errors import ModelMismatchError
 from electa.ingest import injection
-from electa.stores.bm25_memory import BM25Image, fts_terms
+from electa.stores import allowed_sets
+from electa.stores.allowed_sets import AllowedSets
+from electa.stores.bm25_memory import BATCH, BM25Image, fts_terms
 from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, index_terms, tsquery_any, tsvector_literal
 from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, redact
 from electa.stores.postgres.ops import PgOperationalTables
@@ -53,6 +55,25 @@ from electa.types import Access, Caller, ChunkKind
 if TYPE_CHECKING:
     from electa.config import Settings
     from electa.stores.protocol import VectorIndex
+
+ROWS_PER_STATEMENT = 2000  # rows unnested by one INSERT: bounds a statement's parameters
+
+
+def _draw_ids(con: Any, sequence: str, count: int) -> list[int]:
+    """``count`` new ids of ``sequence``, ascending."""
+    if not count:
+        return []
+    return [int(r[0]) for r in con.execute(
+        "SELECT nextval(%s::regclass) FROM generate_series(1, %s) ORDER BY 1", (sequence, count)).fetchall()]
+
+
+def _insert_rows(con: Any, sql: str, fixed: tuple[Any, ...], rows: Sequence[tuple[Any, ...]]) -> None:
+    """Run ``sql`` (its ``%s`` parameters: ``fixed``, then one array per column of ``rows``)
+    over ``rows``, ``ROWS_PER_STATEMENT`` at a time."""
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        columns = [list(c) for c in zip(*rows[start:start + ROWS_PER_STATEMENT], strict=True)]
+        con.execute(sql, (*fixed, *columns))
+
 
 _SOURCE_COLUMNS = ("id", "org", "agent", "uri", "kind", "url", "version", "content_hash", "documents", "access",
                    "updated_at")
@@ -94,7 +115,7 @@ class PostgresStore(PgOperationalTables):
         self.dsn = redact(dsn)
         self.directory = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="electa-pg-cache-"))
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._allowed_cache: dict[str, AllowedSet] = {}
+        self._allowed = AllowedSets()
         self._units_cache = UnitCache()
         with self.db.tx(ALL_TENANTS, write=True) as con:
             found = con.execute("SELECT value FROM meta WHERE key='injection_rules'").fetchone()
@@ -116,7 +137,15 @@ class PostgresStore(PgOperationalTables):
 
     @staticmethod
     def _bump(con: Any) -> None:
-        con.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
+        generation = con.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'"
+                                 " RETURNING value::bigint").fetchone()[0]
+        if generation % 64 == 0:  # the removal log keeps the last REMOVALS_KEPT generations
+            # (of the writing organisation's rows, which are all the wall lets it see; another's
+            # older rows wait for its own writes, and cost only their reading)
+            horizon = generation - allowed_sets.REMOVALS_KEPT
+            if con.execute("DELETE FROM removed_units WHERE after_generation < %s", (horizon,)).rowcount:
+                con.execute("UPDATE meta SET value = greatest(value::bigint, %s)::text WHERE key='removed_units_from'",
+                            (horizon,))
 
     def meta(self, key: str) -> str | None:
         found = self._scalar("SELECT value FROM meta WHERE key=%s", (key,))
@@ -150,7 +179,7 @@ class PostgresStore(PgOperationalTables):
         self.db.close()
 
     def _changed(self) -> None:
-        self._allowed_cache.clear()
+        self._allowed.forget_cached()
         self._units_cache.forget()
 
     # -- sources and documents ---------------------------------------------------------------
@@ -201,18 +230,28 @@ class PostgresStore(PgOperationalTables):
                                 " documents=%s, updated_at=%s WHERE id=%s",
                                 (version, source.content_hash, source.kind, source.url, access_json(access),
                                  len(docs), now, source_id))
-                duplicates = 0
+                # One statement per table for the whole source (arrays unnested server-side), not
+                # one per row: PostgreSQL's COPY would be faster still but refuses tables under
+                # row-level security.
+                found = dict(con.execute(
+                    "SELECT text_hash, id FROM documents WHERE org=%s AND agent=%s AND access_sig=%s"
+                    " AND text_hash = ANY(%s)", (source.org, source.agent, access.signature(),
+                                                 list({d.text_hash for d in docs}))).fetchall())
+                duplicates, new, pending = 0, list[PreparedDocument](), set[str]()
                 for doc in docs:
-                    existing = con.execute("SELECT id FROM documents WHERE org=%s AND agent=%s AND text_hash=%s"
-                                           " AND access_sig=%s", (source.org, source.agent, doc.text_hash,
-                                                                  access.signature())).fetchone()
-                    if existing is not None:
-                        duplicates += existing[0] not in kept
-                        document_id = existing[0]
+                    if doc.text_hash in found:
+                        duplicates += found[doc.text_hash] not in kept
+                    elif doc.text_hash in pending:
+                        duplicates += 1  # the same text twice in this source: stored once
                     else:
-                        document_id = self._insert_document(con, source, doc, version, model_id)
-                    con.execute("INSERT INTO locations VALUES(%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
-                                (document_id, source_id, source.org, doc.url or source.url, doc.ext_id))
+                        pending.add(doc.text_hash)
+                        new.append(doc)
+                found.update(zip((d.text_hash for d in new), self._insert_documents(con, source, new, version, model_id),
+                                 strict=True))
+                _insert_rows(con, "INSERT INTO locations SELECT u.document_id, %s, %s, u.url, u.ext_id FROM"
+                             " unnest(%s::bigint[], %s::text[], %s::text[]) AS u(document_id, url, ext_id)"
+                             " ON CONFLICT DO NOTHING", (source_id, source.org),
+                             [(found[d.text_hash], d.url or source.url, d.ext_id) for d in docs])
                 vectors = [v for d in docs for v in d.vectors if v is not None]
                 if model_id and vectors:
                     self._name_model(con, model_id, int(vectors[0].shape[0]))
@@ -243,48 +282,75 @@ class PostgresStore(PgOperationalTables):
                             " WITH (m = 16, ef_construction = 200) WHERE model_id = {} AND dim = {}").format(
             sql.Identifier(name), sql.Literal(dim), sql.Literal(model_id), sql.Literal(dim)))
 
-    def _insert_document(self, con: Any, source: SourceRecord, doc: PreparedDocument, version: int,
-                         model_id: str) -> int:
+    def _insert_documents(self, con: Any, source: SourceRecord, docs: Sequence[PreparedDocument], version: int,
+                          model_id: str) -> list[int]:
+        """Insert ``docs`` with their units, terms, marks and vectors; their new ids, in order.
+        Ids are drawn from the sequences first (ascending, under the writer lock), so every
+        row is known before the one statement per table that inserts them."""
         from electa.ingest.chunker import CHUNKER_VERSION
 
+        if not docs:
+            return []
         access = source.access
-        principals = [] if access.public else sorted(set(access.principals))
+        public, principals = bool(access.public), ([] if access.public else sorted(set(access.principals)))
+        tenant = (source.org, source.agent, public, principals)
         acl = acl_text(access).split()
-        first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
-        kind = first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc"
-        document_id = con.execute(
-            "INSERT INTO documents(org, agent, kind, title, text_hash, access_sig, public, principals)"
-            " VALUES(%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
-            (source.org, source.agent, kind, doc.title, doc.text_hash, access.signature(), bool(access.public),
-             principals)).fetchone()[0]
-        ids: dict[int, int] = {}
-        for chunk, vec in zip(doc.chunks, doc.vectors, strict=True):
-            fts_index = FTS_INDEX.get(chunk.kind)
-            tsv, length = tsvector_literal(chunk.title, chunk.text, acl) if fts_index else (None, None)
-            chunk_id = con.execute(
-                "INSERT INTO chunks(document_id, org, agent, public, principals, kind, ordinal, parent_id, title, text,"
-                " content_hash, source_version, chunker_version, fts_index, fts, fts_len)"
-                " VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::tsvector,%s) RETURNING id",
-                (document_id, source.org, source.agent, bool(access.public), principals, chunk.kind.value,
-                 chunk.ordinal, None if chunk.parent is None else ids.get(chunk.parent), chunk.title, chunk.text,
-                 hashlib.sha256(f"{chunk.title}\n{chunk.text}".encode()).hexdigest(), version, CHUNKER_VERSION,
-                 fts_index, tsv, length)).fetchone()[0]
-            ids[chunk.ordinal] = chunk_id
-            self._flag(con, chunk_id, source.org, chunk.title, chunk.text)
-            if chunk.kind is ChunkKind.PARENT:
-                # (a term past a B-tree row's limit is left out, as the tsvector leaves it out)
-                terms = sorted(t for t in set(index_terms(chunk.title)) if 0 < len(t.encode()) <= MAX_LEXEME_BYTES)
-                if terms:
-                    con.cursor().executemany(
-                        "INSERT INTO title_terms VALUES(%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
-                        [(chunk_id, source.org, source.agent, bool(access.public), principals, t) for t in terms])
-            if chunk.kind is ChunkKind.CURATED:
-                for trigger in {normalise_trigger(t) for t in chunk.title.split("\n") if t.strip()}:
-                    con.execute("INSERT INTO curated_triggers VALUES(%s,%s,%s) ON CONFLICT DO NOTHING",
-                                (trigger, chunk_id, source.org))
-            if vec is not None:
-                self._put_vector(con, chunk_id, (source.org, source.agent, bool(access.public), principals), model_id, vec)
-        return int(document_id)
+        doc_ids = _draw_ids(con, "documents_id_seq", len(docs))
+        chunk_ids = iter(_draw_ids(con, "chunks_id_seq", sum(len(d.chunks) for d in docs)))
+        doc_rows: list[tuple[Any, ...]] = []
+        chunk_rows: list[tuple[Any, ...]] = []
+        term_rows: list[tuple[Any, ...]] = []
+        trigger_rows: list[tuple[Any, ...]] = []
+        vector_rows: list[tuple[Any, ...]] = []
+        for document_id, doc in zip(doc_ids, docs, strict=True):
+            first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
+            doc_rows.append((document_id, first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc",
+                             doc.title, doc.text_hash))
+            ids: dict[int, int] = {}
+            for chunk, vec in zip(doc.chunks, doc.vectors, strict=True):
+                chunk_id = next(chunk_ids)
+                ids[chunk.ordinal] = chunk_id
+                fts_index = FTS_INDEX.get(chunk.kind)
+                tsv, length = tsvector_literal(chunk.title, chunk.text, acl) if fts_index else (None, None)
+                chunk_rows.append((chunk_id, document_id, chunk.kind.value, chunk.ordinal,
+                                   None if chunk.parent is None else ids.get(chunk.parent), chunk.title, chunk.text,
+                                   hashlib.sha256(f"{chunk.title}\n{chunk.text}".encode()).hexdigest(),
+                                   fts_index, tsv, length))
+                if chunk.kind is ChunkKind.PARENT:
+                    # (a term past a B-tree row's limit is left out, as the tsvector leaves it out)
+                    term_rows.extend((chunk_id, t) for t in sorted(set(index_terms(chunk.title)))
+                                     if 0 < len(t.encode()) <= MAX_LEXEME_BYTES)
+                if chunk.kind is ChunkKind.CURATED:
+                    trigger_rows.extend((t, chunk_id) for t in sorted(
+                        {normalise_trigger(t) for t in chunk.title.split("\n") if t.strip()}))
+                if vec is not None:
+                    vector_rows.append((chunk_id, int(vec.shape[0]), vector_literal(vec)))
+        _insert_rows(con, "INSERT INTO documents(id, org, agent, kind, title, text_hash, access_sig, public, principals)"
+                     " SELECT u.id, %s, %s, u.kind, u.title, u.text_hash, %s, %s, %s::text[]"
+                     " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[]) AS u(id, kind, title, text_hash)",
+                     (source.org, source.agent, access.signature(), public, principals), doc_rows)
+        _insert_rows(con, "INSERT INTO chunks(id, document_id, org, agent, public, principals, kind, ordinal, parent_id,"
+                     " title, text, content_hash, source_version, chunker_version, fts_index, fts, fts_len)"
+                     " SELECT u.id, u.document_id, %s, %s, %s, %s::text[], u.kind, u.ordinal, u.parent_id, u.title,"
+                     " u.text, u.content_hash, %s, %s, u.fts_index, u.fts::tsvector, u.fts_len"
+                     " FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::int[], %s::bigint[], %s::text[],"
+                     " %s::text[], %s::text[], %s::text[], %s::text[], %s::int[])"
+                     " AS u(id, document_id, kind, ordinal, parent_id, title, text, content_hash, fts_index, fts, fts_len)",
+                     (*tenant, version, CHUNKER_VERSION), chunk_rows)
+        for chunk_id, _, _, _, _, title, text, *_ in chunk_rows:
+            self._flag(con, chunk_id, source.org, title, text)
+        _insert_rows(con, "INSERT INTO title_terms SELECT u.chunk_id, %s, %s, %s, %s::text[], u.term"
+                     " FROM unnest(%s::bigint[], %s::text[]) AS u(chunk_id, term) ON CONFLICT DO NOTHING",
+                     tenant, term_rows)
+        _insert_rows(con, "INSERT INTO curated_triggers SELECT u.trigger, u.chunk_id, %s"
+                     " FROM unnest(%s::text[], %s::bigint[]) AS u(trigger, chunk_id) ON CONFLICT DO NOTHING",
+                     (source.org,), trigger_rows)
+        _insert_rows(con, "INSERT INTO vectors(chunk_id, model_id, org, agent, public, principals, dim, embedding)"
+                     " SELECT u.chunk_id, %s, %s, %s, %s, %s::text[], u.dim, u.embedding::vector"
+                     " FROM unnest(%s::bigint[], %s::int[], %s::text[]) AS u(chunk_id, dim, embedding)"
+                     " ON CONFLICT(model_id, chunk_id) DO UPDATE SET embedding=excluded.embedding, dim=excluded.dim",
+                     (model_id, *tenant), vector_rows)
+        return doc_ids
 
     @staticmethod
     def _put_vector(con: Any, chunk_id: int, access: tuple[str, str, bool, list[str]], model_id: str,
@@ -381,22 +447,30 @@ class PostgresStore(PgOperationalTables):
 
     # -- units and access ----------------------------------------------------------------------
     def allowed(self, caller: Caller) -> AllowedSet:
+        """Following the last set read through the removal log (a trigger writes it: migration
+        0003), as the embedded store does (:mod:`electa.stores.allowed_sets`)."""
         generation = self.generation
         if holds_nul(caller):  # no stored organisation or agent holds NUL (matches_nothing_with_nul)
             return AllowedSet(np.empty(0, dtype=np.int64), generation, caller)
-        key = f"{generation}|{caller.cache_key()}"
-        cached = self._allowed_cache.get(key)
+        cached = self._allowed.cached(generation, caller)
         if cached is not None:
             return cached
         where, params = reader_filter(caller)
         with self.db.tx(caller.org, snapshot=True) as con:
-            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
-            rows = con.execute(f"SELECT c.id FROM chunks c WHERE {where} ORDER BY c.id", params).fetchall()
-        allowed = AllowedSet(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), generation, caller)
-        if len(self._allowed_cache) > 256:
-            self._allowed_cache.clear()
-        self._allowed_cache[f"{generation}|{caller.cache_key()}"] = allowed
-        return allowed
+            generation, top, logged_from = con.execute(
+                "SELECT (SELECT value::bigint FROM meta WHERE key='generation'), (SELECT coalesce(max(id), 0) FROM chunks),"
+                " (SELECT value::bigint FROM meta WHERE key='removed_units_from')").fetchone()
+
+            def removed_since(since: int) -> np.ndarray:
+                return np.fromiter((r[0] for r in con.execute(
+                    "SELECT chunk_id FROM removed_units WHERE after_generation >= %s", (since,))), dtype=np.int64)
+
+            def fresh_above(above: int) -> np.ndarray:
+                return np.fromiter((r[0] for r in con.execute(
+                    f"SELECT c.id FROM chunks c WHERE c.id > %s AND {where} ORDER BY c.id", [above, *params])),
+                    dtype=np.int64)
+
+            return self._allowed.read(caller, int(generation), int(top), int(logged_from), removed_since, fresh_above)
 
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
         with self.db.tx(ALL_TENANTS, snapshot=True) as con:
@@ -459,12 +533,16 @@ class PostgresStore(PgOperationalTables):
                                       ).fetchone()
                 if trimmed is not None and int(trimmed[0]) > recent_above:
                     return None
-            rows = con.execute(
-                "SELECT x.lexeme, c.id, CASE w WHEN 'A' THEN 0 WHEN 'B' THEN 1 ELSE 2 END AS col, count(*)"
-                " FROM chunks c, unnest(c.fts) x, unnest(x.weights) w WHERE c.fts_index=%s AND c.id > %s"
-                " GROUP BY 1, 2, 3 ORDER BY x.lexeme COLLATE \"C\", 2, 3", (TextIndex(index).value, above)).fetchall()
-        image = BM25Image.from_rows(rows, (*weights, 0.0), generation, len({r[1] for r in rows}))
-        return image
+            kind = TextIndex(index).value
+            unit_ids = np.fromiter((r[0] for r in con.execute(
+                "SELECT id FROM chunks WHERE fts_index=%s AND id > %s ORDER BY id", (kind, above))), dtype=np.int64)
+            # A server-side cursor: the postings come a batch at a time, never all as Python rows.
+            with con.cursor(name="lexical_image") as cursor:
+                cursor.execute(
+                    "SELECT x.lexeme, c.id, sum(CASE w WHEN 'A' THEN %s::float8 WHEN 'B' THEN %s::float8 ELSE 0 END),"
+                    " count(*) FROM chunks c, unnest(c.fts) x, unnest(x.weights) w WHERE c.fts_index=%s AND c.id > %s"
+                    " GROUP BY 1, 2 ORDER BY x.lexeme COLLATE \"C\", 2", (*weights, kind, above))
+                return BM25Image.from_batches(unit_ids, iter(lambda: cursor.fetchmany(BATCH), []), generation)
 
     def trim_recent(self, index: TextIndex, upto: int) -> None:
         """Rows stay readable above any id here (they are read through an index, not kept apart),
@@ -473,6 +551,14 @@ class PostgresStore(PgOperationalTables):
             con.execute("INSERT INTO meta VALUES(%s, %s) ON CONFLICT(key) DO UPDATE SET value ="
                         " greatest(meta.value::bigint, excluded.value::bigint)::text",
                         (f"trimmed:{TextIndex(index).value}", str(upto)))
+
+    def save_image(self, index: TextIndex, weights: tuple[float, float], image: BM25Image) -> bool:
+        """Not kept: workers of one PostgreSQL may run on different machines, with no directory
+        in common; each builds its own (streamed, eight bytes a posting)."""
+        return False
+
+    def saved_image(self, index: TextIndex, weights: tuple[float, float]) -> BM25Image | None:
+        return None
 
     # -- vectors -------------------------------------------------------------------------------
     @staticmethod
