@@ -41,11 +41,15 @@ def global_scores(image: BM25Image) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     n_rows = image.unit_ids.size
     avg = image.lengths.sum() / max(n_rows, 1)
     out = {}
-    for term, p in image.postings.items():
-        n_t = p.rows.size
+    assert isinstance(image.terms, dict)  # (built in memory)
+    for term in image.terms:
+        found = image.postings(term)
+        assert found is not None
+        rows, f = found[0], found[1].astype(np.float64)
+        n_t = rows.size
         idf = max(float(np.log((n_rows - n_t + 0.5) / (n_t + 0.5))), 1e-6)
-        hit = p.freqs > 0
-        rows, f = p.rows[hit], p.freqs[hit]
+        hit = f > 0
+        rows, f = rows[hit], f[hit]
         out[term] = (rows, idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * image.lengths[rows] / avg)))
     return out
 

@@ -360,6 +360,18 @@ class Engine:
         return ReindexReport(model_id, done, time.perf_counter() - start, scanned)
 
     # -- search ------------------------------------------------------------------------------
+    def mentions(self, text: str, caller: Caller) -> bool:
+        """Whether a page the caller may see holds a content word of ``text`` in its title or
+        body: from the full-text leg's segments when they are built (no text search in the
+        store), else from the store's index (never waiting for a build). A failure is logged
+        and answers ``False``: it only decides whether a name is added to the question."""
+        try:
+            found = self.fulltext.mentions(text, caller, self.store.allowed(caller))
+            return found if found is not None else self.store.mentions(text, caller)
+        except Exception:
+            log.warning("could not tell whether the knowledge mentions %r; taken as not", text, exc_info=True)
+            return False
+
     def search(self, text: str, caller: Caller, *, top: int = 10,
                weights: Mapping[str, float] | None = None, k: float | None = None,
                depths: Mapping[str, int] | None = None, floor: float | None = None,

@@ -87,3 +87,27 @@ def test_any_batch_size_builds_the_same_image(store: SqliteStore, monkeypatch, b
     assert small.terms == whole.terms and len(whole.terms) > 20
     for name in ("unit_ids", "lengths", "offsets", "rows", "freqs"):
         assert np.array_equal(getattr(small, name), getattr(whole, name)), name
+
+
+def test_a_saved_image_finds_every_term_and_nothing_else(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Saved terms are looked up by binary search over their UTF-8 bytes (no per-worker
+    dictionary): prefixes, accents and scripts beyond ASCII all land on their own postings."""
+    from electa.stores import lexical_segments
+
+    words = ["ab", "abc", "abd", "b", "café", "cafe", "zoë", "日本", "ÿ", "a" * 70, "é"]
+    # Fed against byte order, so each term's number differs from its place among the sorted terms.
+    rows = [(w, 1 + i % 3, 1.0 + i, 2) for i, w in enumerate(sorted(words, key=str.encode, reverse=True))]
+    image = BM25Image.from_batches(np.array([1, 2, 3]), [rows], generation=4)
+    lexical_segments.write(image, WEIGHTS, tmp_path / "img.partial")
+    (tmp_path / "img.partial").rename(tmp_path / "img")
+    saved = lexical_segments.load(tmp_path / "img", WEIGHTS, generation=5)
+    assert saved is not None and not isinstance(saved.terms, dict) and len(saved.terms) == len(words)
+    for word in words:
+        got, want = saved.postings(word), image.postings(word)
+        assert got is not None and want is not None
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), word
+    for absent in ["", "a", "abb", "abe", "caf", "cafés", "zz", "日", "日本語", "ÿÿ"]:
+        assert saved.postings(absent) is None, absent
+    assert lexical_segments.load(tmp_path / "img", (1.0, 1.0, 0.0), generation=5) is None  # other weights
+    (tmp_path / "img" / "offsets.npy").write_bytes(b"")  # damaged: rebuilt, never raised
+    assert lexical_segments.load(tmp_path / "img", WEIGHTS, generation=5) is None

@@ -71,3 +71,65 @@ def test_another_process_trimming_the_recent_rows_never_hides_a_row(engine: Engi
             assert [h.title for h in engine.search(f"t{n}x", Caller("acme"), legs=["fulltext"]).hits] == [f"Article {n}"]
     finally:
         reader.close()
+
+
+def test_close_waits_for_a_thread_started_while_another_starts(engine: Engine) -> None:
+    """Found by a flaky test: a thread was listed before it started; another start pruning
+    threads that were not alive dropped it meanwhile, and close() returned while it ran."""
+    import threading
+    import time
+
+    leg = engine.fulltext
+    finished = threading.Event()
+
+    class SlowToStart(threading.Thread):
+        def start(self) -> None:
+            time.sleep(0.3)  # the window between being listed and being alive, made wide
+            super().start()
+
+    slow = SlowToStart(target=lambda: (time.sleep(0.5), finished.set()), daemon=True)
+    starter = threading.Thread(target=leg._start, args=(slow,))
+    starter.start()
+    time.sleep(0.1)
+    leg._start(threading.Thread(target=lambda: None, daemon=True))  # prunes the list meanwhile
+    starter.join()
+    leg.close()
+    assert finished.is_set()
+
+
+def test_the_engine_answers_mentions_as_the_store_does(engine: Engine) -> None:
+    """The answer pipeline asks whether the knowledge mentions a business name on every ask;
+    it now reads the leg's segments (PostgreSQL's ``@@`` under the tenant wall read every row
+    of the tenant). Same answers as the store's index, callers and teams included, from a
+    freshly built main segment, a merged (saved, memory-mapped) one and a recent one."""
+    leg = engine.fulltext
+    leg.MERGE_MIN, leg.MERGE_SHARE = 3, 0.0
+    callers = [Caller("acme"), Caller("acme", principals=frozenset({"team:x"})), Caller("other")]
+    words = ["refunds", "Article", "Zephyrine", "Quillon", "t1x", "t7x", "nothing here", "the", "acme", ""]
+
+    def same() -> None:
+        for text in words:
+            for caller in callers:
+                found = leg.mentions(text, caller, engine.store.allowed(caller))
+                assert found is not None and found == engine.store.mentions(text, caller), (text, caller)
+                assert engine.mentions(text, caller) == found
+
+    engine.ingest_loaded("a", page(1), Access("acme"))
+    engine.ingest_loaded("t", Loaded([Document("t", "Quillon notes", "internal Zephyrine plans",
+                                               sections=(Section((), "internal Zephyrine plans"),))]),
+                         Access("acme", principals=("team:x",)))
+    leg.close()
+    leg.warm()
+    same()
+    for n in range(2, 8):
+        engine.ingest_loaded(f"s{n}", page(n), Access("acme"))
+    leg.close()
+    leg._merge_in_background()
+    leg.close()
+    engine.ingest_loaded("s9", page(9), Access("acme"))
+    leg.close()
+    _, recent = leg.warm()
+    assert recent.unit_ids.size and leg.merges >= 1  # (saved and memory-mapped where the store keeps images)
+    words.append("t9x")
+    same()
+    assert engine.mentions("Zephyrine", callers[1]) and not engine.mentions("Zephyrine", callers[0])

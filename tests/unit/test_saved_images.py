@@ -33,7 +33,7 @@ def merged(engine: Engine, pages: range) -> None:
     for n in pages:
         engine.ingest_loaded(f"s{n}", page(n), Access("acme"))
     leg.close()
-    leg.warm(merge=True)  # (a refresh skipped while a build ran: merge what is left, then wait)
+    leg._merge_in_background()  # (whatever the background did meanwhile: one merge now, waited for)
     leg.close()
 
 
@@ -64,7 +64,8 @@ def test_a_merge_saves_main_and_a_new_worker_opens_it_without_rebuilding(engine:
 
 def test_a_database_restored_from_a_copy_never_reads_an_image_saved_after_it(engine: Engine) -> None:
     """The copy's rows above its last id were never in it: a new row there gets an id the saved
-    image holds other text for. The image is named inside the database, so the copy names none."""
+    image holds other text for. The image is named inside the database, so the copy names only
+    an image saved before it (here one a later save has removed): it is not read, the leg rebuilds."""
     directory = engine.store.directory
     merged(engine, range(6))
     named_by_copy = engine.store.meta("saved:chunk_fts")
@@ -89,8 +90,7 @@ def test_a_database_restored_from_a_copy_never_reads_an_image_saved_after_it(eng
 
 def test_a_damaged_saved_image_is_rebuilt_not_read(engine: Engine) -> None:
     merged(engine, range(12))
-    token = str(engine.store.meta("saved:chunk_fts")).split(":")[0]
-    saved = engine.store.directory / "lexical" / f"chunk_fts-{token}"
+    saved = engine.store.directory / "lexical" / str(engine.store.meta("saved:chunk_fts")).rsplit(":", 1)[0]
     with open(saved / "rows.npy", "r+b") as f:
         f.truncate(os.path.getsize(saved / "rows.npy") - 8)
     assert engine.store.saved_image(TextIndex.UNITS, WEIGHTS) is None
@@ -105,11 +105,34 @@ def test_a_save_removes_older_images_and_crashed_partials_but_not_one_being_writ
     images = engine.store.directory / "lexical"
     merged(engine, range(6))
     images.mkdir(exist_ok=True)
-    crashed, writing = images / "chunk_fts-dead.partial", images / "chunk_fts-live.partial"
+    crashed, writing = images / "chunk_fts-1-dead.partial", images / "chunk_fts-2-live.partial"
     crashed.mkdir()
     writing.mkdir()
     old = time.time() - PARTIAL_KEPT_S - 10
     os.utime(crashed, (old, old))
     merged(engine, range(6, 14))
-    token = str(engine.store.meta("saved:chunk_fts")).split(":")[0]
-    assert sorted(p.name for p in images.glob("chunk_fts-*")) == sorted([f"chunk_fts-{token}", writing.name])
+    named = str(engine.store.meta("saved:chunk_fts")).rsplit(":", 1)[0]
+    assert sorted(p.name for p in images.glob("chunk_fts-*")) == sorted([named, writing.name])
+
+
+def test_an_unreadable_saved_image_is_replaced_and_a_worker_saves_what_it_built(engine: Engine) -> None:
+    """Found by review: an image of an older format (or damaged) stayed named until the rows
+    grew past it, so every worker rebuilt; and a worker that built a whole image never saved it."""
+    leg = engine.fulltext
+    leg.MERGE_MIN = 3
+    merged(engine, range(8))
+    named = str(engine.store.meta("saved:chunk_fts"))
+    directory = engine.store.directory / "lexical" / named.rsplit(":", 1)[0]
+    meta = directory / "segment.json"
+    meta.write_text(meta.read_text().replace('"format": 2', '"format": 1'))
+    assert engine.store.saved_image(TextIndex.UNITS, WEIGHTS) is None
+    worker = Engine.open(engine.store.directory, Settings(), HashEmbedder(dim=64))
+    try:
+        worker.fulltext.MERGE_MIN = 3
+        assert [h.title for h in worker.search("t5x", Caller("acme"), legs=["fulltext"]).hits] == ["Article 5"]
+        worker.fulltext.close()  # its background save of the image it built
+        assert engine.store.meta("saved:chunk_fts") != named
+        again = engine.store.saved_image(TextIndex.UNITS, WEIGHTS)
+        assert again is not None and again.max_row == int(named.rsplit(":", 1)[1])
+    finally:
+        worker.close()

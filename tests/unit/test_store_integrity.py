@@ -191,6 +191,21 @@ def test_units_stored_without_vectors_after_a_check_are_embedded_by_the_next_wri
         assert want == have and missing == 0
 
 
+def spy_on_reads(store: object) -> list[int]:
+    """Where each of the store's reads of new allowed ids starts (0: a whole read), from now on."""
+    read_above: list[int] = []
+    real = store._allowed.read  # type: ignore[attr-defined]
+
+    def spied(caller, generation, logged_from, removed_since, fresh_above, keep=True, top=0):  # type: ignore[no-untyped-def]
+        def fresh(above: int) -> np.ndarray:
+            read_above.append(above)
+            return fresh_above(above)
+        return real(caller, generation, logged_from, removed_since, fresh, keep, top)
+
+    store._allowed.read = spied  # type: ignore[attr-defined]
+    return read_above
+
+
 def store_sql(store: object, sql: str) -> list[tuple[object, ...]]:
     """``sql`` run as the store's owner, on either backend (white-box checks of its tables)."""
     from electa.stores.sqlite import SqliteStore
@@ -224,16 +239,7 @@ def test_allowed_sets_follow_writes_without_a_whole_read(tmp_path: Path) -> None
         engine.ingest_loaded(name, Loaded([doc(name, name.title(), text), doc(f"{name}2", "Second", f"{text} again")]),
                              Access(org, principals=principals))
 
-    read_above: list[int] = []  # where each read of new ids started: 0 is a whole read
-    real = store._allowed.read  # type: ignore[attr-defined]
-
-    def spied(caller, generation, top, logged_from, removed_since, fresh_above, keep=True):  # type: ignore[no-untyped-def]
-        def fresh(above: int) -> np.ndarray:
-            read_above.append(above)
-            return fresh_above(above)
-        return real(caller, generation, top, logged_from, removed_since, fresh, keep)
-
-    store._allowed.read = spied  # type: ignore[attr-defined]
+    read_above = spy_on_reads(store)
     ingest("a", "acme", "refunds within thirty days")
     ingest("b", "acme", "parking rules", ("team:ops",))
     ingest("c", "other", "other tenant pages")
@@ -242,6 +248,17 @@ def test_allowed_sets_follow_writes_without_a_whole_read(tmp_path: Path) -> None
     ingest("e", "acme", "one more page")
     store.allowed(callers[0])
     assert read_above and min(read_above) > 0  # followed, not read whole (PostgreSQL read whole)
+    # A caller with nothing to read, and one whose last unit is old, start above the table's
+    # highest id (found by review: they walked every other tenant's rows written since).
+    quiet = Caller("nobody")
+    store.allowed(quiet)
+    store.allowed(callers[2])
+    before_f = int(store_sql(store, "SELECT max(id) FROM chunks")[0][0])
+    ingest("f", "acme", "another page")  # above every id "nobody" and "other" have
+    read_above.clear()
+    store.allowed(quiet)
+    store.allowed(callers[2])
+    assert read_above == [before_f, before_f]
     engine.delete_source("acme", "default", "a")
     check()
     ingest("b", "acme", "parking rules changed", ("team:ops",))  # an update: old units out, new in
@@ -264,13 +281,21 @@ def test_the_removal_log_is_trimmed_and_a_set_older_than_it_is_read_whole(tmp_pa
     store = engine.store
     caller = Caller("acme")
     engine.ingest_loaded("keep", Loaded([doc("k", "Kept", "kept page")]), Access("acme"))
-    early = store.allowed(caller)  # a base from an early generation
+    engine.ingest_loaded("gone", Loaded([doc("g", "Gone", "gone page")]), Access("acme"))
+    early = store.allowed(caller)  # a base from an early generation, holding the units of "gone"
+    engine.delete_source("acme", "default", "gone")  # logged: then the log forgets it
+    reads = spy_on_reads(store)
     for n in range(70):  # past a multiple of 64: the log is trimmed to the last 8 generations
         engine.ingest_loaded(f"s{n % 3}", Loaded([doc(f"d{n}", f"Page {n}", f"text {n}")]), Access("acme"))
     assert int(store.meta("removed_units_from") or 0) > early.generation
     assert store_sql(store, "SELECT min(after_generation) FROM removed_units")[0][0] >= store.generation - 8 - 64
+    reads.clear()
+    now = store.allowed(caller)
+    assert reads == [0]  # the base is older than the log: read whole (following it would keep "gone")
     fresh = open_store(Settings(), tmp_path / "d")
-    assert np.array_equal(store.allowed(caller).ids, fresh.allowed(caller).ids)
+    assert np.array_equal(now.ids, fresh.allowed(caller).ids)
+    # "keep" and "gone" are alike: half of the early set was gone's, and none of it is left
+    assert len(set(early.ids.tolist()) - set(now.ids.tolist())) == len(early) // 2
     fresh.close()
     engine.close()
 

@@ -305,7 +305,7 @@ class AskPipeline:
         return self.rewriter
 
     def _mentioned(self, caller: Caller) -> Callable[[str], bool]:
-        return lambda name: self.store.mentions(name, caller)
+        return lambda name: self.engine.mentions(name, caller)
 
     def _cache_key(self, cache: Cache, req: AskRequest, config: AgentConfig) -> tuple[object, ...]:
         overrides = json.dumps([repr(req.profile), req.floor, req.calibrated_floor, req.top_k,

@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 
-from electa.stores.bm25_memory import BM25Image, search_segments
+from electa.stores.bm25_memory import BM25Image, mentioned_in, search_segments
 from electa.stores.protocol import AllowedSet, IndexStore, TextIndex
 from electa.types import Caller
 
@@ -69,9 +69,14 @@ class FullTextLeg:
         for attempt in range(3):
             # A saved image opens in milliseconds (memory-mapped); only the first try uses it,
             # so a saved image trimmed past meanwhile costs one retry, not three.
-            main = (self.store.saved_image(self.index, self.weights) if attempt == 0 else None) \
-                or self.store.lexical_image(self.index, self.weights)
+            saved = self.store.saved_image(self.index, self.weights) if attempt == 0 else None
+            main = saved or self.store.lexical_image(self.index, self.weights)
             assert main is not None  # a whole image is always there
+            if saved is None and main.unit_ids.size >= self.MERGE_MIN:
+                # None saved (or one this code cannot read): save this one, so the next worker
+                # opens it instead of building it again. Failing to save costs nothing here.
+                self._start(threading.Thread(target=self._save_and_close, args=(main,), name=f"{self.name}-save",
+                                             daemon=True))
             recent = self.store.lexical_image(self.index, self.weights, recent_above=main.max_row)
             if recent is not None:
                 return main, recent
@@ -113,12 +118,7 @@ class FullTextLeg:
         try:
             main = self.store.lexical_image(self.index, self.weights)  # the long part: queries go on meanwhile
             assert main is not None
-            if self.store.save_image(self.index, self.weights, main):
-                # Swap the heap copy for the saved one, memory-mapped: the page cache holds it
-                # once for every worker, and this process's heap gives its copy back.
-                saved = self.store.saved_image(self.index, self.weights)
-                if saved is not None and saved.max_row == main.max_row:
-                    main = saved
+            main = self._saved_copy(main)
             with self._building:
                 recent = self.store.lexical_image(self.index, self.weights, recent_above=main.max_row)
                 self._segments = (main, recent) if recent is not None else self._whole()
@@ -131,10 +131,33 @@ class FullTextLeg:
             self._merging.release()
             self.store.close()  # this thread's own connection
 
+    def _save_and_close(self, main: BM25Image) -> None:
+        try:
+            self._saved_copy(main)
+        finally:
+            self.store.close()  # this thread's own connection
+
+    def _saved_copy(self, main: BM25Image) -> BM25Image:
+        """``main`` saved by the store and read back memory-mapped (the page cache holds it once
+        for every worker; this process's heap gives its copy back), or ``main`` itself when the
+        store keeps none or saving fails (a full disk costs memory, never the merge)."""
+        try:
+            self.store.save_image(self.index, self.weights, main)  # (False: one as new is saved already)
+            saved = self.store.saved_image(self.index, self.weights)
+            if saved is not None and saved.max_row == main.max_row:
+                return saved
+        except Exception:
+            log.warning("saving the %s BM25 image failed; this worker keeps it in memory", self.name, exc_info=True)
+        return main
+
     def _start(self, thread: threading.Thread) -> None:
+        # Started inside the lock: a thread listed before it started is not alive yet, and
+        # another _start pruning dead threads meanwhile dropped it, so close() did not wait
+        # for it (a merge outlived the engine; found by a flaky test).
         with self._threads_lock:
-            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-        thread.start()
+            self._threads = [t for t in self._threads if t.is_alive()]
+            thread.start()
+            self._threads.append(thread)
 
     def refresh(self) -> None:
         """After this process wrote: bring the segments up to date in the background (so the
@@ -171,6 +194,19 @@ class FullTextLeg:
         # every row the caller may see (rows deleted since are simply not in ``allowed``).
         segments = self.warm(allowed.generation)
         return search_segments(segments, query, allowed.ids, depth, key=(allowed.generation, caller.cache_key()))
+
+
+    def mentions(self, text: str, caller: Caller, allowed: AllowedSet) -> bool | None:
+        """Whether a unit the caller may see holds a content word of ``text`` in its title or
+        body (a word only in the access tokens does not count), read from the segments when
+        they are built for ``allowed.generation``; ``None`` when they are not (this never
+        waits for a build: the caller asks the store). ``store.mentions`` asks the index
+        instead; on PostgreSQL, where ``@@`` is not leakproof, that reads every row of the
+        tenant behind the wall."""
+        segments = self._segments
+        if segments is None or segments[1].generation < allowed.generation:
+            return None
+        return mentioned_in(segments, text, allowed.ids, key=(allowed.generation, caller.cache_key()))
 
 
 class QaLeg(FullTextLeg):

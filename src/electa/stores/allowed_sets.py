@@ -50,15 +50,21 @@ class AllowedSets:
         with self._lock:
             self._cache.clear()
 
-    def read(self, caller: Caller, generation: int, top: int, logged_from: int,
+    def read(self, caller: Caller, generation: int, logged_from: int,
              removed_since: Callable[[int], np.ndarray], fresh_above: Callable[[int], np.ndarray],
-             keep: bool = True) -> AllowedSet:
+             keep: bool = True, top: int = 0) -> AllowedSet:
         """The caller's set at ``generation`` (all read in one snapshot by the store): from its
         base when the base is no older than ``logged_from`` (the oldest generation the removal
         log still covers), minus ``removed_since(base generation)``, plus
-        ``fresh_above(base's highest id)``; otherwise ``fresh_above(0)``, the whole set. ``top``
-        is the highest unit id in the snapshot. ``keep=False``: neither cached nor kept (read
-        inside a write that may yet be rolled back)."""
+        ``fresh_above(base's highest id)``; otherwise ``fresh_above(0)``, the whole set.
+        ``keep=False``: neither cached nor kept (read inside a write that may yet be rolled back).
+
+        The next read starts above the highest of: the ids this read returned, the base's
+        start, and ``top``, a unit id every unit at or below which was committed when the
+        snapshot was taken (the table's highest id, read in that snapshot or an earlier one).
+        A unit the caller may read that commits later has a higher id still (writes are
+        serialised and draw ids in order). ``top`` keeps the next read from walking every
+        other tenant's rows written since this caller's last unit."""
         with self._lock:
             previous = self._bases.get(caller.cache_key())
         base, above = np.empty(0, dtype=np.int64), 0
@@ -69,7 +75,7 @@ class AllowedSets:
         fresh = fresh_above(above)
         allowed = AllowedSet(np.concatenate([base, fresh]) if base.size else fresh, generation, caller)
         if keep:
-            self._keep(caller, allowed, top)
+            self._keep(caller, allowed, max(top, above, int(fresh[-1]) if fresh.size else 0))
         return allowed
 
     def _keep(self, caller: Caller, allowed: AllowedSet, top: int) -> None:

@@ -34,8 +34,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -56,6 +57,20 @@ def fts_terms(query: str) -> list[str]:
 BATCH = 65_536  # rows fetched and converted at a time while building
 
 
+class TermNumbers(Protocol):
+    """A term's number in an image: a ``dict`` when built in memory, a
+    :class:`electa.stores.lexical_segments.SortedTerms` when memory-mapped."""
+
+    def get(self, term: str, /) -> int | None: ...
+
+    def __len__(self) -> int: ...
+
+
+def batches(cursor: Any) -> Iterator[Sequence[Any]]:
+    """A DB-API cursor's rows, ``BATCH`` at a time (read when called, so tests can shrink it)."""
+    return iter(lambda: cursor.fetchmany(BATCH), [])
+
+
 @dataclass(frozen=True)
 class _View:
     """What one caller may see of the image: a row mask and the collection statistics over it."""
@@ -71,13 +86,14 @@ class BM25Image:
     The postings are one compressed-sparse-row layout (bm25s's): ``terms`` maps a term to its
     number ``i``, whose rows are ``rows[offsets[i]:offsets[i+1]]`` (positions into
     ``unit_ids``, ascending, int32) with their column-weighted frequencies in ``freqs``
-    (float32: sums of small integers times weights of 0, 1 and 2, exact in float32). Eight
+    (float32: sums of small counts times the legs' weights of 0, 1 and 2 are exact in float32;
+    other weights round at one part in ten million). Eight
     bytes a posting and three arrays in all, whatever the vocabulary, so an image can be saved
     as plain arrays and memory-mapped (:mod:`electa.stores.lexical_segments`): then the postings
     live in the page cache, shared by every worker on the machine, not in each one's heap.
     """
 
-    def __init__(self, unit_ids: np.ndarray, lengths: np.ndarray, terms: dict[str, int], offsets: np.ndarray,
+    def __init__(self, unit_ids: np.ndarray, lengths: np.ndarray, terms: TermNumbers, offsets: np.ndarray,
                  rows: np.ndarray, freqs: np.ndarray, generation: int, scanned: int = 0) -> None:
         self.unit_ids = unit_ids
         self.lengths = lengths
@@ -125,7 +141,7 @@ class BM25Image:
         cursor = con.execute(
             f"SELECT term, doc, sum(CASE col {case} ELSE 0.0 END), count(*) FROM temp.{table}_instances"
             " WHERE doc > ? GROUP BY term, doc ORDER BY term, doc", (*params, above))
-        return cls.from_batches(unit_ids, iter(lambda: cursor.fetchmany(BATCH), []), generation, scanned)
+        return cls.from_batches(unit_ids, batches(cursor), generation, scanned)
 
     @classmethod
     def from_batches(cls, unit_ids: np.ndarray, batches: Iterable[Sequence[tuple[str, int, float, int]]],
@@ -248,6 +264,22 @@ def search_segments(segments: Sequence[BM25Image], query: str, allowed_ids: np.n
         units, inverse = np.unique(units, return_inverse=True)
         scores = np.bincount(inverse, weights=scores)
     return top_units(units, scores, limit)
+
+
+def mentioned_in(segments: Sequence[BM25Image], text: str, allowed_ids: np.ndarray, key: object = None) -> bool:
+    """Whether a row among ``allowed_ids`` holds a content word of ``text`` in a weighted column
+    (not only in a zero-weight one, the access tokens): FTS5's ``title/body : (word OR …)``
+    asked of the image, with no scan of the rows."""
+    terms = fts_terms(text)
+    if not terms or not allowed_ids.size:
+        return False
+    for seg in segments:
+        view = seg._view(allowed_ids, key)
+        for term in terms:
+            found = seg.postings(term)
+            if found is not None and bool(np.any(view.mask[found[0][found[1] > 0]])):
+                return True
+    return False
 
 
 def top_units(units: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:

@@ -236,13 +236,14 @@ class IndexStore(Protocol):
     def save_image(self, index: TextIndex, weights: tuple[float, float], image: BM25Image) -> bool:
         """Keep ``image`` (a whole image of ``index`` built with ``weights``) where every process
         on this store can open it without rebuilding (:meth:`saved_image`); ``True`` when it is
-        now the saved one, ``False`` when the backend keeps none or a newer one is saved."""
+        now the saved one, ``False`` when the backend keeps none or one as new (same or higher
+        ``max_row``) is saved already."""
         ...
 
     def saved_image(self, index: TextIndex, weights: tuple[float, float]) -> BM25Image | None:
         """The image last kept by :meth:`save_image` for ``index`` and ``weights``, covering
-        every row up to its ``max_row`` that was ever written (deleted ones included: the legs
-        filter by the allowed set), at the store's current generation; ``None`` when there is
+        every row up to its ``max_row`` that exists now (and perhaps rows deleted since it was
+        built: the legs filter by the allowed set), at the store's current generation; ``None`` when there is
         none, when its rows above ``max_row`` can no longer be read through ``recent_above``
         (trimmed past it), or when it does not belong to this store's current contents (a
         database restored from a copy): then the caller builds a whole one."""

@@ -630,10 +630,9 @@ class SqliteStore(OperationalTables):
                 f"SELECT c.id FROM chunks c {join} documents d ON d.id=c.document_id WHERE c.id > ? AND {where}"
                 f" AND ({reader}) ORDER BY c.id", [above, *params])), dtype=np.int64)
 
-        return self._allowed.read(
-            caller, self._generation(con), int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]),
-            int(con.execute("SELECT value FROM meta WHERE key='removed_units_from'").fetchone()[0]),
-            removed_since, fresh_above, keep)
+        logged_from = int(con.execute("SELECT value FROM meta WHERE key='removed_units_from'").fetchone()[0])
+        top = int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
+        return self._allowed.read(caller, self._generation(con), logged_from, removed_since, fresh_above, keep, top)
 
     def fts_search(self, table: str, query: str, caller: Caller, limit: int,
                    weights: tuple[float, ...], ranked: bool = True, column: str = "") -> list[tuple[int, float]]:
@@ -703,44 +702,85 @@ class SqliteStore(OperationalTables):
     def _images_dir(self) -> Path:
         return self.directory / "lexical"
 
+    def _saved_name(self, con: sqlite3.Connection, table: str) -> tuple[str, int] | None:
+        """The saved image named in ``meta``: its directory's name and its ``max_row``."""
+        found = con.execute("SELECT value FROM meta WHERE key=?", (f"saved:{table}",)).fetchone()
+        if found is None:
+            return None
+        name, max_row = str(found[0]).rsplit(":", 1)
+        return name, int(max_row)
+
+    def _outdated(self, named: tuple[str, int] | None, max_row: int) -> bool:
+        """Whether an image up to ``max_row`` should replace the one ``named``: none is named,
+        it is older, or it cannot be read (gone, or of a format this code no longer reads)."""
+        return (named is None or named[1] < max_row
+                or not lexical_segments.readable(self._images_dir() / named[0]))
+
     def save_image(self, index: TextIndex, weights: tuple[float, float], image: BM25Image) -> bool:
-        """Saved as memory-mappable arrays under ``lexical/<table>-<token>/``; which one is
-        current is named in ``meta`` (``saved:<table>`` = ``<token>:<max_row>``) in a
-        transaction of this database, so a copy of the database restored over the directory
-        names no image saved after it (its rows up to that id may differ), and no process reads
-        a directory still being written. An image older than the saved one is not kept."""
+        """Saved as memory-mappable arrays under ``lexical/<table>-<max_row>-<token>/``; which
+        one is current is named in ``meta`` (``saved:<table>`` = ``<directory>:<max_row>``) in
+        a transaction of this database, so a copy of the database restored over the directory
+        names only an image saved before the copy (holding rows the copy holds too), and no
+        process reads a directory still being written (it is written as ``….partial`` first
+        and renamed into place inside the transaction that names it). Older images are removed
+        after that commit, outside the write lock: only those below the one then named, so a
+        newer one another process has just saved is never touched, and a reader that read the
+        old name finds the new one when it looks again."""
         table = FTS_TABLES[TextIndex(index)]
-        token = secrets.token_hex(8)
-        directory = self._images_dir() / f"{table}-{token}"
-        lexical_segments.save(image, (*weights, 0.0), directory)
-        with self.transaction() as con:
-            found = con.execute("SELECT value FROM meta WHERE key=?", (f"saved:{table}",)).fetchone()
-            kept = found is None or int(found[0].split(":")[1]) < image.max_row
-            if kept:
-                self.set_meta(con, f"saved:{table}", f"{token}:{image.max_row}")
-            current = (f"{table}-{token}" if kept else f"{table}-{found[0].split(':')[0]}")
-        for old in self._images_dir().glob(f"{table}-*"):
-            # A process mapping an old one keeps its pages (POSIX); a partial one may be another
-            # process's save in progress, unless it is old enough to be a crash's leftover.
-            if old.name != current and (not old.name.endswith(".partial")
-                                        or time.time() - old.stat().st_mtime > PARTIAL_KEPT_S):
-                shutil.rmtree(old, ignore_errors=True)
-        return kept
+        with self.snapshot() as con:
+            if not self._outdated(self._saved_name(con, table), image.max_row):
+                return False  # (before writing hundreds of MB)
+        images = self._images_dir()
+        name = f"{table}-{image.max_row}-{secrets.token_hex(8)}"
+        partial = images / f"{name}.partial"
+        lexical_segments.write(image, (*weights, 0.0), partial)
+        try:
+            with self.transaction() as con:
+                if not self._outdated(self._saved_name(con, table), image.max_row):
+                    return False
+                partial.rename(images / name)
+                self.set_meta(con, f"saved:{table}", f"{name}:{image.max_row}")
+        except BaseException:
+            shutil.rmtree(images / name, ignore_errors=True)  # renamed, but never named
+            raise
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)  # not kept
+        self._remove_old_images(table)
+        return True
+
+    def _remove_old_images(self, table: str) -> None:
+        with self.snapshot() as con:
+            named = self._saved_name(con, table)
+        if named is None:
+            return
+        for path in self._images_dir().glob(f"{table}-*"):
+            parts = path.name.split("-")
+            try:
+                older = int(parts[-2]) < named[1]
+                if path.name.endswith(".partial"):  # another save in progress, or a crash's
+                    older = time.time() - path.stat().st_mtime > PARTIAL_KEPT_S
+                if older and path.name != named[0]:
+                    shutil.rmtree(path, ignore_errors=True)  # a process mapping it keeps its pages (POSIX)
+            except (ValueError, IndexError, FileNotFoundError):
+                continue
 
     def saved_image(self, index: TextIndex, weights: tuple[float, float]) -> BM25Image | None:
         table = FTS_TABLES[TextIndex(index)]
-        with self.snapshot() as con:
-            generation = self._generation(con)
-            found = con.execute("SELECT value FROM meta WHERE key=?", (f"saved:{table}",)).fetchone()
-            trimmed = con.execute("SELECT value FROM meta WHERE key=?", (f"trimmed:{RECENT_TABLES[TextIndex(index)]}",)
-                                  ).fetchone()
-        if found is None:
-            return None
-        token, max_row = found[0].split(":")
-        if trimmed is not None and int(trimmed[0]) > int(max_row):
-            return None  # rows between it and the trim are in neither: build whole
-        image = lexical_segments.load(self._images_dir() / f"{table}-{token}", (*weights, 0.0), generation)
-        return image if image is not None and image.max_row == int(max_row) else None
+        recent = RECENT_TABLES[TextIndex(index)]
+        for _ in range(2):  # a second look when another process saved and cleaned up meanwhile
+            with self.snapshot() as con:
+                generation = self._generation(con)
+                named = self._saved_name(con, table)
+                trimmed = con.execute("SELECT value FROM meta WHERE key=?", (f"trimmed:{recent}",)).fetchone()
+            if named is None:
+                return None
+            name, max_row = named
+            if trimmed is not None and int(trimmed[0]) > max_row:
+                return None  # rows between it and the trim are in neither: build whole
+            image = lexical_segments.load(self._images_dir() / name, (*weights, 0.0), generation)
+            if image is not None and image.max_row == max_row:
+                return image
+        return None
 
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
         """Stored units by id, read in one snapshot. Units read at the store's current

@@ -249,6 +249,21 @@ class StoreContract:
         # them is told so (None), in any process, rather than given a segment missing rows.
         assert store.lexical_image(TextIndex.UNITS, (2.0, 1.0), recent_above=main.max_row - 1) is None
 
+    def test_an_image_read_in_small_batches_is_the_same_image(self, store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+        """The image is read a batch of rows at a time; batches that end inside a term's rows,
+        or lie wholly inside them, change nothing."""
+        from electa.stores import bm25_memory
+
+        for i, text in enumerate(["refund policy refund", "refund money back", "opening hours refund", "days"]):
+            store.put_source(record(f"{i}.md", str(i), Access("acme")), [prepared(str(i), text, title=f"Refund T{i}")])
+        whole = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+        for batch in (1, 2, 3):
+            monkeypatch.setattr(bm25_memory, "BATCH", batch)
+            small = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+            assert dict(small.terms.items()) == dict(whole.terms.items()) and len(whole.terms) > 10
+            for name in ("unit_ids", "lengths", "offsets", "rows", "freqs"):
+                assert np.array_equal(getattr(small, name), getattr(whole, name)), (batch, name)
+
     def test_a_saved_image_scores_as_the_image_it_saved(self, store) -> None:  # type: ignore[no-untyped-def]
         """What ``save_image`` keeps, ``saved_image`` gives back with the same scores; an older
         image never replaces it; other weights or a trim past it are not answered with it."""

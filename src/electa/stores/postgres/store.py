@@ -32,7 +32,7 @@ from electa.errors import ModelMismatchError
 from electa.ingest import injection
 from electa.stores import allowed_sets
 from electa.stores.allowed_sets import AllowedSets
-from electa.stores.bm25_memory import BATCH, BM25Image, fts_terms
+from electa.stores.bm25_memory import BM25Image, batches, fts_terms
 from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, index_terms, tsquery_any, tsvector_literal
 from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, redact
 from electa.stores.postgres.ops import PgOperationalTables
@@ -456,9 +456,13 @@ class PostgresStore(PgOperationalTables):
         if cached is not None:
             return cached
         where, params = reader_filter(caller)
+        # The table's highest id, read before the caller's snapshot (so every unit up to it is
+        # in that snapshot) and outside the wall: under it, max(id) checks each row's tenant.
+        with self.db.tx(ALL_TENANTS, snapshot=True) as con:
+            top = int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
         with self.db.tx(caller.org, snapshot=True) as con:
-            generation, top, logged_from = con.execute(
-                "SELECT (SELECT value::bigint FROM meta WHERE key='generation'), (SELECT coalesce(max(id), 0) FROM chunks),"
+            generation, logged_from = con.execute(
+                "SELECT (SELECT value::bigint FROM meta WHERE key='generation'),"
                 " (SELECT value::bigint FROM meta WHERE key='removed_units_from')").fetchone()
 
             def removed_since(since: int) -> np.ndarray:
@@ -470,7 +474,7 @@ class PostgresStore(PgOperationalTables):
                     f"SELECT c.id FROM chunks c WHERE c.id > %s AND {where} ORDER BY c.id", [above, *params])),
                     dtype=np.int64)
 
-            return self._allowed.read(caller, int(generation), int(top), int(logged_from), removed_since, fresh_above)
+            return self._allowed.read(caller, int(generation), int(logged_from), removed_since, fresh_above, top=top)
 
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
         with self.db.tx(ALL_TENANTS, snapshot=True) as con:
@@ -542,7 +546,7 @@ class PostgresStore(PgOperationalTables):
                     "SELECT x.lexeme, c.id, sum(CASE w WHEN 'A' THEN %s::float8 WHEN 'B' THEN %s::float8 ELSE 0 END),"
                     " count(*) FROM chunks c, unnest(c.fts) x, unnest(x.weights) w WHERE c.fts_index=%s AND c.id > %s"
                     " GROUP BY 1, 2 ORDER BY x.lexeme COLLATE \"C\", 2", (*weights, kind, above))
-                return BM25Image.from_batches(unit_ids, iter(lambda: cursor.fetchmany(BATCH), []), generation)
+                return BM25Image.from_batches(unit_ids, batches(cursor), generation)
 
     def trim_recent(self, index: TextIndex, upto: int) -> None:
         """Rows stay readable above any id here (they are read through an index, not kept apart),

@@ -3,8 +3,8 @@
 -- write (about a second at a million units). As the embedded store's removed_units: a row is
 -- (the generation the delete happened at, before the write moved it; the unit's id); rows older
 -- than meta 'removed_units_from' are pruned, and a set read before that is read whole again.
--- A trigger writes it, so no delete path (a source updated, deleted, an organisation dropped)
--- can forget to.
+-- A trigger writes it, so no delete path (a source updated or deleted, a document replaced,
+-- any later one) can forget to.
 
 CREATE TABLE removed_units(after_generation bigint NOT NULL, chunk_id bigint NOT NULL, org text NOT NULL);
 CREATE INDEX removed_units_generation ON removed_units(after_generation);
