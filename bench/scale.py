@@ -123,7 +123,8 @@ def disk_mb(engine: Engine, data: Path) -> float:
     return sum(p.stat().st_size for p in data.rglob("*") if p.is_file()) / 2**20
 
 
-def measure(engine: Engine, embedder: SyntheticEmbedder, size: int, data: Path, queries: list[str]) -> dict[str, object]:
+def measure(engine: Engine, embedder: SyntheticEmbedder, size: int, data: Path, queries: list[str],
+            tag: str = "") -> dict[str, object]:
     caller = Caller(ORG)
     for q in queries[:20]:  # warm caches (allowed set, masks), then the resident set of one engine
         engine.search(q, caller)
@@ -146,11 +147,11 @@ def measure(engine: Engine, embedder: SyntheticEmbedder, size: int, data: Path, 
             legs.setdefault(leg.leg, []).append(leg.elapsed_ms)
     searchable, parts = [], []
     for n in range(WRITES):  # a few one-document writes: the first after a warm search, then in a row
-        token = f"freshtoken{size}x{n}"
+        token = f"freshtoken{size}x{n}{tag}"
         fresh = PreparedDocument(f"fresh{size}x{n}", token, "", token,
                                  (Chunk(ChunkKind.PARENT, 0, token, f"{token} arrives"),), (embedder._one(token),))
         t = time.perf_counter()
-        engine.store.put_source(SourceRecord(ORG, "default", f"fresh-{size}-{n}", "bench", "", token, Access(ORG)),
+        engine.store.put_source(SourceRecord(ORG, "default", f"fresh-{size}-{n}{tag}", "bench", "", token, Access(ORG)),
                                 [fresh], model_id=embedder.model_id)
         t1 = time.perf_counter()
         engine._written()
@@ -232,7 +233,23 @@ def main() -> None:
     ap.add_argument("--backends", default="embedded,postgresql")
     ap.add_argument("--dim", type=int, default=64)
     ap.add_argument("--out", type=Path, default=Path("runs/scale"))
+    ap.add_argument("--measure", type=Path, default=None,
+                    help="measure an embedded store this script grew before (its data directory, left in the"
+                         " temporary work directory), at --sizes' one size, without growing it: to measure again"
+                         " on a quiet machine")
     args = ap.parse_args()
+    if args.measure is not None:
+        embedder, settings = SyntheticEmbedder(args.dim), Settings()
+        engine = Engine(open_store(settings, args.measure), settings, embedder, "")  # type: ignore[arg-type]
+        rng = np.random.default_rng(11)
+        queries = [" ".join(words(rng, int(rng.integers(2, 5)))) for _ in range(200)]
+        try:
+            size = int(args.sizes.split(",")[-1])
+            again = measure(engine, embedder, size, args.measure, queries, tag=f"again{int(time.time())}")
+            print(json.dumps({"backend": "embedded", "measured_again": True, **again}))
+        finally:
+            engine.close()
+        return
     sizes = sorted(int(s) for s in args.sizes.split(","))
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="electa-scale-"))
