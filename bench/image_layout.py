@@ -4,22 +4,23 @@
 
 Builds the store's full-text image three ways and runs the same 300 synthetic queries (as
 ``bench/scale.py`` draws them) over every unit, top 100, three passes, alternating which goes
-first: the layout of commit 037fce4 (``bench/legacy_bm25_image.py``, verbatim: a dict of int64
-and float64 arrays per term), the compressed-sparse-row image in the heap, and the same image
+first: the layout of commit 037fce4 (its module read from git, verbatim: a dict of int64 and
+float64 arrays per term), the compressed-sparse-row image in the heap, and the same image
 saved and memory-mapped. Prints p50 and p95 per layout and how many searches gave identical
 results (they must all). The store gains a saved image (``lexical/``) as a side effect.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-import legacy_bm25_image
 import scale
 
 from electa import Caller
@@ -30,7 +31,18 @@ from electa.stores.registry import open_store
 from electa.stores.sqlite import SqliteStore
 
 
+def legacy_image_module(commit: str = "037fce4") -> types.ModuleType:
+    """``electa.stores.bm25_memory`` as it was at ``commit`` (needs the git history)."""
+    source = subprocess.run(["git", "show", f"{commit}:src/electa/stores/bm25_memory.py"], check=True,
+                            capture_output=True, text=True, cwd=Path(__file__).parent).stdout
+    module = types.ModuleType("legacy_bm25_image")
+    sys.modules[module.__name__] = module  # (its dataclasses look their module up)
+    exec(compile(source, f"{commit}:bm25_memory.py", "exec"), module.__dict__)
+    return module
+
+
 def main() -> None:
+    legacy_bm25_image = legacy_image_module()
     store = open_store(Settings(), Path(sys.argv[1]))
     assert isinstance(store, SqliteStore)
     generation = store.generation
