@@ -173,6 +173,7 @@ def measure(engine: Engine, embedder: SyntheticEmbedder, size: int, data: Path, 
             # catch-up, full-text segment), the search that finds it (the allowed set follows)
             "commit_to_searchable_parts_ms": {name: round(float(np.median([p[i] for p in parts])), 1)
                                               for i, name in enumerate(("write", "after_write", "first_search"))},
+            "commit_to_searchable_each_ms": [[round(x, 1) for x in p] for p in parts],
             **memory,
             "disk_mb": round(disk_mb(engine, data), 1)}
 

@@ -115,3 +115,15 @@ def test_a_title_word_past_the_index_row_limit_never_fails_its_source(pg_store: 
     title = "Logs " + "".join(random.Random(5).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=3000))  # incompressible
     pg_store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "server logs", title=title)])
     assert len(pg_store.title_matches("logs", Caller("acme"), 10)) == 1
+
+
+def test_a_store_given_no_folder_removes_the_one_it_made() -> None:
+    # Every worker opened without a directory left an empty electa-pg-cache-* folder behind.
+    server = shared_server()
+    dsn = server.database()
+    store = PostgresStore(dsn, pool_size=1)
+    made = store.directory
+    assert made.is_dir()
+    store.shutdown()
+    server.drop(dsn)
+    assert not made.exists()

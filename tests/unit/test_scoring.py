@@ -45,3 +45,16 @@ def test_qa_minimum_needs_a_second_opinion() -> None:
     assert not _qa_minimum([qa(2), dense(7)])
     assert not _qa_minimum([qa(4)])
     assert not _qa_minimum([dense(1)])
+
+
+@pytest.mark.parametrize("text", ["Résumé of the CAFÉ", "e\u0301te\u0301 naïve", "İstanbul", "\u212aelvin", "ﬁnal ﬂow",
+                                  "α-synuclein ± 5 µm", "Straße 日本語 ÅNGSTRÖM", "plain ascii E1042", ""])
+def test_folding_only_the_non_ascii_runs_equals_folding_the_whole_text(text: str) -> None:
+    # fold() decomposes only the non-ASCII stretches (a cold worker's scoring spent a third of
+    # its time folding passages character by character); the result must not change.
+    import unicodedata
+
+    from electa.text import fold
+
+    whole = "".join(ch for ch in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(ch))
+    assert fold(text) == whole

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -113,6 +114,8 @@ class PostgresStore(PgOperationalTables):
     def __init__(self, dsn: str, directory: Path | None = None, pool_size: int = 8) -> None:
         self.db = PgDatabase(dsn, max_size=pool_size)
         self.dsn = redact(dsn)
+        # Without a directory, one of our own, removed by shutdown() (each worker made one before).
+        self._own_directory = directory is None
         self.directory = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="electa-pg-cache-"))
         self.directory.mkdir(parents=True, exist_ok=True)
         self._allowed = AllowedSets()
@@ -175,8 +178,11 @@ class PostgresStore(PgOperationalTables):
         """Connections are pooled, not per thread: nothing to close for one thread."""
 
     def shutdown(self) -> None:
-        """Close the pool (the process is done with the database)."""
+        """Close the pool (the process is done with the database), and remove the cache folder
+        this store made for itself (none was given)."""
         self.db.close()
+        if self._own_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def _changed(self) -> None:
         self._allowed.forget_cached()
