@@ -17,6 +17,7 @@ Every setting can be given as ``ELECTA_<NAME>`` (``ELECTA_FLOOR=0.5``) or passed
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -64,6 +65,21 @@ class Settings(BaseSettings):
     local_model: str = "smollm2"
     # CPU threads for local generation: two leaves the machine usable on a small host.
     local_threads: int = 2
+    # Judges (SPEC D1-D3), each optional, each within its budget (ms; the reference's rerank
+    # budget is 3 s). The reranker reads title + the first rerank_chars characters of the top
+    # rerank_depth hits: "onnx:<folder>" (a cross-encoder export), "http(s)://…/rerank" (TEI's
+    # shape, or rerank_api="cohere" for Cohere's and Jina's) or "llm" (the answer model, pointwise).
+    # rerank_blend < 1 fuses its order with fusion's (RRF) instead of replacing it.
+    rerank: str = ""
+    rerank_api: Literal["tei", "cohere"] = "tei"
+    rerank_model: str = ""
+    rerank_api_key: str | None = None
+    rerank_depth: int = Field(default=100, ge=1, le=1000)
+    rerank_chars: int = Field(default=2000, ge=100, le=100_000)
+    rerank_batch: int = Field(default=16, ge=1, le=256)
+    rerank_blend: float = Field(default=1.0, ge=0.0, le=1.0)
+    judge_budgets_ms: dict[str, Annotated[float, Field(ge=0.0, allow_inf_nan=False)]] = Field(
+        default_factory=lambda: {"rerank": 3000.0})
     admin_token: str | None = None
     # Search keys and visitor tokens (browser-facing): token buckets per key and per (key, client
     # address), refilled per minute; 0 switches one off. Trusted ingest/admin keys are not limited.

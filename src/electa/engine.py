@@ -37,6 +37,7 @@ from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
+from electa.judges import build_funnel
 from electa.legs.dense import DenseLeg
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
@@ -56,6 +57,7 @@ from electa.types import (
     LegVote,
     Passage,
     SearchResult,
+    Stage,
 )
 
 if TYPE_CHECKING:
@@ -122,6 +124,7 @@ class Engine:
         self._stems: dict[int, frozenset[str]] = {}
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
+        self.funnel = build_funnel(settings)
 
     @classmethod
     def open(cls, path: str | Path | None = None, settings: Settings | None = None,
@@ -148,6 +151,7 @@ class Engine:
 
     def close(self) -> None:
         self._runner.close()
+        self.funnel.close()
         self.fulltext.close()
         self.qa.close()
         if self.index is not None:
@@ -377,7 +381,8 @@ class Engine:
                depths: Mapping[str, int] | None = None, floor: float | None = None,
                legs: Sequence[str] | None = None, order: Order = Order.SCORED,
                page_url: str | None = None, calibrated_floor: float | None = None,
-               agent_settings: Mapping[str, object] | None = None) -> SearchResult:
+               agent_settings: Mapping[str, object] | None = None,
+               judges: Sequence[str] | None = None) -> SearchResult:
         """Run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
 
         ``weights``, ``k``, ``depths`` and ``floor`` override the settings for this request.
@@ -387,10 +392,15 @@ class Engine:
         ``settings.floor``); ``calibrated_floor`` is on the calibrated probability
         (``hit.probability``) of an agent tuned by ``electa tune --agent`` (default: its tuned
         floor). A calibrated agent's hits pass on the probability, and on ``floor`` too when
-        one is given."""
+        one is given.
+
+        ``judges`` names the judges to run after fusion (SPEC D1-D3; default every one the
+        settings turn on, ``[]`` none); each may reorder the top hits it looks at, never which
+        hits pass, and leaves a stage in ``SearchResult.stages`` (D6)."""
         if self._mismatch:
             raise ModelMismatchError(self._mismatch)
         s = self.settings
+        judge_depth = self.funnel.depth(judges)  # (an unknown judge is refused before any work)
         chosen = list(legs) if legs is not None else list(self.legs)
         unknown = [name for name in chosen if name not in self.legs]
         if unknown:
@@ -421,13 +431,29 @@ class Engine:
         else:
             limit = s.floor if floor is None else floor
             passes = [row[4] >= limit for row in rows]
+        # The judges may bring any hit they look at into the top: those are the ones shown.
+        shown = max(top, judge_depth)
         rescued = self._title_rescue(text, [(row[3].id, row[3].title) for row, ok in zip(rows, passes, strict=True)
-                                            if not ok], caller, {row[3].id for row in rows[:top]})
+                                            if not ok], caller, {row[3].id for row in rows[:shown]})
         hits = [self._hit(row, passes[i] or row[3].id in rescued, probability[i], rescued.get(row[3].id, ""))
-                for i, row in enumerate(rows[:top])]
-        timings["fusion"] = (time.perf_counter() - t1) * 1000.0
+                for i, row in enumerate(rows[:shown])]
+        t2 = time.perf_counter()
+        timings["fusion"] = (t2 - t1) * 1000.0
+        stages: list[Stage] = []
+        if judge_depth:
+            hits, stages = self.funnel.run(text, caller, hits, judges)
+            # Passing hits stay ahead of failing ones, each in the judges' order: a judge must not
+            # push a passing hit out of the top (and the answer out of its context).
+            hits = [h for h in hits if h.passes] + [h for h in hits if not h.passes]
+            timings["judges"] = (time.perf_counter() - t2) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
-        return SearchResult(text, tuple(hits), tuple(results), timings)
+        return SearchResult(text, tuple(hits[:top]), tuple(results), timings, tuple(stages))
+
+    def judge(self, text: str, caller: Caller, hits: Sequence[Hit], judges: Sequence[str] | None = None,
+              budgets_ms: Mapping[str, float] | None = None) -> tuple[list[Hit], list[Stage]]:
+        """The judges' order of ``hits`` (already fused and scored, e.g. by :meth:`rank`) and
+        their stages: what :meth:`search` does after fusion, for the evaluation's rows."""
+        return self.funnel.run(text, caller, hits, judges, budgets_ms)
 
     def _title_rescue(self, text: str, failing: Sequence[tuple[int, str]], caller: Caller,
                       shown: Set[int] | None = None) -> dict[int, str]:

@@ -10,6 +10,7 @@
     │   └── ModelMismatchError the index was built by another embedding model: run reindex
     ├── EmbedderUnavailable    an embedding model cannot be loaded (missing package/extra)
     │   └── ModelIntegrityError downloaded model bytes differ from the published size or SHA-256
+    ├── JudgeError             a judge could not score (the previous order stands, and the stage says why)
     ├── NotFoundError          a source, document or agent that does not exist
     └── AuthError              no usable key or visitor token: missing, malformed, revoked, expired (401)
         ├── ScopeError         a valid key whose scope does not allow the request (403)
@@ -56,6 +57,10 @@ class EmbedderUnavailable(ElectaError):
 
 class ModelIntegrityError(EmbedderUnavailable):
     """Joined model bytes whose size or SHA-256 is not the published one; nothing was installed."""
+
+
+class JudgeError(ElectaError):
+    """A judge's model or server could not score; the funnel keeps the previous order."""
 
 
 class NotFoundError(ElectaError):

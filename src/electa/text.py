@@ -48,7 +48,10 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def _fold_run(match: re.Match[str]) -> str:
-    return _fold_chars(match.group())
+    run = match.group()
+    # Short runs repeat (a Greek letter, "±", "é"); a long one (a CJK passage, a hostile query)
+    # is folded but not kept, so the cache's size is bounded by entries and by their length.
+    return _fold_chars(run) if len(run) <= 32 else _fold_chars.__wrapped__(run)
 
 
 @lru_cache(maxsize=65_536)

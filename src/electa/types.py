@@ -188,6 +188,34 @@ class Hit:
     probability: float | None = None
     # Set when the title-match rescue (SPEC B6) kept a hit the floor rejected: the title word.
     rescued_by: str = ""
+    # Each judge's score of this hit, in the order they ran (SPEC D1-D3): ``(("rerank", 0.93),)``.
+    judged: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What one judge did to one search (SPEC D6): whether it ran, whether the order it gave
+    back differs from the one it was given, how long it took, how many of the hits it was
+    given (``considered``) it scored, and, when it did not run or was cut short, why."""
+
+    judge: str
+    ran: bool
+    changed: bool
+    ms: float
+    scored: int = 0
+    considered: int = 0
+    note: str = ""
+
+    @property
+    def cut_short(self) -> bool:
+        """It ran out of budget, failed or was skipped as busy."""
+        return self.note.startswith(("budget", "error", "busy"))
+
+    @property
+    def failed(self) -> bool:
+        """It failed or was skipped as busy: the next request may well do better, so the API
+        does not cache this result. (A budget cut is how a slow model always behaves: cached.)"""
+        return self.note.startswith(("error", "busy"))
 
 
 @dataclass(frozen=True)
@@ -198,6 +226,7 @@ class SearchResult:
     hits: tuple[Hit, ...]
     legs: tuple[LegResult, ...]
     timings_ms: dict[str, float] = field(default_factory=dict, hash=False, compare=False)
+    stages: tuple[Stage, ...] = ()
 
     @property
     def passing(self) -> tuple[Hit, ...]:
@@ -231,5 +260,22 @@ def hit_json(hit: Hit, server_paths: bool = True) -> dict[str, Any]:
         "score": round(hit.score, 4), "fused": round(hit.fused, 6), "passes": hit.passes,
         "votes": [{"leg": v.leg, "rank": v.rank, "raw_score": round(v.raw_score, 4),
                    "contribution": round(v.contribution, 6)} for v in hit.votes],
+        "judged": {name: round(value, 6) for name, value in hit.judged},
         "text": hit.text,
     }
+
+
+def stage_json(stage: Stage, detail: bool = True) -> dict[str, Any]:
+    """A judge's stage as JSON (SPEC D6): the HTTP API, the CLI's --json and the ask ``done`` event.
+    ``detail=False`` (a browser-facing caller) keeps only the kind of a failure: its text can name
+    server files, hosts and exceptions.
+
+    >>> stage_json(Stage("rerank", False, False, 3.0, note="error: JudgeError: http://10.0.0.7/rerank failed"), False)["note"]
+    'error'
+    """
+    note = stage.note
+    if not detail and note and not note.startswith("budget"):
+        note = note.split(":", 1)[0]
+    return {"judge": stage.judge, "ran": stage.ran, "changed": stage.changed, "ms": round(stage.ms, 2),
+            "scored": stage.scored, "considered": stage.considered, "note": note, "cut_short": stage.cut_short,
+            "failed": stage.failed}

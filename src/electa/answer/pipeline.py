@@ -46,7 +46,7 @@ from electa.answer.smalltalk import small_talk
 from electa.engine import cut_passages
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
-from electa.types import AnswerEvent, Caller
+from electa.types import AnswerEvent, Caller, stage_json
 
 if TYPE_CHECKING:
     from electa.api.cache import Cache
@@ -67,7 +67,8 @@ SSE_CONTRACT = """Server-Sent Events, in this order:
   the stored turn and usage count only the text after the reset.
 - `citations` `{"citations": [{"id": 1, "title": "…", "url": "…"}]}`.
 - `done` `{"confidence", "low_confidence", "strict", "cached", "conversation_id", "search_query",
-  "unsupported", "answerer", "fallback", "incident", "legs", "timings_ms"}` (small talk and curated
+  "unsupported", "answerer", "fallback", "incident", "legs", "timings_ms", "stages"}` (`stages`: what
+  each judge after fusion did, with `ran`, `changed`, `ms`, `scored`, `considered`, `note`; small talk and curated
   answers send fewer fields; `"cache": "unavailable"` is added when a shared cache was down and
   skipped): the last event of a complete answer. `conversation_id` is the one
   to send with the next question of this conversation (issued by the server to a search key or
@@ -215,8 +216,13 @@ class AskPipeline:
         said = transcript(recorded)
         if self.record:
             self._bookkeep(req, said)
-        if self.cache is not None and key is not None and cached is None and not said.fell_back and said.done:
-            self.cache.put(key, recorded)  # a fallback answer is not worth keeping for the next visitor
+        # A fallback answer, or one whose judge failed, is not worth keeping for the next
+        # visitor: a calmer moment gives a better one.
+        failed = any(st.get("failed") for ev in recorded if ev.kind == "done"
+                     for st in ev.data.get("stages", ()))  # type: ignore[attr-defined]
+        if self.cache is not None and key is not None and cached is None and not said.fell_back and said.done \
+                and not failed:
+            self.cache.put(key, recorded)
 
     def _answer(self, req: AskRequest, config: AgentConfig, history: Sequence[Turn],
                 start: float) -> Iterator[AnswerEvent]:
@@ -262,7 +268,9 @@ class AskPipeline:
             "answerer": (self.answerer or self.extractive).name, "fallback": FALLBACK_NOTE if incident else "",
             **({"incident": incident} if incident else {}),
             "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2)} for r in result.legs],
-            "timings_ms": {**{k: round(v, 2) for k, v in result.timings_ms.items()}, "total": _ms(start)}})
+            "timings_ms": {**{k: round(v, 2) for k, v in result.timings_ms.items()}, "total": _ms(start)},
+            # (a failure's text can name server hosts and files: its kind only, as for the legs)
+            "stages": [stage_json(st, detail=False) for st in result.stages]})
 
     def _generate(self, prompt: Prompt, question: str) -> Generator[AnswerEvent, None, tuple[str, str]]:
         """Stream the answerer; if it fails, ``reset`` and stream the extractive answer.

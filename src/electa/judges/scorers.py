@@ -1,0 +1,233 @@
+"""Pair scorers for the rerank judge (SPEC D1), behind :class:`~electa.judges.rerank.PairScorer`.
+
+- ``onnx:<folder>``: a cross-encoder exported to ONNX (``model.onnx`` or one other ``*.onnx``
+  file, and ``tokenizer.json``), run by onnxruntime: the question and the passage are read
+  together, so the score sees both. No true cross-encoder ships on PyPI (shared/MODELS.md):
+  the folder is one you trained, exported or copied there.
+- ``http://…`` / ``https://…``: a rerank endpoint in the common ``/rerank`` shape, either
+  Text Embeddings Inference's (``{"query", "texts"}`` → ``[{"index", "score"}]``, the default)
+  or Cohere's and Jina's (``{"model", "query", "documents"}`` →
+  ``{"results": [{"index", "relevance_score"}]}``; ``ELECTA_RERANK_API=cohere``).
+- ``llm``: the configured answer model judges each pair pointwise (a digit from 0 to 9). Slow
+  and only as good as the model; it exists for servers with a strong model and no reranker.
+
+``open_scorer(spec, settings)`` is the registry; an unknown spec names the valid ones.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from electa.config import Settings
+from electa.errors import ConfigError, JudgeError
+from electa.judges.rerank import PairScorer
+
+# Word pieces read per pair unless the model folder's electa.json says otherwise: a pair's cost
+# grows with it (bench/judge_budget.py measures what a budget buys), and 256 still holds the
+# title and the first ~1,000 characters.
+MAX_TOKENS = 256
+
+
+class OnnxCrossEncoder:
+    """``OnnxCrossEncoder(Path("models/my-cross-encoder"))``: see the module."""
+
+    def __init__(self, folder: Path, threads: int = 2, max_tokens: int = MAX_TOKENS) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - core dependencies
+            raise ConfigError("the onnx cross-encoder needs onnxruntime and tokenizers: `pip install electa`") from exc
+        folder = Path(folder)
+        models = sorted(folder.glob("*.onnx"))
+        model = folder / "model.onnx" if (folder / "model.onnx").is_file() else (models[0] if len(models) == 1 else None)
+        if model is None or not (folder / "tokenizer.json").is_file():
+            raise ConfigError(f"{folder} must hold a tokenizer.json and model.onnx (or exactly one .onnx file);"
+                              f" found {sorted(p.name for p in folder.iterdir()) if folder.is_dir() else 'no folder'}")
+        self.name = f"onnx:{folder.name}"
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+            self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except Exception as exc:
+            raise ConfigError(f"cannot load the cross-encoder in {folder}: {exc}") from exc
+        # A model trained by bench/train_cross_encoder.py says how many word pieces it read.
+        about = folder / "electa.json"
+        if about.is_file():
+            try:
+                max_tokens = int(json.loads(about.read_text(encoding="utf-8")).get("max_tokens", max_tokens))
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise ConfigError(f"{about} is not valid: {exc}") from exc
+        self.max_tokens = max_tokens
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_tokens)
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - self._inputs
+        if missing:
+            raise ConfigError(f"{model} is not a cross-encoder export: it lacks the inputs {sorted(missing)}")
+        shape = self._session.get_outputs()[0].shape
+        if len(shape) > 2 or (len(shape) == 2 and isinstance(shape[1], int) and shape[1] > 2):
+            raise ConfigError(f"{model} gives {shape} outputs; a cross-encoder gives one logit per pair (or two:"
+                              " not relevant, relevant)")
+        self._lock = threading.Lock()  # one tokenizer shared by the threads of concurrent searches
+
+    def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+        if not passages:  # (one batch is one model call: the judge checks the deadline between them)
+            return []
+        with self._lock:
+            encodings = self._tokenizer.encode_batch([(query, p) for p in passages])
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+            types[row, : len(enc.ids)] = enc.type_ids
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = types
+        logits = np.asarray(self._session.run(None, feed)[0], dtype=np.float64)
+        if logits.ndim == 2 and logits.shape[1] == 2:  # two classes: the margin of "relevant"
+            return (logits[:, 1] - logits[:, 0]).tolist()
+        return logits.reshape(len(passages), -1)[:, 0].tolist()
+
+
+class HttpRerankScorer:
+    """``HttpRerankScorer("http://127.0.0.1:8080/rerank")`` (TEI) or ``…, api="cohere", model="rerank-v3.5"``."""
+
+    def __init__(self, url: str, api: str = "tei", model: str = "", api_key: str | None = None,
+                 timeout_s: float = 10.0) -> None:
+        import httpx
+
+        if api not in ("tei", "cohere"):
+            raise ConfigError(f"unknown rerank API {api!r}; valid names: cohere, tei (Jina's is cohere's shape)")
+        self.url, self.api, self.model, self.api_key, self.timeout_s = url, api, model, api_key, timeout_s
+        self.name = f"http:{url}"
+        self._client = httpx.Client()  # thread-safe; keeps connections for the batches of every search
+
+    def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+        import httpx
+
+        timeout = self.timeout_s if deadline is None else min(self.timeout_s, deadline - time.monotonic())
+        if timeout <= 0:
+            raise JudgeError(f"no time left to ask {self.url}")
+        if not passages:
+            return []
+        if self.api == "tei":
+            body: dict[str, Any] = {"query": query, "texts": list(passages), "truncate": True}
+        else:
+            body = {"query": query, "documents": list(passages), "top_n": len(passages)}
+            if self.model:
+                body["model"] = self.model
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            response = self._client.post(self.url, json=body, headers=headers, timeout=timeout)
+        except httpx.HTTPError as exc:
+            raise JudgeError(f"rerank endpoint {self.url} failed: {exc}") from exc
+        if response.status_code != 200:
+            raise JudgeError(f"rerank endpoint {self.url} answered HTTP {response.status_code}: {response.text[:200]}")
+        try:
+            return rerank_scores(response.json(), len(passages))
+        except (ValueError, json.JSONDecodeError) as exc:
+            raise JudgeError(f"rerank endpoint {self.url}: {exc}") from exc
+
+
+def rerank_scores(payload: object, n: int) -> list[float]:
+    """Scores in passage order from a ``/rerank`` answer: TEI's list of ``{"index", "score"}`` or
+    Cohere's and Jina's ``{"results": [{"index", "relevance_score"}]}``. Every passage must be
+    scored exactly once with a finite number, or this raises ``ValueError``.
+
+    >>> rerank_scores([{"index": 1, "score": 0.2}, {"index": 0, "score": 0.9}], 2)
+    [0.9, 0.2]
+    >>> rerank_scores({"results": [{"index": 0, "relevance_score": 0.5}]}, 1)
+    [0.5]
+    """
+    rows = payload.get("results") if isinstance(payload, dict) else payload
+    if not isinstance(rows, list):
+        raise ValueError(f"expected a list of scores or {{'results': [...]}}, got {type(payload).__name__}")
+    scores: list[float | None] = [None] * n
+    for row in rows:
+        if not isinstance(row, dict):
+            raise ValueError(f"a result is {type(row).__name__}, not an object")
+        index, value = row.get("index"), row.get("score", row.get("relevance_score"))
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n or scores[index] is not None:
+            raise ValueError(f"result index {index!r} is not a new passage index below {n}")
+        if not isinstance(value, int | float) or isinstance(value, bool) or not np.isfinite(value):
+            raise ValueError(f"passage {index} has no finite score ({value!r})")
+        scores[index] = float(value)
+    if any(s is None for s in scores):
+        raise ValueError(f"{scores.count(None)} of {n} passages came back unscored")
+    return [float(s) for s in scores if s is not None]
+
+
+_GRADE = re.compile(r"\d+")
+
+JUDGE_SYSTEM = ("You grade search results. Given a question and a passage, reply with one digit from 0 to 9:"
+                " 9 if the passage answers the question, 0 if it has nothing to do with it. Reply with the digit only.")
+
+
+class LlmPointwiseScorer:
+    """The answer model as a pointwise judge: one short completion per pair, the first digit of
+    the reply over 9. A reply with no digit raises (the judge then keeps the previous order)."""
+
+    def __init__(self, answerer: Any, passage_chars: int = 1200) -> None:
+        self.answerer = answerer
+        self.name = f"llm:{getattr(answerer, 'name', 'answerer')}"
+        self.passage_chars = passage_chars
+
+    def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+        from electa.answer.prompt import Message, Prompt, escape_source
+
+        out: list[float] = []
+        for passage in passages:
+            if deadline is not None and time.monotonic() >= deadline:
+                return out  # the pairs graded so far; the answer model is free for the answer
+            prompt = Prompt((Message("system", JUDGE_SYSTEM),
+                             Message("user", f"Question: {query}\n\n<source>\n{escape_source(passage[: self.passage_chars])}"
+                                             "\n</source>\n\nGrade (0-9):")))
+            reply = "".join(self.answerer.stream(prompt, query))
+            grade = _GRADE.search(reply)
+            if grade is None:
+                raise JudgeError(f"{self.name} replied without a grade: {reply[:80]!r}")
+            out.append(min(9, int(grade.group())) / 9.0)  # ("10" is read as 9, not as 1)
+        return out
+
+
+def _llm(spec: str, settings: Settings) -> PairScorer:
+    from electa.answer.answerers import create_answerer
+
+    if settings.answerer == "extractive":
+        raise ConfigError("ELECTA_RERANK=llm needs an answer model: set ELECTA_ANSWERER to local or openai")
+    return LlmPointwiseScorer(create_answerer(settings.answerer, settings))
+
+
+def _onnx(spec: str, settings: Settings) -> PairScorer:
+    return OnnxCrossEncoder(Path(spec.removeprefix("onnx:")).expanduser())
+
+
+def _http(spec: str, settings: Settings) -> PairScorer:
+    return HttpRerankScorer(spec, settings.rerank_api, settings.rerank_model, settings.rerank_api_key)
+
+
+_KINDS: dict[str, Callable[[str, Settings], PairScorer]] = {"onnx:": _onnx, "http://": _http, "https://": _http,
+                                                             "llm": _llm}
+
+
+def open_scorer(spec: str, settings: Settings | None = None) -> PairScorer:
+    """The scorer a spec names (see the module): ``onnx:<folder>``, an ``http(s)://`` rerank
+    endpoint, or ``llm``."""
+    for prefix, factory in _KINDS.items():
+        if spec == prefix or (prefix.endswith((":", "//")) and spec.startswith(prefix)):
+            return factory(spec, settings or Settings())
+    raise ConfigError(f"unknown reranker {spec!r}; valid: onnx:<folder with model.onnx and tokenizer.json>,"
+                      " http(s)://<a /rerank endpoint>, llm")

@@ -1,0 +1,323 @@
+"""The judge funnel (SPEC D1, D6): each judge reorders within its budget and fails soft — raising,
+hanging, running out of time, answering nonsense — leaving the previous order and saying so."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from electa import Access, Caller, ConfigError, Engine
+from electa.ingest.loaders import Loaded
+from electa.judges import Funnel, Progress, RerankJudge, UnavailableJudge
+from electa.judges.protocol import order_by_score
+from electa.judges.rerank import passage_of
+from electa.testing.fakes import ScriptedScorer
+from electa.types import ChunkKind, Document, Hit, Section
+
+CALLER = Caller("acme")
+
+
+def hits(texts: Sequence[str]) -> list[Hit]:
+    return [Hit(i, i, 1, ChunkKind.PARENT, f"T{i}", text, f"https://a/{i}", str(i), 1.0 / (i + 1), 0.5, True, ())
+            for i, text in enumerate(texts)]
+
+
+TEXTS = ["nothing here", "refund", "annual refund", "annual refund plan", "plan"]
+
+
+def test_a_judge_reorders_the_hits_it_scores_and_says_so() -> None:
+    funnel = Funnel([RerankJudge(ScriptedScorer(), depth=10)])
+    out, (stage,) = funnel.run("refund annual plan", CALLER, hits(TEXTS))
+    # scores 0, 1, 2, 3, 1 (question words in "T<i>\n<text>"): 3, 2, then 1 and 4 tied (fused order), then 0
+    assert [h.unit_id for h in out] == [3, 2, 1, 4, 0]
+    assert dict(out[0].judged) == {"rerank": 3.0}
+    assert stage.judge == "rerank" and stage.ran and stage.changed and not stage.cut_short
+    assert (stage.scored, stage.considered, stage.note) == (5, 5, "")
+
+
+def test_only_the_first_depth_hits_are_judged_and_the_rest_keep_their_place() -> None:
+    funnel = Funnel([RerankJudge(ScriptedScorer(), depth=3)])
+    out, (stage,) = funnel.run("refund annual plan", CALLER, hits(TEXTS))
+    assert [h.unit_id for h in out] == [2, 1, 0, 3, 4]
+    assert [h.judged for h in out[3:]] == [(), ()]
+    assert (stage.scored, stage.considered) == (3, 3)
+
+
+def test_an_order_the_judge_agrees_with_is_reported_unchanged() -> None:
+    funnel = Funnel([RerankJudge(ScriptedScorer(lambda q, p: -float(p[1])), depth=10)])  # "T0" > "T1" > …
+    out, (stage,) = funnel.run("q", CALLER, hits(TEXTS))
+    assert [h.unit_id for h in out] == [0, 1, 2, 3, 4]
+    assert stage.ran and not stage.changed
+
+
+def test_a_judge_that_raises_leaves_the_previous_order() -> None:
+    funnel = Funnel([RerankJudge(ScriptedScorer(error=RuntimeError("model server said 503")))])
+    given = hits(TEXTS)
+    out, (stage,) = funnel.run("refund", CALLER, given)
+    assert out == given
+    assert not stage.ran and stage.cut_short and stage.note == "error: RuntimeError: model server said 503"
+
+
+def test_a_hung_judge_returns_the_previous_order_within_its_budget_and_is_then_skipped_while_hung() -> None:
+    scorer = ScriptedScorer(hang_from_call=0)
+    funnel = Funnel([RerankJudge(scorer)], {"rerank": 100.0})
+    given = hits(TEXTS)
+    try:
+        for _ in range(Funnel.STUCK_LIMIT):
+            start = time.monotonic()
+            out, (stage,) = funnel.run("refund", CALLER, given)
+            assert time.monotonic() - start < 5.0  # the budget, not the hang (30 s)
+            assert out == given and not stage.ran
+            assert stage.note == "budget of 100 ms ran out: scored 0 of 5"
+        out, (stage,) = funnel.run("refund", CALLER, given)
+        assert out == given and stage.note.startswith("busy")  # no third thread piles up
+    finally:
+        scorer.release.set()
+        funnel.close()
+    deadline = time.monotonic() + 5
+    while funnel._overdue["rerank"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert funnel._overdue["rerank"] == 0  # the hung calls ended: the judge runs again
+    out, (stage,) = Funnel.run(funnel, "refund annual plan", CALLER, given)
+    assert stage.note == "unavailable: the engine is closing"  # (closed above)
+
+
+def test_a_budget_cut_keeps_what_was_scored_best_ranked_first() -> None:
+    # The first batch (four hits, in fused order) is scored, the next one hangs: those four are
+    # reordered among themselves ("anytime"), the fifth keeps its place.
+    scorer = ScriptedScorer(hang_from_call=1)
+    funnel = Funnel([RerankJudge(scorer, batch=16)], {"rerank": 500.0})
+    try:
+        out, (stage,) = funnel.run("refund annual plan", CALLER, hits(TEXTS))
+    finally:
+        scorer.release.set()
+    assert scorer.calls[0] == 4
+    assert [h.unit_id for h in out] == [3, 2, 1, 0, 4]
+    assert stage.ran and stage.cut_short and not stage.failed
+    assert stage.note == "budget of 500 ms ran out: scored 4 of 5"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_score_that_is_not_a_finite_number_leaves_the_previous_order(bad: float) -> None:
+    funnel = Funnel([RerankJudge(ScriptedScorer(lambda q, p: bad if "plan" in p else 1.0))])
+    given = hits(TEXTS)
+    out, (stage,) = funnel.run("refund", CALLER, given)
+    assert out == given and stage.note.startswith("error") and "finite" in stage.note
+
+
+def test_a_scorer_that_answers_the_wrong_number_of_scores_leaves_the_previous_order() -> None:
+    class Short:
+        name = "short"
+
+        def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+            return [1.0] * (len(passages) - 1)  # short, with time left: a broken scorer
+
+    given = hits(TEXTS)
+    out, (stage,) = Funnel([RerankJudge(Short())]).run("q", CALLER, given)
+    assert out == given and stage.note.startswith("error: ValueError: scorer short gave 3 scores for 4")
+
+
+def test_an_order_that_is_not_a_permutation_leaves_the_previous_order() -> None:
+    class Broken(RerankJudge):
+        def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
+            return [0] * len(scores)
+
+    given = hits(TEXTS)
+    out, (stage,) = Funnel([Broken(ScriptedScorer())]).run("q", CALLER, given)
+    assert out == given and "not a permutation" in stage.note
+
+
+def test_an_unavailable_judge_says_why_and_the_order_stands() -> None:
+    given = hits(TEXTS)
+    out, (stage,) = Funnel([UnavailableJudge("rerank", "no model.onnx in /models/ce")]).run("q", CALLER, given)
+    assert out == given and stage.note == "unavailable: no model.onnx in /models/ce" and not stage.cut_short
+
+
+def test_an_unknown_judge_is_refused_with_the_valid_names() -> None:
+    funnel = Funnel([RerankJudge(ScriptedScorer())])
+    with pytest.raises(ConfigError, match="unknown judge 'ltr'; valid judges: rerank"):
+        funnel.run("q", CALLER, hits(TEXTS), ["ltr"])
+    assert funnel.run("q", CALLER, hits(TEXTS), []) == (hits(TEXTS), [])
+
+
+def test_progress_ignores_what_a_judge_adds_after_the_deadline() -> None:
+    progress = Progress()
+    progress.add([1.0, 2.0])
+    assert progress.close() == [1.0, 2.0]
+    progress.add([3.0])
+    assert progress.close() == [1.0, 2.0]
+
+
+def test_blend_zero_keeps_the_incoming_order_and_blend_half_moves_hits_part_way() -> None:
+    scores = [0.0, 0.0, 0.0, 0.0, 1.0]  # the judge likes only the last hit
+    assert order_by_score(scores, 0.0) == [0, 1, 2, 3, 4]
+    assert order_by_score(scores, 1.0) == [4, 0, 1, 2, 3]
+    # blend 0.5 (judged ranks 4:1, 0:2, 1:3, 2:4, 3:5): hit 0 0.5/62 + 0.5/61 = 0.01626, hit 1
+    # 0.5/63 + 0.5/62 = 0.01600, hit 4 0.5/61 + 0.5/65 = 0.01589, hit 2 0.5/64 + 0.5/63 = 0.01575
+    assert order_by_score(scores, 0.5) == [0, 1, 4, 2, 3]
+
+
+def test_a_reranker_reads_the_title_and_the_first_characters_cut_at_a_word() -> None:
+    (hit,) = hits(["word " * 1000])
+    text = passage_of(hit, 2000)
+    assert text.startswith("T0\nword word") and len(text) <= 2 + 1 + 2000 and not text.endswith("wor")
+
+
+@pytest.fixture
+def judged_engine(engine: Engine) -> Engine:
+    docs = [Document(str(i), f"Page {i}", text, f"https://a/{i}", sections=(Section((), text),))
+            for i, text in enumerate(["refund policy for plans", "annual refund plan terms", "plan pricing refund"])]
+    engine.ingest_loaded("kb", Loaded(docs), Access("acme"))
+    engine.funnel = Funnel([RerankJudge(ScriptedScorer(lambda q, p: float("terms" in p)))])
+    return engine
+
+
+def test_search_runs_the_judges_and_reports_their_stages(judged_engine: Engine) -> None:
+    plain = judged_engine.search("refund plan", CALLER, judges=[])
+    judged = judged_engine.search("refund plan", CALLER)
+    assert plain.stages == () and "judges" not in plain.timings_ms
+    assert judged.hits[0].title == "Page 1" and dict(judged.hits[0].judged) == {"rerank": 1.0}
+    (stage,) = judged.stages
+    assert stage.ran and stage.considered == len(plain.hits) and judged.timings_ms["judges"] >= 0
+    # Judges reorder; they never decide what passes.
+    assert {h.unit_id: h.passes for h in judged.hits} == {h.unit_id: h.passes for h in plain.hits}
+
+
+def test_a_judge_can_bring_a_hit_from_below_top_into_it(judged_engine: Engine) -> None:
+    plain = judged_engine.search("refund plan", CALLER, judges=[], top=3)
+    last = plain.hits[-1]
+    judged_engine.funnel = Funnel([RerankJudge(ScriptedScorer(lambda q, p: float(last.title in p)))])
+    (top,) = judged_engine.search("refund plan", CALLER, top=1).hits
+    assert top.unit_id == last.unit_id
+
+
+def _api(engine: Engine):  # type: ignore[no-untyped-def]
+    from fastapi.testclient import TestClient
+
+    from electa.api.app import create_app
+
+    engine.store.add_organisation("acme")
+    key = engine.store.add_api_key("acme", "admin")[0]
+    return TestClient(create_app(engine, "admin-token"), raise_server_exceptions=False), {"Authorization": f"Bearer {key}"}
+
+
+def test_the_api_reports_each_stage_and_refuses_an_unknown_judge(judged_engine: Engine) -> None:
+    client, headers = _api(judged_engine)
+    body = client.post("/v1/search", json={"query": "refund plan"}, headers=headers).json()
+    (stage,) = body["stages"]
+    assert stage["judge"] == "rerank" and stage["ran"] and not stage["cut_short"]
+    assert body["hits"][0]["title"] == "Page 1" and body["hits"][0]["judged"] == {"rerank": 1.0}
+    plain = client.post("/v1/search", json={"query": "refund plan", "judges": []}, headers=headers).json()
+    assert plain["stages"] == [] and plain["cached"] is False  # its own cache entry
+    r = client.post("/v1/search", json={"query": "refund plan", "judges": ["ltr"]}, headers=headers)
+    assert r.status_code == 422 and "unknown judge 'ltr'; valid judges: rerank" in r.json()["detail"]
+
+
+def test_a_search_or_answer_whose_judge_was_cut_short_is_not_cached(judged_engine: Engine) -> None:
+    from electa.testing.sse import sse_events
+
+    client, headers = _api(judged_engine)
+    judged_engine.funnel = Funnel([RerankJudge(ScriptedScorer(error=RuntimeError("down")))])
+    for _ in range(2):
+        body = client.post("/v1/search", json={"query": "refund plan"}, headers=headers).json()
+        assert body["stages"][0]["failed"] is True and body["cached"] is False
+        events = sse_events(client.post("/v1/ask", json={"question": "refund plan?"}, headers=headers).text.splitlines())
+        done = next(d for k, d in events if k == "done")
+        assert done["stages"][0]["note"] == "error" and done["cached"] is False  # its kind only, to anyone
+    judged_engine.funnel = Funnel([RerankJudge(ScriptedScorer())])  # the judge is back: cached again
+    for cached in (False, True):
+        assert client.post("/v1/search", json={"query": "refund plan"}, headers=headers).json()["cached"] is cached
+
+
+def test_the_evaluation_adds_a_row_after_the_served_order_for_the_judges(engine: Engine) -> None:
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import evaluate
+
+    # Every query's words are in both documents of its pair, more often in the wrong one; the
+    # judge knows the right one ("answer" in it): the judged row is perfect, the served one not.
+    docs, queries, qrels = [], {}, {}
+    for i in range(25):
+        docs.append(Document(f"w{i}", f"Topic{i} notes", f"topic{i} widget{i} topic{i} widget{i} misc",
+                             sections=(Section((), f"topic{i} widget{i} topic{i} widget{i} misc"),)))
+        docs.append(Document(f"r{i}", f"Topic{i} answer", f"topic{i} widget{i} answer",
+                             sections=(Section((), f"topic{i} widget{i} answer"),)))
+        queries[f"q{i}"], qrels[f"q{i}"] = f"topic{i} widget{i}", {f"r{i}": 1}
+    beir = BeirSet("pairs", docs, queries, qrels, "h1")
+    engine.funnel = Funnel([RerankJudge(ScriptedScorer(lambda q, p: float("answer" in p)))])
+    report = evaluate(engine, beir, "test", depth=10)
+    assert report.metrics["scored+rerank"]["ndcg@10"] == 1.0
+    assert report.metrics["scored"]["ndcg@10"] < 1.0
+    assert "judges" in report.latency_ms and report.settings["judged_queries_cut_short"] == 0
+
+
+def test_a_browser_facing_key_sees_the_kind_of_a_judge_failure_not_its_text(judged_engine: Engine) -> None:
+    client, admin = _api(judged_engine)
+    judged_engine.funnel = Funnel([RerankJudge(ScriptedScorer(error=RuntimeError("http://10.0.0.7:8080 refused")))])
+    public = {"Authorization": f"Bearer {judged_engine.store.add_api_key('acme', 'search')[0]}"}
+    (stage,) = client.post("/v1/search", json={"query": "refund plan"}, headers=public).json()["stages"]
+    assert stage["note"] == "error" and stage["cut_short"] is True
+    (stage,) = client.post("/v1/search", json={"query": "refund plan"}, headers=admin).json()["stages"]
+    assert stage["note"] == "error: RuntimeError: http://10.0.0.7:8080 refused"
+
+
+def test_calls_within_their_budget_are_never_busy_however_many_run_at_once() -> None:
+    import threading
+
+    def slow(q: str, p: str) -> float:
+        time.sleep(0.02)
+        return float(len(p))
+
+    funnel = Funnel([RerankJudge(ScriptedScorer(slow))], {"rerank": 10_000.0})
+    notes: list[str] = []
+
+    def search() -> None:
+        notes.append(funnel.run("q", CALLER, hits(TEXTS))[1][0].note)
+
+    threads = [threading.Thread(target=search) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert notes == [""] * 6
+
+
+def test_a_judge_named_twice_is_refused() -> None:
+    with pytest.raises(ConfigError, match="judge 'rerank' is named twice"):
+        Funnel([RerankJudge(ScriptedScorer())]).run("q", CALLER, hits(TEXTS), ["rerank", "rerank"])
+
+
+def test_a_scorer_that_stops_at_the_deadline_has_its_finished_prefix_used() -> None:
+    class Stopping:
+        name = "stopping"
+
+        def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+            time.sleep(0.3)  # past the deadline: it returns what it finished
+            return [float(i) for i in range(len(passages) - 1)]
+
+    _, (stage,) = Funnel([RerankJudge(Stopping())], {"rerank": 100.0}).run("q", CALLER, hits(TEXTS))
+    assert stage.note.startswith("budget") and stage.scored == 0  # the funnel had moved on
+    judge, progress = RerankJudge(Stopping()), Progress()
+    judge.score("q", CALLER, hits(TEXTS), progress, time.monotonic() + 0.1)
+    assert progress.close() == [0.0, 1.0, 2.0]  # three of the first batch of four
+
+
+def test_judges_never_push_a_passing_hit_below_a_failing_one(engine: Engine) -> None:
+    # Twelve pages: the even ones hold both words of the question, the odd ones one (a lower
+    # absolute score). With the floor between the two, the judge prefers exactly the failing
+    # pages: they must still come after every passing one, and the same hits pass.
+    docs = [Document(str(i), f"Page {i}", f"refund {'plan ' if i % 2 == 0 else ''}note {i}",
+                     sections=(Section((), f"refund {'plan ' if i % 2 == 0 else ''}note {i}"),)) for i in range(12)]
+    engine.ingest_loaded("kb", Loaded(docs), Access("acme"))
+    scores = sorted({round(h.score, 6) for h in engine.search("refund plan", CALLER, top=12, judges=[]).hits})
+    floor = (scores[0] + scores[-1]) / 2
+    plain = engine.search("refund plan", CALLER, top=12, judges=[], floor=floor)
+    failing = {h.title for h in plain.hits if not h.passes}
+    assert failing and len(failing) < len(plain.hits)
+    engine.funnel = Funnel([RerankJudge(ScriptedScorer(lambda q, p: float(p.split("\n")[0] in failing)))])
+    judged = engine.search("refund plan", CALLER, top=12, floor=floor)
+    assert judged.stages[0].changed  # the judge did move the failing pages up, among themselves
+    passes = [h.passes for h in judged.hits]
+    assert passes == sorted(passes, reverse=True)  # every passing hit first
+    assert {h.title for h in judged.hits if h.passes} == {h.title for h in plain.hits if h.passes}
