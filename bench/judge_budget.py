@@ -37,10 +37,12 @@ def main() -> None:
     ap.add_argument("--rerank", required=True)
     ap.add_argument("--sets", default="scifact,stackfaq,cranfield")
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--blend", type=float, default=1.0, help="rerank_blend (1: the reranker's order alone)")
     args = ap.parse_args()
-    settings = Settings(rerank=args.rerank).embedded()
+    settings = Settings(rerank=args.rerank, rerank_blend=args.blend).embedded()
     embedder = create_embedder(settings.embedder)
     depths = {"fulltext": 100, "dense": 100, "qa": 100}
+    print(f"reranker {args.rerank}, blend {args.blend}, top {settings.rerank_depth}")
     print("| set | variant | nDCG@10 | search p50 ms | search p95 ms | judge p50 ms | scored (median) | cut short |")
     print("|---|---|---|---|---|---|---|---|")
     for name, split, rule in SETS:
