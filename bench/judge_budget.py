@@ -7,8 +7,10 @@ SciFact one in five of train, StackFAQ ``dev:test``, Cranfield ``test:test``), e
 through ``Engine.search`` at depth 100 per leg, top 10, once per variant: no judge, then the
 reranker (top 100, title + first 2,000 characters) with budgets of 50, 150, 400 and 3,000 ms
 (the reference's). Variants alternate which goes first, query by query, so they share the
-machine's state. Printed per set and variant: nDCG@10, whole-search p50/p95 ms, the judge's
-p50 ms, how many hits it scored (median) and the share of searches its budget cut short.
+machine's state; after each search the bench waits until the judge's call has ended, so a call
+cut at its deadline never runs beside the next measurement. Printed per set and variant:
+nDCG@10, whole-search p50/p95 ms, the judge's p50 ms, how many hits it scored (median) and the
+share of searches its budget cut short.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ def main() -> None:
                     else:
                         engine.funnel.budgets_ms["rerank"] = float(variant.split(", ")[1].split()[0])
                         result = engine.search(beir.queries[qid], caller, depths=depths)
+                    engine.funnel.wait_idle(60.0)  # a call cut at its deadline must not overlap the next variant
                     row = rows[variant]
                     seen = list(dict.fromkeys(h.ext_id for h in result.hits))
                     row["ndcg"].append(ndcg_at(seen, beir.qrels[qid]))

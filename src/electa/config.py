@@ -78,7 +78,7 @@ class Settings(BaseSettings):
     rerank_chars: int = Field(default=2000, ge=100, le=100_000)
     rerank_batch: int = Field(default=16, ge=1, le=256)
     rerank_blend: float = Field(default=1.0, ge=0.0, le=1.0)
-    judge_budgets_ms: dict[str, Annotated[float, Field(ge=0.0, allow_inf_nan=False)]] = Field(
+    judge_budgets_ms: dict[str, Annotated[float, Field(ge=0.0, le=600_000.0, allow_inf_nan=False)]] = Field(
         default_factory=lambda: {"rerank": 3000.0})
     admin_token: str | None = None
     # Search keys and visitor tokens (browser-facing): token buckets per key and per (key, client

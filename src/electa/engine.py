@@ -442,9 +442,11 @@ class Engine:
         stages: list[Stage] = []
         if judge_depth:
             hits, stages = self.funnel.run(text, caller, hits, judges)
-            # Passing hits stay ahead of failing ones, each in the judges' order: a judge must not
-            # push a passing hit out of the top (and the answer out of its context).
-            hits = [h for h in hits if h.passes] + [h for h in hits if not h.passes]
+            if any(st.ran for st in stages):
+                # Passing hits stay ahead of failing ones, each in the judges' order: a judge must
+                # not push a passing hit out of the top (and the answer out of its context). When
+                # none ran, the order is exactly the one without judges.
+                hits = [h for h in hits if h.passes] + [h for h in hits if not h.passes]
             timings["judges"] = (time.perf_counter() - t2) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return SearchResult(text, tuple(hits[:top]), tuple(results), timings, tuple(stages))

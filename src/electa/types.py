@@ -213,9 +213,11 @@ class Stage:
 
     @property
     def failed(self) -> bool:
-        """It failed or was skipped as busy: the next request may well do better, so the API
-        does not cache this result. (A budget cut is how a slow model always behaves: cached.)"""
-        return self.note.startswith(("error", "busy"))
+        """It failed, was skipped as busy, or ran out of budget having scored fewer than two
+        hits (a hung server looks like that): the next request may well do better, so the API
+        does not cache this result. (A budget cut that scored some is how a slow model always
+        behaves: cached.)"""
+        return self.note.startswith(("error", "busy")) or (self.note.startswith("budget") and self.scored < 2)
 
 
 @dataclass(frozen=True)

@@ -63,25 +63,54 @@ def test_a_judge_that_raises_leaves_the_previous_order() -> None:
 def test_a_hung_judge_returns_the_previous_order_within_its_budget_and_is_then_skipped_while_hung() -> None:
     scorer = ScriptedScorer(hang_from_call=0)
     funnel = Funnel([RerankJudge(scorer)], {"rerank": 100.0})
+    funnel.GRACE_S = 0.0  # hung once past the deadline by its budget (100 ms)
     given = hits(TEXTS)
     try:
         for _ in range(Funnel.STUCK_LIMIT):
             start = time.monotonic()
             out, (stage,) = funnel.run("refund", CALLER, given)
             assert time.monotonic() - start < 5.0  # the budget, not the hang (30 s)
-            assert out == given and not stage.ran
+            assert out == given and not stage.ran and stage.failed  # (scored nothing: not cached)
             assert stage.note == "budget of 100 ms ran out: scored 0 of 5"
+        time.sleep(0.25)
         out, (stage,) = funnel.run("refund", CALLER, given)
         assert out == given and stage.note.startswith("busy")  # no third thread piles up
     finally:
         scorer.release.set()
-        funnel.close()
-    deadline = time.monotonic() + 5
-    while funnel._overdue["rerank"] and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert funnel._overdue["rerank"] == 0  # the hung calls ended: the judge runs again
-    out, (stage,) = Funnel.run(funnel, "refund annual plan", CALLER, given)
-    assert stage.note == "unavailable: the engine is closing"  # (closed above)
+    assert funnel.wait_idle(5.0)  # the hung calls ended ...
+    scorer.hang_from_call = None
+    out, (stage,) = funnel.run("refund annual plan", CALLER, given)
+    assert stage.ran and not stage.note  # ... and the judge runs again
+    funnel.close()
+    assert funnel.run("refund", CALLER, given)[1][0].note == "unavailable: the engine is closing"
+
+
+def test_a_slow_but_healthy_judge_is_not_taken_for_a_hung_one() -> None:
+    def slow(q: str, p: str) -> float:
+        time.sleep(0.05)
+        return 1.0
+
+    funnel = Funnel([RerankJudge(ScriptedScorer(slow))], {"rerank": 60.0})
+    notes = [funnel.run("q", CALLER, hits(TEXTS))[1][0].note for _ in range(4)]  # each overruns by a batch
+    assert not any(n.startswith("busy") for n in notes), notes
+    assert funnel.wait_idle(5.0)
+
+
+def test_an_error_after_the_deadline_is_a_budget_cut_that_keeps_what_was_scored() -> None:
+    class TimesOut:
+        name = "times-out"
+        calls = 0
+
+        def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+            self.calls += 1
+            if self.calls == 1:
+                return [float(len(p)) for p in passages]
+            time.sleep(max(0.0, (deadline or 0) - time.monotonic()) + 0.01)
+            raise TimeoutError("read timed out")  # as an HTTP client does at the deadline
+
+    judge, progress = RerankJudge(TimesOut()), Progress()
+    judge.score("q", CALLER, hits(TEXTS), progress, time.monotonic() + 0.2)  # does not raise
+    assert len(progress.close()) == 4
 
 
 def test_a_budget_cut_keeps_what_was_scored_best_ranked_first() -> None:
@@ -215,7 +244,7 @@ def test_the_api_reports_each_stage_and_refuses_an_unknown_judge(judged_engine: 
     assert r.status_code == 422 and "unknown judge 'ltr'; valid judges: rerank" in r.json()["detail"]
 
 
-def test_a_search_or_answer_whose_judge_was_cut_short_is_not_cached(judged_engine: Engine) -> None:
+def test_a_search_or_answer_whose_judge_failed_is_not_cached(judged_engine: Engine) -> None:
     from electa.testing.sse import sse_events
 
     client, headers = _api(judged_engine)
@@ -288,7 +317,7 @@ def test_a_judge_named_twice_is_refused() -> None:
         Funnel([RerankJudge(ScriptedScorer())]).run("q", CALLER, hits(TEXTS), ["rerank", "rerank"])
 
 
-def test_a_scorer_that_stops_at_the_deadline_has_its_finished_prefix_used() -> None:
+def test_a_scorer_that_stops_at_the_deadline_hands_its_finished_prefix_to_the_judge() -> None:
     class Stopping:
         name = "stopping"
 
@@ -297,7 +326,7 @@ def test_a_scorer_that_stops_at_the_deadline_has_its_finished_prefix_used() -> N
             return [float(i) for i in range(len(passages) - 1)]
 
     _, (stage,) = Funnel([RerankJudge(Stopping())], {"rerank": 100.0}).run("q", CALLER, hits(TEXTS))
-    assert stage.note.startswith("budget") and stage.scored == 0  # the funnel had moved on
+    assert stage.note.startswith("budget") and stage.scored == 0  # (the funnel had moved on by then)
     judge, progress = RerankJudge(Stopping()), Progress()
     judge.score("q", CALLER, hits(TEXTS), progress, time.monotonic() + 0.1)
     assert progress.close() == [0.0, 1.0, 2.0]  # three of the first batch of four
@@ -321,3 +350,32 @@ def test_judges_never_push_a_passing_hit_below_a_failing_one(engine: Engine) -> 
     passes = [h.passes for h in judged.hits]
     assert passes == sorted(passes, reverse=True)  # every passing hit first
     assert {h.title for h in judged.hits if h.passes} == {h.title for h in plain.hits if h.passes}
+
+
+def test_a_judge_that_does_not_run_leaves_the_search_exactly_as_without_judges(engine: Engine) -> None:
+    docs = [Document(str(i), f"Page {i}", f"refund {'plan ' if i % 2 == 0 else ''}note {i}",
+                     sections=(Section((), f"refund {'plan ' if i % 2 == 0 else ''}note {i}"),)) for i in range(14)]
+    engine.ingest_loaded("kb", Loaded(docs), Access("acme"))
+    scores = sorted({round(h.score, 6) for h in engine.search("refund plan", CALLER, top=14, judges=[]).hits})
+    floor = (scores[0] + scores[-1]) / 2
+    plain = engine.search("refund plan", CALLER, top=10, judges=[], floor=floor)
+    engine.funnel = Funnel([RerankJudge(ScriptedScorer(error=RuntimeError("down")))])
+    failed = engine.search("refund plan", CALLER, top=10, floor=floor)
+    assert not failed.stages[0].ran
+    assert [h.unit_id for h in failed.hits] == [h.unit_id for h in plain.hits]
+
+
+def test_the_llm_judge_grades_pair_by_pair_so_a_budget_keeps_each_grade() -> None:
+    from electa.judges.scorers import LlmPointwiseScorer
+
+    class SlowGrader:
+        name = "slow"
+
+        def stream(self, prompt: object, question: str):  # type: ignore[no-untyped-def]
+            time.sleep(0.05)
+            yield "7"
+
+    funnel = Funnel([RerankJudge(LlmPointwiseScorer(SlowGrader()))], {"rerank": 180.0})
+    _, (stage,) = funnel.run("q", CALLER, hits(TEXTS))
+    assert stage.scored >= 2 and stage.note.startswith("budget")  # a first batch of four would take 200 ms
+    assert funnel.wait_idle(5.0)

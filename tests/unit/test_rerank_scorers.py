@@ -151,9 +151,8 @@ def test_a_reranker_that_cannot_be_made_is_reported_by_every_search_and_the_engi
 def test_scorers_stop_at_the_deadline(server: RerankServer) -> None:
     import time
 
-    with pytest.raises(JudgeError, match="no time left"):
-        HttpRerankScorer(url(server)).score("q", PASSAGES, deadline=time.monotonic() - 1)
-    assert server.requests == []  # nothing was sent
+    assert HttpRerankScorer(url(server)).score("q", PASSAGES, deadline=time.monotonic() - 1) == []
+    assert server.requests == []  # no time left: nothing was sent
     assert LlmPointwiseScorer(ScriptedAnswerer(["9"])).score("q", PASSAGES, deadline=time.monotonic() - 1) == []
 
 

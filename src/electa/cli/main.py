@@ -366,10 +366,10 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
         if dataset is None or split is None:
             raise click.UsageError("give DATASET and --split, or --agent ORG/AGENT")
         settings = Settings()
-        if rerank is not None:
-            settings = settings.model_copy(update={"rerank": rerank})
-        if rerank_budget is not None:
-            settings = settings.model_copy(update={"judge_budgets_ms": {**settings.judge_budgets_ms, "rerank": rerank_budget}})
+        if rerank is not None or rerank_budget is not None:  # validated as settings are
+            settings = Settings(**{**settings.model_dump(), **({"rerank": rerank} if rerank is not None else {}),
+                                   **({"judge_budgets_ms": {**settings.judge_budgets_ms, "rerank": rerank_budget}}
+                                      if rerank_budget is not None else {})})
         report = run_eval(dataset, split, runs_dir, data_dir, settings, depth=depth, limit=limit,
                           progress=sys.stderr.isatty(), tuned=tuned, calibration=calibration)
     click.echo(report.to_json() if as_json else report.to_markdown())

@@ -6,9 +6,10 @@ funnel takes the scores the judge had produced (:class:`~electa.judges.protocol.
 hits it scored, the best-ranked ones since it scores in the order given, are reordered among
 themselves and every other hit keeps its place. A judge that raises, returns something
 malformed or scores fewer than two hits in time leaves the order as it was, and its stage says
-why. Calls still running past their deadline (a hung model server) are counted: once
-``STUCK_LIMIT`` of one judge's are, it is skipped ("busy") until one ends, so hung calls cannot
-pile up threads. Calls within their budget are never counted: any number may run at once.
+why. Calls still running well past their deadline (by ``GRACE_S`` or their budget, whichever
+is longer: a hung model server, not a slow batch finishing) are counted: once ``STUCK_LIMIT`` of
+one judge's are, it is skipped ("busy") until one ends, so hung calls cannot pile up threads.
+Other calls never count: any number may run at once.
 """
 
 from __future__ import annotations
@@ -33,14 +34,27 @@ DEFAULT_BUDGET_MS = 3000.0
 class Funnel:
     """``Funnel([RerankJudge(...)], {"rerank": 3000}).run(query, caller, hits)``."""
 
-    STUCK_LIMIT = 2  # calls of one judge still running past their deadline before it is skipped
+    STUCK_LIMIT = 2  # calls of one judge hung past their deadline before it is skipped
+    GRACE_S = 1.0  # past its deadline by more than this (and its budget) a call counts as hung
 
     def __init__(self, judges: Sequence[Judge], budgets_ms: Mapping[str, float] | None = None) -> None:
         self.judges: dict[str, Judge] = {j.name: j for j in judges}
         self.budgets_ms = dict(budgets_ms or {})
-        self._overdue: dict[str, int] = dict.fromkeys(self.judges, 0)  # calls running past their deadline
+        self._abandoned: dict[str, set[_Call]] = {name: set() for name in self.judges}  # still running at the deadline
+        self._live = 0  # calls whose thread has not ended
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._closed = False
+
+    def _hung(self, name: str) -> int:
+        now = time.monotonic()
+        return sum(1 for c in self._abandoned[name] if now - c.deadline > max(self.GRACE_S, c.budget_s))
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no judge call is running (benchmarks: a cut call must not overlap the next
+        measurement). True if none is."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._live == 0, timeout)
 
     def depth(self, names: Sequence[str] | None = None) -> int:
         """How many fused hits the chosen judges look at (0 with none)."""
@@ -88,16 +102,17 @@ class Funnel:
         with self._lock:
             if self._closed:
                 return hits, stage(note="unavailable: the engine is closing")
-            if self._overdue[judge.name] >= self.STUCK_LIMIT:
-                return hits, stage(note="busy: earlier calls are still running past their budget")
+            if self._hung(judge.name) >= self.STUCK_LIMIT:
+                return hits, stage(note="busy: earlier calls are still running long past their budget")
+            self._live += 1
         progress = Progress()
         deadline = start + budget_ms / 1000.0
-        call = _Call(self, judge.name)
+        call = _Call(self, judge.name, deadline, budget_ms / 1000.0)
         # A daemon thread: a hung call never holds up the process's exit.
         threading.Thread(target=call.run, args=(judge, query, caller, considered, progress, deadline),
                          name=f"judge-{judge.name}", daemon=True).start()
         note = ""
-        if not call.done.wait(max(0.0, deadline - time.monotonic())) and call.overdue():
+        if not call.done.wait(max(0.0, deadline - time.monotonic())) and call.abandon():
             note = f"budget of {budget_ms:.0f} ms ran out"
         elif call.error is not None:
             progress.close()
@@ -129,14 +144,13 @@ class Funnel:
 
 
 class _Call:
-    """One judge call on its thread: whether it ended, how, and whether the funnel gave up on
-    it (then it counts as overdue until it ends)."""
+    """One judge call on its thread: whether it ended, how, and whether the funnel stopped
+    waiting for it (then it is one of the judge's abandoned calls until it ends)."""
 
-    def __init__(self, funnel: Funnel, name: str) -> None:
-        self.funnel, self.name = funnel, name
+    def __init__(self, funnel: Funnel, name: str, deadline: float, budget_s: float) -> None:
+        self.funnel, self.name, self.deadline, self.budget_s = funnel, name, deadline, budget_s
         self.done = threading.Event()
         self.error: BaseException | None = None
-        self._overdue = False
 
     def run(self, judge: Judge, query: str, caller: Caller, hits: list[Hit], progress: Progress,
             deadline: float) -> None:
@@ -147,14 +161,14 @@ class _Call:
         finally:
             with self.funnel._lock:
                 self.done.set()
-                if self._overdue:
-                    self.funnel._overdue[self.name] -= 1
+                self.funnel._abandoned[self.name].discard(self)
+                self.funnel._live -= 1
+                self.funnel._idle.notify_all()
 
-    def overdue(self) -> bool:
-        """Called at the deadline: True (and counted) if the call is still running."""
+    def abandon(self) -> bool:
+        """Called at the deadline: True (and the call kept as abandoned) if it is still running."""
         with self.funnel._lock:
             if self.done.is_set():
                 return False
-            self._overdue = True
-            self.funnel._overdue[self.name] += 1
+            self.funnel._abandoned[self.name].add(self)
             return True

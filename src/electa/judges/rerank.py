@@ -70,13 +70,20 @@ class RerankJudge:
     def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
         passages = [passage_of(h, self.chars) for h in hits[: self.depth]]
         # Batches grow from four to ``batch``: a tight budget still gets the first few scored.
-        start, size = 0, min(4, self.batch)
+        # A scorer may cap them (the LLM grades one pair a call, so each grade counts at once).
+        batch = min(self.batch, getattr(self.scorer, "max_batch", self.batch))
+        start, size = 0, min(4, batch)
         while start < len(passages):
             if time.monotonic() >= deadline:
                 return
             part = passages[start: start + size]
-            start, size = start + len(part), min(self.batch, size * 2)
-            scores = self.scorer.score(query, part, deadline)
+            start, size = start + len(part), min(batch, size * 2)
+            try:
+                scores = self.scorer.score(query, part, deadline)
+            except Exception:
+                if time.monotonic() >= deadline:
+                    return  # failed because time ran out (a server timeout at the deadline): a budget cut
+                raise
             late = time.monotonic() >= deadline
             if len(scores) > len(part) or (len(scores) < len(part) and not late):
                 raise ValueError(f"scorer {self.scorer.name} gave {len(scores)} scores for {len(part)} passages")

@@ -97,6 +97,8 @@ class OnnxCrossEncoder:
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = types
         logits = np.asarray(self._session.run(None, feed)[0], dtype=np.float64)
+        if logits.ndim > 2 or (logits.ndim == 2 and logits.shape[1] > 2):
+            raise JudgeError(f"{self.name} gave outputs of shape {logits.shape}: not one or two logits per pair")
         if logits.ndim == 2 and logits.shape[1] == 2:  # two classes: the margin of "relevant"
             return (logits[:, 1] - logits[:, 0]).tolist()
         return logits.reshape(len(passages), -1)[:, 0].tolist()
@@ -119,10 +121,8 @@ class HttpRerankScorer:
         import httpx
 
         timeout = self.timeout_s if deadline is None else min(self.timeout_s, deadline - time.monotonic())
-        if timeout <= 0:
-            raise JudgeError(f"no time left to ask {self.url}")
-        if not passages:
-            return []
+        if timeout <= 0 or not passages:
+            return []  # (no time left: nothing is sent)
         if self.api == "tei":
             body: dict[str, Any] = {"query": query, "texts": list(passages), "truncate": True}
         else:
@@ -179,6 +179,8 @@ JUDGE_SYSTEM = ("You grade search results. Given a question and a passage, reply
 class LlmPointwiseScorer:
     """The answer model as a pointwise judge: one short completion per pair, the first digit of
     the reply over 9. A reply with no digit raises (the judge then keeps the previous order)."""
+
+    max_batch = 1  # one pair a call: each grade reaches the judge as soon as it is made
 
     def __init__(self, answerer: Any, passage_chars: int = 1200) -> None:
         self.answerer = answerer
