@@ -379,3 +379,24 @@ def test_the_llm_judge_grades_pair_by_pair_so_a_budget_keeps_each_grade() -> Non
     _, (stage,) = funnel.run("q", CALLER, hits(TEXTS))
     assert stage.scored >= 2 and stage.note.startswith("budget")  # a first batch of four would take 200 ms
     assert funnel.wait_idle(5.0)
+
+
+def test_closing_waits_for_calls_cut_at_their_deadline() -> None:
+    # A process exiting under onnxruntime's running thread is aborted ("terminate called without
+    # an active exception", seen with `electa search` and a 400 ms budget): close() waits.
+    def slow(q: str, p: str) -> float:
+        time.sleep(0.1)
+        return 1.0
+
+    funnel = Funnel([RerankJudge(ScriptedScorer(slow))], {"rerank": 20.0})
+    assert funnel.run("q", CALLER, hits(TEXTS))[1][0].note.startswith("budget")
+    assert funnel._live == 1  # still inside its first batch
+    funnel.close()
+    assert funnel._live == 0
+    hung = ScriptedScorer(hang_from_call=0)
+    funnel = Funnel([RerankJudge(hung)], {"rerank": 20.0})
+    funnel.run("q", CALLER, hits(TEXTS))
+    start = time.monotonic()
+    funnel.close(wait_s=0.2)  # a hung call is waited for only so long
+    assert time.monotonic() - start < 5.0 and funnel._live == 1
+    hung.release.set()

@@ -137,10 +137,15 @@ class Funnel:
         judged = [replace(prefix[i], judged=(*prefix[i].judged, (judge.name, scores[i]))) for i in new]
         return judged + hits[len(prefix):], stage(True, new != list(range(len(prefix))), len(scores), note)
 
-    def close(self) -> None:
-        """Take no more calls; calls still running (hung) end on their own (daemon threads)."""
+    def close(self, wait_s: float = 10.0) -> None:
+        """Take no more calls, and wait up to ``wait_s`` for those still running: a call cut at
+        its deadline is usually inside a model batch, and a process that exits under a native
+        library's running thread is aborted (onnxruntime: "terminate called without an active
+        exception"). A call still hung after that is left to its daemon thread."""
         with self._lock:
             self._closed = True
+        if not self.wait_idle(wait_s):
+            log.warning("judge calls still running after %.0f s; leaving them", wait_s)
 
 
 class _Call:
