@@ -332,15 +332,20 @@ def test_a_scorer_that_stops_at_the_deadline_hands_its_finished_prefix_to_the_ju
     assert progress.close() == [0.0, 1.0, 2.0]  # three of the first batch of four
 
 
-def test_judges_never_push_a_passing_hit_below_a_failing_one(engine: Engine) -> None:
-    # Twelve pages: the even ones hold both words of the question, the odd ones one (a lower
-    # absolute score). With the floor between the two, the judge prefers exactly the failing
-    # pages: they must still come after every passing one, and the same hits pass.
+def half_passing(engine: Engine, pages: int) -> float:
+    """``pages`` pages: the even ones hold both words of "refund plan", the odd ones one (a lower
+    absolute score). Returns a floor between the two scores."""
     docs = [Document(str(i), f"Page {i}", f"refund {'plan ' if i % 2 == 0 else ''}note {i}",
-                     sections=(Section((), f"refund {'plan ' if i % 2 == 0 else ''}note {i}"),)) for i in range(12)]
+                     sections=(Section((), f"refund {'plan ' if i % 2 == 0 else ''}note {i}"),)) for i in range(pages)]
     engine.ingest_loaded("kb", Loaded(docs), Access("acme"))
-    scores = sorted({round(h.score, 6) for h in engine.search("refund plan", CALLER, top=12, judges=[]).hits})
-    floor = (scores[0] + scores[-1]) / 2
+    scores = sorted({round(h.score, 6) for h in engine.search("refund plan", CALLER, top=pages, judges=[]).hits})
+    return (scores[0] + scores[-1]) / 2
+
+
+def test_judges_never_push_a_passing_hit_below_a_failing_one(engine: Engine) -> None:
+    # With the floor between the two kinds of page, the judge prefers exactly the failing ones:
+    # they must still come after every passing one, and the same hits pass.
+    floor = half_passing(engine, 12)
     plain = engine.search("refund plan", CALLER, top=12, judges=[], floor=floor)
     failing = {h.title for h in plain.hits if not h.passes}
     assert failing and len(failing) < len(plain.hits)
@@ -353,11 +358,7 @@ def test_judges_never_push_a_passing_hit_below_a_failing_one(engine: Engine) -> 
 
 
 def test_a_judge_that_does_not_run_leaves_the_search_exactly_as_without_judges(engine: Engine) -> None:
-    docs = [Document(str(i), f"Page {i}", f"refund {'plan ' if i % 2 == 0 else ''}note {i}",
-                     sections=(Section((), f"refund {'plan ' if i % 2 == 0 else ''}note {i}"),)) for i in range(14)]
-    engine.ingest_loaded("kb", Loaded(docs), Access("acme"))
-    scores = sorted({round(h.score, 6) for h in engine.search("refund plan", CALLER, top=14, judges=[]).hits})
-    floor = (scores[0] + scores[-1]) / 2
+    floor = half_passing(engine, 14)  # more pages than shown: the judged window is wider than top
     plain = engine.search("refund plan", CALLER, top=10, judges=[], floor=floor)
     engine.funnel = Funnel([RerankJudge(ScriptedScorer(error=RuntimeError("down")))])
     failed = engine.search("refund plan", CALLER, top=10, floor=floor)
