@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import onnx  # (torch's exporter needs it)
+import onnx  # noqa: F401  (torch's exporter needs it)
 import pytest
 
 # torch, transformers and onnx come with the dev extra (the core install never needs them):
