@@ -441,12 +441,7 @@ class Engine:
         timings["fusion"] = (t2 - t1) * 1000.0
         stages: list[Stage] = []
         if judge_depth:
-            hits, stages = self.funnel.run(text, caller, hits, judges)
-            if any(st.ran for st in stages):
-                # Passing hits stay ahead of failing ones, each in the judges' order: a judge must
-                # not push a passing hit out of the top (and the answer out of its context). When
-                # none ran, the order is exactly the one without judges.
-                hits = [h for h in hits if h.passes] + [h for h in hits if not h.passes]
+            hits, stages = self.judge(text, caller, hits, judges)
             timings["judges"] = (time.perf_counter() - t2) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return SearchResult(text, tuple(hits[:top]), tuple(results), timings, tuple(stages))
@@ -454,8 +449,14 @@ class Engine:
     def judge(self, text: str, caller: Caller, hits: Sequence[Hit], judges: Sequence[str] | None = None,
               budgets_ms: Mapping[str, float] | None = None) -> tuple[list[Hit], list[Stage]]:
         """The judges' order of ``hits`` (already fused and scored, e.g. by :meth:`rank`) and
-        their stages: what :meth:`search` does after fusion, for the evaluation's rows."""
-        return self.funnel.run(text, caller, hits, judges, budgets_ms)
+        their stages: what :meth:`search` does after fusion (and the evaluation's rows)."""
+        judged, stages = self.funnel.run(text, caller, hits, judges, budgets_ms)
+        if any(st.ran for st in stages):
+            # Passing hits stay ahead of failing ones, each in the judges' order: a judge must not
+            # push a passing hit out of the top (and the answer out of its context). When none
+            # ran, the order is exactly the one without judges.
+            judged = [h for h in judged if h.passes] + [h for h in judged if not h.passes]
+        return judged, stages
 
     def _title_rescue(self, text: str, failing: Sequence[tuple[int, str]], caller: Caller,
                       shown: Set[int] | None = None) -> dict[int, str]:

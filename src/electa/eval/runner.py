@@ -128,8 +128,6 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             judged, stages = engine.judge(text, caller, hits[:depth])
             latency.setdefault("judges", []).append((time.perf_counter() - t2) * 1000.0)
             cut_short += any(st.cut_short for st in stages)
-            if any(st.ran for st in stages):  # as a search does
-                judged = [h for h in judged if h.passes] + [h for h in judged if not h.passes]
             # A judged order has no score of its own: rank order, written as descending numbers.
             ranked.setdefault("scored+" + "+".join(judges), {})[qid] = _dedupe(
                 [(getattr(h, key), float(len(judged) - i)) for i, h in enumerate(judged)])
