@@ -3,11 +3,11 @@
     python bench/ltr_cv.py ../shared/data/scifact --split train
     python bench/ltr_cv.py ../shared/data/stackfaq --split dev:tune
 
-For every query, Electa's candidates (depth 100 per leg, the eval's cached store) become rows of
-features that a served search already knows: fused value and rank, the served order's rank and
-absolute score, each leg's reciprocal rank and raw score and the raw score's gap to the query's
-best for that leg (how much the leg knows about *this* query), coverage of the question's stems
-in the passage and in its title, the passage's length and unit kind, the question's length.
+For every query, Electa's served candidates (depth 100 per leg, the eval's cached store) become
+rows of the features a served search already knows (``electa.judges.ltr_features``: fused value
+and rank, served rank, absolute score, each leg's reciprocal rank, raw score and gap to the
+query's best for that leg, coverage of the question's stems in the passage and its title,
+length, unit kind, the question's length).
 A LightGBM lambdarank model (fixed, untuned hyper-parameters) is trained on four folds of the
 queries and ranks the fifth; every query is ranked once by a model that never saw it. Printed:
 nDCG@10 of fusion, the served order and the learned order over those held-out folds, per-fold
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 from pathlib import Path
 
 import numpy as np
@@ -28,31 +27,7 @@ from electa.embedders.registry import create_embedder
 from electa.eval.beir import load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
-from electa.text import content_stems, stem_set
-from electa.types import Hit
-
-LEGS = ("fulltext", "dense", "qa")
-KINDS = ("doc", "parent", "child", "title", "qa")
-FEATURES = ["fused", "fused_rank", "served_rank", "absolute", "query_stems", "coverage", "title_coverage",
-            "log_chars", *(f"kind_{k}" for k in KINDS),
-            *(f"{leg}_{part}" for leg in LEGS for part in ("rr", "raw", "gap"))]
-
-
-def features(query: str, hits: list[Hit], fused_rank: dict[str, int]) -> np.ndarray:
-    q = set(content_stems(query))
-    best = {leg: max((v.raw_score for h in hits for v in h.votes if v.leg == leg), default=0.0) for leg in LEGS}
-    rows = []
-    for served, h in enumerate(hits, start=1):
-        passage, title = stem_set(f"{h.title} {h.text}"), stem_set(h.title)
-        votes = {v.leg: v for v in h.votes}
-        row = [h.fused, 1.0 / fused_rank[h.ext_id], 1.0 / served, h.score, len(q),
-               len(q & passage) / max(1, len(q)), len(q & title) / max(1, len(q)), math.log1p(len(h.text)),
-               *(float(h.kind.value == k) for k in KINDS)]
-        for leg in LEGS:
-            v = votes.get(leg)
-            row += [1.0 / v.rank, v.raw_score, best[leg] - v.raw_score] if v else [0.0, 0.0, 0.0]
-        rows.append(row)
-    return np.asarray(rows, dtype=np.float64)
+from electa.judges.ltr_features import FEATURES, features
 
 
 def main() -> None:
@@ -78,11 +53,9 @@ def main() -> None:
             text = beir.queries[qid]
             results, _ = engine.retrieve(text, caller, legs=legs, depths=dict.fromkeys(legs, args.depth))
             served = engine.rank(text, results, order=Order.SCORED)[: args.depth]
-            fused = engine.rank(text, results, order=Order.FUSED)
-            fused_rank = {h.ext_id: i for i, h in enumerate(fused, start=1)}
+            fused = engine.rank(text, results, order=Order.FUSED, top=10)
             if served:
-                data[qid] = (features(text, served, fused_rank), [h.ext_id for h in served],
-                             [h.ext_id for h in fused[:10]])
+                data[qid] = (features(text, served), [h.ext_id for h in served], [h.ext_id for h in fused])
     finally:
         engine.close()
     dealt = sorted(data, key=lambda q: (hashlib.sha256(q.encode()).hexdigest(), q))

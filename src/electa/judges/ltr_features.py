@@ -1,0 +1,59 @@
+"""The features a learning-to-rank judge reads (SPEC D2), from what a served search already
+knows about each hit: nothing is looked up, so the same function serves training
+(``bench/ltr_cv.py``) and a search.
+
+Per hit, in :data:`FEATURES` order:
+
+- ``fused``, ``fused_rr``: the fused value and the reciprocal of its rank by fused value among
+  the hits given; ``served_rr``: the reciprocal of its position as given (the served order);
+- ``absolute``: the absolute score (C3); ``query_stems``: how many content stems the question
+  has;
+- ``coverage``, ``title_coverage``: the share of those stems in the passage (title and text) and
+  in the title alone; ``log_chars``: log(1 + the passage's length);
+- ``kind_*``: the unit's kind, one-hot;
+- per leg (full text, dense, Q&A): ``*_rr`` the reciprocal of its rank, ``*_raw`` its raw score,
+  ``*_gap`` the best raw score of that leg among the hits minus this one's (how much the leg
+  knows about *this* question); all 0 when the leg did not find the hit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from electa.text import content_stems, stem_set
+from electa.types import Hit
+
+LEGS = ("fulltext", "dense", "qa")
+KINDS = ("doc", "parent", "child", "title", "qa")
+FEATURES = ["fused", "fused_rr", "served_rr", "absolute", "query_stems", "coverage", "title_coverage", "log_chars",
+            *(f"kind_{k}" for k in KINDS), *(f"{leg}_{part}" for leg in LEGS for part in ("rr", "raw", "gap"))]
+
+
+def features(query: str, hits: Sequence[Hit]) -> np.ndarray:
+    """One row of :data:`FEATURES` per hit, in the order given (the served order).
+
+    >>> from electa.types import ChunkKind, LegVote
+    >>> h = Hit(1, 1, 1, ChunkKind.PARENT, "Refunds", "Annual plans are refunded", "", "", 0.03, 0.8, True,
+    ...         (LegVote("dense", 2, 0.7, 0.01),))
+    >>> float(dict(zip(FEATURES, features("refund annual plans", [h])[0], strict=True))["coverage"])
+    1.0
+    """
+    q = set(content_stems(query))
+    best = {leg: max((v.raw_score for h in hits for v in h.votes if v.leg == leg), default=0.0) for leg in LEGS}
+    by_fused = sorted(range(len(hits)), key=lambda i: (-hits[i].fused, i))
+    fused_rank = {i: r for r, i in enumerate(by_fused, start=1)}
+    rows = []
+    for served, h in enumerate(hits, start=1):
+        passage, title = stem_set(f"{h.title} {h.text}"), stem_set(h.title)
+        votes = {v.leg: v for v in h.votes}
+        row = [h.fused, 1.0 / fused_rank[served - 1], 1.0 / served, h.score, len(q),
+               len(q & passage) / max(1, len(q)), len(q & title) / max(1, len(q)), math.log1p(len(h.text)),
+               *(float(h.kind.value == k) for k in KINDS)]
+        for leg in LEGS:
+            v = votes.get(leg)
+            row += [1.0 / v.rank, v.raw_score, best[leg] - v.raw_score] if v else [0.0, 0.0, 0.0]
+        rows.append(row)
+    return np.asarray(rows, dtype=np.float64).reshape(len(hits), len(FEATURES))

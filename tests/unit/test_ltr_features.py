@@ -1,0 +1,27 @@
+"""The learning-to-rank features (SPEC D2), worked by hand on two hits."""
+
+import pytest
+
+from electa.judges.ltr_features import FEATURES, features
+from electa.types import ChunkKind, Hit, LegVote
+
+
+def test_each_feature_of_two_hits() -> None:
+    a = Hit(1, 1, 1, ChunkKind.PARENT, "Refund policy", "Annual plans are refunded.", "", "", 0.02, 0.9, True,
+            (LegVote("fulltext", 3, 6.0, 0.01), LegVote("dense", 1, 0.8, 0.01)))
+    b = Hit(2, 2, 1, ChunkKind.QA, "Pricing", "Growth costs $29.", "", "", 0.03, 0.5, True,
+            (LegVote("fulltext", 1, 9.0, 0.02),))
+    rows = [dict(zip(FEATURES, row, strict=True)) for row in features("refund for annual plans", [a, b])]
+    # served order a, b; by fused value b (0.03) before a (0.02)
+    assert [r["served_rr"] for r in rows] == [1.0, 0.5]
+    assert [r["fused_rr"] for r in rows] == [0.5, 1.0]
+    assert [r["query_stems"] for r in rows] == [3, 3]  # refund, annual, plan ("for" is a stop word)
+    assert rows[0]["coverage"] == 1.0 and rows[0]["title_coverage"] == pytest.approx(1 / 3)
+    assert rows[1]["coverage"] == 0.0
+    assert (rows[0]["kind_parent"], rows[0]["kind_qa"], rows[1]["kind_qa"]) == (1.0, 0.0, 1.0)
+    # full text: best raw 9.0 among the hits; a is 3.0 below it, at rank 3
+    assert (rows[0]["fulltext_rr"], rows[0]["fulltext_raw"], rows[0]["fulltext_gap"]) == (pytest.approx(1 / 3), 6.0, 3.0)
+    assert (rows[1]["fulltext_rr"], rows[1]["fulltext_gap"]) == (1.0, 0.0)
+    # the dense leg did not find b: all zero
+    assert (rows[1]["dense_rr"], rows[1]["dense_raw"], rows[1]["dense_gap"]) == (0.0, 0.0, 0.0)
+    assert features("q", []).shape == (0, len(FEATURES))
