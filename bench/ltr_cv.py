@@ -17,14 +17,13 @@ spread, and the features' mean gain importance.
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from electa import Caller, Engine, Order, Settings
 from electa.embedders.registry import create_embedder
-from electa.eval.beir import load_beir
+from electa.eval.beir import deal, load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
 from electa.judges.ltr_features import FEATURES, features
@@ -58,7 +57,7 @@ def main() -> None:
                 data[qid] = (features(text, served), [h.ext_id for h in served], [h.ext_id for h in fused])
     finally:
         engine.close()
-    dealt = sorted(data, key=lambda q: (hashlib.sha256(q.encode()).hexdigest(), q))
+    dealt = deal(data)
     folds = [dealt[i:: args.folds] for i in range(args.folds)]
     scores: dict[str, list[float]] = {"fused (RRF)": [], "served (scored)": [], "learned (LTR)": []}
     per_fold, gains = [], np.zeros(len(FEATURES))

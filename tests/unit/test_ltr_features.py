@@ -1,5 +1,7 @@
 """The learning-to-rank features (SPEC D2), worked by hand on two hits."""
 
+import math
+
 import pytest
 
 from electa.judges.ltr_features import FEATURES, features
@@ -24,4 +26,13 @@ def test_each_feature_of_two_hits() -> None:
     assert (rows[1]["fulltext_rr"], rows[1]["fulltext_gap"]) == (1.0, 0.0)
     # the dense leg did not find b: all zero
     assert (rows[1]["dense_rr"], rows[1]["dense_raw"], rows[1]["dense_gap"]) == (0.0, 0.0, 0.0)
+    # values carried as they are, each in its own column
+    assert [(r["fused"], r["absolute"]) for r in rows] == [(0.02, 0.9), (0.03, 0.5)]
+    assert rows[0]["log_chars"] == pytest.approx(math.log1p(len("Annual plans are refunded.")))
+    # the dense leg found a (its only hit: best, gap 0); Q&A found nothing
+    assert (rows[0]["dense_rr"], rows[0]["dense_raw"], rows[0]["dense_gap"]) == (1.0, 0.8, 0.0)
+    assert all(r[f"qa_{part}"] == 0.0 for r in rows for part in ("rr", "raw", "gap"))
+    curated = Hit(3, 3, 1, ChunkKind.CURATED, "Refunds", "Yes.", "", "", 0.01, 0.85, True, ())
+    (row,) = [dict(zip(FEATURES, r, strict=True)) for r in features("refund", [curated])]
+    assert row["kind_curated"] == 1.0 and sum(row[f] for f in FEATURES if f.startswith("kind_")) == 1.0
     assert features("q", []).shape == (0, len(FEATURES))

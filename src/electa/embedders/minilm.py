@@ -46,6 +46,20 @@ def model_path() -> Path:
     return onnx
 
 
+def padded(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Token ids, attention mask and token types of ``encodings`` (``tokenizers`` encodings),
+    padded with zeros to the longest of them: one model call's inputs."""
+    width = max((len(e.ids) for e in encodings), default=0)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for row, enc in enumerate(encodings):
+        ids[row, : len(enc.ids)] = enc.ids
+        mask[row, : len(enc.ids)] = 1
+        types[row, : len(enc.ids)] = enc.type_ids
+    return ids, mask, types
+
+
 class MiniLmOnnxEmbedder:
     """all-MiniLM-L6-v2 (384-d), int8 ONNX on the CPU.
 
@@ -133,13 +147,7 @@ class MiniLmOnnxEmbedder:
         """Mean-pooled states of ``encodings[order]`` (shortest first) into ``out``'s rows."""
         for start in range(0, len(order), self._batch_size):
             idx = order[start : start + self._batch_size]
-            batch = [encodings[i] for i in idx]
-            width = max(len(e.ids) for e in batch)
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, enc in enumerate(batch):
-                ids[row, : len(enc.ids)] = enc.ids
-                mask[row, : len(enc.ids)] = 1
+            ids, mask, _ = padded([encodings[i] for i in idx])
             hidden = session.run(
                 None,
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},

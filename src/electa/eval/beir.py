@@ -40,6 +40,12 @@ def _check_half(half: str) -> None:
         raise ConfigError(f"unknown half {half!r}: use one of {', '.join(HALVES)} (e.g. --split dev:test)")
 
 
+def deal(qids: Iterable[str]) -> list[str]:
+    """``qids`` in a fixed order given by a hash of each id: independent of file order and the
+    same on every machine, so every n-th of them is a fixed, even share (halves, folds)."""
+    return sorted(qids, key=lambda q: (hashlib.sha256(q.encode()).hexdigest(), q))
+
+
 def half_of(qids: Iterable[str], half: str) -> set[str]:
     """One of two fixed halves of ``qids``, for a set that ships a single labelled split.
 
@@ -47,8 +53,7 @@ def half_of(qids: Iterable[str], half: str) -> set[str]:
     (±1), independent of file order, and the same on every machine: ``dev:tune`` to tune on,
     ``dev:test`` to measure on data the tuner never saw."""
     _check_half(half)
-    dealt = sorted(qids, key=lambda q: (hashlib.sha256(q.encode()).hexdigest(), q))
-    return set(dealt[HALVES.index(half)::2])
+    return set(deal(qids)[HALVES.index(half)::2])
 
 
 def load_beir(directory: str | Path, split: str) -> BeirSet:

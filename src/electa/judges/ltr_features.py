@@ -24,10 +24,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from electa.text import content_stems, stem_set
-from electa.types import Hit
+from electa.types import ChunkKind, Hit
 
 LEGS = ("fulltext", "dense", "qa")
-KINDS = ("doc", "parent", "child", "title", "qa")
+KINDS = tuple(k.value for k in ChunkKind)
 FEATURES = ["fused", "fused_rr", "served_rr", "absolute", "query_stems", "coverage", "title_coverage", "log_chars",
             *(f"kind_{k}" for k in KINDS), *(f"{leg}_{part}" for leg in LEGS for part in ("rr", "raw", "gap"))]
 

@@ -34,6 +34,15 @@ class PairScorer(Protocol):
     def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]: ...
 
 
+def reranker_text(title: str, text: str, chars: int) -> str:
+    """A title and the first ``chars`` characters of a text, cut at a word boundary: what a
+    reranker reads (and what ``bench/train_cross_encoder.py`` trains on)."""
+    if len(text) > chars:
+        cut = text.rfind(" ", 0, chars + 1)
+        text = text[: cut if cut > chars // 2 else chars]
+    return f"{title}\n{text}" if title else text
+
+
 def passage_of(hit: Hit, chars: int) -> str:
     """What a reranker reads of a hit (SPEC D1): its title and the first ``chars`` characters,
     cut at a word boundary.
@@ -43,11 +52,7 @@ def passage_of(hit: Hit, chars: int) -> str:
     >>> passage_of(h, 20)
     'Refunds\\nAnnual plans are'
     """
-    text = hit.text
-    if len(text) > chars:
-        cut = text.rfind(" ", 0, chars + 1)
-        text = text[: cut if cut > chars // 2 else chars]
-    return f"{hit.title}\n{text}" if hit.title else text
+    return reranker_text(hit.title, hit.text, chars)
 
 
 class RerankJudge:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from electa.config import Settings
+from electa.embedders.minilm import padded
 from electa.errors import ConfigError, JudgeError
 from electa.judges.rerank import PairScorer
 
@@ -85,14 +86,7 @@ class OnnxCrossEncoder:
             return []
         with self._lock:
             encodings = self._tokenizer.encode_batch([(query, p) for p in passages])
-        width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(encodings), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        types = np.zeros_like(ids)
-        for row, enc in enumerate(encodings):
-            ids[row, : len(enc.ids)] = enc.ids
-            mask[row, : len(enc.ids)] = 1
-            types[row, : len(enc.ids)] = enc.type_ids
+        ids, mask, types = padded(encodings)
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = types
@@ -138,7 +132,7 @@ class HttpRerankScorer:
             raise JudgeError(f"rerank endpoint {self.url} answered HTTP {response.status_code}: {response.text[:200]}")
         try:
             return rerank_scores(response.json(), len(passages))
-        except (ValueError, json.JSONDecodeError) as exc:
+        except ValueError as exc:  # (a JSONDecodeError is one)
             raise JudgeError(f"rerank endpoint {self.url}: {exc}") from exc
 
 
