@@ -78,8 +78,20 @@ class Settings(BaseSettings):
     rerank_chars: int = Field(default=2000, ge=100, le=100_000)
     rerank_batch: int = Field(default=16, ge=1, le=256)
     rerank_blend: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Learning to rank (SPEC D2): "agent" serves each agent the ranker `electa train-ltr --agent`
+    # stored for it (none: the order stands), "" none, or a path to one ranker file for every
+    # caller (`electa train-ltr --out`; an operator's single-organisation install, the evaluation).
+    # It judges the top ltr_depth hits (the reference's LightGBM stage reads the top 50).
+    ltr: str = "agent"
+    ltr_depth: int = Field(default=50, ge=2, le=1000)
+    # Personalisation (SPEC D3): a person's own feedback nudges the top personalise_depth hits,
+    # blended at personalise_blend (the reference's 15%); a person with no history, or who opted
+    # out, gets exactly the order without it. Off: personalise=false.
+    personalise: bool = True
+    personalise_depth: int = Field(default=50, ge=2, le=1000)
+    personalise_blend: float = Field(default=0.15, ge=0.0, le=1.0)
     judge_budgets_ms: dict[str, Annotated[float, Field(ge=0.0, le=600_000.0, allow_inf_nan=False)]] = Field(
-        default_factory=lambda: {"rerank": 3000.0})
+        default_factory=lambda: {"rerank": 3000.0, "ltr": 500.0, "personalise": 200.0})
     admin_token: str | None = None
     # Search keys and visitor tokens (browser-facing): token buckets per key and per (key, client
     # address), refilled per minute; 0 switches one off. Trusted ingest/admin keys are not limited.

@@ -38,6 +38,9 @@ from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.judges import build_funnel
+from electa.judges.ltr import AgentModels, LtrJudge, fixed_model
+from electa.judges.personalise import PersonaliseJudge
+from electa.judges.protocol import Judge
 from electa.legs.dense import DenseLeg
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
@@ -56,6 +59,7 @@ from electa.types import (
     LegStatus,
     LegVote,
     Passage,
+    Person,
     SearchResult,
     Stage,
 )
@@ -124,7 +128,8 @@ class Engine:
         self._stems: dict[int, frozenset[str]] = {}
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
-        self.funnel = build_funnel(settings)
+        self.ltr_models = AgentModels(store.agent_settings, embedder.model_id if embedder else None, CHUNKER_VERSION)
+        self.funnel = build_funnel(settings, self.ltr_models, self._hit_stems)
 
     @classmethod
     def open(cls, path: str | Path | None = None, settings: Settings | None = None,
@@ -382,7 +387,7 @@ class Engine:
                legs: Sequence[str] | None = None, order: Order = Order.SCORED,
                page_url: str | None = None, calibrated_floor: float | None = None,
                agent_settings: Mapping[str, object] | None = None,
-               judges: Sequence[str] | None = None) -> SearchResult:
+               judges: Sequence[str] | None = None, person: Person | str | None = None) -> SearchResult:
         """Run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
 
         ``weights``, ``k``, ``depths`` and ``floor`` override the settings for this request.
@@ -396,17 +401,23 @@ class Engine:
 
         ``judges`` names the judges to run after fusion (SPEC D1-D3; default every one the
         settings turn on, ``[]`` none); each may reorder the top hits it looks at, never which
-        hits pass, and leaves a stage in ``SearchResult.stages`` (D6)."""
+        hits pass, and leaves a stage in ``SearchResult.stages`` (D6). ``person`` is whose
+        feedback personalises the order (D3; a name, or :meth:`person` already read); nobody's
+        by default."""
         if self._mismatch:
             raise ModelMismatchError(self._mismatch)
         s = self.settings
-        judge_depth = self.funnel.depth(judges)  # (an unknown judge is refused before any work)
+        run_judges = bool(self.funnel.depth(judges))  # (an unknown judge is refused before any work)
         chosen = list(legs) if legs is not None else list(self.legs)
         unknown = [name for name in chosen if name not in self.legs]
         if unknown:
             raise ConfigError(f"unknown leg {unknown[0]!r}; valid legs: {', '.join(self.legs)}")
         check_weights(weights, self.legs)
+        if agent_settings is None and caller.agent is not None:
+            agent_settings = self.store.agent_settings(caller.org, caller.agent) or {}
         profile = self._agent_profile(caller, agent_settings)
+        bound = self._bound_judges(caller, agent_settings, person, judges) if run_judges else {}
+        judge_depth = self.funnel.depth(judges, caller, bound)
         tuned = profile.get("fusion") or {}
         depth_map = {**s.depths, **tuned.get("depths", {}), **(depths or {})}
         weights = {**tuned.get("weights", {}), **(weights or {})}
@@ -440,17 +451,19 @@ class Engine:
         t2 = time.perf_counter()
         timings["fusion"] = (t2 - t1) * 1000.0
         stages: list[Stage] = []
-        if judge_depth:
-            hits, stages = self.judge(text, caller, hits, judges)
+        if run_judges:  # a judge that cannot run for this caller still says why (D6)
+            hits, stages = self.judge(text, caller, hits, judges, bound=bound)
             timings["judges"] = (time.perf_counter() - t2) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return SearchResult(text, tuple(hits[:top]), tuple(results), timings, tuple(stages))
 
     def judge(self, text: str, caller: Caller, hits: Sequence[Hit], judges: Sequence[str] | None = None,
-              budgets_ms: Mapping[str, float] | None = None) -> tuple[list[Hit], list[Stage]]:
+              budgets_ms: Mapping[str, float] | None = None,
+              bound: Mapping[str, Judge] | None = None) -> tuple[list[Hit], list[Stage]]:
         """The judges' order of ``hits`` (already fused and scored, e.g. by :meth:`rank`) and
-        their stages: what :meth:`search` does after fusion (and the evaluation's rows)."""
-        judged, stages = self.funnel.run(text, caller, hits, judges, budgets_ms)
+        their stages: what :meth:`search` does after fusion (and the evaluation's rows).
+        ``bound``: judges bound to this caller's settings (:meth:`_bound_judges`)."""
+        judged, stages = self.funnel.run(text, caller, hits, judges, budgets_ms, bound)
         if any(st.ran for st in stages):
             # Passing hits stay ahead of failing ones, each in the judges' order: a judge must not
             # push a passing hit out of the top (and the answer out of its context). When none
@@ -505,6 +518,25 @@ class Engine:
                 self._title_counts.clear()
             self._title_counts[key] = count
         return count
+
+    def person(self, caller: Caller, name: str) -> Person:
+        """``name``'s signals in the caller's organisation (and agent, when it names one)."""
+        signals = self.store.person_signals(caller.org, caller.agent, name)
+        return Person(name, None if signals is None else tuple(signals))
+
+    def _bound_judges(self, caller: Caller, stored: Mapping[str, object] | None, person: Person | str | None,
+                      names: Sequence[str] | None) -> dict[str, Judge]:
+        """Judges bound to this search: the agent's ranker (SPEC D2) is the one in the settings
+        this search read, whatever another worker stores meanwhile (the result cache's key is
+        made from the same read); the person's judge (D3) holds their own signals."""
+        s, bound = self.settings, dict[str, Judge]()
+        chosen = set(self.funnel.judges if names is None else names)
+        if s.ltr == "agent" and "ltr" in self.funnel.judges and "ltr" in chosen:
+            bound["ltr"] = LtrJudge(fixed_model(self.ltr_models.resolve(stored, caller)), s.ltr_depth, self._hit_stems)
+        if person and "personalise" in self.funnel.judges and "personalise" in chosen:
+            known = self.person(caller, person) if isinstance(person, str) else person
+            bound["personalise"] = PersonaliseJudge(known.signals, s.personalise_depth, s.personalise_blend)
+        return bound
 
     def _agent_profile(self, caller: Caller, stored: Mapping[str, object] | None = None) -> dict[str, Any]:
         """What `electa tune --agent` stored for this agent: fusion settings (request values
@@ -641,6 +673,11 @@ class Engine:
             rows.append((key, fused_value, votes, shown, score, url, also))
         rows.sort(key=lambda row: -row[0])  # stable: equal keys keep the fused order
         return rows
+
+    def _hit_stems(self, hit: Hit) -> frozenset[str]:
+        """A hit's stems (title and text), as scoring cached them for the unit it shows."""
+        stems = self._stems.get(hit.unit_id)
+        return stems if stems is not None else frozenset(stem_set(f"{hit.title} {hit.text}"))
 
     def _passage_stems(self, unit: StoredUnit) -> frozenset[str]:
         # A unit's text never changes (ids are never reused), so its stems are cached by id.

@@ -86,6 +86,27 @@ class Caller:
 
 
 @dataclass(frozen=True)
+class Person:
+    """Whose feedback personalises a search (SPEC D3), with what it has taught: each URL's net
+    signal (+1 / -1), or None when the person opted out. Read once per request
+    (``Engine.person``); ``digest`` goes into the result cache's key, so a new vote, an opt-out
+    or a deleted history is seen by the next search."""
+
+    name: str
+    signals: tuple[tuple[str, int], ...] | None = ()
+
+    @property
+    def digest(self) -> str:
+        """>>> Person("ada", (("https://a", 1),)).digest != Person("ada", None).digest
+        True
+        """
+        import hashlib
+
+        blob = json.dumps([self.name, None if self.signals is None else sorted(self.signals)], ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
 class Section:
     """A heading-delimited stretch of a document; ``path`` is its heading trail."""
 

@@ -278,7 +278,7 @@ def test_the_evaluation_adds_a_row_after_the_served_order_for_the_judges(engine:
     report = evaluate(engine, beir, "test", depth=10)
     assert report.metrics["scored+rerank"]["ndcg@10"] == 1.0
     assert report.metrics["scored"]["ndcg@10"] < 1.0
-    assert "judges" in report.latency_ms and report.settings["judged_queries_cut_short"] == 0
+    assert "judges:rerank" in report.latency_ms and report.settings["judged_queries_cut_short"] == 0
 
 
 def test_a_browser_facing_key_sees_the_kind_of_a_judge_failure_not_its_text(judged_engine: Engine) -> None:

@@ -143,9 +143,11 @@ def test_unknown_scorers_and_missing_folders_are_refused_with_what_to_do(tmp_pat
 def test_a_reranker_that_cannot_be_made_is_reported_by_every_search_and_the_engine_still_opens(tmp_path: Path) -> None:
     funnel = build_funnel(Settings(rerank=f"onnx:{tmp_path / 'nowhere'}"))
     given = [Hit(0, 0, 1, ChunkKind.PARENT, "T", "t", "", "", 0.0, 0.5, True, ())]
-    out, (stage,) = funnel.run("q", Caller("acme"), given)
+    out, (stage,) = funnel.run("q", Caller("acme"), given, ["rerank"])
     assert out == given and stage.note.startswith("unavailable:") and "nowhere" in stage.note
-    assert build_funnel(Settings()).judges == {}
+    # By default no reranker; the agent's ranker (none without a model source) and personalisation
+    # (nobody named) are on and wait for what they need.
+    assert list(build_funnel(Settings()).judges) == ["personalise"]
 
 
 def test_scorers_stop_at_the_deadline(server: RerankServer) -> None:

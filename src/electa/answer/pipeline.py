@@ -34,7 +34,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from electa.answer.answerers import Answerer, ExtractiveAnswerer
@@ -46,7 +46,7 @@ from electa.answer.smalltalk import small_talk
 from electa.engine import cut_passages
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
-from electa.types import AnswerEvent, Caller, stage_json
+from electa.types import AnswerEvent, Caller, Person, stage_json
 
 if TYPE_CHECKING:
     from electa.api.cache import Cache
@@ -135,6 +135,9 @@ class AskRequest:
     top_k: int | None = None
     weights: Mapping[str, float] | None = None
     rewrite: Rewrite | None = None
+    # Whose feedback personalises the order (SPEC D3): a name is read once per request, and the
+    # result cache's key holds what was read.
+    person: Person | str | None = None
 
     @property
     def agent(self) -> str:
@@ -198,6 +201,8 @@ class AskPipeline:
     def run(self, req: AskRequest) -> Iterator[AnswerEvent]:
         """The events of one ask; bookkeeping and caching happen once the ``done`` is sent."""
         start = time.perf_counter()
+        if isinstance(req.person, str):
+            req = replace(req, person=self.engine.person(req.caller, req.person))
         config = AgentConfig.load(self.store, req.caller.org, req.caller.agent)
         history = req.history if req.history is not None else self._stored_history(req)
         # A follow-up depends on its history, so only a conversation's first question is cached.
@@ -250,7 +255,8 @@ class AskPipeline:
             query, caller, page_url=req.page_url,
             floor=req.floor if req.floor is not None else config.threshold,
             calibrated_floor=req.calibrated_floor if req.calibrated_floor is not None else config.calibrated_floor,
-            weights=req.weights if req.weights is not None else config.weights, agent_settings=config.stored)
+            weights=req.weights if req.weights is not None else config.weights, agent_settings=config.stored,
+            person=req.person)
         passing = result.passing
         s = self.engine.settings
         passages = cut_passages(passing[: req.top_k or config.top_k or s.top_passages], s.passage_chars, s.context_chars)
@@ -317,7 +323,8 @@ class AskPipeline:
 
     def _cache_key(self, cache: Cache, req: AskRequest, config: AgentConfig) -> tuple[object, ...]:
         overrides = json.dumps([repr(req.profile), req.floor, req.calibrated_floor, req.top_k,
-                                sorted((req.weights or {}).items()), config.digest], default=str)
+                                sorted((req.weights or {}).items()), config.digest,
+                                req.person.digest if isinstance(req.person, Person) else None], default=str)
         return cache.key("ask", req.caller, self.provider, req.question, req.page_url, self.store.version, overrides)
 
     def _bookkeep(self, req: AskRequest, said: Transcript) -> None:

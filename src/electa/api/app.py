@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -50,7 +50,7 @@ from electa.auth.identity import Credential
 from electa.engine import Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
-from electa.types import Access, Caller, LegStatus, hit_json, stage_json
+from electa.types import Access, Caller, LegStatus, Person, hit_json, stage_json
 
 if TYPE_CHECKING:
     from electa.redis_link import RedisLink
@@ -117,6 +117,9 @@ class SearchIn(BaseModel):
     page_url: str | None = None
     judges: list[str] | None = Field(None, max_length=8, description="The judges to run after fusion (default: every"
                                      " one the server turns on; `[]`: none). Each reports a stage in `stages`.")
+    user: str | None = Field(None, min_length=1, max_length=200, description="Whose feedback personalises the order "
+                             "(from the organisation's backend; a visitor token's subject is its user; a search key "
+                             "names none).")
 
 
 class TurnIn(BaseModel):
@@ -136,6 +139,9 @@ class AskIn(BaseModel):
                                         "omit it on the first question and send back the `conversation_id` of `done`"
                                         " (ids are issued by the server and bound to the credential; another is 403).")
     history: list[TurnIn] = []
+    user: str | None = Field(None, min_length=1, max_length=200, description="Whose feedback personalises the order "
+                             "(from the organisation's backend; a visitor token's subject is its user; a search key "
+                             "names none).")
 
 
 class FeedbackIn(BaseModel):
@@ -144,6 +150,13 @@ class FeedbackIn(BaseModel):
     url: str = Field(min_length=1, max_length=2000)
     agent: str = "default"
     positive: bool = True
+    user: str | None = Field(None, min_length=1, max_length=200, description="Whom the vote is about: it "
+                             "personalises that user's later searches (see `user` in search).")
+
+
+class PersonalisationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    enabled: bool
 
 
 class AgentIn(BaseModel):
@@ -355,10 +368,10 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         return {"uri": uri, "removed_units": engine.delete_source(org, agent, uri)}
 
     def run_search(body: SearchIn, caller: Caller, trusted: bool,
-                   stored: dict[str, object] | None = None) -> dict[str, object]:
+                   stored: dict[str, object] | None = None, person: Person | str | None = None) -> dict[str, object]:
         result = engine.search(body.query, caller, top=body.top, weights=body.weights.as_dict() if body.weights else None,
                                k=body.k, floor=body.floor, calibrated_floor=body.calibrated_floor,
-                               page_url=body.page_url, agent_settings=stored, judges=body.judges)
+                               page_url=body.page_url, agent_settings=stored, judges=body.judges, person=person)
         # Why a leg is unavailable names server files and packages: for the organisation's backend only.
         detail = (lambda r: r.detail) if trusted else (
             lambda r: "unavailable on this server" if r.status is LegStatus.UNAVAILABLE else r.detail)
@@ -371,6 +384,10 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     @app.post("/v1/search", responses=AUTHED)
     def search(body: SearchIn, who: Identity = Depends(searcher)) -> dict[str, object]:
         caller = who.caller(body.agent, body.principals)
+        named = who.person(body.user)
+        # What the person's feedback taught is read once: the key holds its digest (a new vote or an
+        # opt-out is seen at once), and the search uses that very read.
+        person = engine.person(caller, named) if named else None
         # The agent's settings (tuned fusion, calibration) shape the result: their digest is in the key.
         # Read once: the search uses the very settings the key was made from.
         stored = store.agent_settings(caller.org, caller.agent) if caller.agent else None
@@ -378,11 +395,12 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         trusted = who.conversation_owner is None  # the organisation's backend sees why a leg is out
         key = cache.key("search", caller, "-", body.query, body.page_url, store.version,
                         json.dumps([body.top, body.weights.as_dict() if body.weights else None, body.k, body.floor,
-                                    body.calibrated_floor, agent_digest, trusted, body.judges], sort_keys=True))
+                                    body.calibrated_floor, agent_digest, trusted, body.judges,
+                                    person.digest if person else None], sort_keys=True))
         cached = cache.get(key)
         if cached is not None:
             return {**cached, "cached": True}
-        out = run_search(body, caller, trusted, stored or {})
+        out = run_search(body, caller, trusted, stored or {}, person)
         stages: list[dict[str, object]] = out["stages"]  # type: ignore[assignment]
         if not any(st["failed"] for st in stages):  # a judge failed: the next request may do better
             cache.put(key, out)
@@ -392,7 +410,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     @app.post("/v1/probe", responses=AUTHED)
     def probe(body: SearchIn, org: str = Depends(org_of)) -> dict[str, object]:
         """Every candidate with per-leg scores and whether it passes; never cached, stores nothing."""
-        return run_search(body, Caller(org, body.agent, frozenset(body.principals)), True)
+        return run_search(body, Caller(org, body.agent, frozenset(body.principals)), True, person=body.user)
 
     @app.post("/v1/ask", response_class=EventStreamResponse, description=SSE_CONTRACT,
               responses={200: {"description": "The answer as Server-Sent Events (see above).",
@@ -402,7 +420,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         caller = who.caller(body.agent, body.principals)
         history = tuple(Turn(t.question, t.answer) for t in body.history) or None
         stream = pipeline.run(AskRequest(body.question, caller, body.page_url,
-                                         conversation_for(who, body.conversation_id), history))
+                                         conversation_for(who, body.conversation_id), history,
+                                         person=who.person(body.user)))
         # The first event is computed before the response starts, so a request the engine refuses
         # (an index that needs `electa reindex`, bad stored settings) is a status code, not a broken stream.
         first = next(stream)
@@ -416,8 +435,34 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         anonymous = who.kind is Credential.KEY and request.client is not None  # a shared page key: tell visitors apart
         voter = "" if owner is None else owner + (f"@{request.client.host}" if anonymous and request.client else "")
         store.add_feedback(org, body.agent, body.query, body.url, 1 if body.positive else -1,
-                           origin="backend" if owner is None else "visitor", voter=voter)
+                           origin="backend" if owner is None else "visitor", voter=voter,
+                           person=who.person(body.user) or "")
         return {"status": "recorded"}
+
+    def person_of(user: str, who: Identity) -> tuple[str, str]:
+        """A person's own settings and history: the organisation's backend for any of its users, a
+        visitor token for its own subject; a search key for nobody."""
+        org = who.require(Scope.SEARCH)
+        if who.kind is Credential.VISITOR and who.subject != user:
+            raise ScopeError("a visitor token manages its own user only (its subject)")
+        if who.kind is not Credential.VISITOR and who.scope is Scope.SEARCH:
+            raise ScopeError("a search key cannot manage a user (anyone can read it in page source);"
+                             " use a visitor token for that user, or the organisation's backend")
+        return org, user
+
+    @app.put("/v1/users/{user}/personalisation", responses=AUTHED)
+    def set_personalisation(body: PersonalisationIn, user: str = Path(min_length=1, max_length=200),
+                            who: Identity = Depends(searcher)) -> dict[str, object]:
+        """Opt a user in (the default) or out of personalisation (SPEC D3)."""
+        org, person = person_of(user, who)
+        store.set_personalise(org, person, body.enabled)
+        return {"user": person, "personalisation": body.enabled}
+
+    @app.delete("/v1/users/{user}/history", responses=AUTHED)
+    def forget_user(user: str = Path(min_length=1, max_length=200), who: Identity = Depends(searcher)) -> dict[str, object]:
+        """Delete a user's feedback (what personalises their searches); an opt-out stays."""
+        org, person = person_of(user, who)
+        return {"user": person, "deleted": store.forget_person(org, person)}
 
     @app.get("/v1/gaps", responses=AUTHED)
     def gaps(agent: str | None = None, org: str = Depends(org_of)) -> list[dict[str, object]]:

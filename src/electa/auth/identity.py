@@ -112,6 +112,21 @@ class Identity:
         return Caller(org, agent, named | self.principals)
 
 
+    def person(self, asserted: str | None) -> str | None:
+        """Whose feedback personalises a search, and whom a vote or a history request is about
+        (SPEC D3): a visitor token's subject (signed by the organisation's backend), or the
+        ``user`` a trusted backend names. A search key names nobody: anyone can read it in page
+        source, and naming a person would show (and steer) that person's affinities."""
+        if self.kind is Credential.VISITOR:
+            if asserted is not None and asserted != self.subject:
+                raise ScopeError("the user comes from the visitor token's subject; leave 'user' out of the body")
+            return self.subject or None
+        if asserted is not None and self.scope is Scope.SEARCH:
+            raise ScopeError("a search key cannot name a user (anyone can read it in page source);"
+                             " send a visitor token signed by your backend (README: Security model)")
+        return asserted or None
+
+
 class CredentialStore(Protocol):
     def api_key(self, key: str) -> KeyRecord | None:
         """The record of ``key`` (found by its hash) in any state, or None."""

@@ -25,6 +25,7 @@ from electa.cli.common import (
 from electa.cli.models import models
 from electa.config import Settings
 from electa.ingest.pipeline import IngestReport
+from electa.judges.ltr import MIN_QUERIES as MIN_LTR_QUERIES
 from electa.types import Access, hit_json, stage_json
 
 
@@ -106,15 +107,16 @@ def _print_report(report: IngestReport) -> None:
 @click.option("--k", "rrf_k", type=float, default=None, help="RRF k (default 60).")
 @click.option("--floor", type=float, default=None, help="Absolute-score floor (default 0.4).")
 @click.option("--all", "show_all", is_flag=True, help="Show hits under the floor too.")
+@click.option("--user", default=None, help="Personalise the order by this person's feedback (feedback --user).")
 @click.option("--json", "as_json", is_flag=True, help="JSON with per-leg provenance.")
 @friendly
 def search(query: str, data_dir: str | None, embedder: str | None, org: str, agent: str | None,
            principals: tuple[str, ...], top: int, weights: str | None, rrf_k: float | None,
-           floor: float | None, show_all: bool, as_json: bool) -> None:
+           floor: float | None, user: str | None, show_all: bool, as_json: bool) -> None:
     """Search: fused, scored hits with the legs that voted for each."""
     with open_engine(data_dir, embedder) as engine:
         result = engine.search(query, make_caller(org, agent, principals), top=top,
-                               weights=parse_pairs(weights), k=rrf_k, floor=floor)
+                               weights=parse_pairs(weights), k=rrf_k, floor=floor, person=user)
     hits = result.hits if show_all else result.passing
     if as_json:
         echo_json({"query": query, "hits": [hit_json(h) for h in hits],
@@ -128,6 +130,9 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
     legs = ", ".join(f"{r.leg} {r.status.value} {r.elapsed_ms:.1f}ms" for r in result.legs)
     click.echo(f"\nlegs: {legs}; total {result.timings_ms.get('total', 0):.1f}ms")
     for st in result.stages:
+        if not st.ran and st.note.startswith("unavailable: "):  # nothing to judge with: one short line
+            click.echo(f"judge {st.judge}: did not run ({st.note.removeprefix('unavailable: ')})")
+            continue
         click.echo(f"judge {st.judge}: {'ran' if st.ran else 'did not run'}, {'changed' if st.changed else 'kept'} the order,"
                    f" scored {st.scored} of {st.considered} in {st.ms:.1f}ms{'; ' + st.note if st.note else ''}")
 
@@ -333,12 +338,14 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
 @click.option("--rerank", default=None,
               help="A reranker (onnx:<folder>, an http(s) /rerank endpoint, llm): adds a 'scored+rerank' row.")
 @click.option("--rerank-budget", type=float, default=None, help="With --rerank: its budget in ms (default 3000).")
+@click.option("--ltr", "ltr_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A ranker written by `electa train-ltr --out` (trained on another split): adds 'scored+ltr' rows.")
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, runs_dir: Path | None,
              data_dir: Path | None, depth: int, limit: int | None, tuned_file: Path | None, visitor_feedback: bool,
              answers: bool, answerers: tuple[str, ...], holdout: float, rerank: str | None, rerank_budget: float | None,
-             as_json: bool) -> None:
+             ltr_file: str | None, as_json: bool) -> None:
     """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; abstention;
     TREC runs, JSON and Markdown reports and plots (--runs). On a BEIR directory, or with
     --agent on an agent's golden set (curated Q&A and feedback). With --answers: answerers side
@@ -366,10 +373,15 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
         if dataset is None or split is None:
             raise click.UsageError("give DATASET and --split, or --agent ORG/AGENT")
         settings = Settings()
-        if rerank is not None or rerank_budget is not None:  # validated as settings are
+        if ltr_file:  # a broken file fails here, not as a judge that is quietly unavailable
+            from electa.judges.ltr import load_model_file
+
+            load_model_file(ltr_file)
+        if rerank is not None or rerank_budget is not None or ltr_file:  # validated as settings are
             settings = Settings(**{**settings.model_dump(), **({"rerank": rerank} if rerank is not None else {}),
                                    **({"judge_budgets_ms": {**settings.judge_budgets_ms, "rerank": rerank_budget}}
-                                      if rerank_budget is not None else {})})
+                                      if rerank_budget is not None else {}),
+                                   **({"ltr": ltr_file} if ltr_file else {})})
         report = run_eval(dataset, split, runs_dir, data_dir, settings, depth=depth, limit=limit,
                           progress=sys.stderr.isatty(), tuned=tuned, calibration=calibration)
     click.echo(report.to_json() if as_json else report.to_markdown())
@@ -412,6 +424,53 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
         click.echo(f"  stored as the settings of agent {agent_ref}")
 
 
+@cli.command("train-ltr")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
+@click.option("--split", default="golden", help="With DATASET: the labelled split to train on (never a held-out one).")
+@click.option("--agent", "agent_ref", default=None,
+              help="ORG/AGENT: train on that agent's golden set in --data and store the ranker as its own.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the ranker to this JSON file (ELECTA_LTR=FILE serves it; `electa eval` measures it).")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--folds", default=5, show_default=True)
+@click.option("--depth", default=100, show_default=True, help="Candidates per leg, as `electa eval --depth`.")
+@click.option("--min-queries", default=MIN_LTR_QUERIES, show_default=True,
+              help="Train only with at least this many labelled questions.")
+@click.option("--force", is_flag=True, help="Store the ranker even if it does not beat the served order on held-out folds.")
+@click.option("--visitor-feedback", is_flag=True,
+              help="With --agent: count visitors' feedback (search keys, visitor tokens) too, once per visitor.")
+@click.option("--json", "as_json", is_flag=True)
+@friendly
+def train_ltr_cmd(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path | None,
+                  data_dir: Path | None, folds: int, depth: int, min_queries: int, force: bool, visitor_feedback: bool,
+                  as_json: bool) -> None:
+    """Train the learning-to-rank judge (SPEC D2) on labelled questions, cross-validated by
+    question; store it when it beats the served order on held-out folds."""
+    from electa.eval.ltr import train_ltr
+
+    if dataset is None and agent_ref is None:
+        raise click.UsageError("give DATASET --split SPLIT (with --out), or --agent ORG/AGENT")
+    if dataset is not None and out_file is None and not as_json:
+        click.echo("(no --out: the ranker is measured, not kept)", err=True)
+    agent = parse_agent(agent_ref) if agent_ref else None
+    if agent is not None and data_dir is None:
+        data_dir = Path(Settings().data_dir)
+    report = train_ltr(dataset, split, data_dir, agent, out_file, folds, depth, visitor_feedback, min_queries, force)
+    if as_json:
+        echo_json({**report.to_dict(), "stored": report.where})
+        return
+    click.echo(f"trained on {report.queries} labelled questions of {report.dataset} ({report.split}),"
+               f" {report.folds}-fold cross-validation by question")
+    click.echo(f"  nDCG@10 on held-out folds: served order {report.served:.4f}, learned order {report.learned:.4f}")
+    click.echo("  learned minus served, per fold: " + ", ".join(f"{d:+.4f}" for d in report.per_fold))
+    click.echo("  feature importance (share of gain): "
+               + ", ".join(f"{n} {g:.1%}" for n, g in list(report.importances.items())[:10]))
+    if report.stored:
+        click.echo("  stored: " + ", ".join(report.where))
+    elif report.learned <= report.served:
+        click.echo("  not stored: it does not beat the served order on held-out questions (--force stores it)")
+
+
 @cli.command()
 @click.argument("query")
 @click.argument("url")
@@ -419,12 +478,14 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
 @click.option("--org", default="default", show_default=True)
 @click.option("--agent", default="default", show_default=True)
 @click.option("--up/--down", "positive", default=True, help="Thumbs up (or a click) / thumbs down.")
+@click.option("--user", default="", help="The person it is about: it personalises their searches (search --user).")
 @friendly
 def feedback(query: str, url: str, data_dir: str | None, embedder: str | None, org: str, agent: str,
-             positive: bool) -> None:
-    """Record feedback on a result: it feeds the agent's golden set (eval --agent, tune --agent)."""
+             positive: bool, user: str) -> None:
+    """Record feedback on a result: it feeds the agent's golden set (eval --agent, tune --agent,
+    train-ltr --agent) and, with --user, that person's personalisation."""
     with open_engine(data_dir, embedder) as engine:
-        engine.store.add_feedback(org, agent, query, url, 1 if positive else -1)
+        engine.store.add_feedback(org, agent, query, url, 1 if positive else -1, person=user)
     click.echo(f"recorded {'+1' if positive else '-1'} for {url}")
 
 

@@ -112,7 +112,9 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     ranked: dict[str, dict[str, list[tuple[str, float]]]] = {}
     latency: dict[str, list[float]] = {"search": []}
     tables: dict[str, list[Candidate]] = {}
-    judges = list(engine.funnel.judges)  # each judge the settings turn on: a row after the served order
+    # Each judge the settings turn on that can run here, alone and all together: rows after the served order.
+    judges = engine.funnel.runnable(caller)
+    combinations = [[j] for j in judges] + ([judges] if len(judges) > 1 else [])
     cut_short = 0
     for qid in qids:
         text = beir.queries[qid]
@@ -123,14 +125,16 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         latency["search"].append((time.perf_counter() - t0) * 1000.0)
         latency.setdefault("fusion+scoring", []).append((time.perf_counter() - t1) * 1000.0)
         by_order = {Order.SCORED: hits}
-        if judges:
+        cut = False
+        for names in combinations:
             t2 = time.perf_counter()
-            judged, stages = engine.judge(text, caller, hits[:depth])
-            latency.setdefault("judges", []).append((time.perf_counter() - t2) * 1000.0)
-            cut_short += any(st.cut_short for st in stages)
+            judged, stages = engine.judge(text, caller, hits[:depth], names)
+            latency.setdefault("judges:" + "+".join(names), []).append((time.perf_counter() - t2) * 1000.0)
+            cut = cut or any(st.cut_short for st in stages)
             # A judged order has no score of its own: rank order, written as descending numbers.
-            ranked.setdefault("scored+" + "+".join(judges), {})[qid] = _dedupe(
+            ranked.setdefault("scored+" + "+".join(names), {})[qid] = _dedupe(
                 [(getattr(h, key), float(len(judged) - i)) for i, h in enumerate(judged)])
+        cut_short += cut
         tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits[:depth]]
         for order in orders:
             if order not in by_order:
@@ -149,7 +153,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     report = EvalReport(beir.name, split, len(qids), ingest_seconds=round(ingest_seconds, 2),
                         settings={"depth": depth, "weights": engine.settings.weights, "rrf_k": engine.settings.rrf_k,
                                   "tuned": tuned.to_dict() if tuned else None,
-                                  **({"judges": judges, "rerank": engine.settings.rerank,
+                                  **({"judges": judges, "rerank": engine.settings.rerank, "ltr": engine.settings.ltr,
                                       "judge_budgets_ms": engine.settings.judge_budgets_ms,
                                       "judged_queries_cut_short": cut_short} if judges else {}),
                                   "embedder": engine.embedder.model_id if engine.embedder else None})
@@ -326,10 +330,12 @@ def with_tuning(existing: Mapping[str, object], tuned: Mapping[str, object]) -> 
 
 def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None = None, visitors: bool = False,
                    **kwargs: object) -> EvalReport:
-    """Evaluate an agent on its golden set: curated Q&A questions and recorded feedback."""
+    """Evaluate an agent on its golden set: curated Q&A questions and recorded feedback. Its
+    ranker (SPEC D2) learned from these very questions: measured here it would score its own
+    training data, so it is left out (`electa train-ltr` reports it cross-validated)."""
     from electa.eval.golden import golden_set
 
-    settings = Settings()
+    settings = Settings(**{**Settings().model_dump(), "ltr": ""})
     with Engine.open(data_dir, settings) as engine:
         golden = golden_set(engine.store, org, agent, visitors)
         if not golden.queries:

@@ -1,8 +1,11 @@
 """Judges (SPEC D1-D3, D6): optional stages after fusion that refine the order, each within its
 own time budget, each failing soft, each reporting a :class:`~electa.types.Stage`.
 
-``build_funnel(settings)`` makes the funnel of every judge the settings turn on (none by
-default: the reranker needs a model you provide, ``ELECTA_RERANK``).
+``build_funnel(settings, models)`` makes the funnel of every judge the settings turn on: the
+reranker once you provide a model (``ELECTA_RERANK``); learning to rank (``ELECTA_LTR``, on by
+default) for every agent that has a trained ranker, ``models`` giving each caller's;
+personalisation (``ELECTA_PERSONALISE``, on by default) for every search that names a person
+with a history.
 """
 
 from __future__ import annotations
@@ -13,17 +16,19 @@ from collections.abc import Callable, Sequence
 from electa.config import Settings
 from electa.errors import ElectaError, JudgeError
 from electa.judges.funnel import Funnel
+from electa.judges.ltr import LtrJudge, LtrModel, ModelSource, StemsOf, fixed_model, load_model_file
+from electa.judges.personalise import PersonaliseJudge, anonymous
 from electa.judges.protocol import Judge, Progress, order_by_score
 from electa.judges.rerank import PairScorer, RerankJudge
 from electa.types import Caller, Hit
 
-__all__ = ["Funnel", "Judge", "PairScorer", "Progress", "RerankJudge", "UnavailableJudge", "build_funnel",
-           "order_by_score"]
+__all__ = ["Funnel", "Judge", "LtrJudge", "LtrModel", "PairScorer", "PersonaliseJudge", "Progress", "RerankJudge",
+           "UnavailableJudge", "build_funnel", "order_by_score"]
 
 log = logging.getLogger(__name__)
 
 
-def _rerank(settings: Settings) -> Judge | None:
+def _rerank(settings: Settings, models: ModelSource | None, stems: StemsOf | None) -> Judge | None:
     if not settings.rerank:
         return None
     from electa.judges.scorers import open_scorer
@@ -32,8 +37,22 @@ def _rerank(settings: Settings) -> Judge | None:
                        settings.rerank_batch, settings.rerank_blend)
 
 
+def _ltr(settings: Settings, models: ModelSource | None, stems: StemsOf | None) -> Judge | None:
+    if settings.ltr == "agent":  # each agent's own ranker, where it has one
+        return LtrJudge(models, settings.ltr_depth, stems) if models is not None else None
+    if not settings.ltr:
+        return None
+    return LtrJudge(fixed_model(load_model_file(settings.ltr)), settings.ltr_depth, stems)
+
+
+def _personalise(settings: Settings, models: ModelSource | None, stems: StemsOf | None) -> Judge | None:
+    # A search that names a person gets their own judge (Engine.search); this one stands for the rest.
+    return anonymous() if settings.personalise else None
+
+
 # In the order they run: each refines the order the one before left.
-JUDGES: dict[str, Callable[[Settings], Judge | None]] = {"rerank": _rerank}
+JUDGES: dict[str, Callable[[Settings, ModelSource | None, StemsOf | None], Judge | None]] = {
+    "rerank": _rerank, "ltr": _ltr, "personalise": _personalise}
 
 
 class UnavailableJudge:
@@ -59,13 +78,15 @@ class UnavailableJudge:
         return list(range(len(scores)))
 
 
-def build_funnel(settings: Settings) -> Funnel:
-    """The funnel of the judges ``settings`` turn on, in the order of :data:`JUDGES`. One that
-    cannot be made is logged and reported as unavailable by every search; the engine opens."""
+def build_funnel(settings: Settings, models: ModelSource | None = None, stems: StemsOf | None = None) -> Funnel:
+    """The funnel of the judges ``settings`` turn on, in the order of :data:`JUDGES`; ``models``
+    gives each caller's ranker (:class:`electa.judges.ltr.AgentModels`), ``stems`` a hit's stems
+    from the engine's cache. A judge that cannot be
+    made is logged and reported as unavailable by every search; the engine opens."""
     judges: list[Judge] = []
     for name, make in JUDGES.items():
         try:
-            judge = make(settings)
+            judge = make(settings, models, stems)
         except ElectaError as exc:
             log.warning("judge %s is unavailable: %s", name, exc)
             judge = UnavailableJudge(name, str(exc))

@@ -56,9 +56,26 @@ class Funnel:
         with self._idle:
             return self._idle.wait_for(lambda: self._live == 0, timeout)
 
-    def depth(self, names: Sequence[str] | None = None) -> int:
-        """How many fused hits the chosen judges look at (0 with none)."""
-        return max((self.judges[n].depth for n in self._chosen(names)), default=0)
+    def depth(self, names: Sequence[str] | None = None, caller: Caller | None = None,
+              judges: Mapping[str, Judge] | None = None) -> int:
+        """How many fused hits the chosen judges look at (0 with none); with ``caller``, only
+        the judges that can run for it count (a search need not build the hits that a judge
+        with no model for this agent would have read). ``judges``: as for :meth:`run`."""
+        chosen = self._chosen(names) if caller is None else self.runnable(caller, names, judges)
+        return max(((judges or {}).get(n, self.judges[n]).depth for n in chosen), default=0)
+
+    def runnable(self, caller: Caller, names: Sequence[str] | None = None,
+                 judges: Mapping[str, Judge] | None = None) -> list[str]:
+        """The chosen judges that can run for ``caller`` (a judge whose check fails counts: it
+        fails when it runs, and its stage says so)."""
+        return [n for n in self._chosen(names) if self._may_run((judges or {}).get(n, self.judges[n]), caller)]
+
+    @staticmethod
+    def _may_run(judge: Judge, caller: Caller) -> bool:
+        try:
+            return judge.available(caller)
+        except Exception:  # it fails when it runs, and its stage says so
+            return True
 
     def _chosen(self, names: Sequence[str] | None) -> list[str]:
         if names is None:
@@ -73,14 +90,17 @@ class Funnel:
         return list(names)
 
     def run(self, query: str, caller: Caller, hits: Sequence[Hit], names: Sequence[str] | None = None,
-            budgets_ms: Mapping[str, float] | None = None) -> tuple[list[Hit], list[Stage]]:
+            budgets_ms: Mapping[str, float] | None = None,
+            judges: Mapping[str, Judge] | None = None) -> tuple[list[Hit], list[Stage]]:
         """The hits in the order the chosen judges (default: all, in the order given at
-        construction) leave them, and one stage per judge."""
+        construction) leave them, and one stage per judge. ``judges`` stands in for some of
+        them in this call only, by name (the judge bound to this caller's own model)."""
         order = list(hits)
         stages = []
         for name in self._chosen(names):
             budget = (budgets_ms or {}).get(name, self.budgets_ms.get(name, DEFAULT_BUDGET_MS))
-            order, stage = self._one(self.judges[name], query, caller, order, float(budget))
+            judge = (judges or {}).get(name, self.judges[name])
+            order, stage = self._one(judge, query, caller, order, float(budget))
             stages.append(stage)
         return order, stages
 

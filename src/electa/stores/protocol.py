@@ -355,9 +355,25 @@ class OperationalStore(Protocol):
         ...
 
     def add_feedback(self, org: str, agent: str, query: str, url: str, signal: int, origin: str = "backend",
-                     voter: str = "") -> None:
+                     voter: str = "", person: str = "") -> None:
         """Record +1 / -1 on ``url`` for ``query``; ``origin`` is ``backend`` or ``visitor``
-        (anything else raises :class:`electa.errors.ConfigError`)."""
+        (anything else raises :class:`electa.errors.ConfigError`); ``person`` is the user whose
+        personalisation it teaches ('' for none)."""
+        ...
+
+    def person_signals(self, org: str, agent: str | None, person: str) -> list[tuple[str, int]] | None:
+        """``(url, net signal clipped to ±1)`` of ``person``'s feedback in ``org`` (``agent``'s,
+        or every agent's with None), most recently voted first, at most 500 URLs; ``[]`` for
+        ``person=''``; None when the person opted out (:meth:`set_personalise`)."""
+        ...
+
+    def set_personalise(self, org: str, person: str, on: bool) -> None:
+        """Opt ``person`` of ``org`` in (the default) or out of personalisation."""
+        ...
+
+    def forget_person(self, org: str, person: str) -> int:
+        """Delete ``person``'s feedback in ``org`` (every agent's); an opt-out stays. Returns the
+        number of rows deleted."""
         ...
 
     def feedback(self, org: str, agent: str, visitors: bool = False) -> list[tuple[str, str, int]]:

@@ -95,6 +95,9 @@ CREATE TABLE IF NOT EXISTS feedback(
   id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, query TEXT NOT NULL,
   url TEXT NOT NULL, signal INTEGER NOT NULL, created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS feedback_agent ON feedback(org, agent);
+CREATE TABLE IF NOT EXISTS user_settings(
+  org TEXT NOT NULL, person TEXT NOT NULL, personalise INTEGER NOT NULL, updated_at REAL NOT NULL,
+  PRIMARY KEY(org, person));
 CREATE TABLE IF NOT EXISTS agent_settings(
   org TEXT NOT NULL, agent TEXT NOT NULL, settings TEXT NOT NULL, updated_at REAL NOT NULL,
   PRIMARY KEY(org, agent));
@@ -254,6 +257,8 @@ class SqliteStore(OperationalTables):
             with self._write_lock:
                 self.con.executescript(_SCHEMA)
                 add_missing_columns(self.con)  # older stores: keys gain scope, name, expiry
+                # On a column older stores gain above: made after it.
+                self.con.execute("CREATE INDEX IF NOT EXISTS feedback_person ON feedback(org, person)")
             with self.transaction() as con:
                 con.execute(
                     "INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (SCHEMA_VERSION,)

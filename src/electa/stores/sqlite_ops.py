@@ -21,6 +21,9 @@ from electa.auth.tokens import new_signing_secret
 from electa.errors import ConfigError, NotFoundError
 from electa.text import tokens
 
+# The most URLs of one person's history that personalisation reads (the most recent).
+PERSON_URLS = 500
+
 # Columns added after a table first shipped, added in place when a store opens without them
 # (SQLite's ALTER TABLE ... ADD COLUMN: cheap, keeps every row). Keys made before scopes existed
 # become ``search`` keys (see electa.auth.scopes.LEGACY_SCOPE); new keys always name a scope.
@@ -29,7 +32,9 @@ ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
                  ("expires_at", "REAL")),
     "organisations": (("signing_secret", "TEXT"),),
     # Who gave feedback: the organisation's backend, or a visitor through a browser-facing credential.
-    "feedback": (("origin", "TEXT NOT NULL DEFAULT 'backend'"), ("voter", "TEXT NOT NULL DEFAULT ''")),
+    "feedback": (("origin", "TEXT NOT NULL DEFAULT 'backend'"), ("voter", "TEXT NOT NULL DEFAULT ''"),
+                 # The person it is about, for personalisation (SPEC D3): '' for none.
+                 ("person", "TEXT NOT NULL DEFAULT ''")),
 }
 
 
@@ -96,15 +101,46 @@ class OperationalTables:
         return best
 
     def add_feedback(self, org: str, agent: str, query: str, url: str, signal: int, origin: str = "backend",
-                     voter: str = "") -> None:
+                     voter: str = "", person: str = "") -> None:
         """Record a thumbs up (+1), a click (+1) or a thumbs down (-1) on ``url`` for ``query``.
         ``origin`` is ``backend`` (the organisation: CLI, ingest key) or ``visitor`` (a search key
-        or visitor token, i.e. anyone on the web); ``voter`` names who, for visitors."""
+        or visitor token, i.e. anyone on the web); ``voter`` names who, for visitors; ``person``
+        the user it teaches personalisation about (none: '')."""
         if origin not in ("backend", "visitor"):
             raise ConfigError(f"feedback origin {origin!r}; valid: backend, visitor")
         with self.transaction() as con:
-            con.execute("INSERT INTO feedback(org, agent, query, url, signal, created_at, origin, voter)"
-                        " VALUES(?,?,?,?,?,?,?,?)", (org, agent, query, url, int(signal), time.time(), origin, voter))
+            con.execute("INSERT INTO feedback(org, agent, query, url, signal, created_at, origin, voter, person)"
+                        " VALUES(?,?,?,?,?,?,?,?,?)",
+                        (org, agent, query, url, int(signal), time.time(), origin, voter, person))
+
+    def person_signals(self, org: str, agent: str | None, person: str) -> list[tuple[str, int]] | None:
+        """``(url, net signal clipped to ±1)`` of ``person``'s feedback in ``org`` (one agent's, or
+        every agent's with None), newest first, at most :data:`PERSON_URLS`; None when the person
+        opted out of personalisation."""
+        if not person:
+            return []
+        con = self.con
+        row = con.execute("SELECT personalise FROM user_settings WHERE org=? AND person=?", (org, person)).fetchone()
+        if row is not None and not row[0]:
+            return None
+        agents = "" if agent is None else " AND agent=?"
+        return [(u, int(s)) for u, s in con.execute(
+            f"SELECT url, max(-1, min(1, sum(signal))) FROM feedback WHERE org=? AND person=?{agents}"
+            " GROUP BY url ORDER BY max(created_at) DESC, url LIMIT ?",
+            (org, person, *(() if agent is None else (agent,)), PERSON_URLS))]
+
+    def set_personalise(self, org: str, person: str, on: bool) -> None:
+        """Opt ``person`` in (the default) or out of personalisation."""
+        with self.transaction() as con:
+            con.execute("INSERT INTO user_settings VALUES(?,?,?,?) ON CONFLICT(org, person) DO UPDATE SET"
+                        " personalise=excluded.personalise, updated_at=excluded.updated_at",
+                        (org, person, int(on), time.time()))
+
+    def forget_person(self, org: str, person: str) -> int:
+        """Delete ``person``'s feedback in ``org`` (what they asked is theirs: it leaves the golden
+        sets too). Their opt-out stays. Returns the rows deleted."""
+        with self.transaction() as con:
+            return con.execute("DELETE FROM feedback WHERE org=? AND person=?", (org, person)).rowcount
 
     def feedback(self, org: str, agent: str, visitors: bool = False) -> list[tuple[str, str, int]]:
         """``(query, url, net signal)`` per query and URL, each voter counted at most once either

@@ -510,6 +510,33 @@ class OperationalStoreContract:
         with pytest.raises(ConfigError):
             store.add_feedback("acme", "default", "q", "u1", 1, origin="robot")
 
+    def test_a_persons_signals_are_theirs_in_their_organisation_and_go_when_asked(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.add_feedback("acme", "bot", "q1", "https://a/1", 1, person="ada")
+        store.add_feedback("acme", "bot", "q2", "https://a/1", 1, person="ada")  # one URL: clipped to +1
+        store.add_feedback("acme", "bot", "q3", "https://a/2", -1, person="ada")
+        store.add_feedback("acme", "sales", "q4", "https://a/3", 1, person="ada")
+        store.add_feedback("acme", "bot", "q1", "https://a/9", 1, person="bob")
+        store.add_feedback("rival", "bot", "q1", "https://r/1", 1, person="ada")  # another org's "ada"
+        store.add_feedback("acme", "bot", "q1", "https://a/8", 1)  # nobody's
+        assert sorted(store.person_signals("acme", "bot", "ada")) == [("https://a/1", 1), ("https://a/2", -1)]
+        assert sorted(store.person_signals("acme", None, "ada")) == [("https://a/1", 1), ("https://a/2", -1),
+                                                                     ("https://a/3", 1)]
+        assert store.person_signals("acme", "bot", "") == [] and store.person_signals("acme", "bot", "cy") == []
+        store.set_personalise("acme", "ada", False)
+        assert store.person_signals("acme", "bot", "ada") is None
+        assert store.person_signals("rival", "bot", "ada") == [("https://r/1", 1)]  # opting out is per org
+        store.set_personalise("acme", "ada", True)
+        assert store.person_signals("acme", "bot", "ada") is not None
+        store.set_personalise("acme", "ada", False)
+        assert store.forget_person("acme", "ada") == 4
+        assert store.person_signals("acme", "bot", "ada") is None  # forgotten, still opted out
+        store.set_personalise("acme", "ada", True)
+        assert store.person_signals("acme", None, "ada") == []
+        assert store.person_signals("acme", "bot", "bob") == [("https://a/9", 1)]
+        assert store.person_signals("rival", "bot", "ada") == [("https://r/1", 1)]
+        # The golden set keeps everyone else's votes; ada's are gone from it.
+        assert sorted(u for _, u, _ in store.feedback("acme", "bot")) == ["https://a/8", "https://a/9"]
+
     def test_agent_settings(self, store) -> None:  # type: ignore[no-untyped-def]
         assert store.agent_settings("acme", "default") is None
         generation = store.generation

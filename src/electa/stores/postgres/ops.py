@@ -29,7 +29,7 @@ from electa.auth.scopes import Scope, parse_scope
 from electa.auth.tokens import new_signing_secret
 from electa.errors import ConfigError, NotFoundError
 from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, nul_replaced
-from electa.stores.sqlite_ops import OperationalTables, check_org_name, normalise_trigger
+from electa.stores.sqlite_ops import PERSON_URLS, OperationalTables, check_org_name, normalise_trigger
 
 _KEY_COLUMNS = OperationalTables._KEY_COLUMNS
 _key_record = OperationalTables._key_record
@@ -80,15 +80,49 @@ class PgOperationalTables:
     # -- feedback, settings, secrets -------------------------------------------------------------
     @nul_replaced
     def add_feedback(self, org: str, agent: str, query: str, url: str, signal: int, origin: str = "backend",
-                     voter: str = "") -> None:
+                     voter: str = "", person: str = "") -> None:
         """Record a thumbs up (+1), a click (+1) or a thumbs down (-1) on ``url`` for ``query``;
-        ``origin`` is ``backend`` or ``visitor`` (``voter`` names who, for visitors)."""
+        ``origin`` is ``backend`` or ``visitor`` (``voter`` names who, for visitors); ``person``
+        the user it teaches personalisation about ('' for none)."""
         if origin not in ("backend", "visitor"):
             raise ConfigError(f"feedback origin {origin!r}; valid: backend, visitor")
         with self.db.tx(org) as con:
-            con.execute("INSERT INTO feedback(org, agent, query, url, signal, created_at, origin, voter)"
-                        " VALUES(%s,%s,%s,%s,%s,%s,%s,%s)",
-                        (org, agent, query, url, int(signal), time.time(), origin, voter))
+            con.execute("INSERT INTO feedback(org, agent, query, url, signal, created_at, origin, voter, person)"
+                        " VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                        (org, agent, query, url, int(signal), time.time(), origin, voter, person))
+
+    @matches_nothing_with_nul(list, "org", "agent", "person")
+    def person_signals(self, org: str, agent: str | None, person: str) -> list[tuple[str, int]] | None:
+        """``(url, net signal clipped to ±1)`` of ``person``'s feedback, newest first, at most
+        :data:`PERSON_URLS`; None when the person opted out (see the embedded store)."""
+        if not person:
+            return []
+        with self.db.tx(org) as con:
+            row = con.execute("SELECT personalise FROM user_settings WHERE org=%s AND person=%s",
+                              (org, person)).fetchone()
+            if row is not None and not row[0]:
+                return None
+            agents = "" if agent is None else " AND agent=%s"
+            rows = con.execute(
+                f"SELECT url, greatest(-1, least(1, sum(signal))) FROM feedback WHERE org=%s AND person=%s{agents}"
+                ' GROUP BY url ORDER BY max(created_at) DESC, url COLLATE "C" LIMIT %s',
+                (org, person, *(() if agent is None else (agent,)), PERSON_URLS)).fetchall()
+        return [(u, int(s)) for u, s in rows]
+
+    def set_personalise(self, org: str, person: str, on: bool) -> None:
+        """Opt ``person`` in (the default) or out of personalisation."""
+        if holds_nul(person):
+            raise ConfigError("a person's name cannot hold a NUL character")
+        with self.db.tx(org) as con:
+            con.execute("INSERT INTO user_settings VALUES(%s,%s,%s,%s) ON CONFLICT(org, person) DO UPDATE SET"
+                        " personalise=excluded.personalise, updated_at=excluded.updated_at",
+                        (org, person, bool(on), time.time()))
+
+    @matches_nothing_with_nul(int, "org", "person")
+    def forget_person(self, org: str, person: str) -> int:
+        """Delete ``person``'s feedback in ``org``; their opt-out stays. Returns the rows deleted."""
+        with self.db.tx(org) as con:
+            return con.execute("DELETE FROM feedback WHERE org=%s AND person=%s", (org, person)).rowcount
 
     @matches_nothing_with_nul(list, "org", "agent")
     def feedback(self, org: str, agent: str, visitors: bool = False) -> list[tuple[str, str, int]]:

@@ -1,0 +1,201 @@
+"""``electa train-ltr``: train the learning-to-rank judge (SPEC D2) on labelled questions,
+cross-validated, and store it.
+
+The labelled questions are an agent's golden set (curated Q&A pairs and the organisation's own
+feedback, :mod:`electa.eval.golden`: that organisation's and agent's only, never another's) or
+a BEIR set's split. Each question is searched as it is served, judges off, and its first
+``depth`` hits become rows of :data:`electa.judges.ltr_features.FEATURES`, labelled by the
+question's judgments (a hit of an unjudged document is 0).
+
+A LightGBM lambdarank model (fixed, untuned hyper-parameters: :data:`PARAMS`) is first
+cross-validated by question: each fold is ranked by a model that never saw it, and nDCG@10 of
+the learned order is compared with the served order on the same held-out questions. A ranker
+that does not beat the served order there is not stored (``force`` stores it all the same).
+The stored model is then trained on every question; below :data:`MIN_QUERIES` labelled
+questions nothing is trained (the reference: "a minimum sample floor before a team gets its own
+model").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from electa.config import Settings
+from electa.embedders.registry import create_embedder
+from electa.engine import Engine
+from electa.errors import ConfigError
+from electa.eval.beir import BeirSet, deal, load_beir
+from electa.eval.metrics import ndcg_at
+from electa.ingest.chunker import CHUNKER_VERSION
+from electa.judges.ltr import MIN_QUERIES, LtrModel
+from electa.judges.ltr_features import FEATURES, features
+from electa.judges.trees import TreeEnsemble
+from electa.types import Caller
+
+ROUNDS = 200
+PARAMS: dict[str, object] = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 20,
+                             "bagging_fraction": 0.8, "bagging_freq": 1, "feature_fraction": 0.8, "seed": 7,
+                             "verbose": -1, "num_threads": 2, "deterministic": True, "force_row_wise": True}
+
+# Per question: the feature rows of its served hits and each hit's document key.
+Rows = dict[str, tuple[np.ndarray, list[str]]]
+
+
+@dataclass
+class LtrReport:
+    dataset: str
+    split: str
+    queries: int
+    folds: int
+    served: float
+    learned: float
+    per_fold: list[float]
+    importances: dict[str, float]
+    stored: bool = False
+    where: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("stored", "where")}
+
+
+def collect(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: int, leg_depth: int,
+            legs: Sequence[str] | None = None) -> Rows:
+    """Every question searched as served (judges off): its first ``depth`` hits as rows."""
+    chosen = [n for n, leg in engine.legs.items() if leg.available() and (legs is None or n in legs)]
+    rows: Rows = {}
+    for qid in sorted(beir.queries):
+        text = beir.queries[qid]
+        hits = engine.search(text, caller, top=depth, legs=chosen, depths=dict.fromkeys(chosen, leg_depth),
+                             judges=[]).hits
+        if hits:
+            rows[qid] = (features(text, hits), [str(getattr(h, key)) for h in hits])
+    return rows
+
+
+def labels(keys: Sequence[str], qrels: Mapping[str, int]) -> np.ndarray:
+    return np.asarray([min(4, max(0, qrels.get(k, 0))) for k in keys], dtype=np.float64)
+
+
+def fit(rows: Rows, qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str]) -> tuple[TreeEnsemble, np.ndarray]:
+    """A lambdarank ensemble on ``qids`` and its features' gain importances."""
+    try:
+        import lightgbm as lgb
+    except ImportError as exc:
+        raise ConfigError("training a ranker needs LightGBM: pip install 'electa[ltr]'") from exc
+    x = np.vstack([rows[q][0] for q in qids])
+    y = np.concatenate([labels(rows[q][1], qrels.get(q, {})) for q in qids])
+    data = lgb.Dataset(x, y, group=[len(rows[q][1]) for q in qids], feature_name=list(FEATURES))
+    booster = lgb.train(PARAMS, data, num_boost_round=ROUNDS)
+    return TreeEnsemble.from_lightgbm(booster.dump_model()), booster.feature_importance(importance_type="gain")
+
+
+def unique(keys: Sequence[str]) -> list[str]:
+    """Each document once, at its best position (the evaluation's rule: pages share a URL)."""
+    return list(dict.fromkeys(keys))
+
+
+def cross_validate(rows: Rows, qrels: Mapping[str, Mapping[str, int]], folds: int
+                   ) -> tuple[float, float, list[float]]:
+    """Mean nDCG@10 of the served and the learned order over held-out folds, and the learned
+    minus served difference per fold."""
+    dealt = deal(rows)
+    parts = [dealt[i::folds] for i in range(folds)]
+    served, learned, per_fold = [], [], []
+    for k, held in enumerate(parts):
+        trees, _ = fit(rows, qrels, [q for i, part in enumerate(parts) if i != k for q in part])
+        deltas = []
+        for q in held:
+            x, keys = rows[q]
+            order = np.argsort(-trees.predict(x), kind="stable")
+            served.append(ndcg_at(unique(keys), qrels.get(q, {})))
+            learned.append(ndcg_at(unique([keys[i] for i in order]), qrels.get(q, {})))
+            deltas.append(learned[-1] - served[-1])
+        per_fold.append(float(np.mean(deltas)) if deltas else 0.0)
+    return float(np.mean(served)), float(np.mean(learned)), per_fold
+
+
+def beir_rows(dataset: Path, split: str, depth: int = 50, leg_depth: int = 100,
+              settings: Settings | None = None) -> tuple[BeirSet, Rows]:
+    """A BEIR set's labelled questions as rows, from its cached evaluation store (ingested on
+    first use, as ``electa eval`` does)."""
+    from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
+
+    settings = (settings or Settings()).embedded()
+    embedder = create_embedder(settings.embedder)
+    beir = load_beir(dataset, split)
+    with Engine.open(default_data_dir(beir, embedder.model_id, settings.unit_vectors), settings, embedder) as engine:
+        ingest_corpus(engine, beir, progress=False)
+        engine.fulltext.warm()
+        labelled = {q: t for q, t in beir.queries.items() if any(g > 0 for g in beir.qrels.get(q, {}).values())}
+        return beir, collect(engine, BeirSet(beir.name, [], labelled, beir.qrels, split), Caller(EVAL_ORG), "ext_id",
+                             depth, leg_depth)
+
+
+def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tuple[str, str] | None = None,
+              out_file: Path | None = None, folds: int = 5, leg_depth: int = 100, visitors: bool = False,
+              min_queries: int = MIN_QUERIES, force: bool = False, settings: Settings | None = None) -> LtrReport:
+    """Train, cross-validate and store a ranker; see the module."""
+    from electa.eval.golden import golden_set
+    from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
+
+    if dataset is None and (agent is None or data_dir is None):
+        raise ConfigError("give a BEIR dataset and --split, or --agent ORG/AGENT with --data DIR")
+    if dataset is not None and agent is not None:
+        raise ConfigError("train on a BEIR set (--out FILE) or on an agent's golden set (--agent), not both:"
+                          " an agent's ranker learns only from its own organisation's labels")
+    if folds < 2:
+        raise ConfigError(f"--folds {folds}: cross-validation needs at least 2")
+    settings = settings or Settings()
+    embedder = create_embedder(settings.embedder)
+    beir = load_beir(dataset, split) if dataset is not None else None
+    if beir is not None:
+        settings = settings.embedded()
+    store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings.unit_vectors)  # type: ignore[arg-type]
+    with Engine.open(store_dir, settings, embedder) as engine:
+        if beir is None:
+            assert agent is not None
+            beir = golden_set(engine.store, *agent, visitors=visitors)
+            # The Q&A leg is where the golden questions came from: left out, as when tuning.
+            caller, key, legs = Caller(*agent), "url", ["fulltext", "dense"]
+        else:
+            ingest_corpus(engine, beir, progress=False)
+            caller, key, legs = Caller(EVAL_ORG), "ext_id", None
+        engine.fulltext.warm()
+        labelled = [q for q in beir.queries if any(g > 0 for g in beir.qrels.get(q, {}).values())]
+        if len(labelled) < min_queries:
+            where = f"agent {agent[0]}/{agent[1]}" if agent and dataset is None else beir.name
+            raise ConfigError(f"{where} has {len(labelled)} labelled questions; a ranker needs at least {min_queries}"
+                              " (curated Q&A pairs with a URL, feedback)")
+        rows = collect(engine, BeirSet(beir.name, [], {q: beir.queries[q] for q in labelled}, beir.qrels, split),
+                       caller, key, settings.ltr_depth, leg_depth, legs)
+        served, learned, per_fold = cross_validate(rows, beir.qrels, folds)
+        trees, gains = fit(rows, beir.qrels, sorted(rows))
+        total = float(gains.sum()) or 1.0
+        importances = {n: round(float(g) / total, 4) for n, g in sorted(zip(FEATURES, gains, strict=True),
+                                                                       key=lambda r: -r[1]) if g > 0}
+        report = LtrReport(beir.name, split, len(rows), folds, round(served, 4), round(learned, 4),
+                           [round(d, 4) for d in per_fold], importances)
+        ids = hashlib.sha256(json.dumps(sorted((q, beir.queries[q]) for q in rows)).encode()).hexdigest()[:16]
+        trained = {"dataset": beir.name, "split": split, "queries": len(rows), "query_ids": ids,
+                   "corpus_hash": beir.corpus_hash, "model_id": embedder.model_id, "chunker": CHUNKER_VERSION,
+                   "unit_vectors": settings.unit_vectors, "leg_depth": leg_depth, "legs": legs,
+                   "params": {**PARAMS, "rounds": ROUNDS}, "created_at": time.time()}
+        model = LtrModel(trees, tuple(FEATURES), settings.ltr_depth, trained, report.to_dict())
+        if learned <= served and not force:
+            return report
+        if out_file is not None:
+            out_file.write_text(json.dumps(model.to_dict()), encoding="utf-8")
+            report.where.append(str(out_file))
+        if agent is not None:
+            current = engine.store.agent_settings(*agent) or {}
+            engine.store.set_agent_settings(*agent, {**current, "ltr": model.to_dict()})
+            report.where.append(f"agent {agent[0]}/{agent[1]}")
+        report.stored = bool(report.where)
+    return report

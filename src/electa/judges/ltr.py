@@ -1,0 +1,185 @@
+"""The learning-to-rank judge (SPEC D2): a gradient-boosted ranker, trained on one
+organisation's labelled questions (``electa train-ltr``), reorders the top hits from the
+features a search already knows (:mod:`electa.judges.ltr_features`).
+
+A model is stored per agent, in its settings under ``ltr`` (:meth:`LtrModel.to_dict`): the
+trees (:mod:`electa.judges.trees`), the features they read, how deep it judges, and what it was
+trained on (data, embedding model, chunker, cross-validated figures). The judge reads the
+model of the caller's own organisation and agent, never another's; with none, or one trained
+for another embedding model or chunker, it is unavailable and the order stands (the reference:
+"if the LightGBM model file is missing, the rerank order stands").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import dataclass, field
+from typing import Any
+
+from electa.errors import ConfigError
+from electa.judges.ltr_features import FEATURES, features
+from electa.judges.protocol import Progress, order_by_score
+from electa.judges.trees import TreeEnsemble
+from electa.types import Caller, Hit
+
+FORMAT = "electa-ltr/1"
+# Below this many labelled questions an agent gets no ranker of its own (the reference: "a
+# minimum sample floor before a team gets its own model"); the calibration floor is the same.
+MIN_QUERIES = 50
+
+
+@dataclass(frozen=True)
+class LtrModel:
+    """A trained ranker: ``trees`` read ``features`` (names from :data:`FEATURES`) of the first
+    ``depth`` hits. ``trained`` says on what (data set or golden set, query count, embedding
+    model, chunker); ``report`` holds the cross-validated figures and feature importances."""
+
+    trees: TreeEnsemble
+    features: tuple[str, ...]
+    depth: int
+    trained: Mapping[str, Any] = field(default_factory=dict)
+    report: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.features if f not in FEATURES]
+        if unknown:
+            raise ConfigError(f"the ranker reads feature {unknown[0]!r}, which this version does not compute;"
+                              " run `electa train-ltr` again")
+        if len(self.features) != self.trees.n_features:
+            raise ConfigError(f"the ranker lists {len(self.features)} features but its trees read"
+                              f" {self.trees.n_features}; run `electa train-ltr` again")
+
+    @property
+    def id(self) -> str:
+        """A content hash of the trees and their features: which model ranked a result."""
+        blob = json.dumps([self.trees.to_dict(), list(self.features)], sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def predict(self, query: str, hits: Sequence[Hit], passage_stems: StemsOf | None = None) -> list[float]:
+        columns = [FEATURES.index(f) for f in self.features]
+        return [float(v) for v in self.trees.predict(features(query, hits, passage_stems)[:, columns])]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"format": FORMAT, "id": self.id, "features": list(self.features), "depth": self.depth,
+                "trees": self.trees.to_dict(), "trained": dict(self.trained), "report": dict(self.report)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LtrModel:
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise ConfigError(f"not an Electa ranker (format {FORMAT} expected); run `electa train-ltr`")
+        try:
+            depth = int(data["depth"])
+            names = tuple(str(f) for f in data["features"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"stored ranker is unreadable ({exc}); run `electa train-ltr` again") from exc
+        if not 2 <= depth <= 1000:
+            raise ConfigError(f"stored ranker depth {depth} is outside 2..1000; run `electa train-ltr` again")
+        return cls(TreeEnsemble.from_dict(data["trees"]), names, depth, dict(data.get("trained") or {}),
+                   dict(data.get("report") or {}))
+
+
+# What a judge asks for the model of a caller: the model, or the reason there is none.
+ModelSource = Callable[[Caller], "LtrModel | str"]
+# A hit's stems (title and text), from the engine's cache.
+StemsOf = Callable[[Hit], Set[str]]
+
+
+class AgentModels:
+    """The ranker of each agent, from its stored settings (``ltr``), checked against the
+    engine's embedding model and chunker (a ranker reads their scores); a model is parsed once
+    per content. ``resolve(stored, caller)`` reads settings already read (a search resolves
+    from the very settings its cache key was made from); called with a caller alone it reads
+    them from the store."""
+
+    def __init__(self, settings_of: Callable[[str, str], Mapping[str, object] | None], model_id: str | None,
+                 chunker: str) -> None:
+        self.settings_of, self.model_id, self.chunker = settings_of, model_id, chunker
+        self._parsed: dict[str, LtrModel] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, caller: Caller) -> LtrModel | str:
+        if caller.agent is None:
+            return self.resolve(None, caller)
+        return self.resolve(self.settings_of(caller.org, caller.agent), caller)
+
+    def resolve(self, stored: Mapping[str, object] | None, caller: Caller) -> LtrModel | str:
+        if caller.agent is None:
+            return "learning to rank is trained per agent; this search names none"
+        org, agent = caller.org, caller.agent
+        found = (stored or {}).get("ltr")
+        if not found:
+            return f"agent {org}/{agent} has no ranker yet (`electa train-ltr --agent {org}/{agent}`)"
+        if not isinstance(found, Mapping):
+            return "the stored ranker is unreadable; run `electa train-ltr` again"
+        trained = found.get("trained") or {}
+        if isinstance(trained, Mapping):
+            if trained.get("model_id") not in (None, self.model_id):
+                return (f"the ranker was trained on {trained.get('model_id')} scores, this engine embeds with"
+                        f" {self.model_id}; run `electa train-ltr` again")
+            if trained.get("chunker") not in (None, self.chunker):
+                return "the ranker was trained on units of another chunker; run `electa train-ltr` again"
+        digest = str(found.get("id", ""))
+        with self._lock:
+            model = self._parsed.get(digest)
+        if model is None:
+            try:
+                model = LtrModel.from_dict(found)
+            except ConfigError as exc:
+                return str(exc)
+            with self._lock:
+                if len(self._parsed) > 256:
+                    self._parsed.clear()
+                self._parsed[model.id] = model
+        return model
+
+
+class LtrJudge:
+    """``LtrJudge(source)``: reorders the first ``model.depth`` hits (at most ``depth``) by the
+    caller's ranker. ``source`` gives the model for a caller (:class:`AgentModels`, or one model
+    for every caller when an operator serves a file)."""
+
+    name = "ltr"
+
+    def __init__(self, source: ModelSource, depth: int = 50, passage_stems: StemsOf | None = None) -> None:
+        self.source, self.depth, self.passage_stems = source, depth, passage_stems
+        self._why = threading.local()
+
+    def available(self, caller: Caller) -> bool:
+        found = self.source(caller)
+        self._why.text = found if isinstance(found, str) else ""
+        return not isinstance(found, str)
+
+    @property
+    def why(self) -> str:
+        return getattr(self._why, "text", "")
+
+    def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
+        model = self.source(caller)
+        if isinstance(model, str):
+            raise ConfigError(model)
+        # Features are relative to the hits given (ranks, gaps to the best): the model was
+        # trained on its own depth, so it judges that many, not what another judge asked for.
+        progress.add(model.predict(query, hits[: min(self.depth, model.depth)], self.passage_stems))
+
+    def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
+        return order_by_score(scores)
+
+
+def fixed_model(model: LtrModel | str) -> ModelSource:
+    """One model (or the reason there is none) for every caller: an operator's file
+    (``ELECTA_LTR=<path>``), the evaluation, a model a search has already resolved."""
+    return lambda caller: model
+
+
+def load_model_file(path: str) -> LtrModel:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the ranker file {path}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not JSON ({exc}); write it with `electa train-ltr --out`") from exc
+    return LtrModel.from_dict(data)

@@ -1,0 +1,257 @@
+"""Learning to rank (SPEC D2): trees served with numpy exactly as LightGBM scores them; a ranker
+per agent, read only for that agent, absent → the order stands; trained from an agent's own
+labelled questions, cross-validated, stored only when it beats the served order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import lightgbm as lgb  # a dev dependency: a missing one fails the run
+import numpy as np
+import pytest
+
+from electa import Access, Caller, ConfigError, Engine
+from electa.config import Settings
+from electa.embedders.hashing import HashEmbedder
+from electa.ingest.chunker import CHUNKER_VERSION
+from electa.ingest.loaders import Loaded
+from electa.judges import Funnel, LtrJudge
+from electa.judges.ltr import AgentModels, LtrModel
+from electa.judges.ltr_features import FEATURES
+from electa.judges.trees import TreeEnsemble
+from electa.types import ChunkKind, Document, Hit, Section
+
+
+def _booster(x: np.ndarray, y: np.ndarray, **params: object):  # type: ignore[no-untyped-def]
+    base = {"objective": "regression", "num_leaves": 7, "min_data_in_leaf": 5, "verbose": -1, "seed": 1,
+            "num_threads": 1}
+    return lgb.train({**base, **params}, lgb.Dataset(x, y), num_boost_round=30)
+
+
+@pytest.mark.parametrize("params", [{}, {"zero_as_missing": True}, {"use_missing": False}])
+def test_numpy_trees_score_exactly_as_lightgbm_with_zeros_and_missing_values(params: dict[str, object]) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400, 5))
+    x[rng.random(x.shape) < 0.2] = 0.0
+    y = x[:, 0] * 2 + (x[:, 1] > 0.3) - np.abs(x[:, 2]) + rng.normal(scale=0.1, size=400)
+    x[rng.random(x.shape) < 0.1] = np.nan  # NaN in training: LightGBM learns a default direction
+    booster = _booster(x, y, **params)
+    trees = TreeEnsemble.from_lightgbm(booster.dump_model())
+    probe = rng.normal(size=(200, 5))
+    probe[rng.random(probe.shape) < 0.2] = 0.0
+    probe[rng.random(probe.shape) < 0.2] = np.nan
+    np.testing.assert_allclose(trees.predict(probe), booster.predict(probe), rtol=1e-12, atol=1e-12)
+    again = TreeEnsemble.from_dict(json.loads(json.dumps(trees.to_dict())))
+    np.testing.assert_array_equal(again.predict(probe), trees.predict(probe))
+
+
+def test_a_lambdarank_model_scores_as_lightgbm() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(300, 4))
+    y = (x[:, 0] + rng.normal(scale=0.3, size=300) > 0.5).astype(float)
+    booster = lgb.train({"objective": "lambdarank", "min_data_in_leaf": 5, "verbose": -1, "num_threads": 1},
+                        lgb.Dataset(x, y, group=[30] * 10), num_boost_round=20)
+    trees = TreeEnsemble.from_lightgbm(booster.dump_model())
+    np.testing.assert_allclose(trees.predict(x), booster.predict(x), rtol=1e-12, atol=1e-12)
+
+
+def _stump(feature: int, threshold: float, low: float, high: float, n_features: int) -> TreeEnsemble:
+    """One split: ``feature <= threshold`` scores ``low``, above it ``high``."""
+    return TreeEnsemble.from_lightgbm({"feature_names": [f"f{i}" for i in range(n_features)], "tree_info": [
+        {"tree_structure": {"split_feature": feature, "threshold": threshold, "decision_type": "<=",
+                            "default_left": True, "missing_type": "None",
+                            "left_child": {"leaf_value": low}, "right_child": {"leaf_value": high}}}]})
+
+
+def test_a_stored_model_that_points_a_node_backwards_or_outside_is_refused() -> None:
+    good = _stump(0, 0.5, 0.0, 1.0, 3).to_dict()
+    assert TreeEnsemble.from_dict(good).predict(np.array([[0.2, 0, 0], [0.9, 0, 0]])).tolist() == [0.0, 1.0]
+    import base64
+
+    loop = {**good, "left": base64.b64encode(np.array([0, 0, 0], dtype="<i4").tobytes()).decode()}
+    with pytest.raises(ConfigError, match="child outside"):
+        TreeEnsemble.from_dict(loop)  # a node that is its own child would walk forever
+    with pytest.raises(ConfigError, match="feature out of range"):
+        TreeEnsemble.from_dict({**good, "n_features": 0})
+    with pytest.raises(ConfigError, match="unreadable"):
+        TreeEnsemble.from_dict({**good, "value": "not base64!"})
+
+
+# A ranker that puts the served order upside down: the score is the served position's reciprocal
+# rank, inverted (served_rr <= 0.4, i.e. from the third hit down, scores higher).
+SERVED = FEATURES.index("served_rr")
+
+
+def upside_down(**trained: object) -> LtrModel:
+    return LtrModel(_stump(SERVED, 0.4, 1.0, 0.0, len(FEATURES)), tuple(FEATURES), 50, trained)
+
+
+def _hits(n: int) -> list[Hit]:
+    return [Hit(i, i, 1, ChunkKind.PARENT, f"T{i}", f"text {i}", f"https://a/{i}", str(i), 1.0 / (i + 1), 0.5, True, ())
+            for i in range(n)]
+
+
+def test_the_ltr_judge_reorders_by_the_callers_model_and_reports_it() -> None:
+    funnel = Funnel([LtrJudge(lambda caller: upside_down())])
+    out, (stage,) = funnel.run("q", Caller("acme", "bot"), _hits(4))
+    assert [h.unit_id for h in out] == [2, 3, 0, 1]  # ties keep the order they came in
+    assert stage.judge == "ltr" and stage.ran and stage.changed and dict(out[0].judged) == {"ltr": 1.0}
+
+
+def _models(stored: dict[tuple[str, str], dict[str, object]]) -> AgentModels:
+    return AgentModels(lambda org, agent: stored.get((org, agent)), "hash-64", CHUNKER_VERSION)
+
+
+def test_each_agent_is_judged_by_its_own_model_and_one_without_keeps_its_order() -> None:
+    models = _models({("acme", "bot"): {"ltr": upside_down(model_id="hash-64").to_dict()}})
+    funnel = Funnel([LtrJudge(models)])
+    given = _hits(4)
+    assert [h.unit_id for h in funnel.run("q", Caller("acme", "bot"), given)[0]] == [2, 3, 0, 1]
+    for caller in (Caller("acme", "other"), Caller("rival", "bot"), Caller("acme")):
+        out, (stage,) = funnel.run("q", caller, given)
+        assert out == given and not stage.ran and stage.note.startswith("unavailable:")
+    assert funnel.depth(None, Caller("rival", "bot")) == 0 and funnel.depth(None, Caller("acme", "bot")) == 50
+
+
+def test_a_model_trained_for_other_vectors_or_units_is_not_used() -> None:
+    for trained, why in (({"model_id": "minilm"}, "trained on minilm scores"), ({"chunker": "old"}, "another chunker")):
+        funnel = Funnel([LtrJudge(_models({("acme", "bot"): {"ltr": upside_down(**trained).to_dict()}}))])
+        out, (stage,) = funnel.run("q", Caller("acme", "bot"), _hits(3))
+        assert out == _hits(3) and not stage.ran and why in stage.note
+
+
+def test_a_corrupt_stored_model_leaves_the_order_and_says_so() -> None:
+    broken = {**upside_down().to_dict(), "trees": {"feature": "AA=="}}
+    out, (stage,) = Funnel([LtrJudge(_models({("acme", "bot"): {"ltr": broken}}))]).run("q", Caller("acme", "bot"),
+                                                                                        _hits(3))
+    assert out == _hits(3) and not stage.ran and "unreadable" in stage.note
+
+
+def _faq(n: int) -> tuple[list[Document], list[tuple[str, str]]]:
+    """``n`` topics, each a right page and a decoy page that repeats the question's words more
+    often (full text prefers the decoy); the question is the right page's title."""
+    docs, questions = [], []
+    for i in range(n):
+        right = f"Guide {i}: the answer about topic{i} gadget{i} is written here"
+        decoy = f"topic{i} gadget{i} topic{i} gadget{i} topic{i} mentioned in passing"
+        docs.append(Document(f"r{i}", f"Answer {i}", right, f"https://kb/r{i}", sections=(Section((), right),)))
+        docs.append(Document(f"d{i}", f"Notes {i}", decoy, f"https://kb/d{i}", sections=(Section((), decoy),)))
+        questions.append((f"topic{i} gadget{i}", f"https://kb/r{i}"))
+    return docs, questions
+
+
+def test_train_ltr_learns_from_the_agents_own_feedback_and_serves_it(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.eval.ltr import train_ltr
+
+    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
+    data = tmp_path / "data"
+    docs, questions = _faq(60)
+    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+        engine.ingest_loaded("kb", Loaded(docs), Access("rival", "bot"))
+        for q, url in questions[:40]:
+            engine.store.add_feedback("acme", "bot", q, url, 1)
+        # Another organisation's feedback says the decoys are right: it must not reach acme's ranker.
+        for i, (q, _) in enumerate(questions):
+            engine.store.add_feedback("rival", "bot", q, f"https://kb/d{i}", 1)
+        before = engine.search(questions[50][0], Caller("acme", "bot"), judges=[]).hits[0].url
+    with pytest.raises(ConfigError, match="has 40 labelled questions; a ranker needs at least 50"):
+        train_ltr(None, "golden", data, ("acme", "bot"))
+    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+        for q, url in questions[40:55]:
+            engine.store.add_feedback("acme", "bot", q, url, 1)
+    report = train_ltr(None, "golden", data, ("acme", "bot"), folds=3)
+    assert report.queries == 55 and report.learned > report.served and report.stored
+    assert report.importances and abs(sum(report.importances.values()) - 1.0) < 0.01
+    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+        stored = engine.store.agent_settings("acme", "bot")
+        assert stored and stored["ltr"]["trained"]["queries"] == 55  # type: ignore[index]
+        assert "ltr" not in (engine.store.agent_settings("rival", "bot") or {})
+        result = engine.search(questions[58][0], Caller("acme", "bot"))  # a question it never saw
+        stage = next(st for st in result.stages if st.judge == "ltr")
+        assert stage.ran
+        assert before == "https://kb/d50" and result.hits[0].url == "https://kb/r58"
+        # The rival's search is untouched by acme's ranker.
+        rival = next(st for st in engine.search(questions[58][0], Caller("rival", "bot")).stages if st.judge == "ltr")
+        assert not rival.ran and "no ranker" in rival.note
+
+
+def test_a_ranker_that_does_not_beat_the_served_order_is_not_stored(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.eval.ltr import train_ltr
+
+    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
+    data = tmp_path / "data"
+    docs, questions = _faq(12)
+    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+        for q, _ in questions:  # labels that are noise: the first hit of each question, whatever it is
+            engine.store.add_feedback("acme", "bot", q, engine.search(q, Caller("acme", "bot"), judges=[]).hits[0].url, 1)
+    report = train_ltr(None, "golden", data, ("acme", "bot"), folds=3, min_queries=10)
+    assert report.learned <= report.served and not report.stored
+    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+        assert "ltr" not in (engine.store.agent_settings("acme", "bot") or {})
+
+
+def test_a_ranker_file_is_checked_when_the_evaluation_is_asked_for_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from electa.cli.main import cli
+
+    bad = tmp_path / "ranker.json"
+    bad.write_text(json.dumps({"format": "something else"}))
+    data = tmp_path / "beir"
+    data.mkdir()
+    result = CliRunner().invoke(cli, ["eval", str(data), "--split", "test", "--ltr", str(bad)])
+    assert result.exit_code != 0 and "not an Electa ranker" in result.output
+
+
+def test_a_search_is_judged_by_the_ranker_in_the_settings_it_read(engine: Engine) -> None:
+    docs = [Document(str(i), f"Page {i}", f"refund plan {i}", f"https://a/{i}", sections=(Section((), f"refund plan {i}"),))
+            for i in range(5)]
+    engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+    caller = Caller("acme", "bot")
+    plain = engine.search("refund plan", caller, top=3, judges=["ltr"])
+    (stage,) = plain.stages
+    # No ranker: it says so, and the search built only the hits it shows (none for a judge to read).
+    assert stage.judge == "ltr" and not stage.ran and "no ranker" in stage.note and stage.considered == 3
+    # Settings read by the caller (the API reads them once for its cache key): their ranker is used,
+    # though the store has none.
+    stored = {"ltr": upside_down(model_id=engine.embedder.model_id if engine.embedder else None).to_dict()}
+    judged = engine.search("refund plan", caller, top=3, agent_settings=stored, judges=["ltr"])
+    assert judged.stages[0].ran and judged.stages[0].considered == 5
+    assert [h.unit_id for h in judged.hits] != [h.unit_id for h in plain.hits]
+
+
+def test_the_cli_trains_an_agents_ranker_and_says_what_it_measured(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from electa.cli.main import cli
+
+    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
+    data = tmp_path / "data"
+    docs, questions = _faq(30)
+    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+        for q, url in questions:
+            engine.store.add_feedback("acme", "bot", q, url, 1)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["train-ltr", "--agent", "acme/bot", "--data", str(data), "--min-queries", "20",
+                                 "--folds", "3"])
+    assert result.exit_code == 0, result.output
+    assert "trained on 30 labelled questions of acme/bot" in result.output and "stored: agent acme/bot" in result.output
+    refused = runner.invoke(cli, ["train-ltr", "--agent", "acme/bot", "--data", str(data)])
+    assert refused.exit_code != 0 and "has 30 labelled questions; a ranker needs at least 50" in refused.output
+
+
+def test_the_engines_cached_stems_give_the_features_training_computes(engine: Engine) -> None:
+    from electa.judges.ltr_features import features
+
+    docs, questions = _faq(5)
+    engine.ingest_loaded("kb", Loaded(docs), Access("acme"))
+    hits = engine.search(questions[0][0], Caller("acme"), top=10, judges=[]).hits
+    assert len(hits) > 2
+    np.testing.assert_array_equal(features(questions[0][0], hits, engine._hit_stems), features(questions[0][0], hits))
