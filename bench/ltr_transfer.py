@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from electa.eval.ltr import beir_rows, cross_validate, fit, unique
+from electa.eval.ltr import beir_rows, cross_validate, fit, served_order, unique
 from electa.eval.metrics import ndcg_at
 
 
@@ -44,8 +44,8 @@ def main() -> None:
         other_qrels = {q: g for n, (_, gs) in data.items() if n != name for q, g in gs.items()}
         trees, _ = fit(others, other_qrels, sorted(others))
         served, learned = [], []
-        for q, (x, keys) in rows.items():
-            order = np.argsort(-trees.predict(x), kind="stable")
+        for q, (x, keys, passes) in rows.items():
+            order = served_order(np.argsort(-trees.predict(x), kind="stable").tolist(), passes)
             served.append(ndcg_at(unique(keys), qrels.get(q, {})))
             learned.append(ndcg_at(unique([keys[i] for i in order]), qrels.get(q, {})))
         _, own, _ = cross_validate(rows, qrels, 5)

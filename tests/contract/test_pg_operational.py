@@ -50,7 +50,8 @@ def test_the_tenant_wall_holds_without_the_stores_filters(pg_store: PostgresStor
         pg_store.add_feedback(org, "default", "q", "u", 1)
         pg_store.set_agent_settings(org, "default", {"x": 1})
         pg_store.count_usage(org, "default", 3)
-    tables = ("gaps", "api_keys", "turns", "feedback", "agent_settings", "usage", "organisations")
+        pg_store.set_personalise(org, "ada", False)
+    tables = ("gaps", "api_keys", "turns", "feedback", "agent_settings", "usage", "organisations", "user_settings")
     with pg_store.db.tx("acme") as con:
         assert {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables} == dict.fromkeys(tables, 1)
         assert con.execute("SELECT org FROM gaps").fetchone()[0] == "acme"
@@ -62,6 +63,7 @@ def test_the_tenant_wall_holds_without_the_stores_filters(pg_store: PostgresStor
         ("INSERT INTO turns(org, agent, conversation, question, answer, citations, confidence, created_at)"
          " VALUES('zeta','default','c','q','a','[]',0,0)"),
         "INSERT INTO organisations(name, created_at) VALUES('intruder', 0)",
+        "INSERT INTO user_settings(org, person, personalise, updated_at) VALUES('zeta','bob',false,0)",
     ]
     for sql in inserts:
         with pytest.raises(psycopg.errors.InsufficientPrivilege), pg_store.db.tx("acme") as con:

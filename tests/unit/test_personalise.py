@@ -130,3 +130,36 @@ def test_a_malformed_opt_out_is_refused_by_name(engine: Engine, body: dict[str, 
     client, backend, _, _ = _api(engine)
     r = client.put("/v1/users/ada/personalisation", json=body, headers=backend)
     assert r.status_code == 422
+
+
+def test_ask_is_personalised_cached_per_person_and_sees_an_opt_out_at_once(engine: Engine) -> None:
+    from electa.testing.sse import sse_events
+
+    engine, urls = _engine(engine)
+    client, backend, page_key, secret = _api(engine)
+    ada = {"Authorization": f"Bearer {sign_visitor_token(secret, 'acme', 'ada', [], ttl_s=600, agent='bot')}"}
+    engine.store.add_feedback("acme", "bot", "invoices", urls[-1], 1, person="ada")
+
+    def done(headers: dict[str, str], **extra: object) -> dict[str, object]:
+        r = client.post("/v1/ask", json={"question": "invoice billing help?", "agent": "bot", **extra}, headers=headers)
+        assert r.status_code == 200, r.text
+        return next(d for k, d in sse_events(r.text.splitlines()) if k == "done")
+
+    def stage(d: dict[str, object]) -> dict[str, object]:
+        return next(st for st in d["stages"] if st["judge"] == "personalise")  # type: ignore[union-attr,index]
+
+    first = done(backend, user="ada")
+    assert stage(first)["ran"] is True and first["cached"] is False
+    assert done(backend, user="ada")["cached"] is True
+    assert stage(done(backend))["ran"] is False  # nobody named: its own cache entry, not ada's
+    r = client.post("/v1/ask", json={"question": "invoice billing help?", "agent": "bot", "user": "ada"}, headers=page_key)
+    assert r.status_code == 403
+    engine.store.set_personalise("acme", "ada", False)
+    after = done(ada)
+    assert after["cached"] is False and stage(after)["ran"] is False
+
+
+def test_a_user_name_with_control_characters_is_refused_by_name(engine: Engine) -> None:
+    client, backend, _, _ = _api(engine)
+    r = client.post("/v1/search", json={"query": "q", "user": "ada\u0000"}, headers=backend)
+    assert r.status_code == 422 and "user" in r.text

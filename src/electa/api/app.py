@@ -103,6 +103,10 @@ class SourceIn(BaseModel):
         return content
 
 
+# A user's name: no control characters (PostgreSQL text cannot hold NUL; none belongs in a name).
+USER_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+
+
 class SearchIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     query: str = Field(min_length=1, max_length=2000)
@@ -117,9 +121,9 @@ class SearchIn(BaseModel):
     page_url: str | None = None
     judges: list[str] | None = Field(None, max_length=8, description="The judges to run after fusion (default: every"
                                      " one the server turns on; `[]`: none). Each reports a stage in `stages`.")
-    user: str | None = Field(None, min_length=1, max_length=200, description="Whose feedback personalises the order "
-                             "(from the organisation's backend; a visitor token's subject is its user; a search key "
-                             "names none).")
+    user: str | None = Field(None, min_length=1, max_length=200, pattern=USER_PATTERN,
+                             description="Whose feedback personalises the order (from the organisation's backend;"
+                                         " a visitor token's subject is its user; a search key names none).")
 
 
 class TurnIn(BaseModel):
@@ -139,9 +143,9 @@ class AskIn(BaseModel):
                                         "omit it on the first question and send back the `conversation_id` of `done`"
                                         " (ids are issued by the server and bound to the credential; another is 403).")
     history: list[TurnIn] = []
-    user: str | None = Field(None, min_length=1, max_length=200, description="Whose feedback personalises the order "
-                             "(from the organisation's backend; a visitor token's subject is its user; a search key "
-                             "names none).")
+    user: str | None = Field(None, min_length=1, max_length=200, pattern=USER_PATTERN,
+                             description="Whose feedback personalises the order (from the organisation's backend;"
+                                         " a visitor token's subject is its user; a search key names none).")
 
 
 class FeedbackIn(BaseModel):
@@ -150,7 +154,7 @@ class FeedbackIn(BaseModel):
     url: str = Field(min_length=1, max_length=2000)
     agent: str = "default"
     positive: bool = True
-    user: str | None = Field(None, min_length=1, max_length=200, description="Whom the vote is about: it "
+    user: str | None = Field(None, min_length=1, max_length=200, pattern=USER_PATTERN, description="Whom the vote is about: it "
                              "personalises that user's later searches (see `user` in search).")
 
 
@@ -451,7 +455,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         return org, user
 
     @app.put("/v1/users/{user}/personalisation", responses=AUTHED)
-    def set_personalisation(body: PersonalisationIn, user: str = Path(min_length=1, max_length=200),
+    def set_personalisation(body: PersonalisationIn, user: str = Path(min_length=1, max_length=200, pattern=USER_PATTERN),
                             who: Identity = Depends(searcher)) -> dict[str, object]:
         """Opt a user in (the default) or out of personalisation (SPEC D3)."""
         org, person = person_of(user, who)
@@ -459,7 +463,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         return {"user": person, "personalisation": body.enabled}
 
     @app.delete("/v1/users/{user}/history", responses=AUTHED)
-    def forget_user(user: str = Path(min_length=1, max_length=200), who: Identity = Depends(searcher)) -> dict[str, object]:
+    def forget_user(user: str = Path(min_length=1, max_length=200, pattern=USER_PATTERN),
+                    who: Identity = Depends(searcher)) -> dict[str, object]:
         """Delete a user's feedback (what personalises their searches); an opt-out stays."""
         org, person = person_of(user, who)
         return {"user": person, "deleted": store.forget_person(org, person)}

@@ -81,6 +81,7 @@ class LegWeights(BaseModel):
     fulltext: float | None = Field(None, ge=0, allow_inf_nan=False)
     dense: float | None = Field(None, ge=0, allow_inf_nan=False)
     qa: float | None = Field(None, ge=0, allow_inf_nan=False)
+    sparse: float | None = Field(None, ge=0, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

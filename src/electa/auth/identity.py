@@ -120,7 +120,9 @@ class Identity:
         if self.kind is Credential.VISITOR:
             if asserted is not None and asserted != self.subject:
                 raise ScopeError("the user comes from the visitor token's subject; leave 'user' out of the body")
-            return self.subject or None
+            subject = self.subject or ""
+            # A subject with control characters names nobody here (no store could key it alike).
+            return subject if subject and not any(ord(c) < 32 or ord(c) == 127 for c in subject) else None
         if asserted is not None and self.scope is Scope.SEARCH:
             raise ScopeError("a search key cannot name a user (anyone can read it in page source);"
                              " send a visitor token signed by your backend (README: Security model)")

@@ -433,7 +433,8 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
               help="Also write the ranker to this JSON file (ELECTA_LTR=FILE serves it; `electa eval` measures it).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--folds", default=5, show_default=True)
-@click.option("--depth", default=100, show_default=True, help="Candidates per leg, as `electa eval --depth`.")
+@click.option("--depth", type=int, default=None,
+              help="Candidates per leg (default: as served; `electa eval` reads 100: give --depth 100 to match it).")
 @click.option("--min-queries", default=MIN_LTR_QUERIES, show_default=True,
               help="Train only with at least this many labelled questions.")
 @click.option("--force", is_flag=True, help="Store the ranker even if it does not beat the served order on held-out folds.")
@@ -442,7 +443,7 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def train_ltr_cmd(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path | None,
-                  data_dir: Path | None, folds: int, depth: int, min_queries: int, force: bool, visitor_feedback: bool,
+                  data_dir: Path | None, folds: int, depth: int | None, min_queries: int, force: bool, visitor_feedback: bool,
                   as_json: bool) -> None:
     """Train the learning-to-rank judge (SPEC D2) on labelled questions, cross-validated by
     question; store it when it beats the served order on held-out folds."""

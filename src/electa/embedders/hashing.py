@@ -44,3 +44,24 @@ class HashEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+
+class HashSparseEncoder:
+    """A deterministic, *non-semantic* sparse encoder for unit tests: each distinct word is a term
+    (SHA-256 of the word modulo ``vocab``), weighted 1 + log(count). No expansion: texts match on
+    shared words only, which is all tests of the plumbing need."""
+
+    def __init__(self, vocab: int = 30522) -> None:
+        self.vocab = vocab
+        self.model_id = f"electa/hash-sparse-{vocab}"
+
+    def encode(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for text in texts:
+            counts: dict[int, int] = {}
+            for word in _WORD.findall(text.lower()):
+                term = int.from_bytes(hashlib.sha256(word.encode("utf-8")).digest()[:4], "little") % self.vocab
+                counts[term] = counts.get(term, 0) + 1
+            terms = np.array(sorted(counts), dtype=np.int32)
+            out.append((terms, np.array([1.0 + np.log(counts[t]) for t in terms.tolist()], dtype=np.float32)))
+        return out

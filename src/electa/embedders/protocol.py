@@ -33,3 +33,27 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
+
+
+# Per text: the vocabulary ids with a non-zero weight (int32, ascending) and their weights (float32).
+SparseVector = tuple[np.ndarray, np.ndarray]
+
+
+@runtime_checkable
+class SparseEncoder(Protocol):
+    """Maps texts to learned term weights (SPEC B3): a bag of vocabulary entries, each weighted
+    by how much the model thinks it matters, including words the text does not use.
+
+    Contract:
+    - ``model_id`` names the model; stored weights are stamped with it, and weights of another
+      model are never scored against a query (they are re-made by ``electa reindex``).
+    - ``encode(texts)`` returns one :data:`SparseVector` per text, in input order: term ids
+      ascending and unique, weights positive and finite. Deterministic.
+    - ``vocab`` is the number of possible term ids (every id is below it).
+    - The score of a text for a query is the dot product of their vectors.
+    """
+
+    model_id: str
+    vocab: int
+
+    def encode(self, texts: Sequence[str]) -> list[SparseVector]: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from electa.embedders.protocol import Embedder
+from electa.embedders.protocol import Embedder, SparseEncoder
 from electa.errors import unknown_name
 
 
@@ -33,4 +33,29 @@ def create_embedder(name: str) -> Embedder:
         factory = _REGISTRY[name]
     except KeyError:
         raise unknown_name("embedder", name, list(_REGISTRY)) from None
+    return factory()
+
+
+def _splade() -> SparseEncoder:
+    from electa.embedders.splade import SpladeEncoder
+
+    return SpladeEncoder()
+
+
+def _hash_sparse() -> SparseEncoder:
+    from electa.embedders.hashing import HashSparseEncoder
+
+    return HashSparseEncoder()
+
+
+_SPARSE: dict[str, Callable[[], SparseEncoder]] = {"splade": _splade, "hash": _hash_sparse}
+
+
+def create_sparse_encoder(name: str) -> SparseEncoder:
+    """Build the sparse encoder registered under ``name`` (``splade``, ``hash``); a missing
+    model raises :class:`electa.errors.EmbedderUnavailable` saying what to install."""
+    try:
+        factory = _SPARSE[name]
+    except KeyError:
+        raise unknown_name("sparse encoder", name, list(_SPARSE)) from None
     return factory()

@@ -34,18 +34,19 @@ from electa.errors import ConfigError
 from electa.eval.beir import BeirSet, deal, load_beir
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
-from electa.judges.ltr import MIN_QUERIES, LtrModel
+from electa.judges.ltr import MIN_QUERIES, LtrModel, fusion_digest
 from electa.judges.ltr_features import FEATURES, features
 from electa.judges.trees import TreeEnsemble
-from electa.types import Caller
+from electa.stores.sqlite_ops import normalise_trigger
+from electa.types import Caller, ChunkKind
 
 ROUNDS = 200
 PARAMS: dict[str, object] = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 20,
                              "bagging_fraction": 0.8, "bagging_freq": 1, "feature_fraction": 0.8, "seed": 7,
                              "verbose": -1, "num_threads": 2, "deterministic": True, "force_row_wise": True}
 
-# Per question: the feature rows of its served hits and each hit's document key.
-Rows = dict[str, tuple[np.ndarray, list[str]]]
+# Per question: the feature rows of its served hits, each hit's document key, and whether it passes.
+Rows = dict[str, tuple[np.ndarray, list[str], np.ndarray]]
 
 
 @dataclass
@@ -65,18 +66,31 @@ class LtrReport:
         return {k: v for k, v in self.__dict__.items() if k not in ("stored", "where")}
 
 
-def collect(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: int, leg_depth: int,
-            legs: Sequence[str] | None = None) -> Rows:
-    """Every question searched as served (judges off): its first ``depth`` hits as rows."""
-    chosen = [n for n, leg in engine.legs.items() if leg.available() and (legs is None or n in legs)]
+def collect(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: int, leg_depth: int | None = None,
+            own_pairs: bool = False) -> Rows:
+    """Every question searched exactly as it is served (every leg, the served depths unless
+    ``leg_depth`` is given, the agent's tuned fusion; judges off): its first ``depth`` hits as
+    rows, with their keys and whether each passes the floor. With ``own_pairs``, a question's
+    own curated Q&A unit is left out of its hits: a golden question came from that pair, and
+    keeping it would teach the ranker a shortcut no new question offers."""
     rows: Rows = {}
+    depths = None if leg_depth is None else dict.fromkeys(engine.legs, leg_depth)
     for qid in sorted(beir.queries):
         text = beir.queries[qid]
-        hits = engine.search(text, caller, top=depth, legs=chosen, depths=dict.fromkeys(chosen, leg_depth),
-                             judges=[]).hits
+        hits = list(engine.search(text, caller, top=depth, depths=depths, judges=[]).hits)
+        if own_pairs:
+            asked = normalise_trigger(text)
+            hits = [h for h in hits if not (h.kind is ChunkKind.QA and normalise_trigger(h.title) == asked)]
         if hits:
-            rows[qid] = (features(text, hits), [str(getattr(h, key)) for h in hits])
+            rows[qid] = (features(text, hits), [str(getattr(h, key)) for h in hits],
+                         np.array([h.passes for h in hits], dtype=bool))
     return rows
+
+
+def served_order(order: Sequence[int], passes: np.ndarray) -> list[int]:
+    """A judged order as a search serves it: passing hits first, each group in the judged order
+    (``Engine.judge``)."""
+    return [i for i in order if passes[i]] + [i for i in order if not passes[i]]
 
 
 def labels(keys: Sequence[str], qrels: Mapping[str, int]) -> np.ndarray:
@@ -112,8 +126,8 @@ def cross_validate(rows: Rows, qrels: Mapping[str, Mapping[str, int]], folds: in
         trees, _ = fit(rows, qrels, [q for i, part in enumerate(parts) if i != k for q in part])
         deltas = []
         for q in held:
-            x, keys = rows[q]
-            order = np.argsort(-trees.predict(x), kind="stable")
+            x, keys, passes = rows[q]
+            order = served_order(np.argsort(-trees.predict(x), kind="stable").tolist(), passes)
             served.append(ndcg_at(unique(keys), qrels.get(q, {})))
             learned.append(ndcg_at(unique([keys[i] for i in order]), qrels.get(q, {})))
             deltas.append(learned[-1] - served[-1])
@@ -121,7 +135,7 @@ def cross_validate(rows: Rows, qrels: Mapping[str, Mapping[str, int]], folds: in
     return float(np.mean(served)), float(np.mean(learned)), per_fold
 
 
-def beir_rows(dataset: Path, split: str, depth: int = 50, leg_depth: int = 100,
+def beir_rows(dataset: Path, split: str, depth: int = 50, leg_depth: int | None = 100,
               settings: Settings | None = None) -> tuple[BeirSet, Rows]:
     """A BEIR set's labelled questions as rows, from its cached evaluation store (ingested on
     first use, as ``electa eval`` does)."""
@@ -139,7 +153,7 @@ def beir_rows(dataset: Path, split: str, depth: int = 50, leg_depth: int = 100,
 
 
 def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tuple[str, str] | None = None,
-              out_file: Path | None = None, folds: int = 5, leg_depth: int = 100, visitors: bool = False,
+              out_file: Path | None = None, folds: int = 5, leg_depth: int | None = None, visitors: bool = False,
               min_queries: int = MIN_QUERIES, force: bool = False, settings: Settings | None = None) -> LtrReport:
     """Train, cross-validate and store a ranker; see the module."""
     from electa.eval.golden import golden_set
@@ -162,11 +176,11 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
         if beir is None:
             assert agent is not None
             beir = golden_set(engine.store, *agent, visitors=visitors)
-            # The Q&A leg is where the golden questions came from: left out, as when tuning.
-            caller, key, legs = Caller(*agent), "url", ["fulltext", "dense"]
+            caller, key = Caller(*agent), "url"
+            stored = engine.store.agent_settings(*agent)
         else:
             ingest_corpus(engine, beir, progress=False)
-            caller, key, legs = Caller(EVAL_ORG), "ext_id", None
+            caller, key, stored = Caller(EVAL_ORG), "ext_id", None
         engine.fulltext.warm()
         labelled = [q for q in beir.queries if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         if len(labelled) < min_queries:
@@ -174,7 +188,7 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
             raise ConfigError(f"{where} has {len(labelled)} labelled questions; a ranker needs at least {min_queries}"
                               " (curated Q&A pairs with a URL, feedback)")
         rows = collect(engine, BeirSet(beir.name, [], {q: beir.queries[q] for q in labelled}, beir.qrels, split),
-                       caller, key, settings.ltr_depth, leg_depth, legs)
+                       caller, key, settings.ltr_depth, leg_depth, own_pairs=agent is not None)
         served, learned, per_fold = cross_validate(rows, beir.qrels, folds)
         trees, gains = fit(rows, beir.qrels, sorted(rows))
         total = float(gains.sum()) or 1.0
@@ -184,8 +198,10 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
                            [round(d, 4) for d in per_fold], importances)
         ids = hashlib.sha256(json.dumps(sorted((q, beir.queries[q]) for q in rows)).encode()).hexdigest()[:16]
         trained = {"dataset": beir.name, "split": split, "queries": len(rows), "query_ids": ids,
-                   "corpus_hash": beir.corpus_hash, "model_id": embedder.model_id, "chunker": CHUNKER_VERSION,
-                   "unit_vectors": settings.unit_vectors, "leg_depth": leg_depth, "legs": legs,
+                   "corpus_hash": beir.corpus_hash if dataset is not None else None, "model_id": embedder.model_id,
+                   "chunker": CHUNKER_VERSION, "unit_vectors": settings.unit_vectors, "leg_depth": leg_depth,
+                   "legs": sorted(n for n, leg in engine.legs.items() if leg.available()),
+                   **({"fusion": fusion_digest(stored)} if agent is not None else {}),
                    "params": {**PARAMS, "rounds": ROUNDS}, "created_at": time.time()}
         model = LtrModel(trees, tuple(FEATURES), settings.ltr_depth, trained, report.to_dict())
         if learned <= served and not force:

@@ -86,6 +86,8 @@ def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool) -> float:
                                    kind="beir", content_hash=beir.corpus_hash, progress=progress)
     if engine.embedder is not None and engine.store.documents_missing_title_units(1):
         engine.reindex(progress=progress)  # a store cached before title units (chunker hp-1)
+    if engine.sparse.available() and engine.encode_sparse_missing(progress=progress):
+        engine.sparse.index.sync()  # type: ignore[union-attr]  # a store cached before the learned-sparse leg
     if outcome.status != "unchanged":
         engine.fulltext.warm()
     return time.perf_counter() - start

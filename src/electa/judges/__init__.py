@@ -16,7 +16,16 @@ from collections.abc import Callable, Sequence
 from electa.config import Settings
 from electa.errors import ElectaError, JudgeError
 from electa.judges.funnel import Funnel
-from electa.judges.ltr import LtrJudge, LtrModel, ModelSource, StemsOf, fixed_model, load_model_file
+from electa.judges.ltr import (
+    AgentModels,
+    LtrJudge,
+    LtrModel,
+    ModelSource,
+    StemsOf,
+    checked_model,
+    fixed_model,
+    load_model_file,
+)
 from electa.judges.personalise import PersonaliseJudge, anonymous
 from electa.judges.protocol import Judge, Progress, order_by_score
 from electa.judges.rerank import PairScorer, RerankJudge
@@ -42,7 +51,10 @@ def _ltr(settings: Settings, models: ModelSource | None, stems: StemsOf | None) 
         return LtrJudge(models, settings.ltr_depth, stems) if models is not None else None
     if not settings.ltr:
         return None
-    return LtrJudge(fixed_model(load_model_file(settings.ltr)), settings.ltr_depth, stems)
+    model = load_model_file(settings.ltr)
+    # A file serves every caller: checked against the engine's model and chunker like an agent's.
+    found = checked_model(model, models.model_id, models.chunker) if isinstance(models, AgentModels) else model
+    return LtrJudge(fixed_model(found), settings.ltr_depth, stems)
 
 
 def _personalise(settings: Settings, models: ModelSource | None, stems: StemsOf | None) -> Judge | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from electa.judges.ltr_features import FEATURES, features
 from electa.judges.protocol import Progress, order_by_score
 from electa.judges.trees import TreeEnsemble
 from electa.types import Caller, Hit
+
+log = logging.getLogger(__name__)
 
 FORMAT = "electa-ltr/1"
 # Below this many labelled questions an agent gets no ranker of its own (the reference: "a
@@ -45,6 +48,8 @@ class LtrModel:
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.features if f not in FEATURES]
+        if len(set(self.features)) != len(self.features):
+            raise ConfigError("the ranker names a feature twice; run `electa train-ltr` again")
         if unknown:
             raise ConfigError(f"the ranker reads feature {unknown[0]!r}, which this version does not compute;"
                               " run `electa train-ltr` again")
@@ -54,9 +59,8 @@ class LtrModel:
 
     @property
     def id(self) -> str:
-        """A content hash of the trees and their features: which model ranked a result."""
-        blob = json.dumps([self.trees.to_dict(), list(self.features)], sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        """A content hash of the trees, their features and depth: which model ranked a result."""
+        return content_id(self.trees.to_dict(), self.features, self.depth)
 
     def predict(self, query: str, hits: Sequence[Hit], passage_stems: StemsOf | None = None) -> list[float]:
         columns = [FEATURES.index(f) for f in self.features]
@@ -68,17 +72,45 @@ class LtrModel:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LtrModel:
+        """A stored ranker, checked: any defect raises :class:`ConfigError`, never another error."""
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise ConfigError(f"not an Electa ranker (format {FORMAT} expected); run `electa train-ltr`")
         try:
             depth = int(data["depth"])
             names = tuple(str(f) for f in data["features"])
+            trained, report = data.get("trained") or {}, data.get("report") or {}
+            if not isinstance(trained, Mapping) or not isinstance(report, Mapping) or not isinstance(data["trees"], Mapping):
+                raise TypeError("trees, trained and report must be objects")
         except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"stored ranker is unreadable ({exc}); run `electa train-ltr` again") from exc
+            raise ConfigError(f"stored ranker is unreadable ({type(exc).__name__}: {exc}); run `electa train-ltr` again") from exc
         if not 2 <= depth <= 1000:
             raise ConfigError(f"stored ranker depth {depth} is outside 2..1000; run `electa train-ltr` again")
-        return cls(TreeEnsemble.from_dict(data["trees"]), names, depth, dict(data.get("trained") or {}),
-                   dict(data.get("report") or {}))
+        return cls(TreeEnsemble.from_dict(data["trees"]), names, depth, dict(trained), dict(report))
+
+    def lineage_problem(self, model_id: str | None, chunker: str, fusion: str | None = None) -> str:
+        """Why this ranker cannot judge an engine's hits, or '': its features read the scores of
+        the embedding model and the units of the chunker it was trained on, and (for an agent's
+        ranker) the fused values of the agent's tuned fusion."""
+        if self.trained.get("model_id") not in (None, model_id):
+            return (f"the ranker was trained on {self.trained.get('model_id')} scores, this engine embeds with"
+                    f" {model_id}; run `electa train-ltr` again")
+        if self.trained.get("chunker") not in (None, chunker):
+            return "the ranker was trained on units of another chunker; run `electa train-ltr` again"
+        if fusion is not None and self.trained.get("fusion", fusion) != fusion:
+            return "the agent's fusion was tuned again after the ranker was trained; run `electa train-ltr` again"
+        return ""
+
+
+def content_id(trees: Mapping[str, Any], features: Sequence[str], depth: object) -> str:
+    """The digest of a ranker's content (stored or in memory alike)."""
+    blob = json.dumps([trees, list(features), depth], sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def fusion_digest(stored: Mapping[str, object] | None) -> str:
+    """The digest of an agent's tuned fusion (``electa tune --agent``): a ranker trained under
+    one is not served under another."""
+    return hashlib.sha256(json.dumps((stored or {}).get("fusion"), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 # What a judge asks for the model of a caller: the model, or the reason there is none.
@@ -106,34 +138,34 @@ class AgentModels:
         return self.resolve(self.settings_of(caller.org, caller.agent), caller)
 
     def resolve(self, stored: Mapping[str, object] | None, caller: Caller) -> LtrModel | str:
+        """The ranker in ``stored`` (the agent's settings), or why there is none usable. Never
+        raises: stored settings are data, and a bad one must not fail the search."""
         if caller.agent is None:
             return "learning to rank is trained per agent; this search names none"
         org, agent = caller.org, caller.agent
         found = (stored or {}).get("ltr")
         if not found:
             return f"agent {org}/{agent} has no ranker yet (`electa train-ltr --agent {org}/{agent}`)"
-        if not isinstance(found, Mapping):
-            return "the stored ranker is unreadable; run `electa train-ltr` again"
-        trained = found.get("trained") or {}
-        if isinstance(trained, Mapping):
-            if trained.get("model_id") not in (None, self.model_id):
-                return (f"the ranker was trained on {trained.get('model_id')} scores, this engine embeds with"
-                        f" {self.model_id}; run `electa train-ltr` again")
-            if trained.get("chunker") not in (None, self.chunker):
-                return "the ranker was trained on units of another chunker; run `electa train-ltr` again"
-        digest = str(found.get("id", ""))
-        with self._lock:
-            model = self._parsed.get(digest)
-        if model is None:
-            try:
-                model = LtrModel.from_dict(found)
-            except ConfigError as exc:
-                return str(exc)
+        try:
+            if not isinstance(found, Mapping) or not isinstance(found.get("trees"), Mapping):
+                raise ConfigError("the stored ranker is unreadable; run `electa train-ltr` again")
+            # Keyed by what is stored, not by a stored id: an edited or copied ranker is parsed
+            # (and checked) afresh, and no two agents' differing rankers share an entry.
+            key = content_id(found["trees"], [str(f) for f in found.get("features") or ()], found.get("depth"))
             with self._lock:
-                if len(self._parsed) > 256:
-                    self._parsed.clear()
-                self._parsed[model.id] = model
-        return model
+                model = self._parsed.get(key)
+            if model is None:
+                model = LtrModel.from_dict(found)
+                with self._lock:
+                    if len(self._parsed) > 256:
+                        self._parsed.clear()
+                    self._parsed[key] = model
+        except ConfigError as exc:
+            return str(exc)
+        except Exception as exc:  # a defect from_dict did not foresee: the order stands all the same
+            log.warning("agent %s/%s: stored ranker unreadable", org, agent, exc_info=True)
+            return f"the stored ranker is unreadable ({type(exc).__name__}); run `electa train-ltr` again"
+        return model.lineage_problem(self.model_id, self.chunker, fusion_digest(stored)) or model
 
 
 class LtrJudge:
@@ -166,6 +198,11 @@ class LtrJudge:
 
     def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
         return order_by_score(scores)
+
+
+def checked_model(model: LtrModel, model_id: str | None, chunker: str) -> LtrModel | str:
+    """``model``, or why it cannot judge an engine of ``model_id`` and ``chunker``."""
+    return model.lineage_problem(model_id, chunker) or model
 
 
 def fixed_model(model: LtrModel | str) -> ModelSource:

@@ -11,7 +11,7 @@ Per hit, in :data:`FEATURES` order:
 - ``coverage``, ``title_coverage``: the share of those stems in the passage (title and text) and
   in the title alone; ``log_chars``: log(1 + the passage's length);
 - ``kind_*``: the unit's kind, one-hot;
-- per leg (full text, dense, Q&A): ``*_rr`` the reciprocal of its rank, ``*_raw`` its raw score,
+- per leg (full text, dense, Q&A, learned sparse): ``*_rr`` the reciprocal of its rank, ``*_raw`` its raw score,
   ``*_gap`` the best raw score of that leg among the hits minus this one's (how much the leg
   knows about *this* question); all 0 when the leg did not find the hit.
 """
@@ -26,7 +26,7 @@ import numpy as np
 from electa.text import content_stems, stem_set
 from electa.types import ChunkKind, Hit
 
-LEGS = ("fulltext", "dense", "qa")
+LEGS = ("fulltext", "dense", "qa", "sparse")
 KINDS = tuple(k.value for k in ChunkKind)
 FEATURES = ["fused", "fused_rr", "served_rr", "absolute", "query_stems", "coverage", "title_coverage", "log_chars",
             *(f"kind_{k}" for k in KINDS), *(f"{leg}_{part}" for leg in LEGS for part in ("rr", "raw", "gap"))]

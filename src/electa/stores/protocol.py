@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -335,6 +335,30 @@ class IndexStore(Protocol):
         """Release what the whole store holds (a pool of connections): the process is done
         with it. Idempotent; the store is not used afterwards (``Engine.close`` calls it)."""
         ...
+
+
+@runtime_checkable
+class SparseTermStore(Protocol):
+    """A store that keeps learned term weights (SPEC B3) of parent units, per model: the embedded
+    store does; the PostgreSQL backend does not yet (the leg then says so).
+
+    Contract (:class:`electa.testing.store_contract.SparseTermStoreContract`):
+    - ``put_sparse`` stores each unit's weights once per model (a unit's text never changes);
+      a unit deleted meanwhile is skipped; deleting a unit deletes its weights.
+    - ``sparse_rows_after(model_id, seq)`` yields ``(seq, unit id, terms, weights)`` stored after
+      ``seq``, in the order stored: an index image catches up by ``seq``.
+    - ``chunks_missing_sparse`` lists parent units above an id that lack the model's weights.
+    """
+
+    def chunks_missing_sparse(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]: ...
+
+    def put_sparse(self, model_id: str, rows: Sequence[tuple[int, np.ndarray, np.ndarray]]) -> None: ...
+
+    def sparse_rows_after(self, model_id: str, after_seq: int) -> Iterator[tuple[int, int, bytes, bytes]]: ...
+
+    def count_sparse(self, model_id: str) -> int: ...
+
+    def drop_sparse_except(self, model_id: str) -> int: ...
 
 
 class OperationalStore(Protocol):

@@ -91,6 +91,17 @@ CREATE TABLE IF NOT EXISTS vectors(
   model_id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
   PRIMARY KEY(model_id, chunk_id));
 CREATE INDEX IF NOT EXISTS vectors_chunk ON vectors(chunk_id);
+-- Learned term weights (SPEC B3) of parent units, per model: term ids (int32) and weights
+-- (float32), little-endian (electa.stores.sparse_index.pack).
+-- seq: the order they were stored in, by which an index image catches up (ids need not arrive
+-- in order: two processes commit units concurrently). A unit's weights never change (its text
+-- never does), so a row is written once.
+CREATE TABLE IF NOT EXISTS sparse_terms(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+  model_id TEXT NOT NULL, terms BLOB NOT NULL, weights BLOB NOT NULL,
+  UNIQUE(model_id, chunk_id));
+CREATE INDEX IF NOT EXISTS sparse_terms_chunk ON sparse_terms(chunk_id);
 CREATE TABLE IF NOT EXISTS feedback(
   id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, query TEXT NOT NULL,
   url TEXT NOT NULL, signal INTEGER NOT NULL, created_at REAL NOT NULL);
@@ -917,6 +928,42 @@ class SqliteStore(OperationalTables):
             con.execute("DELETE FROM vectors WHERE model_id<>?", (model_id,))
             self.set_meta(con, "model_id", model_id)
             self._bump(con)
+
+    # -- learned term weights (SPEC B3; electa.stores.protocol.SparseTermStore) -------------------
+    def chunks_missing_sparse(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
+        """Parent units above ``after_id`` without term weights of ``model_id``, ascending."""
+        return [(r[0], r[1], r[2]) for r in self.con.execute(
+            "SELECT c.id, c.title, c.text FROM chunks c WHERE c.id > ? AND c.kind='parent' AND NOT EXISTS"
+            " (SELECT 1 FROM sparse_terms s WHERE s.chunk_id=c.id AND s.model_id=?) ORDER BY c.id LIMIT ?",
+            (after_id, model_id, limit))]
+
+    def put_sparse(self, model_id: str, rows: Sequence[tuple[int, np.ndarray, np.ndarray]]) -> None:
+        """Store units' term weights; a unit deleted meanwhile is skipped (its weights would
+        outlive it). The generation does not move: the index image catches up by id."""
+        from electa.stores.sparse_index import pack
+
+        with self.transaction() as con:
+            live = {r[0] for r in con.execute(
+                f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(rows))})", [int(r[0]) for r in rows])} \
+                if rows else set()
+            con.executemany("INSERT OR IGNORE INTO sparse_terms(chunk_id, model_id, terms, weights) VALUES(?,?,?,?)",
+                            [(int(i), model_id, *pack(t, w)) for i, t, w in rows if int(i) in live])
+
+    def sparse_rows_after(self, model_id: str, after_seq: int) -> Iterator[tuple[int, int, bytes, bytes]]:
+        """``(seq, unit id, terms, weights)`` of ``model_id`` stored after ``after_seq``, in
+        the order they were stored."""
+        cur = self.con.execute("SELECT seq, chunk_id, terms, weights FROM sparse_terms WHERE model_id=? AND seq > ?"
+                               " ORDER BY seq", (model_id, after_seq))
+        while batch := cur.fetchmany(4096):
+            yield from ((int(a), int(b), bytes(c), bytes(d)) for a, b, c, d in batch)
+
+    def count_sparse(self, model_id: str) -> int:
+        return int(self.con.execute("SELECT count(*) FROM sparse_terms WHERE model_id=?", (model_id,)).fetchone()[0])
+
+    def drop_sparse_except(self, model_id: str) -> int:
+        """Drop every other model's term weights (after a reindex made this model's); returns how many."""
+        with self.transaction() as con:
+            return con.execute("DELETE FROM sparse_terms WHERE model_id<>?", (model_id,)).rowcount
 
     def dense_index(self, model_id: str, dim: int, settings: Settings) -> VectorIndex:
         """faiss HNSW in a file beside the database (see :mod:`electa.stores.faiss_index`)."""

@@ -617,6 +617,33 @@ class OperationalStoreContract:
         assert store.usage("other") == []
 
 
+class SparseTermStoreContract:
+    """:class:`electa.stores.protocol.SparseTermStore`: learned term weights per unit and model."""
+
+    def test_weights_are_kept_per_model_in_the_order_stored_and_go_with_their_units(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("a.md", "h1", Access("acme")), [prepared("a", "alpha"), prepared("b", "beta")])
+        store.put_source(record("c.md", "h1", Access("acme")), [prepared("c", "gamma")])
+        missing = store.chunks_missing_sparse("m1", 10)
+        assert [t for _, _, t in missing] == ["alpha", "beta", "gamma"]
+        a, b, c = (uid for uid, _, _ in missing)
+        terms, weights = np.array([3, 7], dtype=np.int32), np.array([0.5, 1.5], dtype=np.float32)
+        store.put_sparse("m1", [(c, terms, weights)])
+        store.put_sparse("m1", [(a, terms[:1], weights[:1]), (c, terms[:1], weights[:1])])  # c again: kept as first stored
+        assert [uid for uid, _, _ in store.chunks_missing_sparse("m1", 10)] == [b]
+        assert store.chunks_missing_sparse("m1", 10, after_id=b) == []
+        rows = list(store.sparse_rows_after("m1", 0))
+        assert [r[1] for r in rows] == [c, a]  # the order stored, not the unit order
+        assert np.frombuffer(rows[0][2], "<i4").tolist() == [3, 7] and np.frombuffer(rows[0][3], "<f4").tolist() == [0.5, 1.5]
+        assert [r[1] for r in store.sparse_rows_after("m1", rows[0][0])] == [a]
+        store.put_sparse("m2", [(b, terms, weights)])
+        assert store.count_sparse("m1") == 2 and store.count_sparse("m2") == 1
+        store.put_source(record("a.md", "h2", Access("acme")), [prepared("b", "beta")])  # a is gone
+        assert [r[1] for r in store.sparse_rows_after("m1", 0)] == [c]
+        store.put_sparse("m1", [(a, terms, weights)])  # a unit deleted meanwhile: skipped
+        assert store.count_sparse("m1") == 1
+        assert store.drop_sparse_except("m2") == 1 and store.count_sparse("m1") == 0 and store.count_sparse("m2") == 1
+
+
 def untested_methods() -> list[str]:
     """Methods of the store Protocols no contract test calls (the suite's own check)."""
     suite = inspect.getsource(StoreContract) + inspect.getsource(OperationalStoreContract)
