@@ -89,7 +89,7 @@ def test_the_leg_finds_by_learned_terms_inside_each_callers_access(tmp_path: Pat
 
 def test_a_write_by_another_process_is_found_at_once_and_a_deleted_page_never(tmp_path: Path) -> None:
     with _open(tmp_path / "d") as reader, _open(tmp_path / "d") as writer:
-        assert not [r for r in reader.search("gadget", Caller("acme")).legs if r.leg == "sparse"][0].hits
+        assert not next(r for r in reader.search("gadget", Caller("acme")).legs if r.leg == "sparse").hits
         writer.ingest_loaded("kb", Loaded([_doc("g", "Gadget", "the gadget manual")]), Access("acme"))
         hits = next(r for r in reader.search("gadget", Caller("acme")).legs if r.leg == "sparse").hits
         assert len(hits) == 1
