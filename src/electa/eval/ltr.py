@@ -156,26 +156,16 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
               out_file: Path | None = None, folds: int = 5, leg_depth: int | None = None, visitors: bool = False,
               min_queries: int = MIN_QUERIES, force: bool = False, settings: Settings | None = None) -> LtrReport:
     """Train, cross-validate and store a ranker; see the module."""
-    from electa.eval.golden import golden_set
-    from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
+    from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set
 
-    if dataset is None and (agent is None or data_dir is None):
-        raise ConfigError("give a BEIR dataset and --split, or --agent ORG/AGENT with --data DIR")
     if dataset is not None and agent is not None:
         raise ConfigError("train on a BEIR set (--out FILE) or on an agent's golden set (--agent), not both:"
                           " an agent's ranker learns only from its own organisation's labels")
     if folds < 2:
         raise ConfigError(f"--folds {folds}: cross-validation needs at least 2")
-    settings = settings or Settings()
-    embedder = create_embedder(settings.embedder)
-    beir = load_beir(dataset, split) if dataset is not None else None
-    if beir is not None:
-        settings = settings.embedded()
-    store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings.unit_vectors)  # type: ignore[arg-type]
-    with Engine.open(store_dir, settings, embedder) as engine:
-        if beir is None:
+    with labelled_set(dataset, split, data_dir, agent, visitors, settings) as (engine, beir, settings, embedder):
+        if dataset is None:
             assert agent is not None
-            beir = golden_set(engine.store, *agent, visitors=visitors)
             caller, key = Caller(*agent), "url"
             stored = engine.store.agent_settings(*agent)
         else:

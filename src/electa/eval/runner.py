@@ -13,12 +13,14 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from electa.calibration import Calibrator
 from electa.config import Settings
+from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
 from electa.engine import Engine, Order
 from electa.errors import ConfigError
@@ -143,6 +145,11 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
                 by_order[order] = engine.rank(text, results, order=order)
         for order, order_hits in by_order.items():
             ranked.setdefault(order.value, {})[qid] = _dedupe([(getattr(h, key), h.sort_key) for h in order_hits[:depth]])
+        if "sparse" in legs:  # what the learned-sparse leg adds: the same orders without it
+            others = [r for r in results if r.leg != "sparse"]
+            for order in (Order.FUSED, Order.SCORED):
+                ranked.setdefault(f"{order.value} (no sparse)", {})[qid] = _dedupe(
+                    [(getattr(h, key), h.sort_key) for h in engine.rank(text, others, order=order)[:depth]])
         if tuned is not None:
             cut_results = [replace(r, hits=r.hits[: tuned.depths.get(r.leg, depth)]) for r in results]
             tuned_hits = engine.rank(text, cut_results, weights=tuned.weights, k=tuned.k, lift=tuned.lift,
@@ -255,6 +262,30 @@ def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: 
         engine.close()
 
 
+@contextmanager
+def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent: tuple[str, str] | None,
+                 visitors: bool = False, settings: Settings | None = None
+                 ) -> Iterator[tuple[Engine, BeirSet, Settings, Embedder]]:
+    """An engine over a labelled set, the set, and the settings and embedder it runs with: a
+    BEIR directory's split over its cached evaluation store (embedded, whatever ``store`` says),
+    or with ``dataset=None`` the golden set of ``agent`` in ``data_dir`` (that agent's only)."""
+    from electa.eval.golden import golden_set
+
+    if dataset is None and (agent is None or data_dir is None):
+        raise ConfigError("give a BEIR dataset and --split, or --agent ORG/AGENT with --data DIR")
+    settings = settings or Settings()
+    embedder = create_embedder(settings.embedder)
+    beir = load_beir(dataset, split) if dataset is not None else None
+    if beir is not None:
+        settings = settings.embedded()
+    store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings.unit_vectors)  # type: ignore[arg-type]
+    with Engine.open(store_dir, settings, embedder) as engine:
+        if beir is None:
+            assert agent is not None
+            beir = golden_set(engine.store, *agent, visitors=visitors)
+        yield engine, beir, settings, embedder
+
+
 def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_dir: Path | None = None,
                  folds: int = 5, depth: int = 100, progress: bool = False,
                  agent: tuple[str, str] | None = None, visitors: bool = False) -> TuneResult:
@@ -264,20 +295,10 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
     ``data_dir``. The result goes to ``out_file`` and, with ``agent``, into the store as that
     agent's settings, with the data and model it was tuned on."""
     from electa.eval.abstention import choose_floor, fit_leg_calibrators
-    from electa.eval.golden import golden_set
 
-    settings = Settings()
-    embedder = create_embedder(settings.embedder)
-    if dataset is None and (agent is None or data_dir is None):
-        raise ConfigError("give a BEIR dataset, or --agent ORG/AGENT with --data DIR to tune on its golden set")
-    beir = load_beir(dataset, split) if dataset is not None else None
-    if beir is not None:
-        settings = settings.embedded()
-    store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings.unit_vectors)  # type: ignore[arg-type]
-    with Engine.open(store_dir, settings, embedder) as engine:
-        if beir is None:
+    with labelled_set(dataset, split, data_dir, agent, visitors) as (engine, beir, settings, embedder):
+        if dataset is None:
             assert agent is not None
-            beir = golden_set(engine.store, *agent, visitors=visitors)
             if not beir.queries:
                 raise ConfigError(f"agent {agent[0]}/{agent[1]} has no labelled questions yet (Q&A pairs or feedback)")
             caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
