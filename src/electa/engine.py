@@ -38,7 +38,7 @@ from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.judges import build_funnel
-from electa.judges.ltr import AgentModels, LtrJudge, fixed_model
+from electa.judges.ltr import AgentModels, LtrJudge, Serving, fixed_model
 from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
 from electa.legs.dense import DenseLeg
@@ -135,7 +135,9 @@ class Engine:
         self._stems: dict[int, frozenset[str]] = {}
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
-        self.ltr_models = AgentModels(store.agent_settings, embedder.model_id if embedder else None, CHUNKER_VERSION)
+        self.ltr_models = AgentModels(store.agent_settings, Serving(
+            embedder.model_id if embedder else None, CHUNKER_VERSION,
+            tuple(sorted(n for n, leg in self.legs.items() if leg.available())), settings.rerank))
         self.funnel = build_funnel(settings, self.ltr_models, self._hit_stems)
 
     @classmethod
@@ -170,9 +172,13 @@ class Engine:
             encoder = create_sparse_encoder(name)
         except EmbedderUnavailable as exc:
             return SparseLeg(None, None, str(exc))
+        # The image is built by the first search (a command that only writes never needs it).
         index = SparseIndex(lambda seq: store.sparse_rows_after(encoder.model_id, seq), encoder.vocab)
-        index.sync()
-        return SparseLeg(encoder, index)
+        leg = SparseLeg(encoder, index)
+        leg.missing = max(0, store.count_parents() - store.count_sparse(encoder.model_id))
+        if leg.missing:
+            log.warning("learned-sparse leg: %s", leg.why)
+        return leg
 
     def encode_sparse_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
                                max_batches: int | None = None) -> int:
@@ -191,6 +197,8 @@ class Engine:
             done, batches, after_id = done + len(rows), batches + 1, rows[-1][0]
             if progress:
                 print(f"reindex: {done} units given learned term weights", flush=True)
+        if done:
+            self.sparse.missing = max(0, store.count_parents() - store.count_sparse(encoder.model_id))
         return done
 
     def _open_index(self, embedder: Embedder) -> VectorIndex:
@@ -234,13 +242,19 @@ class Engine:
             self._vectors_checked = top
             self.index.sync()
             self.index.save(force=False)  # the store is the truth: the graph's file may lag it
-        if self.sparse.index is not None:
-            top = self.store.last_unit_id()
-            self.encode_sparse_missing(after_id=self._sparse_checked)
-            self._sparse_checked = top
-            self.sparse.index.sync()
         self.fulltext.refresh()
         self.qa.refresh()
+        if self.sparse.encoder is not None and isinstance(self.store, SparseTermStore):
+            # After the data is committed and the other images refreshed: a failure here costs the
+            # new units their learned term weights (the leg then says how many lack them), never
+            # the write. The image catches up at the next search.
+            top = self.store.last_unit_id()
+            try:
+                self.encode_sparse_missing(after_id=self._sparse_checked)
+                self._sparse_checked = top
+            except Exception:
+                log.warning("learned term weights of the units just written could not be made", exc_info=True)
+            self.sparse.missing = max(0, self.store.count_parents() - self.store.count_sparse(self.sparse.encoder.model_id))
 
     def _nothing_missing(self, model_id: str) -> bool:
         """Whether every unit that should have a vector of ``model_id`` has one, by two counts
@@ -388,14 +402,16 @@ class Engine:
                 break
         if progress and scanned:
             print(f"reindex: {scanned} units scanned for injected instructions", flush=True)
-        if self.sparse.index is not None and self.sparse.encoder is not None:
-            # Learned term weights for every parent that lacks this model's, then the other
-            # models' dropped and the image read again.
-            self.encode_sparse_missing(progress=progress, max_batches=None if max_batches is None else max_batches * 4)
-            terms = self.store
-            if isinstance(terms, SparseTermStore) and not terms.chunks_missing_sparse(self.sparse.encoder.model_id, 1):
-                terms.drop_sparse_except(self.sparse.encoder.model_id)  # (the image holds only this model's)
-            self.sparse.index.sync()
+        terms = self.store
+        if self.sparse.index is not None and self.sparse.encoder is not None and isinstance(terms, SparseTermStore):
+            # Learned term weights for every parent that lacks this model's; once none does, the
+            # other models' are dropped and the image read afresh (it frees deleted units too).
+            model = self.sparse.encoder.model_id
+            self.encode_sparse_missing(batch, progress=progress, max_batches=max_batches)
+            self.sparse.missing = max(0, terms.count_parents() - terms.count_sparse(model))
+            if not self.sparse.missing:
+                terms.drop_sparse_except(model)
+                self.sparse.index.rebuild()
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
         model_id = self.embedder.model_id

@@ -20,7 +20,9 @@ from tests.integration.conftest import electa_cmd
 pytestmark = pytest.mark.integration
 
 TEXTS = ["Can I get my money back?", "Error E1042 when exporting to CSV",
-         "Refund policy: annual plans are refunded within 30 days of purchase. " * 12, "x"]
+         "Refund policy: annual plans are refunded within 30 days of purchase. " * 12, "x",
+         # Past 256 word pieces: both cut the text at the same place.
+         " ".join(f"invoice{i % 37} billing export csv refund" for i in range(120))]
 
 
 def test_numpy_splade_equals_the_transformers_model_on_the_same_weights() -> None:

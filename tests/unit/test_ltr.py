@@ -17,7 +17,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.judges import Funnel, LtrJudge
-from electa.judges.ltr import AgentModels, LtrModel
+from electa.judges.ltr import AgentModels, LtrModel, Serving, fusion_digest
 from electa.judges.ltr_features import FEATURES
 from electa.judges.trees import TreeEnsemble
 from electa.types import ChunkKind, Document, Hit, Section
@@ -100,7 +100,7 @@ def test_the_ltr_judge_reorders_by_the_callers_model_and_reports_it() -> None:
 
 
 def _models(stored: dict[tuple[str, str], dict[str, object]]) -> AgentModels:
-    return AgentModels(lambda org, agent: stored.get((org, agent)), "hash-64", CHUNKER_VERSION)
+    return AgentModels(lambda org, agent: stored.get((org, agent)), Serving("hash-64", CHUNKER_VERSION))
 
 
 def test_each_agent_is_judged_by_its_own_model_and_one_without_keeps_its_order() -> None:
@@ -119,6 +119,32 @@ def test_a_model_trained_for_other_vectors_or_units_is_not_used() -> None:
         funnel = Funnel([LtrJudge(_models({("acme", "bot"): {"ltr": upside_down(**trained).to_dict()}}))])
         out, (stage,) = funnel.run("q", Caller("acme", "bot"), _hits(3))
         assert out == _hits(3) and not stage.ran and why in stage.note
+
+
+def test_a_ranker_served_with_other_legs_another_reranker_or_a_retuned_fusion_is_not_used() -> None:
+    serving = Serving("hash-64", CHUNKER_VERSION, ("dense", "fulltext", "qa"), "")
+    tuned = {"fusion": {"weights": {"dense": 2.0}}}
+    cases = [({"legs": ["dense", "fulltext", "qa", "sparse"]}, {}, "trained with legs dense, fulltext, qa, sparse"),
+             ({"rerank": "onnx:models/ce"}, {}, "trained on a reranked order"),
+             ({"fusion": fusion_digest({})}, tuned, "fusion was tuned again")]
+    for trained, settings, why in cases:
+        stored = {**settings, "ltr": upside_down(**trained).to_dict()}
+        models = AgentModels(lambda org, agent, stored=stored: stored, serving)  # type: ignore[misc]
+        (stage,) = Funnel([LtrJudge(models)]).run("q", Caller("acme", "bot"), _hits(3))[1]
+        assert not stage.ran and why in stage.note
+    same = {**tuned, "ltr": upside_down(legs=["qa", "fulltext", "dense"], rerank="", fusion=fusion_digest(tuned)).to_dict()}
+    (stage,) = Funnel([LtrJudge(AgentModels(lambda org, agent: same, serving))]).run("q", Caller("acme", "bot"), _hits(3))[1]
+    assert stage.ran
+
+
+def test_a_ranker_file_for_another_model_is_refused_for_every_caller(tmp_path: Path) -> None:
+    from electa.judges import build_funnel
+
+    path = tmp_path / "ranker.json"
+    path.write_text(json.dumps(upside_down(model_id="minilm").to_dict()))
+    funnel = build_funnel(Settings(ltr=str(path)), _models({}))
+    (stage,) = funnel.run("q", Caller("acme", "bot"), _hits(3), ["ltr"])[1]
+    assert not stage.ran and "trained on minilm scores" in stage.note
 
 
 def test_a_corrupt_stored_model_leaves_the_order_and_says_so() -> None:
@@ -266,6 +292,7 @@ def test_the_engines_cached_stems_give_the_features_training_computes(engine: En
 @pytest.mark.parametrize("ltr", [
     {"format": "electa-ltr/1", "depth": 50, "features": list(FEATURES)},  # no trees
     {**upside_down().to_dict(), "trained": "not an object"},
+    {**upside_down().to_dict(), "depth": 1e999},  # JSON's Infinity: int() overflows
     "just a string",
 ])
 def test_a_corrupt_ranker_in_an_agents_settings_never_fails_its_search(engine: Engine, ltr: object) -> None:
@@ -310,3 +337,28 @@ def test_cross_validation_ranks_each_question_by_a_model_that_never_saw_it(monke
     assert len(seen) == 4 and all(len(s) == 15 for s in seen)
     held = [set(rows) - s for s in seen]
     assert set().union(*held) == set(rows) and sum(len(h) for h in held) == 20  # each question held out once
+
+
+def test_the_learned_order_is_scored_as_served_passing_hits_first() -> None:
+    from electa.eval.ltr import served_order
+
+    assert served_order([2, 0, 1, 3], np.array([True, False, True, False])) == [2, 0, 1, 3]
+    assert served_order([3, 1, 2, 0], np.array([True, True, False, False])) == [1, 0, 3, 2]
+
+
+def test_a_golden_question_does_not_find_its_own_curated_pair_in_training(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.eval.beir import BeirSet
+    from electa.eval.ltr import collect
+    from electa.ingest.loaders import load_csv
+
+    data, _, _ = _acme_kb(tmp_path, monkeypatch, 3)
+    with _hash_engine(data) as engine:
+        pairs = load_csv("faq.csv", b"question,answer,url\ntopic0 gadget0,See the guide,https://kb/r0\n")
+        engine.ingest_loaded("faq.csv", pairs, Access("acme", "bot"))
+        golden = BeirSet("g", [], {"g1": "topic0 gadget0"}, {"g1": {"https://kb/r0": 1}}, "golden")
+        served = engine.search("topic0 gadget0", Caller("acme", "bot"), top=50, judges=[]).hits
+        assert any(h.kind.value == "qa" for h in served)  # served, the pair is found
+        rows = collect(engine, golden, Caller("acme", "bot"), "url", 50, own_pairs=True)
+        x = rows["g1"][0]
+        assert not x[:, FEATURES.index("kind_qa")].any()  # in training, it is not

@@ -154,6 +154,7 @@ def test_ask_is_personalised_cached_per_person_and_sees_an_opt_out_at_once(engin
     assert stage(done(backend))["ran"] is False  # nobody named: its own cache entry, not ada's
     r = client.post("/v1/ask", json={"question": "invoice billing help?", "agent": "bot", "user": "ada"}, headers=page_key)
     assert r.status_code == 403
+    assert done(ada)["cached"] is True  # ada's own token: the same person and history, the same answer
     engine.store.set_personalise("acme", "ada", False)
     after = done(ada)
     assert after["cached"] is False and stage(after)["ran"] is False
@@ -161,5 +162,9 @@ def test_ask_is_personalised_cached_per_person_and_sees_an_opt_out_at_once(engin
 
 def test_a_user_name_with_control_characters_is_refused_by_name(engine: Engine) -> None:
     client, backend, _, _ = _api(engine)
-    r = client.post("/v1/search", json={"query": "q", "user": "ada\u0000"}, headers=backend)
-    assert r.status_code == 422 and "user" in r.text
+    for bad in ("ada\u0000", "ada\u0085", "ada\u2028"):
+        r = client.post("/v1/search", json={"query": "q", "user": bad}, headers=backend)
+        assert r.status_code == 422 and "user" in r.text
+        r = client.post("/v1/feedback", json={"query": "q", "url": "https://a", "user": bad}, headers=backend)
+        assert r.status_code == 422
+    assert client.delete("/v1/users/ada%07/history", headers=backend).status_code == 422

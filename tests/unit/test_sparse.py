@@ -49,7 +49,7 @@ def test_segments_added_one_write_at_a_time_score_as_one_built_at_once() -> None
     step = SparseIndex(lambda seq: [r for r in stored if r[0] > seq][:3], vocab=50)  # three rows a sync
     while step.sync():
         pass
-    assert len(step._segments) <= MAX_SEGMENTS + 1 and len(step) == 40
+    assert len(step._segments) <= MAX_SEGMENTS and len(step) == 40  # merged as they pile up
     whole = SparseIndex(lambda seq: [r for r in stored if r[0] > seq], vocab=50)
     whole.rebuild()
     allowed = AllowedSet(np.arange(1, 41), 0)
@@ -145,3 +145,39 @@ def test_the_evaluation_shows_the_leg_alone_and_the_orders_without_it(tmp_path: 
     assert {"sparse", "fused", "scored", "fused (no sparse)", "scored (no sparse)"} <= set(report.metrics)
     assert report.metrics["sparse"]["ndcg@10"] == 1.0  # each question's words are its page's alone
     assert "leg:sparse" in report.latency_ms
+
+
+def test_a_bad_row_is_left_out_a_unit_held_twice_counts_once_and_ties_at_the_cut_go_by_id() -> None:
+    stored = _rows({1: {5: 1.0}, 2: {5: 1.0}, 3: {5: 1.0}, 4: {5: 2.0}})
+    stored.append((5, 9, *pack(np.array([77], dtype=np.int32), np.array([1.0], dtype=np.float32))))  # outside vocab 10
+    stored.append((6, 1, stored[0][2], stored[0][3]))  # unit 1 again, as after a drop and a reindex
+    index = SparseIndex(lambda seq: [r for r in stored if r[0] > seq], vocab=10)
+    index.sync()
+    every = AllowedSet(np.array([1, 2, 3, 4, 9]), 0)
+    query = (np.array([5, -3], dtype=np.int32), np.array([1.0, 5.0], dtype=np.float32))  # a negative id is ignored
+    assert index.search(*query, 3, every) == [(4, 2.0), (1, 1.0), (2, 1.0)]  # 1, 2, 3 tie: the lowest ids
+
+
+def test_units_without_weights_are_counted_and_named_until_reindex(tmp_path: Path) -> None:
+    with _open(tmp_path / "d", "") as engine:  # the leg off: pages stored without weights
+        engine.ingest_loaded("kb", Loaded([_doc("g", "Gadget", "the gadget manual")]), Access("acme"))
+    with _open(tmp_path / "d") as engine:
+        sparse = next(r for r in engine.search("gadget", Caller("acme")).legs if r.leg == "sparse")
+        assert sparse.status.value == "ok" and not sparse.hits and "1 parent units" in sparse.detail
+        assert "electa reindex" in sparse.detail
+        engine.reindex()
+        sparse = next(r for r in engine.search("gadget", Caller("acme")).legs if r.leg == "sparse")
+        assert len(sparse.hits) == 1 and sparse.detail == ""
+
+
+def test_an_encoder_that_fails_on_a_write_costs_the_weights_never_the_write(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    with _open(tmp_path / "d") as engine:
+        def broken(texts):  # type: ignore[no-untyped-def]
+            raise RuntimeError("out of memory")
+
+        monkeypatch.setattr(engine.sparse.encoder, "encode", broken)
+        engine.ingest_loaded("kb", Loaded([_doc("g", "Gadget", "the gadget manual")]), Access("acme"))
+        result = engine.search("manual", Caller("acme"), legs=["fulltext"])
+        assert [h.title for h in result.hits] == ["Gadget"]  # stored and found
+        assert engine.sparse.missing == 1

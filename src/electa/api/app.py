@@ -103,8 +103,9 @@ class SourceIn(BaseModel):
         return content
 
 
-# A user's name: no control characters (PostgreSQL text cannot hold NUL; none belongs in a name).
-USER_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+# A user's name: no control characters or line separators (PostgreSQL text cannot hold NUL; none
+# belongs in a name).
+USER_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$"
 
 
 class SearchIn(BaseModel):

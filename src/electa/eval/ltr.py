@@ -69,15 +69,19 @@ class LtrReport:
 def collect(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: int, leg_depth: int | None = None,
             own_pairs: bool = False) -> Rows:
     """Every question searched exactly as it is served (every leg, the served depths unless
-    ``leg_depth`` is given, the agent's tuned fusion; judges off): its first ``depth`` hits as
+    ``leg_depth`` is given, the agent's tuned fusion, the reranker when one is on; no other
+    judge): its first ``depth`` hits as
     rows, with their keys and whether each passes the floor. With ``own_pairs``, a question's
     own curated Q&A unit is left out of its hits: a golden question came from that pair, and
     keeping it would teach the ranker a shortcut no new question offers."""
     rows: Rows = {}
     depths = None if leg_depth is None else dict.fromkeys(engine.legs, leg_depth)
+    # The judges that run before the ranker when it is served (the reranker): its rows are the
+    # order it will be given.
+    before = [n for n in engine.funnel.judges if n == "rerank"]
     for qid in sorted(beir.queries):
         text = beir.queries[qid]
-        hits = list(engine.search(text, caller, top=depth, depths=depths, judges=[]).hits)
+        hits = list(engine.search(text, caller, top=depth, depths=depths, judges=before).hits)
         if own_pairs:
             asked = normalise_trigger(text)
             hits = [h for h in hits if not (h.kind is ChunkKind.QA and normalise_trigger(h.title) == asked)]
@@ -191,6 +195,7 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
                    "corpus_hash": beir.corpus_hash if dataset is not None else None, "model_id": embedder.model_id,
                    "chunker": CHUNKER_VERSION, "unit_vectors": settings.unit_vectors, "leg_depth": leg_depth,
                    "legs": sorted(n for n, leg in engine.legs.items() if leg.available()),
+                   "rerank": settings.rerank,
                    **({"fusion": fusion_digest(stored)} if agent is not None else {}),
                    "params": {**PARAMS, "rounds": ROUNDS}, "created_at": time.time()}
         model = LtrModel(trees, tuple(FEATURES), settings.ltr_depth, trained, report.to_dict())

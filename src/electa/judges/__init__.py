@@ -53,7 +53,7 @@ def _ltr(settings: Settings, models: ModelSource | None, stems: StemsOf | None) 
         return None
     model = load_model_file(settings.ltr)
     # A file serves every caller: checked against the engine's model and chunker like an agent's.
-    found = checked_model(model, models.model_id, models.chunker) if isinstance(models, AgentModels) else model
+    found = checked_model(model, models.serving) if isinstance(models, AgentModels) else model
     return LtrJudge(fixed_model(found), settings.ltr_depth, stems)
 
 

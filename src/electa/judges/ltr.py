@@ -81,24 +81,46 @@ class LtrModel:
             trained, report = data.get("trained") or {}, data.get("report") or {}
             if not isinstance(trained, Mapping) or not isinstance(report, Mapping) or not isinstance(data["trees"], Mapping):
                 raise TypeError("trees, trained and report must be objects")
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"stored ranker is unreadable ({type(exc).__name__}: {exc}); run `electa train-ltr` again") from exc
         if not 2 <= depth <= 1000:
             raise ConfigError(f"stored ranker depth {depth} is outside 2..1000; run `electa train-ltr` again")
         return cls(TreeEnsemble.from_dict(data["trees"]), names, depth, dict(trained), dict(report))
 
-    def lineage_problem(self, model_id: str | None, chunker: str, fusion: str | None = None) -> str:
-        """Why this ranker cannot judge an engine's hits, or '': its features read the scores of
-        the embedding model and the units of the chunker it was trained on, and (for an agent's
-        ranker) the fused values of the agent's tuned fusion."""
-        if self.trained.get("model_id") not in (None, model_id):
-            return (f"the ranker was trained on {self.trained.get('model_id')} scores, this engine embeds with"
-                    f" {model_id}; run `electa train-ltr` again")
-        if self.trained.get("chunker") not in (None, chunker):
-            return "the ranker was trained on units of another chunker; run `electa train-ltr` again"
-        if fusion is not None and self.trained.get("fusion", fusion) != fusion:
-            return "the agent's fusion was tuned again after the ranker was trained; run `electa train-ltr` again"
-        return ""
+    def lineage_problem(self, serving: Serving, fusion: str | None = None) -> str:
+        """Why this ranker cannot judge an engine's hits, or ''."""
+        return lineage_problem(self.trained, serving, fusion)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What a ranker's features depend on in the engine that serves it: the embedding model's
+    scores, the chunker's units, which legs run, and the reranker that orders the hits before it."""
+
+    model_id: str | None
+    chunker: str
+    legs: tuple[str, ...] | None = None
+    rerank: str = ""
+
+
+def lineage_problem(trained: Mapping[str, Any], serving: Serving, fusion: str | None = None) -> str:
+    """Why a ranker trained as ``trained`` says cannot judge hits served as ``serving`` (and, for
+    an agent's ranker, under the agent's tuned ``fusion``), or ''."""
+    again = "; run `electa train-ltr` again"
+    if trained.get("model_id") not in (None, serving.model_id):
+        return f"the ranker was trained on {trained.get('model_id')} scores, this engine embeds with {serving.model_id}{again}"
+    if trained.get("chunker") not in (None, serving.chunker):
+        return f"the ranker was trained on units of another chunker{again}"
+    legs = trained.get("legs")
+    if serving.legs is not None and isinstance(legs, list | tuple) and sorted(legs) != sorted(serving.legs):
+        return (f"the ranker was trained with legs {', '.join(sorted(map(str, legs)))}, this engine runs"
+                f" {', '.join(sorted(serving.legs))}{again}")
+    if "rerank" in trained and str(trained.get("rerank") or "") != serving.rerank:
+        was = "a reranked" if trained.get("rerank") else "an unreranked"
+        return f"the ranker was trained on {was} order, this engine serves another{again}"
+    if fusion is not None and trained.get("fusion", fusion) != fusion:
+        return f"the agent's fusion was tuned again after the ranker was trained{again}"
+    return ""
 
 
 def content_id(trees: Mapping[str, Any], features: Sequence[str], depth: object) -> str:
@@ -126,9 +148,8 @@ class AgentModels:
     from the very settings its cache key was made from); called with a caller alone it reads
     them from the store."""
 
-    def __init__(self, settings_of: Callable[[str, str], Mapping[str, object] | None], model_id: str | None,
-                 chunker: str) -> None:
-        self.settings_of, self.model_id, self.chunker = settings_of, model_id, chunker
+    def __init__(self, settings_of: Callable[[str, str], Mapping[str, object] | None], serving: Serving) -> None:
+        self.settings_of, self.serving = settings_of, serving
         self._parsed: dict[str, LtrModel] = {}
         self._lock = threading.Lock()
 
@@ -143,10 +164,10 @@ class AgentModels:
         if caller.agent is None:
             return "learning to rank is trained per agent; this search names none"
         org, agent = caller.org, caller.agent
-        found = (stored or {}).get("ltr")
-        if not found:
-            return f"agent {org}/{agent} has no ranker yet (`electa train-ltr --agent {org}/{agent}`)"
         try:
+            found = stored.get("ltr") if isinstance(stored, Mapping) else None
+            if not found:
+                return f"agent {org}/{agent} has no ranker yet (`electa train-ltr --agent {org}/{agent}`)"
             if not isinstance(found, Mapping) or not isinstance(found.get("trees"), Mapping):
                 raise ConfigError("the stored ranker is unreadable; run `electa train-ltr` again")
             # Keyed by what is stored, not by a stored id: an edited or copied ranker is parsed
@@ -165,7 +186,10 @@ class AgentModels:
         except Exception as exc:  # a defect from_dict did not foresee: the order stands all the same
             log.warning("agent %s/%s: stored ranker unreadable", org, agent, exc_info=True)
             return f"the stored ranker is unreadable ({type(exc).__name__}); run `electa train-ltr` again"
-        return model.lineage_problem(self.model_id, self.chunker, fusion_digest(stored)) or model
+        # Checked against what is stored with it (two stored copies of the same trees may differ there).
+        trained = found.get("trained")
+        problem = lineage_problem(trained if isinstance(trained, Mapping) else {}, self.serving, fusion_digest(stored))
+        return problem or model
 
 
 class LtrJudge:
@@ -200,9 +224,9 @@ class LtrJudge:
         return order_by_score(scores)
 
 
-def checked_model(model: LtrModel, model_id: str | None, chunker: str) -> LtrModel | str:
-    """``model``, or why it cannot judge an engine of ``model_id`` and ``chunker``."""
-    return model.lineage_problem(model_id, chunker) or model
+def checked_model(model: LtrModel, serving: Serving) -> LtrModel | str:
+    """``model``, or why it cannot judge hits served as ``serving``."""
+    return model.lineage_problem(serving) or model
 
 
 def fixed_model(model: LtrModel | str) -> ModelSource:

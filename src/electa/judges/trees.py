@@ -124,7 +124,7 @@ class TreeEnsemble:
             arrays = {name: np.frombuffer(base64.b64decode(str(data[name]), validate=True), dtype=dtype)
                       for name, dtype in _ARRAYS.items()}
             n_features = int(data["n_features"])
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise ConfigError(f"stored tree model is unreadable ({type(exc).__name__}: {exc}); train it again") from exc
         problem = _problem(arrays, n_features)
         if problem:

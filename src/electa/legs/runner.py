@@ -113,6 +113,7 @@ class LegRunner:
         not started. The others carry the query.
         """
         started = time.perf_counter()
+        by_name = {leg.name: leg for leg in legs}
         futures: dict[str, Future[tuple[list[tuple[int, float]], float]]] = {}
         results: list[LegResult] = []
         for leg in legs:
@@ -144,7 +145,8 @@ class LegRunner:
                                          detail=f"failed; incident {incident} in the server log"))
                 continue
             ranked = tuple(LegHit(unit, rank, score) for rank, (unit, score) in enumerate(hits, 1))
-            results.append(LegResult(name, LegStatus.OK, ranked, elapsed))
+            # A leg that runs may still say something (the learned-sparse leg: units without weights).
+            results.append(LegResult(name, LegStatus.OK, ranked, elapsed, detail=by_name[name].why))
         order = {leg.name: i for i, leg in enumerate(legs)}
         return sorted(results, key=lambda r: order[r.leg])
 

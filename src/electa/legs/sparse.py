@@ -22,13 +22,20 @@ class SparseLeg:
 
     def __init__(self, encoder: SparseEncoder | None, index: SparseIndex | None, why: str = "") -> None:
         self.encoder, self.index, self._why = encoder, index, why
+        self.missing = 0  # parent units without this model's weights (the engine counts them)
 
     def available(self) -> bool:
         return self.encoder is not None and self.index is not None
 
     @property
     def why(self) -> str:
-        return self._why
+        """Why the leg cannot run; or, while it runs, how many units it cannot find yet."""
+        if not self.available():
+            return self._why
+        if self.missing:
+            return (f"{self.missing} parent units have no learned term weights yet (stored before the leg was on,"
+                    " under another model, or by a write cut short): run `electa reindex`")
+        return ""
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         if self.encoder is None or self.index is None:

@@ -358,6 +358,10 @@ class SparseTermStore(Protocol):
 
     def count_sparse(self, model_id: str) -> int: ...
 
+    def count_parents(self) -> int:
+        """How many parent units there are: each should have weights of the leg's model."""
+        ...
+
     def drop_sparse_except(self, model_id: str) -> int: ...
 
 

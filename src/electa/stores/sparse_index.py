@@ -12,12 +12,16 @@ unit is in exactly one), so segments change only the cost of a write.
 
 The access rule (SPEC B8) is applied inside the match: only units in the caller's allowed set
 are ranked, before the top ``depth`` are taken. Deleted units stay in the image (unit ids are
-never reused) but are in no allowed set; a store whose deletions outnumber its live units is
-rebuilt by :meth:`SparseIndex.rebuild`.
+never reused) but are in no allowed set; :meth:`SparseIndex.rebuild` (``electa reindex``, or a
+restart) frees them.
+
+Memory: the postings of every parent unit, ~1.9 KB each with SPLADE-tiny (244 terms median on
+SciFact, 8 bytes a term): ~1.9 GB at a million parents, built on a process's first search.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -26,6 +30,8 @@ import numpy as np
 from scipy import sparse
 
 from electa.stores.protocol import AllowedSet
+
+log = logging.getLogger(__name__)
 
 MAX_SEGMENTS = 8
 
@@ -53,16 +59,26 @@ class Segment:
 
     @classmethod
     def build(cls, rows: list[StoredTerms], vocab: int) -> Segment:
-        ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        vectors = [unpack(t, w) for _, _, t, w in rows]
+        """A segment of ``rows``; a row that does not decode (lengths that differ, a term outside
+        the vocabulary, a weight that is not finite) is left out and logged: one bad row must not
+        take the leg, or the writes that sync it, down."""
+        ids, vectors = [], []
+        for _, uid, t, w in rows:
+            try:
+                terms, weights = unpack(t, w)
+                if terms.size and (terms.min() < 0 or terms.max() >= vocab or not np.isfinite(weights).all()):
+                    raise ValueError(f"a term outside the vocabulary of {vocab} or a weight that is not finite")
+            except ValueError as exc:
+                log.warning("unit %s: stored term weights left out of the index: %s", uid, exc)
+                continue
+            ids.append(uid)
+            vectors.append((terms, weights))
         lengths = np.fromiter((v[0].size for v in vectors), dtype=np.int64, count=len(vectors))
         indptr = np.concatenate([[0], np.cumsum(lengths)])
         cols = np.concatenate([v[0] for v in vectors]) if vectors else np.zeros(0, np.int32)
         data = np.concatenate([v[1] for v in vectors]) if vectors else np.zeros(0, np.float32)
-        if cols.size and (cols.min() < 0 or cols.max() >= vocab):
-            raise ValueError(f"a stored term id is outside the vocabulary of {vocab}")
-        csr = sparse.csr_matrix((data, cols, indptr), shape=(len(rows), vocab), dtype=np.float32)
-        return cls(ids, csr.tocsc())
+        csr = sparse.csr_matrix((data, cols, indptr), shape=(len(vectors), vocab), dtype=np.float32)
+        return cls(np.asarray(ids, dtype=np.int64), csr.tocsc())
 
     def scores(self, terms: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.asarray(self.matrix[:, terms] @ weights).ravel()
@@ -90,8 +106,8 @@ class SparseIndex:
 
     def sync(self, wait: bool = True) -> int:
         """Add the vectors stored since the last sync (one indexed range read when there are
-        none: a search calls it every time, so another process's writes are seen at once);
-        returns how many. With ``wait=False`` a sync already running is not waited for."""
+        none); returns how many. A search calls it with ``wait=False``: while another thread
+        syncs, that search reads the image as it was (best effort, never blocked)."""
         if not self._lock.acquire(blocking=wait):
             return 0
         try:
@@ -99,15 +115,21 @@ class SparseIndex:
             if not rows:
                 return 0
             segments = (*self._segments, Segment.build(rows, self.vocab))
-            if len(segments) > MAX_SEGMENTS:  # the small ones merged into one
-                segments = (segments[0], _merge(segments[1:], self.vocab))
+            if len(segments) > MAX_SEGMENTS:
+                # Size-tiered: the small ones are merged, and into the large one once they are a
+                # quarter of its size, so that no merge copies the whole index every few writes.
+                tail = sum(len(seg.ids) for seg in segments[1:])
+                segments = ((_merge(segments),) if tail * 4 >= len(segments[0].ids)
+                            else (segments[0], _merge(segments[1:])))
             self._segments, self._last = segments, int(rows[-1][0])
             return len(rows)
         finally:
             self._lock.release()
 
     def rebuild(self) -> None:
-        """Read every stored vector again (after a model switch or many deletions)."""
+        """Read every stored vector again: after another model's weights were dropped (a unit
+        stored again under a new sequence number would otherwise be held twice) or to free the
+        rows of deleted units, which stay in the image until then."""
         with self._lock:
             rows = list(self.rows_after(0))
             self._segments = (Segment.build(rows, self.vocab),) if rows else ()
@@ -117,7 +139,7 @@ class SparseIndex:
         """The ``depth`` allowed units with the highest dot product (> 0), best first; ties by id."""
         if depth <= 0 or not terms.size or not len(allowed):
             return []
-        keep = terms < self.vocab
+        keep = (terms >= 0) & (terms < self.vocab)
         terms, weights = terms[keep].astype(np.int64), weights[keep].astype(np.float32)
         found_ids, found_scores = [], []
         for segment in self._segments:
@@ -132,14 +154,17 @@ class SparseIndex:
         if not found_ids:
             return []
         ids, scores = np.concatenate(found_ids), np.concatenate(found_scores)
+        ids, first = np.unique(ids, return_index=True)  # a unit held twice (see rebuild) counts once
+        scores = scores[first]
         if ids.size > depth:
-            top = np.argpartition(-scores, depth - 1)[:depth]
-            ids, scores = ids[top], scores[top]
-        order = np.lexsort((ids, -scores))
+            # Everything scoring at least the depth-th best, then ties broken by id.
+            cut = np.partition(scores, ids.size - depth)[ids.size - depth]
+            ids, scores = ids[scores >= cut], scores[scores >= cut]
+        order = np.lexsort((ids, -scores))[:depth]
         return [(int(ids[i]), float(scores[i])) for i in order]
 
 
-def _merge(segments: Iterable[Segment], vocab: int) -> Segment:
+def _merge(segments: Iterable[Segment]) -> Segment:
     parts = list(segments)
     return Segment(np.concatenate([s.ids for s in parts]),
                    sparse.vstack([s.matrix for s in parts], format="csc", dtype=np.float32))

@@ -957,6 +957,9 @@ class SqliteStore(OperationalTables):
         while batch := cur.fetchmany(4096):
             yield from ((int(a), int(b), bytes(c), bytes(d)) for a, b, c, d in batch)
 
+    def count_parents(self) -> int:
+        return int(self.con.execute("SELECT count(*) FROM chunks WHERE kind='parent'").fetchone()[0])
+
     def count_sparse(self, model_id: str) -> int:
         return int(self.con.execute("SELECT count(*) FROM sparse_terms WHERE model_id=?", (model_id,)).fetchone()[0])
 

@@ -636,7 +636,7 @@ class SparseTermStoreContract:
         assert np.frombuffer(rows[0][2], "<i4").tolist() == [3, 7] and np.frombuffer(rows[0][3], "<f4").tolist() == [0.5, 1.5]
         assert [r[1] for r in store.sparse_rows_after("m1", rows[0][0])] == [a]
         store.put_sparse("m2", [(b, terms, weights)])
-        assert store.count_sparse("m1") == 2 and store.count_sparse("m2") == 1
+        assert store.count_sparse("m1") == 2 and store.count_sparse("m2") == 1 and store.count_parents() == 3
         store.put_source(record("a.md", "h2", Access("acme")), [prepared("b", "beta")])  # a is gone
         assert [r[1] for r in store.sparse_rows_after("m1", 0)] == [c]
         store.put_sparse("m1", [(a, terms, weights)])  # a unit deleted meanwhile: skipped
