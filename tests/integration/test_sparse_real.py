@@ -43,7 +43,6 @@ def test_numpy_splade_equals_the_transformers_model_on_the_same_weights() -> Non
         assert terms.size and (weights > 0).all()
 
 
-@pytest.mark.embedded  # the embedded store keeps term weights; PostgreSQL does not yet
 def test_the_leg_runs_on_the_sample_knowledge_base_through_the_engine_and_the_cli(
         tmp_path: Path, sample_kb_session: Path, env: dict[str, str]) -> None:
     data = tmp_path / "d"

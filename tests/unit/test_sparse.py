@@ -17,8 +17,6 @@ from electa.stores.protocol import AllowedSet
 from electa.stores.sparse_index import MAX_SEGMENTS, SparseIndex, pack
 from electa.types import Document, Section
 
-pytestmark = pytest.mark.embedded  # the embedded store keeps term weights; PostgreSQL does not yet
-
 
 def _rows(vectors: dict[int, dict[int, float]]) -> list[tuple[int, int, bytes, bytes]]:
     out = []

@@ -340,7 +340,7 @@ class IndexStore(Protocol):
 @runtime_checkable
 class SparseTermStore(Protocol):
     """A store that keeps learned term weights (SPEC B3) of parent units, per model: the embedded
-    store does; the PostgreSQL backend does not yet (the leg then says so).
+    store and the PostgreSQL backend do (a store that does not: the leg says so).
 
     Contract (:class:`electa.testing.store_contract.SparseTermStoreContract`):
     - ``put_sparse`` stores each unit's weights once per model (a unit's text never changes);

@@ -637,6 +637,44 @@ class PostgresStore(PgOperationalTables):
         finally:
             self._changed()
 
+    # -- learned term weights (SPEC B3; electa.stores.protocol.SparseTermStore) -------------------
+    def chunks_missing_sparse(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
+        with self.db.tx(ALL_TENANTS) as con:
+            rows = con.execute("SELECT c.id, c.title, c.text FROM chunks c WHERE c.id > %s AND c.kind='parent' AND NOT"
+                               " EXISTS (SELECT 1 FROM sparse_terms s WHERE s.chunk_id=c.id AND s.model_id=%s)"
+                               " ORDER BY c.id LIMIT %s", (after_id, model_id, limit)).fetchall()
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
+    def put_sparse(self, model_id: str, rows: Sequence[tuple[int, np.ndarray, np.ndarray]]) -> None:
+        """Under the writers' lock: sequence numbers are drawn in commit order (see 0006)."""
+        from electa.stores.sparse_index import pack
+
+        if not rows:
+            return
+        with self.db.tx(ALL_TENANTS, write=True) as con:
+            org_of = {int(r[0]): r[1] for r in con.execute(
+                "SELECT id, org FROM chunks WHERE id = ANY(%s)", ([int(r[0]) for r in rows],)).fetchall()}
+            con.cursor().executemany(
+                "INSERT INTO sparse_terms(chunk_id, model_id, org, terms, weights) VALUES(%s,%s,%s,%s,%s)"
+                " ON CONFLICT(model_id, chunk_id) DO NOTHING",
+                [(int(i), model_id, org_of[int(i)], *pack(t, w)) for i, t, w in rows if int(i) in org_of])
+
+    def sparse_rows_after(self, model_id: str, after_seq: int) -> Iterator[tuple[int, int, bytes, bytes]]:
+        with self.db.tx(ALL_TENANTS) as con:
+            rows = con.execute("SELECT seq, chunk_id, terms, weights FROM sparse_terms WHERE model_id=%s AND seq > %s"
+                               " ORDER BY seq", (model_id, after_seq)).fetchall()
+        return iter([(int(a), int(b), bytes(c), bytes(d)) for a, b, c, d in rows])
+
+    def count_sparse(self, model_id: str) -> int:
+        return int(self._scalar("SELECT count(*) FROM sparse_terms WHERE model_id=%s", (model_id,)))
+
+    def count_parents(self) -> int:
+        return int(self._scalar("SELECT count(*) FROM chunks WHERE kind='parent'"))
+
+    def drop_sparse_except(self, model_id: str) -> int:
+        with self.db.tx(ALL_TENANTS, write=True) as con:
+            return int(con.execute("DELETE FROM sparse_terms WHERE model_id<>%s", (model_id,)).rowcount)
+
     def documents_missing_title_units(self, limit: int) -> list[tuple[int, str, int]]:
         with self.db.tx(ALL_TENANTS) as con:
             rows = con.execute(
