@@ -97,7 +97,9 @@ class Person:
 
     @property
     def digest(self) -> str:
-        """>>> Person("ada", (("https://a", 1),)).digest != Person("ada", None).digest
+        """A short hash of the name and the signals (None, opted out, differs from none yet).
+
+        >>> Person("ada", (("https://a", 1),)).digest != Person("ada", None).digest != Person("ada").digest
         True
         """
         import hashlib
