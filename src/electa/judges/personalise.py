@@ -107,6 +107,6 @@ class PersonaliseJudge:
 
 
 def anonymous(why: str = "personalisation needs a person: a visitor token's subject, or `user` from the"
-                         " organisation's backend") -> PersonaliseJudge:
+                         " organisation's backend (`--user` on the command line)") -> PersonaliseJudge:
     """The judge of a search that names no person: never available."""
     return PersonaliseJudge((), why=why)
