@@ -660,10 +660,13 @@ class PostgresStore(PgOperationalTables):
                 [(int(i), model_id, org_of[int(i)], *pack(t, w)) for i, t, w in rows if int(i) in org_of])
 
     def sparse_rows_after(self, model_id: str, after_seq: int) -> Iterator[tuple[int, int, bytes, bytes]]:
-        with self.db.tx(ALL_TENANTS) as con:
-            rows = con.execute("SELECT seq, chunk_id, terms, weights FROM sparse_terms WHERE model_id=%s AND seq > %s"
-                               " ORDER BY seq", (model_id, after_seq)).fetchall()
-        return iter([(int(a), int(b), bytes(c), bytes(d)) for a, b, c, d in rows])
+        """A server-side cursor: rows come a batch at a time (an image's first build reads them all)."""
+        with self.db.tx(ALL_TENANTS) as con, con.cursor(name="sparse_rows") as cursor:
+            cursor.itersize = 4096
+            cursor.execute("SELECT seq, chunk_id, terms, weights FROM sparse_terms WHERE model_id=%s AND seq > %s"
+                           " ORDER BY seq", (model_id, after_seq))
+            for a, b, c, d in cursor:
+                yield int(a), int(b), bytes(c), bytes(d)
 
     def count_sparse(self, model_id: str) -> int:
         return int(self._scalar("SELECT count(*) FROM sparse_terms WHERE model_id=%s", (model_id,)))
