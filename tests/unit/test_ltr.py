@@ -362,3 +362,14 @@ def test_a_golden_question_does_not_find_its_own_curated_pair_in_training(tmp_pa
         rows = collect(engine, golden, Caller("acme", "bot"), "url", 50, own_pairs=True)
         x = rows["g1"][0]
         assert not x[:, FEATURES.index("kind_qa")].any()  # in training, it is not
+
+
+def test_a_ranker_edited_under_the_same_id_is_read_afresh() -> None:
+    first = upside_down().to_dict()
+    edited = {**LtrModel(_stump(SERVED, 0.4, 0.0, 1.0, len(FEATURES)), tuple(FEATURES), 50).to_dict(), "id": first["id"]}
+    current = {"ltr": first}
+    models = AgentModels(lambda org, agent: current, Serving("hash-64", CHUNKER_VERSION))
+    funnel = Funnel([LtrJudge(models)])
+    assert [h.unit_id for h in funnel.run("q", Caller("acme", "bot"), _hits(4))[0]] == [2, 3, 0, 1]
+    current["ltr"] = edited  # the served order kept: the edited trees, not the first ones cached under that id
+    assert [h.unit_id for h in funnel.run("q", Caller("acme", "bot"), _hits(4))[0]] == [0, 1, 2, 3]
