@@ -327,9 +327,9 @@ def test_cross_validation_ranks_each_question_by_a_model_that_never_saw_it(monke
     seen: list[set[str]] = []
     real_fit = ltr.fit
 
-    def spy(r, g, qids):  # type: ignore[no-untyped-def]
+    def spy(r, g, qids, names=FEATURES):  # type: ignore[no-untyped-def]
         seen.append(set(qids))
-        return real_fit(r, g, qids)
+        return real_fit(r, g, qids, names)
 
     monkeypatch.setattr(ltr, "fit", spy)
     monkeypatch.setattr(ltr, "PARAMS", {**ltr.PARAMS, "min_data_in_leaf": 1})

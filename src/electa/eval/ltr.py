@@ -101,15 +101,17 @@ def labels(keys: Sequence[str], qrels: Mapping[str, int]) -> np.ndarray:
     return np.asarray([min(4, max(0, qrels.get(k, 0))) for k in keys], dtype=np.float64)
 
 
-def fit(rows: Rows, qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str]) -> tuple[TreeEnsemble, np.ndarray]:
-    """A lambdarank ensemble on ``qids`` and its features' gain importances."""
+def fit(rows: Rows, qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str],
+        names: Sequence[str] = FEATURES) -> tuple[TreeEnsemble, np.ndarray]:
+    """A lambdarank ensemble on ``qids`` and its features' gain importances (``names``: the
+    rows' columns, :data:`FEATURES` unless a benchmark derives others)."""
     try:
         import lightgbm as lgb
     except ImportError as exc:
         raise ConfigError("training a ranker needs LightGBM: pip install 'electa[ltr]'") from exc
     x = np.vstack([rows[q][0] for q in qids])
     y = np.concatenate([labels(rows[q][1], qrels.get(q, {})) for q in qids])
-    data = lgb.Dataset(x, y, group=[len(rows[q][1]) for q in qids], feature_name=list(FEATURES))
+    data = lgb.Dataset(x, y, group=[len(rows[q][1]) for q in qids], feature_name=list(names))
     booster = lgb.train(PARAMS, data, num_boost_round=ROUNDS)
     return TreeEnsemble.from_lightgbm(booster.dump_model()), booster.feature_importance(importance_type="gain")
 
@@ -119,15 +121,15 @@ def unique(keys: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def cross_validate(rows: Rows, qrels: Mapping[str, Mapping[str, int]], folds: int
-                   ) -> tuple[float, float, list[float]]:
+def cross_validate(rows: Rows, qrels: Mapping[str, Mapping[str, int]], folds: int,
+                   names: Sequence[str] = FEATURES) -> tuple[float, float, list[float]]:
     """Mean nDCG@10 of the served and the learned order over held-out folds, and the learned
     minus served difference per fold."""
     dealt = deal(rows)
     parts = [dealt[i::folds] for i in range(folds)]
     served, learned, per_fold = [], [], []
     for k, held in enumerate(parts):
-        trees, _ = fit(rows, qrels, [q for i, part in enumerate(parts) if i != k for q in part])
+        trees, _ = fit(rows, qrels, [q for i, part in enumerate(parts) if i != k for q in part], names)
         deltas = []
         for q in held:
             x, keys, passes = rows[q]
