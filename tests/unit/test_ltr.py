@@ -373,3 +373,18 @@ def test_a_ranker_edited_under_the_same_id_is_read_afresh() -> None:
     assert [h.unit_id for h in funnel.run("q", Caller("acme", "bot"), _hits(4))[0]] == [2, 3, 0, 1]
     current["ltr"] = edited  # the served order kept: the edited trees, not the first ones cached under that id
     assert [h.unit_id for h in funnel.run("q", Caller("acme", "bot"), _hits(4))[0]] == [0, 1, 2, 3]
+
+
+def test_the_api_shows_an_agents_ranker_by_its_figures_not_its_trees(engine: Engine) -> None:
+    from fastapi.testclient import TestClient
+
+    from electa.api.app import create_app
+
+    engine.store.add_organisation("acme")
+    headers = {"Authorization": f"Bearer {engine.store.add_api_key('acme', 'ingest')[0]}"}
+    ranker = {**upside_down().to_dict(), "report": {"learned": 0.77, "importances": {"served_rr": 1.0}}}
+    engine.store.set_agent_settings("acme", "bot", {"ltr": ranker})
+    shown = TestClient(create_app(engine, "admin-token")).get("/v1/agents/bot", headers=headers).json()["ltr"]
+    assert "trees" not in shown and shown["report"]["importances"] == {"served_rr": 1.0}
+    assert shown["id"] == ranker["id"] and shown["features"] == list(FEATURES)
+    assert "trees" in (engine.store.agent_settings("acme", "bot") or {})["ltr"]  # type: ignore[operator]

@@ -330,7 +330,14 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
 
     @app.get("/v1/agents/{agent}", responses=AUTHED)
     def get_agent(agent: str, org: str = Depends(org_of)) -> dict[str, object]:
-        return store.agent_settings(org, agent) or {}
+        """The agent's settings. Its ranker (`electa train-ltr`) is shown by what it is (id,
+        features, depth, what it was trained on, its cross-validated figures and feature
+        importances), not by its trees: a few hundred kilobytes of arrays no reader needs."""
+        stored = store.agent_settings(org, agent) or {}
+        ranker = stored.get("ltr")
+        if isinstance(ranker, dict):
+            stored = {**stored, "ltr": {k: v for k, v in ranker.items() if k != "trees"}}
+        return stored
 
     @app.put("/v1/agents/{agent}", responses=AUTHED)
     def put_agent(agent: str, body: AgentIn, org: str = Depends(org_of)) -> dict[str, object]:
