@@ -175,7 +175,7 @@ class Engine:
         # The image is built by the first search (a command that only writes never needs it).
         index = SparseIndex(lambda seq: store.sparse_rows_after(encoder.model_id, seq), encoder.vocab)
         leg = SparseLeg(encoder, index)
-        leg.missing = max(0, store.count_parents() - store.count_sparse(encoder.model_id))
+        leg.recount(store)
         if leg.missing:
             log.warning("learned-sparse leg: %s", leg.why)
         return leg
@@ -197,8 +197,7 @@ class Engine:
             done, batches, after_id = done + len(rows), batches + 1, rows[-1][0]
             if progress:
                 print(f"reindex: {done} units given learned term weights", flush=True)
-        if done:
-            self.sparse.missing = max(0, store.count_parents() - store.count_sparse(encoder.model_id))
+        self.sparse.recount(store)  # (after a deletion too: _written calls this on every write)
         return done
 
     def _open_index(self, embedder: Embedder) -> VectorIndex:
@@ -254,7 +253,7 @@ class Engine:
                 self._sparse_checked = top
             except Exception:
                 log.warning("learned term weights of the units just written could not be made", exc_info=True)
-            self.sparse.missing = max(0, self.store.count_parents() - self.store.count_sparse(self.sparse.encoder.model_id))
+                self.sparse.recount(self.store)
 
     def _nothing_missing(self, model_id: str) -> bool:
         """Whether every unit that should have a vector of ``model_id`` has one, by two counts
@@ -408,7 +407,6 @@ class Engine:
             # other models' are dropped and the image read afresh (it frees deleted units too).
             model = self.sparse.encoder.model_id
             self.encode_sparse_missing(batch, progress=progress, max_batches=max_batches)
-            self.sparse.missing = max(0, terms.count_parents() - terms.count_sparse(model))
             if not self.sparse.missing:
                 terms.drop_sparse_except(model)
                 self.sparse.index.rebuild()
@@ -478,7 +476,7 @@ class Engine:
         if self._mismatch:
             raise ModelMismatchError(self._mismatch)
         s = self.settings
-        run_judges = bool(self.funnel.depth(judges))  # (an unknown judge is refused before any work)
+        run_judges = bool(self.funnel.chosen(judges))  # (an unknown judge is refused before any work)
         chosen = list(legs) if legs is not None else list(self.legs)
         unknown = [name for name in chosen if name not in self.legs]
         if unknown:

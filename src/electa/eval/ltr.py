@@ -28,10 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from electa.config import Settings
-from electa.embedders.registry import create_embedder
 from electa.engine import Engine
 from electa.errors import ConfigError
-from electa.eval.beir import BeirSet, deal, load_beir
+from electa.eval.beir import BeirSet, deal
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.judges.ltr import MIN_QUERIES, LtrModel, fusion_digest
@@ -141,21 +140,22 @@ def cross_validate(rows: Rows, qrels: Mapping[str, Mapping[str, int]], folds: in
     return float(np.mean(served)), float(np.mean(learned)), per_fold
 
 
+def labelled(beir: BeirSet, split: str) -> BeirSet:
+    """``beir``'s questions that have a relevant document (the others teach a ranker nothing)."""
+    kept = {q: t for q, t in beir.queries.items() if any(g > 0 for g in beir.qrels.get(q, {}).values())}
+    return BeirSet(beir.name, [], kept, beir.qrels, split)
+
+
 def beir_rows(dataset: Path, split: str, depth: int = 50, leg_depth: int | None = 100,
               settings: Settings | None = None) -> tuple[BeirSet, Rows]:
     """A BEIR set's labelled questions as rows, from its cached evaluation store (ingested on
     first use, as ``electa eval`` does)."""
-    from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
+    from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set
 
-    settings = (settings or Settings()).embedded()
-    embedder = create_embedder(settings.embedder)
-    beir = load_beir(dataset, split)
-    with Engine.open(default_data_dir(beir, embedder.model_id, settings.unit_vectors), settings, embedder) as engine:
+    with labelled_set(dataset, split, None, None, settings=settings) as (engine, beir, _, _):
         ingest_corpus(engine, beir, progress=False)
         engine.fulltext.warm()
-        labelled = {q: t for q, t in beir.queries.items() if any(g > 0 for g in beir.qrels.get(q, {}).values())}
-        return beir, collect(engine, BeirSet(beir.name, [], labelled, beir.qrels, split), Caller(EVAL_ORG), "ext_id",
-                             depth, leg_depth)
+        return beir, collect(engine, labelled(beir, split), Caller(EVAL_ORG), "ext_id", depth, leg_depth)
 
 
 def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tuple[str, str] | None = None,
@@ -178,13 +178,12 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
             ingest_corpus(engine, beir, progress=False)
             caller, key, stored = Caller(EVAL_ORG), "ext_id", None
         engine.fulltext.warm()
-        labelled = [q for q in beir.queries if any(g > 0 for g in beir.qrels.get(q, {}).values())]
-        if len(labelled) < min_queries:
+        questions = labelled(beir, split)
+        if len(questions.queries) < min_queries:
             where = f"agent {agent[0]}/{agent[1]}" if agent and dataset is None else beir.name
-            raise ConfigError(f"{where} has {len(labelled)} labelled questions; a ranker needs at least {min_queries}"
-                              " (curated Q&A pairs with a URL, feedback)")
-        rows = collect(engine, BeirSet(beir.name, [], {q: beir.queries[q] for q in labelled}, beir.qrels, split),
-                       caller, key, settings.ltr_depth, leg_depth, own_pairs=agent is not None)
+            raise ConfigError(f"{where} has {len(questions.queries)} labelled questions; a ranker needs at least"
+                              f" {min_queries} (curated Q&A pairs with a URL, feedback)")
+        rows = collect(engine, questions, caller, key, settings.ltr_depth, leg_depth, own_pairs=agent is not None)
         served, learned, per_fold = cross_validate(rows, beir.qrels, folds)
         trees, gains = fit(rows, beir.qrels, sorted(rows))
         total = float(gains.sum()) or 1.0

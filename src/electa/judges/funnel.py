@@ -61,14 +61,14 @@ class Funnel:
         """How many fused hits the chosen judges look at (0 with none); with ``caller``, only
         the judges that can run for it count (a search need not build the hits that a judge
         with no model for this agent would have read). ``judges``: as for :meth:`run`."""
-        chosen = self._chosen(names) if caller is None else self.runnable(caller, names, judges)
+        chosen = self.chosen(names) if caller is None else self.runnable(caller, names, judges)
         return max(((judges or {}).get(n, self.judges[n]).depth for n in chosen), default=0)
 
     def runnable(self, caller: Caller, names: Sequence[str] | None = None,
                  judges: Mapping[str, Judge] | None = None) -> list[str]:
         """The chosen judges that can run for ``caller`` (a judge whose check fails counts: it
         fails when it runs, and its stage says so)."""
-        return [n for n in self._chosen(names) if self._may_run((judges or {}).get(n, self.judges[n]), caller)]
+        return [n for n in self.chosen(names) if self._may_run((judges or {}).get(n, self.judges[n]), caller)]
 
     @staticmethod
     def _may_run(judge: Judge, caller: Caller) -> bool:
@@ -77,7 +77,9 @@ class Funnel:
         except Exception:  # it fails when it runs, and its stage says so
             return True
 
-    def _chosen(self, names: Sequence[str] | None) -> list[str]:
+    def chosen(self, names: Sequence[str] | None) -> list[str]:
+        """The judges ``names`` picks (default: all, in funnel order); an unknown or repeated
+        name raises :class:`ConfigError`."""
         if names is None:
             return list(self.judges)
         unknown = [n for n in names if n not in self.judges]
@@ -97,7 +99,7 @@ class Funnel:
         them in this call only, by name (the judge bound to this caller's own model)."""
         order = list(hits)
         stages = []
-        for name in self._chosen(names):
+        for name in self.chosen(names):
             budget = (budgets_ms or {}).get(name, self.budgets_ms.get(name, DEFAULT_BUDGET_MS))
             judge = (judges or {}).get(name, self.judges[name])
             order, stage = self._one(judge, query, caller, order, float(budget))

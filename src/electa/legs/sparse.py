@@ -9,7 +9,7 @@ does not use: the model expands a text with the vocabulary entries it implies.
 from __future__ import annotations
 
 from electa.embedders.protocol import SparseEncoder
-from electa.stores.protocol import AllowedSet
+from electa.stores.protocol import AllowedSet, SparseTermStore
 from electa.stores.sparse_index import SparseIndex
 from electa.types import Caller
 
@@ -23,6 +23,11 @@ class SparseLeg:
     def __init__(self, encoder: SparseEncoder | None, index: SparseIndex | None, why: str = "") -> None:
         self.encoder, self.index, self._why = encoder, index, why
         self.missing = 0  # parent units without this model's weights (the engine counts them)
+
+    def recount(self, store: SparseTermStore) -> None:
+        """Count the parent units that lack this model's weights (the store's two counts)."""
+        if self.encoder is not None:
+            self.missing = max(0, store.count_parents() - store.count_sparse(self.encoder.model_id))
 
     def available(self) -> bool:
         return self.encoder is not None and self.index is not None
