@@ -691,7 +691,9 @@ class Engine:
                 ranked.append((unit.document_id, h.score))
             rankings[r.leg], unit_of[r.leg] = ranked, firsts
         fused = rrf_rows(rankings, weights, k)
-        scale = max_fused(weights, [r.leg for r in ok], k)
+        # The best a candidate can do is first in every leg that found something: a leg that ran
+        # and found nothing (an organisation with no curated Q&A) must not shrink the lift.
+        scale = max_fused(weights, [r.leg for r in ok if r.hits], k)
         q_stems = frozenset(content_stems(text))
         covered = [coverage_of(n, len(q_stems)) for n in range(len(q_stems) + 1)]  # by stems shared
         stems = self._stems

@@ -57,7 +57,7 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int = 100,
     if setting.lift is None or scores is None:
         return fused_order(rankings, setting.weights, setting.k, top)
     values = fused_values(rankings, setting.weights, setting.k)
-    scale = max_fused(setting.weights, list(rankings), setting.k)
+    scale = max_fused(setting.weights, [leg for leg, ranked in rankings.items() if ranked], setting.k)
     kept = [d for d in values if d in scores]
     kept.sort(key=lambda d: -order_value(scores[d], values[d][0], scale, setting.lift or 0.0))
     return kept[:top]
