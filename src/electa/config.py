@@ -74,7 +74,8 @@ class Settings(BaseSettings):
     # Judges (SPEC D1-D3), each optional, each within its budget (ms; the reference's rerank
     # budget is 3 s). The reranker reads title + the first rerank_chars characters of the top
     # rerank_depth hits: "onnx:<folder>" (a cross-encoder export), "http(s)://…/rerank" (TEI's
-    # shape, or rerank_api="cohere" for Cohere's and Jina's) or "llm" (the answer model, pointwise).
+    # shape, or rerank_api="cohere" for Cohere's and Jina's), "llm" (the answer model, pointwise) or
+    # "nanoranker" (the packaged USE-multilingual scorer: pip install 'electa[nanoranker]').
     # rerank_blend < 1 fuses its order with fusion's (RRF) instead of replacing it.
     rerank: str = ""
     rerank_api: Literal["tei", "cohere"] = "tei"

@@ -10,6 +10,11 @@
   ``{"results": [{"index", "relevance_score"}]}``; ``ELECTA_RERANK_API=cohere``).
 - ``llm``: the configured answer model judges each pair pointwise (a digit from 0 to 9). Slow
   and only as good as the model; it exists for servers with a strong model and no reranker.
+- ``nanoranker``: the packaged ``nanoranker`` 1.2 (``pip install 'electa[nanoranker]'``, its
+  weights in the wheel): Universal Sentence Encoder multilingual plus 64 hashed character
+  n-grams for the question and for the passage, each embedded alone, scored together by a small
+  network. Not a cross-encoder (shared/MODELS.md), but it runs offline, reads 16 languages, and
+  a passage's embedding does not depend on the question, so it is cached.
 
 ``open_scorer(spec, settings)`` is the registry; an unknown spec names the valid ones.
 """
@@ -20,6 +25,7 @@ import json
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -199,6 +205,61 @@ class LlmPointwiseScorer:
         return out
 
 
+class NanorankerScorer:
+    """``NanorankerScorer()``: the packaged nanoranker head over cached embeddings (see the module).
+
+    Scores are the head's raw outputs (nanoranker's own ``rank()`` divides them by their sum,
+    which makes a batch's scores depend on the rest of the batch; the judge scores in batches).
+    """
+
+    name = "nanoranker"
+
+    def __init__(self, cache_size: int = 20_000) -> None:
+        try:
+            import nanoranker
+        except ImportError as exc:
+            raise ConfigError("ELECTA_RERANK=nanoranker needs its package: pip install 'electa[nanoranker]'") from exc
+        except Exception as exc:  # its ONNX sessions load at import
+            raise ConfigError(f"nanoranker failed to load its models: {exc}") from exc
+        self._embed: Callable[[str], Any] = nanoranker.embed
+        self._head: Any = nanoranker.reranker_model
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def _embedding(self, text: str) -> np.ndarray:
+        with self._lock:
+            vector = self._cache.get(text)
+            if vector is not None:
+                self._cache.move_to_end(text)
+                return vector
+        vector = np.asarray(self._embed(text), dtype=np.float32)
+        with self._lock:
+            self._cache[text] = vector
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return vector
+
+    def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+        if not passages:
+            return []
+        question = self._embedding(query)
+        rows: list[np.ndarray] = []
+        for passage in passages:  # each new passage is one encoder call: the deadline is checked between them
+            if deadline is not None and rows and time.monotonic() >= deadline:
+                break
+            rows.append(np.concatenate([question, self._embedding(passage)]))
+        out = np.asarray(self._head.run(["output"], {"input": np.stack(rows)})[0], dtype=np.float64).reshape(-1)
+        if len(out) != len(rows) or not np.all(np.isfinite(out)):
+            raise JudgeError(f"nanoranker gave {len(out)} scores (finite: {bool(np.all(np.isfinite(out)))})"
+                             f" for {len(rows)} passages")
+        return out.tolist()
+
+
+def _nanoranker(spec: str, settings: Settings) -> PairScorer:
+    return NanorankerScorer()
+
+
 def _llm(spec: str, settings: Settings) -> PairScorer:
     from electa.answer.answerers import create_answerer
 
@@ -216,14 +277,14 @@ def _http(spec: str, settings: Settings) -> PairScorer:
 
 
 _KINDS: dict[str, Callable[[str, Settings], PairScorer]] = {"onnx:": _onnx, "http://": _http, "https://": _http,
-                                                             "llm": _llm}
+                                                             "llm": _llm, "nanoranker": _nanoranker}
 
 
 def open_scorer(spec: str, settings: Settings | None = None) -> PairScorer:
     """The scorer a spec names (see the module): ``onnx:<folder>``, an ``http(s)://`` rerank
-    endpoint, or ``llm``."""
+    endpoint, ``llm`` or ``nanoranker``."""
     for prefix, factory in _KINDS.items():
         if spec == prefix or (prefix.endswith((":", "//")) and spec.startswith(prefix)):
             return factory(spec, settings or Settings())
     raise ConfigError(f"unknown reranker {spec!r}; valid: onnx:<folder with model.onnx and tokenizer.json>,"
-                      " http(s)://<a /rerank endpoint>, llm")
+                      " http(s)://<a /rerank endpoint>, llm, nanoranker")

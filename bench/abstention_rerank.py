@@ -1,0 +1,88 @@
+"""Does a reranker's score help the calibrator abstain? (issue 10: >= 85% of unanswerable
+questions pass nothing while >= 90% of answerable ones keep a relevant passage in the top 4)
+
+    python bench/abstention_rerank.py ../shared/data --rerank nanoranker
+
+On StackFAQ, calibrators and floor are fitted on ``dev:tune`` and measured on ``dev:test`` (the
+same fixed halves ``electa tune`` and ``electa eval`` use), twice from the same candidates: with
+the legs' raw scores only (what Electa calibrates today), and with the reranker's score of each
+of the top ``--depth`` candidates added as one more calibrated signal (candidates below it have
+none, as in serving, where the reranker reads only the top hits). Unanswerable twins are the
+held-out questions with their relevant documents removed (``electa.eval.abstention``). The
+5-fold cross-validated figures on the whole dev split are printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from electa.eval.abstention import Candidate, at_given_floor, choose_floor, cross_validate, fit_leg_calibrators
+from electa.eval.runner import EVAL_ORG, labelled_set
+from electa.judges.rerank import passage_of
+from electa.judges.scorers import open_scorer
+from electa.types import Caller
+
+
+def tables_for(data: Path, split: str, scorer, depth: int) -> tuple[dict[str, list[Candidate]], dict, float]:
+    """Each question's served candidates (top 100) with the legs' raw scores, and the
+    reranker's score on the first ``depth`` of them (key ``rerank``); the reranker's seconds."""
+    tables: dict[str, list[Candidate]] = {}
+    spent = 0.0
+    with labelled_set(data, split, None, None) as (engine, beir, _, _):
+        engine.fulltext.warm()
+        legs = [name for name in ("fulltext", "dense") if engine.legs[name].available()]
+        for qid in sorted(beir.queries):
+            text = beir.queries[qid]
+            results, _ = engine.retrieve(text, Caller(EVAL_ORG), legs=legs, depths=dict.fromkeys(legs, 100))
+            hits = engine.rank(text, results)[:100]
+            t0 = time.perf_counter()
+            scores = scorer.score(text, [passage_of(h, 2000) for h in hits[:depth]])
+            spent += time.perf_counter() - t0
+            rows = []
+            for i, h in enumerate(hits):
+                votes = {v.leg: v.raw_score for v in h.votes}
+                if i < depth:
+                    votes["rerank"] = scores[i]
+                rows.append((h.ext_id, h.score, votes))
+            tables[qid] = rows
+        return tables, beir.qrels, spent
+
+
+def without(tables: dict[str, list[Candidate]], leg: str) -> dict[str, list[Candidate]]:
+    return {q: [(d, s, {k: v for k, v in votes.items() if k != leg}) for d, s, votes in rows]
+            for q, rows in tables.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--rerank", default="nanoranker")
+    ap.add_argument("--depth", type=int, default=20, help="candidates the reranker scores per question")
+    args = ap.parse_args()
+    scorer = open_scorer(args.rerank)
+    stackfaq = args.data / "stackfaq"
+    tune, tune_qrels, s1 = tables_for(stackfaq, "dev:tune", scorer, args.depth)
+    test, test_qrels, s2 = tables_for(stackfaq, "dev:test", scorer, args.depth)
+    pairs = sum(min(args.depth, len(r)) for r in (*tune.values(), *test.values()))
+    print(f"reranker {scorer.name}: {pairs} pairs in {s1 + s2:.0f} s ({1000 * (s1 + s2) / max(pairs, 1):.1f} ms a pair)")
+    print("| signals | fitted on | measured on | floor | unanswerable: nothing passes | answerable: relevant in top 4"
+          " | precision | recall |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, a, b in (("legs", without(tune, "rerank"), without(test, "rerank")), (f"legs + {scorer.name}", tune, test)):
+        judged = sorted(q for q in a if any(g > 0 for g in tune_qrels.get(q, {}).values()))
+        calibrators = fit_leg_calibrators(a, tune_qrels, judged)
+        floor = choose_floor(a, tune_qrels, judged, 0.9)
+        row = at_given_floor(b, test_qrels, calibrators, floor, label)
+        print(f"| {label} | dev:tune | dev:test | {row.floor:.2f} | {row.abstain_unanswerable:.1%} | {row.keep_answerable:.1%}"
+              f" | {row.precision:.3f} | {row.recall:.3f} |", flush=True)
+        both = {**a, **b}
+        report = cross_validate(both, {**tune_qrels, **test_qrels})
+        cal = next(r for r in report.rows if r.rule.startswith("calibrated"))
+        print(f"| {label} | 5-fold CV | dev (all) | {cal.floor:.2f} | {cal.abstain_unanswerable:.1%} | {cal.keep_answerable:.1%}"
+              f" | {cal.precision:.3f} | {cal.recall:.3f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

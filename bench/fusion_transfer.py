@@ -1,0 +1,231 @@
+"""Does a query-adaptive fusion learned on some sets transfer to a set it never saw? (issue 10)
+
+    python bench/fusion_transfer.py ../shared/data
+
+The issue asks for a default served order, untuned, never worse than the best single leg nor
+than plain fusion on any set, from a fusion that weighs each leg by what it knows about *this*
+query. This bench measures the candidates leave-one-set-out: for each shipped set, a model is
+fitted on the other sets' labelled questions and scored on this set's (nDCG@10, documents):
+
+- ``served``: Electa's order today (absolute score + 0.1 x normalised RRF, C4);
+- ``served, lift 0.3``: the same with agreement weighing three times as much;
+- ``fused``: RRF k=60, both legs weight 1; ``fulltext`` / ``dense``: each leg alone;
+- ``adaptive weights (LR)``: RRF with a per-query dense share from a logistic model over
+  score-distribution features of each leg (z-score and gap of the top score, depth found,
+  agreement of the top tens, the top cosine, question length);
+- ``pointwise LR`` / ``lambdarank``: a candidate scored from scale-free features only (each
+  leg's rank, z-score and share of its top score, the cosine and its gap to the query's best,
+  the absolute score, the RRF value), so that no corpus's BM25 scale is learned.
+
+Each set's labelled questions weigh the same in training, whatever its size. Leg lists are
+collected through the engine at depth 100 from the cached evaluation stores (``electa eval``
+builds them; the first run of a set ingests it) and kept in ``--cache``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from electa.eval.metrics import ndcg_at
+from electa.eval.runner import EVAL_ORG, collect_leg_lists, labelled_set
+from electa.types import Caller
+
+SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
+        ("xquad-r/de", "test"), ("xquad-r/es", "test"), ("xquad-r/zh", "test")]
+GRID = np.linspace(0.0, 1.0, 11)
+
+
+def collect(data: Path, cache: Path) -> dict[str, dict]:
+    out = {}
+    for name, split in SETS:
+        if not (data / name).is_dir():
+            continue
+        file = cache / f"{name.replace('/', '-')}-{split}.pkl"
+        if not file.exists():
+            with labelled_set(data / name, split, None, None) as (engine, beir, _, _):
+                tables: dict = {}
+                lists = collect_leg_lists(engine, beir, 100, False, Caller(EVAL_ORG), "ext_id",
+                                          ["fulltext", "dense"], tables)
+            cache.mkdir(parents=True, exist_ok=True)
+            with file.open("wb") as f:
+                pickle.dump({"lists": lists, "tables": tables, "qrels": beir.qrels, "queries": beir.queries}, f)
+        with file.open("rb") as f:
+            out[name] = pickle.load(f)
+    return out
+
+
+def rrf(lists: dict, weights: dict[str, float], k: float = 60.0) -> dict[str, float]:
+    acc: dict[str, float] = {}
+    for leg, ranked in lists.items():
+        for rank, (doc, _) in enumerate(ranked, 1):
+            acc[doc] = acc.get(doc, 0.0) + weights.get(leg, 1.0) / (k + rank)
+    return acc
+
+
+def _spread(scores: list[float]) -> list[float]:
+    s = np.asarray(scores, dtype=float)
+    if len(s) < 2:
+        return [len(s) / 100.0, 0.0, 0.0]
+    sd = s.std() + 1e-9
+    return [len(s) / 100.0, (s[0] - s.mean()) / sd, (s[0] - s[1]) / sd]
+
+
+def query_features(lists: dict, question: str) -> list[float]:
+    ft, de = lists.get("fulltext", []), lists.get("dense", [])
+    top_ft, top_de = {d for d, _ in ft[:10]}, {d for d, _ in de[:10]}
+    return [*_spread([s for _, s in ft]), *_spread([s for _, s in de]), len(top_ft & top_de) / 10.0,
+            de[0][1] if de else 0.0, math.log1p(len(question.split()))]
+
+
+def candidate_rows(d: dict, q: str) -> tuple[list[str], np.ndarray]:
+    lists = d["lists"][q]
+    ft, de = lists.get("fulltext", []), lists.get("dense", [])
+    fs = np.array([s for _, s in ft] or [0.0])
+    ds = np.array([s for _, s in de] or [0.0])
+    rank_ft = {x: (i, s) for i, (x, s) in enumerate(ft, 1)}
+    rank_de = {x: (i, s) for i, (x, s) in enumerate(de, 1)}
+    absolute = first_scores(d["tables"][q])
+    best_cos = float(ds.max()) if de else 0.0
+    fused = rrf(lists, {})
+    docs = list(dict.fromkeys([x for x, _ in ft] + [x for x, _ in de]))
+    rows = []
+    for x in docs:
+        i, s = rank_ft.get(x, (0, 0.0))
+        j, c = rank_de.get(x, (0, float(ds.min()) - 0.05))
+        rows.append([float(i > 0), 1.0 / math.log2(1 + i) if i else 0.0,
+                     (s - fs.mean()) / (fs.std() + 1e-9) if i else -1.0, s / ft[0][1] if i and ft[0][1] > 0 else 0.0,
+                     float(j > 0), 1.0 / math.log2(1 + j) if j else 0.0,
+                     (c - ds.mean()) / (ds.std() + 1e-9) if j else -1.0, c, c - best_cos,
+                     absolute.get(x, 0.0), fused[x] * 30.0])
+    return docs, np.asarray(rows)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1.0) -> np.ndarray:
+    """Weighted L2 logistic regression by Newton's method (a column of ones appended)."""
+    xb = np.hstack([x, np.ones((len(x), 1))])
+    theta = np.zeros(xb.shape[1])
+    ridge = l2 * np.diag(np.r_[np.ones(len(theta) - 1), 0.0])
+    for _ in range(30):
+        p = 1.0 / (1.0 + np.exp(-xb @ theta))
+        grad = xb.T @ (w * (p - y)) + ridge @ theta
+        hess = (xb * (w * p * (1 - p))[:, None]).T @ xb + ridge + 1e-6 * np.eye(len(theta))
+        theta -= np.linalg.solve(hess, grad)
+    return theta
+
+
+def first_scores(table: list) -> dict[str, float]:
+    """Each document's absolute score at its first (best-placed) unit, in served order."""
+    out: dict[str, float] = {}
+    for doc, score, _ in table:
+        out.setdefault(doc, score)
+    return out
+
+
+LIFTS = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0)
+
+
+def served_ndcg(d: dict, q: str, lift: float) -> float:
+    """nDCG@10 of the C4 order at ``lift``: absolute score + lift x RRF value over its maximum
+    (first in both legs), over the candidates the engine kept (the served table)."""
+    absolute = first_scores(d["tables"][q])
+    fused = rrf(d["lists"][q], {})
+    scale = sum(1.0 for ranked in d["lists"][q].values() if ranked) / 61.0
+    return ndcg_at(sorted(absolute, key=lambda x: -(absolute[x] + lift * min(1.0, fused.get(x, 0.0) / scale))),
+                   d["qrels"][q])
+
+
+def labelled(d: dict) -> list[str]:
+    return [q for q in sorted(d["lists"]) if any(g > 0 for g in d["qrels"].get(q, {}).values())]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "electa" / "fusion-transfer")
+    args = ap.parse_args()
+    sets = collect(args.data, args.cache)
+    names = list(sets)
+    per_query: dict[str, tuple] = {}
+    for name in names:
+        d = sets[name]
+        qs = labelled(d)
+        curves = []
+        for q in qs:
+            rel = d["qrels"][q]
+            curves.append([ndcg_at(sorted(acc, key=lambda x, a=acc: -a[x]), rel)
+                           for acc in (rrf(d["lists"][q], {"dense": 2 * w, "fulltext": 2 * (1 - w)}) for w in GRID)])
+        per_query[name] = (qs, np.array([query_features(d["lists"][q], d["queries"][q]) for q in qs]), np.array(curves),
+                           [candidate_rows(d, q) for q in qs])
+    # The C4 lift (score + lift x normalised RRF), each value on every set: the lift a held-out
+    # set is served with is the one best on average over the other sets.
+    lift_curves: dict[str, dict[float, float]] = {}
+    for name in names:
+        d = sets[name]
+        lift_curves[name] = {lift: float(np.mean([served_ndcg(d, q, lift) for q in per_query[name][0]])) for lift in LIFTS}
+    chosen_lifts: dict[str, float] = {}
+    header = ["served", "served, lift 0.3", "served, lift from the others", "fused", "fulltext", "dense",
+              "adaptive weights (LR)", "pointwise LR", "lambdarank"]
+    print("| held-out set | queries | " + " | ".join(header) + " |")
+    print("|---" * (len(header) + 2) + "|")
+    for held in names:
+        train = [n for n in names if n != held]
+        qs, xq, curves, cands = per_query[held]
+        d = sets[held]
+        rows: dict[str, float] = {}
+        served = [ndcg_at(list(first_scores(d["tables"][q])), d["qrels"][q]) for q in qs]
+        lifted = [served_ndcg(d, q, 0.3) for q in qs]
+        rows["served"], rows["served, lift 0.3"] = float(np.mean(served)), float(np.mean(lifted))
+        chosen = max(LIFTS, key=lambda lift: np.mean([lift_curves[n][lift] for n in train]))
+        rows["served, lift from the others"] = lift_curves[held][chosen]
+        chosen_lifts[held] = chosen
+        rows["fused"], rows["fulltext"], rows["dense"] = curves[:, 5].mean(), curves[:, 0].mean(), curves[:, 10].mean()
+        # Adaptive weights: P(dense beats full text) from query features, weighted by how much it matters.
+        x = np.vstack([per_query[n][1] for n in train])
+        g = np.vstack([per_query[n][2] for n in train])
+        share = np.concatenate([np.full(len(per_query[n][0]), 1.0 / len(per_query[n][0])) for n in train])
+        mu, sd = x.mean(0), x.std(0) + 1e-9
+        theta = fit_logistic((x - mu) / sd, (g[:, 10] > g[:, 0]).astype(float), np.abs(g[:, 10] - g[:, 0]) * share * len(x))
+        w = 1.0 / (1.0 + np.exp(-(np.hstack([(xq - mu) / sd, np.ones((len(xq), 1))]) @ theta)))
+        pos = np.clip(w * 10, 0, 10)
+        lo = np.minimum(np.floor(pos).astype(int), 9)
+        rows["adaptive weights (LR)"] = float(np.mean(curves[np.arange(len(w)), lo] * (1 - (pos - lo))
+                                                      + curves[np.arange(len(w)), lo + 1] * (pos - lo)))
+        # Candidate models on scale-free features.
+        cx = np.vstack([f for n in train for _, f in per_query[n][3]])
+        cy = np.concatenate([[1.0 if sets[n]["qrels"][q].get(doc, 0) > 0 else 0.0 for doc in docs]
+                             for n in train for q, (docs, _) in zip(per_query[n][0], per_query[n][3], strict=True)])
+        cw = np.concatenate([np.full(len(docs), 1.0 / len(per_query[n][0])) for n in train for docs, _ in per_query[n][3]])
+        cmu, csd = cx.mean(0), cx.std(0) + 1e-9
+        theta = fit_logistic((cx - cmu) / csd, cy, cw * len(cy) / cw.sum())
+        rows["pointwise LR"] = float(np.mean([
+            ndcg_at([docs[i] for i in np.argsort(-(np.hstack([(f - cmu) / csd, np.ones((len(f), 1))]) @ theta), kind="stable")],
+                    d["qrels"][q]) for q, (docs, f) in zip(qs, cands, strict=True)]))
+        try:
+            import lightgbm as lgb
+        except ImportError:
+            rows["lambdarank"] = float("nan")
+        else:
+            groups = [len(docs) for n in train for docs, _ in per_query[n][3]]
+            weights = np.repeat([1.0 / len(per_query[n][0]) for n in train for _ in per_query[n][3]], groups)
+            ds = lgb.Dataset(cx, cy, group=groups, weight=weights * len(weights) / weights.sum())
+            model = lgb.train({"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 50,
+                               "feature_fraction": 0.8, "lambdarank_truncation_level": 20, "seed": 1, "verbose": -1,
+                               "num_threads": 2}, ds, 200)
+            rows["lambdarank"] = float(np.mean([
+                ndcg_at([docs[i] for i in np.argsort(-model.predict(f), kind="stable")], d["qrels"][q])
+                for q, (docs, f) in zip(qs, cands, strict=True)]))
+        best = max(rows["fused"], rows["fulltext"], rows["dense"])
+        cells = [f"**{rows[h]:.4f}**" if rows[h] >= best else f"{rows[h]:.4f}" for h in header]
+        print(f"| {held} | {len(qs)} | " + " | ".join(cells) + " |", flush=True)
+    print("\nbold: at least the best of fused and each leg alone on that set")
+    print("lift chosen on the other sets:", ", ".join(f"{n} {lift:g}" for n, lift in chosen_lifts.items()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
