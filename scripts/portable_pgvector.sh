@@ -3,49 +3,62 @@
 #
 # Why: the wheel's vector.so was compiled with -march=native on a machine with AVX-512, so on a
 # CPU without it (AMD EPYC before Zen 4, many cloud and CI hosts) PostgreSQL's backend dies of
-# SIGILL at the first write of a `vector` value and every PostgreSQL test fails with "the
+# SIGILL at the first vector it reads or compares, and every PostgreSQL test fails with "the
 # database system is in recovery mode". pgvector's own build with OPTFLAGS="" is portable (its
-# AVX-512 paths are chosen at run time), which is what Debian ships.
+# AVX-512 paths are chosen at run time), which is how Debian builds it.
 #
-# Source: Debian's pgvector source package (trixie, 0.8.0), taken through apt so that the
-# archive's signature and the files' SHA-256 sums are checked. Two one-line patches make 0.8.0
-# build against PostgreSQL 18 (the wheel's server), as pgvector 0.8.1 did upstream:
-# vacuum_delay_point() takes a bool, and TupleDesc->attrs is read through TupleDescAttr().
+# Source: Debian's pgvector source package from trixie, fetched by apt, which checks the
+# archive's signature (Debian's keyring only) and every file's SHA-256. Only package registries
+# are reachable where Electa is built, so upstream's tarball is not an option. Trixie has 0.8.0
+# where the wheel has 0.8.2: the extension's SQL is the same file (same SHA-256), so databases
+# are alike; the C code lacks 0.8.1-0.8.2's fixes (PostgreSQL 18 support among them, which the
+# two one-line patches below supply: vacuum_delay_point() takes a bool, and TupleDesc->attrs is
+# read through TupleDescAttr()). The sed patterns match nothing in a release that has them.
 #
-# Usage: scripts/portable_pgvector.sh VENV   (make install runs it)
+# Any failure leaves the wheel's files as they were and says why; it never fails `make install`
+# (the demo and the embedded tests need no PostgreSQL). The test server's probe
+# (electa.testing.pg_server) names the cause if the wheel's vector.so then kills PostgreSQL.
+#
+# Usage: scripts/portable_pgvector.sh VENV STAMP   (make install runs it; STAMP is touched on success)
 set -euo pipefail
 
-venv=${1:?usage: $0 VENV}
-root=$("$venv/bin/python" -W ignore -c 'import pathlib, pgserver; print(pathlib.Path(pgserver.__file__).parent / "pginstall")')
-pg_config="$root/bin/pg_config"
-version=0.8.0-1
+venv=$(realpath -m "${1:?usage: $0 VENV STAMP}")
+stamp=$(realpath -m "${2:?usage: $0 VENV STAMP}")  # (the build runs in another folder)
 
-cpu_lacks_avx512() { [ -r /proc/cpuinfo ] && ! grep -qw avx512f /proc/cpuinfo; }
 give_up() {
-    if cpu_lacks_avx512; then
-        echo "portable_pgvector: $1. This CPU has no AVX-512, so the wheel's pgvector crashes" \
-             "PostgreSQL; install gcc, make and apt (Debian), then run: make install" >&2
-        exit 1
-    fi
-    echo "portable_pgvector: $1; keeping the wheel's pgvector (this CPU runs it)" >&2
+    echo "portable_pgvector: $1; the wheel's pgvector stays, and PostgreSQL's tests will fail on a CPU" \
+         "without AVX-512 (this one: $(grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo has it || echo lacks it or cannot tell))." \
+         "It needs Debian's apt and archive keyring, gcc and make; run make install again to retry." >&2
     exit 0
 }
 
-[ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || exit 0  # other wheels are built for their CPU
+[ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || { touch "$stamp"; exit 0; }  # other wheels are built for their CPU
+root=$("$venv/bin/python" -W ignore -c 'import pathlib, pgserver; print(pathlib.Path(pgserver.__file__).parent / "pginstall")') \
+    || give_up "pgserver is not installed in $venv"
+pg_config="$root/bin/pg_config"
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 command -v apt-get >/dev/null || give_up "apt-get not found (not Debian)"
-command -v make >/dev/null && command -v gcc >/dev/null || give_up "gcc or make not found"
+[ -r "$keyring" ] || give_up "$keyring not found"
+{ command -v make && command -v gcc && command -v tar; } >/dev/null || give_up "gcc, make or tar not found"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src" "$work/shim"
-echo "deb-src http://deb.debian.org/debian trixie main" > "$work/sources.list"
-apt=(-o "Dir::Etc::sourcelist=$work/sources.list" -o "Dir::Etc::sourceparts=-"
-     -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o "APT::Sandbox::User=root" -q)
-apt-get "${apt[@]}" update >/dev/null || give_up "could not read Debian's source index"
-(cd "$work/src" && apt-get "${apt[@]}" source --download-only "pgvector=$version" >/dev/null) \
-    || give_up "could not download pgvector $version from Debian"
-tar -xzf "$work/src/pgvector_${version%-*}.orig.tar.gz" -C "$work/src"
-cd "$work/src/pgvector-${version%-*}"
+echo "deb-src [signed-by=$keyring] http://deb.debian.org/debian trixie main" > "$work/sources.list"
+# apt drops to its own user to download; that user must be able to write here.
+if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then chown -R _apt "$work/lists" "$work/cache" "$work/src"; fi
+apt=(-q -o "Dir::Etc::sourcelist=$work/sources.list" -o "Dir::Etc::sourceparts=-"
+     -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o "Acquire::AllowInsecureRepositories=false")
+apt-get "${apt[@]}" update >/dev/null 2>"$work/apt.log" || { cat "$work/apt.log" >&2; give_up "could not read Debian's source index"; }
+(cd "$work/src" && apt-get "${apt[@]}" source --download-only pgvector >/dev/null 2>"$work/apt.log") \
+    || { cat "$work/apt.log" >&2; give_up "could not download pgvector's source from Debian"; }
+orig=$(find "$work/src" -maxdepth 1 -name 'pgvector_*.orig.tar.*' | head -1)
+[ -n "$orig" ] || give_up "Debian's pgvector source has no .orig tarball"
+tar -xf "$orig" -C "$work/src" || give_up "could not unpack $orig"
+tree=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'pgvector*' | head -1)
+[ -n "$tree" ] || give_up "no source folder in $orig"
+cd "$tree"
+version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" vector.control)
 
 if [ "$("$pg_config" --version | grep -oE '[0-9]+' | head -1)" -ge 18 ]; then
     sed -i 's/vacuum_delay_point()/vacuum_delay_point(false)/g' src/*.c
@@ -55,11 +68,19 @@ fi
 # The wheel's headers were configured where <xlocale.h> exists; glibc folded it into <locale.h>.
 echo '#include <locale.h>' > "$work/shim/xlocale.h"
 make -s -j2 PG_CONFIG="$pg_config" OPTFLAGS="" PG_CPPFLAGS="-I$work/shim" >/dev/null 2>"$work/build.log" \
-    || { cat "$work/build.log" >&2; give_up "pgvector did not build"; }
+    || { tail -20 "$work/build.log" >&2; give_up "pgvector $version did not build"; }
+[ -f "sql/vector--$version.sql" ] && [ -f vector.so ] || give_up "the build left no vector.so or vector--$version.sql"
 
 libdir=$("$pg_config" --pkglibdir)
 extdir="$("$pg_config" --sharedir)/extension"
-install -m 755 vector.so "$libdir/vector.so"
-install -m 644 vector.control "$extdir/vector.control"
-install -m 644 "sql/vector--${version%-*}.sql" "$extdir/"
-echo "portable_pgvector: pgvector ${version%-*} built for any x86-64 CPU into $libdir"
+# Copied beside their targets, then renamed: an interruption leaves the old or the new file whole.
+# The SQL script goes first and the control file last, so the control never names a script
+# that is not there.
+install -m 644 "sql/vector--$version.sql" "$extdir/.vector--$version.sql.new"
+install -m 755 vector.so "$libdir/.vector.so.new"
+install -m 644 vector.control "$extdir/.vector.control.new"
+mv -f "$extdir/.vector--$version.sql.new" "$extdir/vector--$version.sql"
+mv -f "$libdir/.vector.so.new" "$libdir/vector.so"
+mv -f "$extdir/.vector.control.new" "$extdir/vector.control"
+touch "$stamp"
+echo "portable_pgvector: pgvector $version (Debian's source) built for any x86-64 CPU into $libdir"

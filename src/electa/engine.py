@@ -693,7 +693,7 @@ class Engine:
         fused = rrf_rows(rankings, weights, k)
         # The best a candidate can do is first in every leg that found something: a leg that ran
         # and found nothing (an organisation with no curated Q&A) must not shrink the lift.
-        scale = max_fused(weights, [r.leg for r in ok if r.hits], k)
+        scale = max_fused(weights, [leg for leg, ranked in rankings.items() if ranked], k)
         q_stems = frozenset(content_stems(text))
         covered = [coverage_of(n, len(q_stems)) for n in range(len(q_stems) + 1)]  # by stems shared
         stems = self._stems

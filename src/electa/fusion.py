@@ -124,5 +124,6 @@ def fused_order(rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float
 
 
 def max_fused(weights: Mapping[str, float], legs: Sequence[str], k: float = RRF_K) -> float:
-    """The fused value of a candidate ranked first by every leg: the scale for normalising."""
+    """The fused value of a candidate ranked first by every leg in ``legs`` (the legs that found
+    something): the scale for normalising."""
     return sum(float(weights.get(leg, 1.0)) for leg in legs) / (k + 1.0)

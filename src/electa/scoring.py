@@ -15,7 +15,8 @@ away the agreement between legs that RRF measures. Electa orders by
 
     order = score + LIFT × fused / max_fused
 
-where ``max_fused`` is the fused value of a candidate every leg ranked first, so the second term
+where ``max_fused`` is the fused value of a candidate ranked first by every leg that found
+something (a leg that ran and found nothing cannot vote, so it must not shrink the lift), so the second term
 lies in (0, LIFT]. With LIFT = 0.1 a candidate all legs put first gains 0.1 over one no leg
 liked, enough to reorder candidates whose absolute scores are close and to break the frequent
 exact ties of coverage (a multiple of 0.6/n), and too little to lift one the floor rejects:

@@ -4,6 +4,7 @@ through the engine on the sample knowledge base."""
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,10 @@ pytestmark = pytest.mark.integration
 
 nanoranker = pytest.importorskip("nanoranker")
 
+
+def nanoranker_version() -> str:
+    return version("nanoranker")
+
 PASSAGES = ["Refunds: annual plans are refunded in full within 30 days of purchase.",
             "Error E1042 appears when a CSV export has more than a million rows; split the export by month.",
             "Our office is in Berlin, open from nine to five.",
@@ -27,7 +32,7 @@ PASSAGES = ["Refunds: annual plans are refunded in full within 30 days of purcha
 @pytest.fixture(scope="module")
 def scorer() -> NanorankerScorer:
     made = open_scorer("nanoranker")
-    assert isinstance(made, NanorankerScorer)
+    assert isinstance(made, NanorankerScorer) and made.name == f"nanoranker:{nanoranker_version()}"
     return made
 
 
@@ -52,14 +57,19 @@ def test_a_passage_is_embedded_once_and_a_passed_deadline_leaves_a_prefix(scorer
         first = scorer.score("refund", fresh)
         again = scorer.score("refund", fresh)
         assert first == again and calls == ["refund", *fresh]  # the second call embedded nothing
-        late = scorer.score("a new question", [f"{p} [late]" for p in PASSAGES], deadline=0.0)
-        assert len(late) == 1  # past the deadline: the first passage only, a prefix the judge accepts
+        calls.clear()
+        assert scorer.score("a new question", [f"{p} [late]" for p in PASSAGES], deadline=0.0) == []
+        assert calls == []  # past the deadline: nothing embedded, an empty prefix the judge accepts
+        long = "refund policy " * 2000
+        assert scorer.score("refund", [long]) == scorer.score("refund", [long[: scorer.MAX_CHARS]])
     finally:
         scorer._embed = real  # type: ignore[method-assign]
 
 
 def test_the_rerank_judge_runs_on_it_through_the_engine(tmp_path: Path, sample_kb_session: Path) -> None:
-    with Engine.open(tmp_path / "d", Settings(rerank="nanoranker", rerank_depth=20), HashEmbedder()) as engine:
+    # A budget no machine reaches: this is about the wiring, not the speed.
+    settings = Settings(rerank="nanoranker", rerank_depth=20, judge_budgets_ms={"rerank": 120_000.0})
+    with Engine.open(tmp_path / "d", settings, HashEmbedder()) as engine:
         engine.ingest([sample_kb_session], Access("default"))
         result = engine.search("How do I get a refund?", Caller("default"))
     stage = next(s for s in result.stages if s.judge == "rerank")

@@ -17,7 +17,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.judges import Funnel, LtrJudge
-from electa.judges.ltr import AgentModels, LtrModel, Serving, fusion_digest
+from electa.judges.ltr import ORDER, AgentModels, LtrModel, Serving, fusion_digest
 from electa.judges.ltr_features import FEATURES
 from electa.judges.trees import TreeEnsemble
 from electa.types import ChunkKind, Document, Hit, Section
@@ -84,7 +84,7 @@ SERVED = FEATURES.index("served_rr")
 
 
 def upside_down(**trained: object) -> LtrModel:
-    return LtrModel(_stump(SERVED, 0.4, 1.0, 0.0, len(FEATURES)), tuple(FEATURES), 50, trained)
+    return LtrModel(_stump(SERVED, 0.4, 1.0, 0.0, len(FEATURES)), tuple(FEATURES), 50, {"order": ORDER, **trained})
 
 
 def _hits(n: int) -> list[Hit]:
@@ -115,7 +115,8 @@ def test_each_agent_is_judged_by_its_own_model_and_one_without_keeps_its_order()
 
 
 def test_a_model_trained_for_other_vectors_or_units_is_not_used() -> None:
-    for trained, why in (({"model_id": "minilm"}, "trained on minilm scores"), ({"chunker": "old"}, "another chunker")):
+    for trained, why in (({"model_id": "minilm"}, "trained on minilm scores"), ({"chunker": "old"}, "another chunker"),
+                         ({"order": "c4-1"}, "an earlier served order")):
         funnel = Funnel([LtrJudge(_models({("acme", "bot"): {"ltr": upside_down(**trained).to_dict()}}))])
         out, (stage,) = funnel.run("q", Caller("acme", "bot"), _hits(3))
         assert out == _hits(3) and not stage.ran and why in stage.note

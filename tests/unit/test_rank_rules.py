@@ -38,7 +38,7 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
                 unit = units[h.unit_id]
                 unit_of.setdefault((r.leg, unit.document_id), unit)
                 rankings[r.leg].append((unit.document_id, h.score))
-    scale = max_fused(weights, [r.leg for r in ok if r.hits], k)
+    scale = max_fused(weights, [leg for leg, ranked in rankings.items() if ranked], k)
     q = content_stems(text)
     rows = []
     for f in weighted_rrf(rankings, weights, k):

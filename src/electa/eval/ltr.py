@@ -33,7 +33,7 @@ from electa.errors import ConfigError
 from electa.eval.beir import BeirSet, deal
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
-from electa.judges.ltr import MIN_QUERIES, LtrModel, fusion_digest
+from electa.judges.ltr import MIN_QUERIES, ORDER, LtrModel, fusion_digest
 from electa.judges.ltr_features import FEATURES, features
 from electa.judges.trees import TreeEnsemble
 from electa.stores.sqlite_ops import normalise_trigger
@@ -196,7 +196,7 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
                    "corpus_hash": beir.corpus_hash if dataset is not None else None, "model_id": embedder.model_id,
                    "chunker": CHUNKER_VERSION, "unit_vectors": settings.unit_vectors, "leg_depth": leg_depth,
                    "legs": sorted(n for n, leg in engine.legs.items() if leg.available()),
-                   "rerank": settings.rerank,
+                   "rerank": settings.rerank, "order": ORDER,
                    **({"fusion": fusion_digest(stored)} if agent is not None else {}),
                    "params": {**PARAMS, "rounds": ROUNDS}, "created_at": time.time()}
         model = LtrModel(trees, tuple(FEATURES), settings.ltr_depth, trained, report.to_dict())

@@ -92,6 +92,11 @@ class LtrModel:
         return lineage_problem(self.trained, serving, fusion)
 
 
+# The served order a ranker's features (``served_rr``, ``fused_rr``) were read from. c4-2: the
+# lift's scale counts only the legs that found something (c4-1 counted every leg that ran).
+ORDER = "c4-2"
+
+
 @dataclass(frozen=True)
 class Serving:
     """What a ranker's features depend on in the engine that serves it: the embedding model's
@@ -115,6 +120,8 @@ def lineage_problem(trained: Mapping[str, Any], serving: Serving, fusion: str | 
     if serving.legs is not None and isinstance(legs, list | tuple) and sorted(legs) != sorted(serving.legs):
         return (f"the ranker was trained with legs {', '.join(sorted(map(str, legs)))}, this engine runs"
                 f" {', '.join(sorted(serving.legs))}{again}")
+    if trained.get("order", "c4-1") != ORDER:
+        return f"the ranker was trained on an earlier served order ({trained.get('order', 'c4-1')}, now {ORDER}){again}"
     if "rerank" in trained and str(trained.get("rerank") or "") != serving.rerank:
         was = "a reranked" if trained.get("rerank") else "an unreranked"
         return f"the ranker was trained on {was} order, this engine serves another{again}"

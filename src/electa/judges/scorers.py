@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -210,48 +211,61 @@ class NanorankerScorer:
 
     Scores are the head's raw outputs (nanoranker's own ``rank()`` divides them by their sum,
     which makes a batch's scores depend on the rest of the batch; the judge scores in batches).
+    A text is embedded from its first :attr:`MAX_CHARS` characters: the package hashes every
+    character n-gram in pure Python (~25 ms per 1,000 characters), so a long passage would
+    overrun the judge's deadline by seconds between two checks.
     """
 
-    name = "nanoranker"
+    MAX_CHARS = 2000
 
     def __init__(self, cache_size: int = 20_000) -> None:
         try:
+            from importlib.metadata import version
+
             import nanoranker
         except ImportError as exc:
             raise ConfigError("ELECTA_RERANK=nanoranker needs its package: pip install 'electa[nanoranker]'") from exc
         except Exception as exc:  # its ONNX sessions load at import
             raise ConfigError(f"nanoranker failed to load its models: {exc}") from exc
+        self.name = f"nanoranker:{version('nanoranker')}"
         self._embed: Callable[[str], Any] = nanoranker.embed
         self._head: Any = nanoranker.reranker_model
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()  # keyed by a digest: passages are long
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
     def _embedding(self, text: str) -> np.ndarray:
+        text = text[: self.MAX_CHARS]
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         with self._lock:
-            vector = self._cache.get(text)
+            vector = self._cache.get(key)
             if vector is not None:
-                self._cache.move_to_end(text)
+                self._cache.move_to_end(key)
                 return vector
         vector = np.asarray(self._embed(text), dtype=np.float32)
         with self._lock:
-            self._cache[text] = vector
+            self._cache[key] = vector
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return vector
 
     def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
-        if not passages:
+        def late() -> bool:
+            return deadline is not None and time.monotonic() >= deadline
+
+        if not passages or late():
             return []
         question = self._embedding(query)
         rows: list[np.ndarray] = []
-        for passage in passages:  # each new passage is one encoder call: the deadline is checked between them
-            if deadline is not None and rows and time.monotonic() >= deadline:
+        for passage in passages:  # a new passage is one encoder call: the deadline is checked between them
+            if late():
                 break
             rows.append(np.concatenate([question, self._embedding(passage)]))
+        if not rows:
+            return []
         out = np.asarray(self._head.run(["output"], {"input": np.stack(rows)})[0], dtype=np.float64).reshape(-1)
         if len(out) != len(rows) or not np.all(np.isfinite(out)):
-            raise JudgeError(f"nanoranker gave {len(out)} scores (finite: {bool(np.all(np.isfinite(out)))})"
+            raise JudgeError(f"{self.name} gave {len(out)} scores (finite: {bool(np.all(np.isfinite(out)))})"
                              f" for {len(rows)} passages")
         return out.tolist()
 

