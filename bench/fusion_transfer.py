@@ -20,7 +20,8 @@ fitted on the other sets' labelled questions and scored on this set's (nDCG@10, 
   the absolute score, the RRF value), so that no corpus's BM25 scale is learned. These two and
   the adaptive weights rank the union of both legs' lists.
 
-The leg lists are cached in ``--cache`` by set and split only: delete it after re-ingesting.
+The leg lists are cached in ``--cache`` by set, split and served order (:data:`electa.judges.ltr.ORDER`):
+delete it after re-ingesting.
 
 Each set's labelled questions weigh the same in training, whatever its size. Leg lists are
 collected through the engine at depth 100 from the cached evaluation stores (``electa eval``
@@ -40,6 +41,7 @@ import numpy as np
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, collect_leg_lists, labelled_set
 from electa.fusion import RRF_K, max_fused
+from electa.judges.ltr import ORDER
 from electa.types import Caller
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
@@ -52,7 +54,7 @@ def collect(data: Path, cache: Path) -> dict[str, dict]:
     for name, split in SETS:
         if not (data / name).is_dir():
             continue
-        file = cache / f"{name.replace('/', '-')}-{split}.pkl"
+        file = cache / f"{name.replace('/', '-')}-{split}-{ORDER}.pkl"  # the tables hold the served order
         if not file.exists():
             with labelled_set(data / name, split, None, None) as (engine, beir, _, _):
                 tables: dict = {}
@@ -138,10 +140,10 @@ LIFTS = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0)
 
 def served_ndcg(d: dict, q: str, lift: float) -> float:
     """nDCG@10 of the C4 order at ``lift``: absolute score + lift x RRF value over its maximum
-    (first in both legs), over the candidates the engine kept (the served table)."""
+    (first in every leg that found something), over the candidates the engine kept."""
     absolute = first_scores(d["tables"][q])
     fused = rrf(d["lists"][q], {})
-    scale = max_fused({}, [leg for leg, ranked in d["lists"][q].items() if ranked], RRF_K)
+    scale = max_fused({}, [leg for leg, ranked in d["lists"][q].items() if ranked], RRF_K) or 1.0
     return ndcg_at(sorted(absolute, key=lambda x: -(absolute[x] + lift * min(1.0, fused.get(x, 0.0) / scale))),
                    d["qrels"][q])
 

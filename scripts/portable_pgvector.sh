@@ -22,8 +22,11 @@
 # Usage: scripts/portable_pgvector.sh VENV STAMP   (make install runs it; STAMP is touched on success)
 set -euo pipefail
 
-venv=$(realpath -m "${1:?usage: $0 VENV STAMP}")
-stamp=$(realpath -m "${2:?usage: $0 VENV STAMP}")  # (the build runs in another folder)
+[ $# = 2 ] || { echo "usage: $0 VENV STAMP" >&2; exit 2; }
+absolute() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+venv=$(absolute "$1")
+stamp=$(absolute "$2")  # (the build runs in another folder)
+[ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || { touch "$stamp"; exit 0; }  # other wheels are built for their CPU
 
 give_up() {
     echo "portable_pgvector: $1; the wheel's pgvector stays, and PostgreSQL's tests will fail on a CPU" \
@@ -31,8 +34,9 @@ give_up() {
          "It needs Debian's apt and archive keyring, gcc and make; run make install again to retry." >&2
     exit 0
 }
+# Whatever else fails (a full disk, a read-only venv, a source laid out otherwise) gives up too.
+trap 'give_up "the step at line $LINENO failed"' ERR
 
-[ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || { touch "$stamp"; exit 0; }  # other wheels are built for their CPU
 root=$("$venv/bin/python" -W ignore -c 'import pathlib, pgserver; print(pathlib.Path(pgserver.__file__).parent / "pginstall")') \
     || give_up "pgserver is not installed in $venv"
 pg_config="$root/bin/pg_config"
@@ -41,21 +45,26 @@ command -v apt-get >/dev/null || give_up "apt-get not found (not Debian)"
 [ -r "$keyring" ] || give_up "$keyring not found"
 { command -v make && command -v gcc && command -v tar; } >/dev/null || give_up "gcc, make or tar not found"
 
+libdir=$("$pg_config" --pkglibdir)
+extdir="$("$pg_config" --sharedir)/extension"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src" "$work/shim"
+trap 'rm -rf "$work"; rm -f "$libdir"/.vector.so.new "$extdir"/.vector*.new' EXIT
+chmod 711 "$work"
+mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src" "$work/build" "$work/shim"
 echo "deb-src [signed-by=$keyring] http://deb.debian.org/debian trixie main" > "$work/sources.list"
-# apt drops to its own user to download; that user must be able to write here.
-if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then chown -R _apt "$work/lists" "$work/cache" "$work/src"; fi
+# apt drops to its own user to download: that user writes the index and the source files.
+if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then
+    chown -R _apt "$work/lists" "$work/cache" "$work/src" 2>/dev/null || true  # (a uid a container cannot map)
+fi
 apt=(-q -o "Dir::Etc::sourcelist=$work/sources.list" -o "Dir::Etc::sourceparts=-"
      -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o "Acquire::AllowInsecureRepositories=false")
 apt-get "${apt[@]}" update >/dev/null 2>"$work/apt.log" || { cat "$work/apt.log" >&2; give_up "could not read Debian's source index"; }
 (cd "$work/src" && apt-get "${apt[@]}" source --download-only pgvector >/dev/null 2>"$work/apt.log") \
     || { cat "$work/apt.log" >&2; give_up "could not download pgvector's source from Debian"; }
-orig=$(find "$work/src" -maxdepth 1 -name 'pgvector_*.orig.tar.*' | head -1)
+orig=$(find "$work/src" -maxdepth 1 -name 'pgvector_*.orig.tar.*' ! -name '*.asc' | head -1 || true)
 [ -n "$orig" ] || give_up "Debian's pgvector source has no .orig tarball"
-tar -xf "$orig" -C "$work/src" || give_up "could not unpack $orig"
-tree=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'pgvector*' | head -1)
+tar --no-same-owner -xf "$orig" -C "$work/build" || give_up "could not unpack $orig"
+tree=$(find "$work/build" -mindepth 1 -maxdepth 1 -type d -name 'pgvector*' | head -1 || true)
 [ -n "$tree" ] || give_up "no source folder in $orig"
 cd "$tree"
 version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" vector.control)
@@ -71,8 +80,6 @@ make -s -j2 PG_CONFIG="$pg_config" OPTFLAGS="" PG_CPPFLAGS="-I$work/shim" >/dev/
     || { tail -20 "$work/build.log" >&2; give_up "pgvector $version did not build"; }
 [ -f "sql/vector--$version.sql" ] && [ -f vector.so ] || give_up "the build left no vector.so or vector--$version.sql"
 
-libdir=$("$pg_config" --pkglibdir)
-extdir="$("$pg_config" --sharedir)/extension"
 # Copied beside their targets, then renamed: an interruption leaves the old or the new file whole.
 # The SQL script goes first and the control file last, so the control never names a script
 # that is not there.

@@ -62,8 +62,28 @@ def test_a_passage_is_embedded_once_and_a_passed_deadline_leaves_a_prefix(scorer
         assert calls == []  # past the deadline: nothing embedded, an empty prefix the judge accepts
         long = "refund policy " * 2000
         assert scorer.score("refund", [long]) == scorer.score("refund", [long[: scorer.MAX_CHARS]])
+        assert calls and all(len(text) <= scorer.MAX_CHARS for text in calls)
     finally:
         scorer._embed = real  # type: ignore[method-assign]
+
+
+def test_a_deadline_passing_during_a_batch_leaves_the_passages_embedded_before_it(
+        scorer: NanorankerScorer, monkeypatch: pytest.MonkeyPatch) -> None:
+    import electa.judges.scorers as scorers
+
+    clock = [0.0]
+    real = scorer._embed
+
+    def slow(text: str) -> object:  # each embedding takes a second of this clock
+        clock[0] += 1.0
+        return real(text)
+
+    passages = [f"{p} (mid-batch)" for p in PASSAGES]
+    monkeypatch.setattr(scorer, "_embed", slow)
+    monkeypatch.setattr(scorers.time, "monotonic", lambda: clock[0])
+    # question 0 -> 1 s, first passage 1 -> 2 s, second 2 -> 3 s; at 3 s the deadline (2.5 s) has passed
+    got = scorer.score("a question asked once", passages, deadline=2.5)
+    assert len(got) == 2 and got == scorer.score("a question asked once", passages)[:2]
 
 
 def test_the_rerank_judge_runs_on_it_through_the_engine(tmp_path: Path, sample_kb_session: Path) -> None:

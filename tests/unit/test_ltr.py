@@ -244,6 +244,18 @@ def test_a_ranker_file_is_checked_when_the_evaluation_is_asked_for_it(tmp_path: 
     assert result.exit_code != 0 and "not an Electa ranker" in result.output
 
 
+def test_an_evaluation_with_a_ranker_file_that_cannot_judge_says_why(tmp_path: Path) -> None:
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import evaluate
+
+    path = tmp_path / "ranker.json"
+    path.write_text(json.dumps(upside_down(order="c4-1").to_dict()))
+    golden = BeirSet("g", [], {"q1": "refund plan"}, {"q1": {"https://a/1": 1}}, "golden")
+    with (Engine.open(tmp_path / "d", Settings(ltr=str(path)), HashEmbedder()) as engine,
+          pytest.raises(ConfigError, match=r"cannot judge here: .*earlier served order")):
+        evaluate(engine, golden, "golden", caller=Caller("acme", "bot"), key="url")
+
+
 def test_a_search_is_judged_by_the_ranker_in_the_settings_it_read(engine: Engine) -> None:
     docs = [Document(str(i), f"Page {i}", f"refund plan {i}", f"https://a/{i}", sections=(Section((), f"refund plan {i}"),))
             for i in range(5)]
@@ -367,13 +379,22 @@ def test_a_golden_question_does_not_find_its_own_curated_pair_in_training(tmp_pa
 
 def test_a_ranker_edited_under_the_same_id_is_read_afresh() -> None:
     first = upside_down().to_dict()
-    edited = {**LtrModel(_stump(SERVED, 0.4, 0.0, 1.0, len(FEATURES)), tuple(FEATURES), 50).to_dict(), "id": first["id"]}
+    edited = {**LtrModel(_stump(SERVED, 0.4, 0.0, 1.0, len(FEATURES)), tuple(FEATURES), 50, {"order": ORDER}).to_dict(),
+              "id": first["id"]}
     current = {"ltr": first}
     models = AgentModels(lambda org, agent: current, Serving("hash-64", CHUNKER_VERSION))
     funnel = Funnel([LtrJudge(models)])
     assert [h.unit_id for h in funnel.run("q", Caller("acme", "bot"), _hits(4))[0]] == [2, 3, 0, 1]
     current["ltr"] = edited  # the served order kept: the edited trees, not the first ones cached under that id
-    assert [h.unit_id for h in funnel.run("q", Caller("acme", "bot"), _hits(4))[0]] == [0, 1, 2, 3]
+    out, (stage,) = funnel.run("q", Caller("acme", "bot"), _hits(4))
+    assert stage.ran and [h.unit_id for h in out] == [0, 1, 2, 3]
+
+
+def test_a_ranker_from_before_the_served_order_was_versioned_is_stale() -> None:
+    legacy = LtrModel(_stump(SERVED, 0.4, 1.0, 0.0, len(FEATURES)), tuple(FEATURES), 50, {"model_id": "hash-64"})
+    models = AgentModels(lambda org, agent: {"ltr": legacy.to_dict()}, Serving("hash-64", CHUNKER_VERSION))
+    out, (stage,) = Funnel([LtrJudge(models)]).run("q", Caller("acme", "bot"), _hits(4))
+    assert not stage.ran and "earlier served order (c4-1" in stage.note and [h.unit_id for h in out] == [0, 1, 2, 3]
 
 
 def test_the_api_shows_an_agents_ranker_by_its_figures_not_its_trees(engine: Engine) -> None:
@@ -389,3 +410,7 @@ def test_the_api_shows_an_agents_ranker_by_its_figures_not_its_trees(engine: Eng
     assert "trees" not in shown and shown["report"]["importances"] == {"served_rr": 1.0}
     assert shown["id"] == ranker["id"] and shown["features"] == list(FEATURES)
     assert "trees" in (engine.store.agent_settings("acme", "bot") or {})["ltr"]  # type: ignore[operator]
+    assert "problem" not in shown
+    engine.store.set_agent_settings("acme", "old", {"ltr": upside_down(order="c4-1").to_dict()})
+    stale = TestClient(create_app(engine, "admin-token")).get("/v1/agents/old", headers=headers).json()["ltr"]
+    assert "earlier served order" in stale["problem"] and "train-ltr" in stale["problem"]

@@ -36,3 +36,14 @@ def test_each_feature_of_two_hits() -> None:
     (row,) = [dict(zip(FEATURES, r, strict=True)) for r in features("refund", [curated])]
     assert row["kind_curated"] == 1.0 and sum(row[f] for f in FEATURES if f.startswith("kind_")) == 1.0
     assert features("q", []).shape == (0, len(FEATURES))
+
+
+def test_the_rerank_score_when_the_reranker_ran_before() -> None:
+    """The rerank judge's score, where it scored the hit (a budget cut leaves the rest at 0)."""
+    hits = [Hit(i, i, 1, ChunkKind.PARENT, f"T{i}", "text", "", "", 0.01, 0.5, True, (), judged=judged)
+            for i, judged in enumerate([(("rerank", 2.5),), (("rerank", 4.0), ("ltr", 9.0)), ()])]
+    rows = [dict(zip(FEATURES, row, strict=True)) for row in features("q", hits)]
+    assert [(r["rerank_scored"], r["rerank_raw"], r["rerank_gap"]) for r in rows] == [
+        (1.0, 2.5, 1.5), (1.0, 4.0, 0.0), (0.0, 0.0, 0.0)]
+    plain = [dict(zip(FEATURES, row, strict=True)) for row in features("q", [hits[2]])]
+    assert plain[0]["rerank_scored"] == plain[0]["rerank_raw"] == 0.0

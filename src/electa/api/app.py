@@ -336,7 +336,10 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         stored = store.agent_settings(org, agent) or {}
         ranker = stored.get("ltr")
         if isinstance(ranker, dict):
-            stored = {**stored, "ltr": {k: v for k, v in ranker.items() if k != "trees"}}
+            # Why searches do not use it (stale or corrupt), as each search's ltr stage says.
+            found = engine.ltr_models.resolve(stored, Caller(org, agent))
+            problem = {"problem": found} if isinstance(found, str) else {}
+            stored = {**stored, "ltr": {**{k: v for k, v in ranker.items() if k != "trees"}, **problem}}
         return stored
 
     @app.put("/v1/agents/{agent}", responses=AUTHED)

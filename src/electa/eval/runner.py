@@ -118,6 +118,11 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     tables: dict[str, list[Candidate]] = {}
     # Each judge the settings turn on that can run here, alone and all together: rows after the served order.
     judges = engine.funnel.runnable(caller)
+    ltr = engine.funnel.judges.get("ltr")
+    if engine.settings.ltr not in ("", "agent") and ltr is not None and not ltr.available(caller):
+        # A ranker file named for this run that cannot judge (another model, an earlier served
+        # order...) must say so, not leave its rows quietly out of the report.
+        raise ConfigError(f"the ranker {engine.settings.ltr} cannot judge here: {ltr.why}")
     combinations = [[j] for j in judges] + ([judges] if len(judges) > 1 else [])
     cut_short = 0
     for qid in qids:

@@ -13,7 +13,11 @@ Per hit, in :data:`FEATURES` order:
 - ``kind_*``: the unit's kind, one-hot;
 - per leg (full text, dense, Q&A, learned sparse): ``*_rr`` the reciprocal of its rank, ``*_raw`` its raw score,
   ``*_gap`` the best raw score of that leg among the hits minus this one's (how much the leg
-  knows about *this* question); all 0 when the leg did not find the hit.
+  knows about *this* question); all 0 when the leg did not find the hit;
+- ``rerank_scored``, ``rerank_raw``, ``rerank_gap``: whether the rerank judge (D1), when it runs
+  before this one, scored the hit, its score, and the best score it gave minus this one; all 0
+  when it did not (a budget cut leaves the lower hits unscored). A ranker is tied to the
+  reranker it was trained behind (:class:`electa.judges.ltr.Serving`), so the scale is one.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from electa.types import ChunkKind, Hit
 LEGS = ("fulltext", "dense", "qa", "sparse")
 KINDS = tuple(k.value for k in ChunkKind)
 FEATURES = ["fused", "fused_rr", "served_rr", "absolute", "query_stems", "coverage", "title_coverage", "log_chars",
-            *(f"kind_{k}" for k in KINDS), *(f"{leg}_{part}" for leg in LEGS for part in ("rr", "raw", "gap"))]
+            *(f"kind_{k}" for k in KINDS), *(f"{leg}_{part}" for leg in LEGS for part in ("rr", "raw", "gap")),
+            "rerank_scored", "rerank_raw", "rerank_gap"]
 
 
 def features(query: str, hits: Sequence[Hit], passage_stems: Callable[[Hit], Set[str]] | None = None) -> np.ndarray:
@@ -45,6 +50,8 @@ def features(query: str, hits: Sequence[Hit], passage_stems: Callable[[Hit], Set
     """
     q = set(content_stems(query))
     best = {leg: max((v.raw_score for h in hits for v in h.votes if v.leg == leg), default=0.0) for leg in LEGS}
+    reranked = [dict(h.judged).get("rerank") for h in hits]
+    best_rerank = max((r for r in reranked if r is not None), default=0.0)
     by_fused = sorted(range(len(hits)), key=lambda i: (-hits[i].fused, i))
     fused_rank = {i: r for r, i in enumerate(by_fused, start=1)}
     rows = []
@@ -58,5 +65,7 @@ def features(query: str, hits: Sequence[Hit], passage_stems: Callable[[Hit], Set
         for leg in LEGS:
             v = votes.get(leg)
             row += [1.0 / v.rank, v.raw_score, best[leg] - v.raw_score] if v else [0.0, 0.0, 0.0]
+        judged = reranked[served - 1]
+        row += [1.0, judged, best_rerank - judged] if judged is not None else [0.0, 0.0, 0.0]
         rows.append(row)
     return np.asarray(rows, dtype=np.float64).reshape(len(hits), len(FEATURES))

@@ -219,15 +219,16 @@ class NanorankerScorer:
     MAX_CHARS = 2000
 
     def __init__(self, cache_size: int = 20_000) -> None:
-        try:
-            from importlib.metadata import version
+        from importlib.metadata import PackageNotFoundError, version
 
+        try:
             import nanoranker
-        except ImportError as exc:
+
+            self.name = f"nanoranker:{version('nanoranker')}"
+        except (ImportError, PackageNotFoundError) as exc:
             raise ConfigError("ELECTA_RERANK=nanoranker needs its package: pip install 'electa[nanoranker]'") from exc
         except Exception as exc:  # its ONNX sessions load at import
             raise ConfigError(f"nanoranker failed to load its models: {exc}") from exc
-        self.name = f"nanoranker:{version('nanoranker')}"
         self._embed: Callable[[str], Any] = nanoranker.embed
         self._head: Any = nanoranker.reranker_model
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()  # keyed by a digest: passages are long
