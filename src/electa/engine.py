@@ -32,7 +32,7 @@ from electa.config import Settings
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder, create_sparse_encoder
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
-from electa.fusion import Vote, max_fused, rrf_rows
+from electa.fusion import Vote, lift_scale, rrf_rows
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
@@ -607,16 +607,12 @@ class Engine:
             bound["personalise"] = PersonaliseJudge(known.signals, s.personalise_depth, s.personalise_blend)
         return bound
 
-    def _agent_profile(self, caller: Caller, stored: Mapping[str, object] | None = None) -> dict[str, Any]:
+    def _agent_profile(self, caller: Caller, stored: Mapping[str, object] | None) -> dict[str, Any]:
         """What `electa tune --agent` stored for this agent: fusion settings (request values
         win), calibrators and the floor on the calibrated score. ``stored`` is the agent's
-        settings as the caller already read them (so a cache key made from that read matches
-        what the search used); without it they are read here."""
-        if caller.agent is None:
-            return {}
-        if stored is None:
-            stored = self.store.agent_settings(caller.org, caller.agent)
-        if not stored:
+        settings as the search read them (so a cache key made from that read matches what the
+        search used)."""
+        if caller.agent is None or not stored:
             return {}
         if stored.get("model_id") not in (None, self.embedder.model_id if self.embedder else None):
             return {}  # tuned for another vector space: its calibration means nothing here
@@ -691,9 +687,7 @@ class Engine:
                 ranked.append((unit.document_id, h.score))
             rankings[r.leg], unit_of[r.leg] = ranked, firsts
         fused = rrf_rows(rankings, weights, k)
-        # The best a candidate can do is first in every leg that found something: a leg that ran
-        # and found nothing (an organisation with no curated Q&A) must not shrink the lift.
-        scale = max_fused(weights, [leg for leg, ranked in rankings.items() if ranked], k)
+        scale = lift_scale(weights, rankings, k)
         q_stems = frozenset(content_stems(text))
         covered = [coverage_of(n, len(q_stems)) for n in range(len(q_stems) + 1)]  # by stems shared
         stems = self._stems

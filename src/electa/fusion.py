@@ -123,6 +123,17 @@ def fused_order(rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float
     return sorted(values, key=lambda key: (-values[key][0], -values[key][1], values[key][2]))[:top]
 
 
+def lift_scale(weights: Mapping[str, float], rankings: Mapping[str, Sequence[object]], k: float = RRF_K) -> float:
+    """The C4 lift's scale: :func:`max_fused` over the legs whose list is not empty (a leg that
+    ran and found nothing cannot vote, so it must not shrink the lift). The engine and the
+    tuner's simulation of the served order both read it here.
+
+    >>> round(lift_scale({}, {"fulltext": ["a"], "qa": []}) * 61, 6)
+    1.0
+    """
+    return max_fused(weights, [leg for leg, ranked in rankings.items() if ranked], k)
+
+
 def max_fused(weights: Mapping[str, float], legs: Sequence[str], k: float = RRF_K) -> float:
     """The fused value of a candidate ranked first by every leg in ``legs`` (the legs that found
     something): the scale for normalising."""

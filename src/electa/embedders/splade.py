@@ -65,7 +65,7 @@ class SpladeEncoder:
     def __init__(self, folder: Path | None = None, max_tokens: int = MAX_TOKENS, batch: int = 16) -> None:
         import json
 
-        from safetensors.numpy import load_file
+        from safetensors.numpy import load
         from tokenizers import Tokenizer
 
         self.folder = folder or model_folder()
@@ -77,7 +77,7 @@ class SpladeEncoder:
         raw = (self.folder / "model.safetensors").read_bytes()
         # The weights' digest names the model: two installs of the same weights index alike.
         self.model_id = f"splade-tiny-{hashlib.sha256(raw).hexdigest()[:12]}"
-        weights = load_file(str(self.folder / "model.safetensors"))
+        weights = load(raw)
         self.w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in weights.items()}
         self.decoder_t = np.ascontiguousarray(self.w["embeddings.word_embeddings.weight"].T)  # tied (128, vocab)
         self.vocab = self.decoder_t.shape[1]
@@ -117,10 +117,6 @@ class SpladeEncoder:
             hidden = _gelu(self._dense(x, f"{p}.intermediate.dense"))
             x = self._ln(self._dense(hidden, f"{p}.output.dense") + x, f"{p}.output.LayerNorm")
         return self._ln(_gelu(self._dense(x, "cls.predictions.transform.dense")), "cls.predictions.transform.LayerNorm")
-
-    def logits(self, states: np.ndarray) -> np.ndarray:
-        """The MLM logits of one text's states, (tokens, vocab)."""
-        return np.asarray(states @ self.decoder_t + self.w["cls.predictions.bias"], dtype=np.float32)
 
     def _weights(self, states: np.ndarray) -> np.ndarray:
         """max over word pieces of log(1 + relu(logit)): one text's (vocab,) vector. log1p and

@@ -19,7 +19,7 @@ from pathlib import Path
 from electa.calibration import Calibrator
 from electa.errors import ConfigError
 from electa.eval.metrics import ndcg_at
-from electa.fusion import fused_order, fused_values, max_fused
+from electa.fusion import fused_order, fused_values, lift_scale
 from electa.scoring import order_value
 
 LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
@@ -57,7 +57,7 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int = 100,
     if setting.lift is None or scores is None:
         return fused_order(rankings, setting.weights, setting.k, top)
     values = fused_values(rankings, setting.weights, setting.k)
-    scale = max_fused(setting.weights, [leg for leg, ranked in rankings.items() if ranked], setting.k)
+    scale = lift_scale(setting.weights, rankings, setting.k)
     kept = [d for d in values if d in scores]
     kept.sort(key=lambda d: -order_value(scores[d], values[d][0], scale, setting.lift or 0.0))
     return kept[:top]

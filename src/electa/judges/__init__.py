@@ -22,8 +22,8 @@ from electa.judges.ltr import (
     LtrModel,
     ModelSource,
     StemsOf,
-    checked_model,
     fixed_model,
+    lineage_problem,
     load_model_file,
 )
 from electa.judges.personalise import PersonaliseJudge, anonymous
@@ -53,7 +53,7 @@ def _ltr(settings: Settings, models: ModelSource | None, stems: StemsOf | None) 
         return None
     model = load_model_file(settings.ltr)
     # A file serves every caller: checked against the engine's model and chunker like an agent's.
-    found = checked_model(model, models.serving) if isinstance(models, AgentModels) else model
+    found = (lineage_problem(model.trained, models.serving) or model) if isinstance(models, AgentModels) else model
     return LtrJudge(fixed_model(found), settings.ltr_depth, stems)
 
 

@@ -56,12 +56,11 @@ class Funnel:
         with self._idle:
             return self._idle.wait_for(lambda: self._live == 0, timeout)
 
-    def depth(self, names: Sequence[str] | None = None, caller: Caller | None = None,
-              judges: Mapping[str, Judge] | None = None) -> int:
-        """How many fused hits the chosen judges look at (0 with none); with ``caller``, only
-        the judges that can run for it count (a search need not build the hits that a judge
-        with no model for this agent would have read). ``judges``: as for :meth:`run`."""
-        chosen = self.chosen(names) if caller is None else self.runnable(caller, names, judges)
+    def depth(self, names: Sequence[str] | None, caller: Caller, judges: Mapping[str, Judge] | None = None) -> int:
+        """How many fused hits the chosen judges look at (0 with none), counting only the judges
+        that can run for ``caller`` (a search need not build the hits that a judge with no model
+        for this agent would have read). ``judges``: as for :meth:`run`."""
+        chosen = self.runnable(caller, names, judges)
         return max(((judges or {}).get(n, self.judges[n]).depth for n in chosen), default=0)
 
     def runnable(self, caller: Caller, names: Sequence[str] | None = None,

@@ -67,8 +67,9 @@ class LtrModel:
         return [float(v) for v in self.trees.predict(features(query, hits, passage_stems)[:, columns])]
 
     def to_dict(self) -> dict[str, object]:
-        return {"format": FORMAT, "id": self.id, "features": list(self.features), "depth": self.depth,
-                "trees": self.trees.to_dict(), "trained": dict(self.trained), "report": dict(self.report)}
+        trees = self.trees.to_dict()  # (encoded once: the id hashes the same arrays)
+        return {"format": FORMAT, "id": content_id(trees, self.features, self.depth), "features": list(self.features),
+                "depth": self.depth, "trees": trees, "trained": dict(self.trained), "report": dict(self.report)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LtrModel:
@@ -87,9 +88,6 @@ class LtrModel:
             raise ConfigError(f"stored ranker depth {depth} is outside 2..1000; run `electa train-ltr` again")
         return cls(TreeEnsemble.from_dict(data["trees"]), names, depth, dict(trained), dict(report))
 
-    def lineage_problem(self, serving: Serving, fusion: str | None = None) -> str:
-        """Why this ranker cannot judge an engine's hits, or ''."""
-        return lineage_problem(self.trained, serving, fusion)
 
 
 # The served order a ranker's features (``served_rr``, ``fused_rr``) were read from. c4-2: the
@@ -234,11 +232,6 @@ class LtrJudge:
 
     def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
         return order_by_score(scores)
-
-
-def checked_model(model: LtrModel, serving: Serving) -> LtrModel | str:
-    """``model``, or why it cannot judge hits served as ``serving``."""
-    return model.lineage_problem(serving) or model
 
 
 def fixed_model(model: LtrModel | str) -> ModelSource:
