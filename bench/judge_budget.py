@@ -11,6 +11,11 @@ machine's state; after each search the bench waits until the judge's call has en
 cut at its deadline never runs beside the next measurement. Printed per set and variant:
 nDCG@10, whole-search p50/p95 ms, the judge's p50 ms, how many hits it scored (median) and the
 share of searches its budget cut short.
+
+``--ltr FILE`` adds the learned ranker behind the reranker in every judged variant (a file
+trained behind the same reranker, ``ELECTA_RERANK=… electa train-ltr … --out FILE``): the whole
+search with every judge on. Its nDCG is only held out if the file was trained without these
+queries.
 """
 
 from __future__ import annotations
@@ -42,11 +47,14 @@ def main() -> None:
     ap.add_argument("--blend", type=float, default=1.0, help="rerank_blend (1: the reranker's order alone)")
     ap.add_argument("--budgets", default=",".join(f"{b:.0f}" for b in BUDGETS),
                     help="the rerank budgets to measure, in ms, comma-separated")
+    ap.add_argument("--ltr", default="", help="a ranker file (`electa train-ltr --out`, trained behind this reranker):"
+                                              " the judged variants run it too, so every judge is on")
     args = ap.parse_args()
-    settings = Settings(rerank=args.rerank, rerank_blend=args.blend).embedded()
+    settings = Settings(rerank=args.rerank, rerank_blend=args.blend, ltr=args.ltr).embedded()
     embedder = create_embedder(settings.embedder)
     depths = {"fulltext": 100, "dense": 100, "qa": 100}
-    print(f"reranker {args.rerank}, blend {args.blend}, top {settings.rerank_depth}")
+    print(f"reranker {args.rerank}, blend {args.blend}, top {settings.rerank_depth}"
+          + (f"; then the ranker {args.ltr} (whole search: every judge)" if args.ltr else ""))
     print("| set | variant | nDCG@10 | search p50 ms | search p95 ms | judge p50 ms | scored (median) | cut short |")
     print("|---|---|---|---|---|---|---|---|")
     for name, split, rule in SETS:

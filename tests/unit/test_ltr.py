@@ -414,3 +414,56 @@ def test_the_api_shows_an_agents_ranker_by_its_figures_not_its_trees(engine: Eng
     engine.store.set_agent_settings("acme", "old", {"ltr": upside_down(order="c4-1").to_dict()})
     stale = TestClient(create_app(engine, "admin-token")).get("/v1/agents/old", headers=headers).json()["ltr"]
     assert "earlier served order" in stale["problem"] and "train-ltr" in stale["problem"]
+
+
+def test_in_training_a_questions_own_votes_are_not_its_engagement(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A golden question's label is its own thumbs up: read back as engagement it would be the
+    answer itself. Other questions' votes on the same page are engagement."""
+    from electa.eval.golden import golden_set
+    from electa.eval.ltr import collect
+
+    data, _, questions = _acme_kb(tmp_path, monkeypatch, 3)
+    up = FEATURES.index("votes_up")
+    with _hash_engine(data) as engine:
+        (q0, url0), (q1, _) = questions[0], questions[1]
+        engine.store.add_feedback("acme", "bot", q0, url0, 1)
+        engine.store.add_feedback("acme", "bot", q1, "https://kb/d1", 1)
+        engine.store.add_feedback("acme", "bot", f"  {q0.upper()}?", url0, 1)  # the same question, folded
+        feedback = engine.store.feedback("acme", "bot")
+        rows = collect(engine, golden_set(engine.store, "acme", "bot"), Caller("acme", "bot"), "url", 50,
+                       feedback=feedback)
+        by_url = {qid: dict(zip(keys, x[:, up], strict=True)) for qid, (x, keys, _) in rows.items()}
+        mine, theirs = (next(qid for qid, t in golden_set(engine.store, "acme", "bot").queries.items() if t == q)
+                        for q in (q0, q1))
+        assert by_url[mine][url0] == 0.0  # only its own (and its folded twin's) votes: left out
+        assert by_url[theirs][url0] == pytest.approx(np.log1p(1))  # another question's: q0, asked twice, counts once
+        assert by_url[mine]["https://kb/d1"] == pytest.approx(np.log1p(1))  # another question's vote on d1
+
+
+def test_a_ranker_that_reads_engagement_sees_the_agents_votes_and_visitors_only_if_trained_on_them(
+        engine: Engine) -> None:
+    docs = [Document(str(i), f"Page {i}", f"refund plan {i}", f"https://a/{i}", sections=(Section((), f"refund plan {i}"),))
+            for i in range(4)]
+    engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+    caller = Caller("acme", "bot")
+    plain = [h.url for h in engine.search("refund plan", caller, top=4, judges=[]).hits]
+    liked = plain[-1]
+    model_id = engine.embedder.model_id if engine.embedder else None
+
+    def ranker(**trained: object) -> dict[str, object]:  # up-voted pages first
+        stump = _stump(FEATURES.index("votes_up"), 0.1, 0.0, 1.0, len(FEATURES))
+        return {"ltr": LtrModel(stump, tuple(FEATURES), 50, {"order": ORDER, "model_id": model_id, **trained}).to_dict()}
+
+    def first(stored: dict[str, object], who: Caller = caller) -> str:
+        result = engine.search("refund plan", who, top=4, agent_settings=stored, judges=["ltr"])
+        assert result.stages[0].ran
+        return result.hits[0].url
+
+    engine.store.add_feedback("acme", "bot", "something else", liked, 1, origin="visitor", voter="v1")
+    engine.store.add_feedback("acme", "other", "something else", plain[-2], 1)  # another agent's
+    engine.store.add_feedback("rival", "bot", "something else", plain[-2], 1)  # another organisation's
+    assert first(ranker()) == plain[0]  # a visitor's vote: not read by a ranker trained without them
+    assert first(ranker(visitors=True)) == liked
+    engine.store.add_feedback("acme", "bot", "another question", liked, 1)
+    assert first(ranker()) == liked

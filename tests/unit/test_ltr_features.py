@@ -47,3 +47,17 @@ def test_the_rerank_score_when_the_reranker_ran_before() -> None:
         (1.0, 2.5, 1.5), (1.0, 4.0, 0.0), (0.0, 0.0, 0.0)]
     plain = [dict(zip(FEATURES, row, strict=True)) for row in features("q", [hits[2]])]
     assert plain[0]["rerank_scored"] == plain[0]["rerank_raw"] == 0.0
+
+
+def test_engagement_and_recency_from_the_context_a_search_looks_up() -> None:
+    from electa.judges.ltr_features import DAY, HitContext
+
+    hits = [Hit(i, i, source, ChunkKind.PARENT, f"T{i}", "text", url, "", 0.01, 0.5, True, ())
+            for i, (source, url) in enumerate([(7, "https://a/1"), (8, "https://a/2"), (9, "")])]
+    context = HitContext({"https://a/1": (3, 1), "https://a/9": (5, 0)}, {7: 10 * DAY, 8: 13 * DAY})
+    rows = [dict(zip(FEATURES, row, strict=True)) for row in features("q", hits, context=context)]
+    assert [(r["votes_up"], r["votes_down"]) for r in rows] == [(math.log1p(3), math.log1p(1)), (0.0, 0.0), (0.0, 0.0)]
+    # days behind the freshest hit's source (source 8): 3, 0; an unknown source reads as fresh
+    assert [r["age_gap"] for r in rows] == [pytest.approx(math.log1p(3)), 0.0, 0.0]
+    assert all(r[f] == 0.0 for r in (dict(zip(FEATURES, x, strict=True)) for x in features("q", hits))
+               for f in ("votes_up", "votes_down", "age_gap"))

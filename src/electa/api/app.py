@@ -332,7 +332,9 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     def get_agent(agent: str, org: str = Depends(org_of)) -> dict[str, object]:
         """The agent's settings. Its ranker (`electa train-ltr`) is shown by what it is (id,
         features, depth, what it was trained on, its cross-validated figures and feature
-        importances), not by its trees: a few hundred kilobytes of arrays no reader needs."""
+        importances), not by its trees: a few hundred kilobytes of arrays no reader needs. Its
+        reranker (`electa train-rerank`) likewise, and each says why searches do not use it
+        when they do not (``problem``)."""
         stored = store.agent_settings(org, agent) or {}
         ranker = stored.get("ltr")
         if isinstance(ranker, dict):
@@ -340,6 +342,10 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
             found = engine.ltr_models.resolve(stored, Caller(org, agent))
             problem = {"problem": found} if isinstance(found, str) else {}
             stored = {**stored, "ltr": {**{k: v for k, v in ranker.items() if k != "trees"}, **problem}}
+        own = stored.get("reranker")  # its own reranker (`electa train-rerank`): why it is not used, if it is not
+        if own is not None:
+            why = engine.agent_rerankers.problem(Caller(org, agent), own)
+            stored = {**stored, "reranker": {**(own if isinstance(own, dict) else {}), **({"problem": why} if why else {})}}
         return stored
 
     @app.put("/v1/agents/{agent}", responses=AUTHED)

@@ -472,6 +472,48 @@ def train_ltr_cmd(dataset: Path | None, split: str, agent_ref: str | None, out_f
         click.echo("  not stored: it does not beat the served order on held-out questions (--force stores it)")
 
 
+@cli.command("train-rerank")
+@click.option("--agent", "agent_ref", required=True,
+              help="ORG/AGENT: train on that agent's golden set and store the reranker as its own.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--base", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="A transformers cross-encoder folder to start from (default: the torch/ weights beside the"
+                   " ELECTA_RERANK onnx folder, else the packaged MiniLM).")
+@click.option("--epochs", default=2, show_default=True)
+@click.option("--depth", type=int, default=None, help="Served hits per question: negatives and the held-out figures"
+                                                     " come from them (default: ELECTA_RERANK_DEPTH, what a search reranks).")
+@click.option("--min-queries", default=MIN_LTR_QUERIES, show_default=True,
+              help="Train only with at least this many labelled questions.")
+@click.option("--force", is_flag=True, help="Store it even if it does not beat the served order on held-out questions.")
+@click.option("--visitor-feedback", is_flag=True,
+              help="Count visitors' feedback too (once per visitor and question; anyone with the page's key can vote).")
+@click.option("--json", "as_json", is_flag=True)
+@friendly
+def train_rerank_cmd(agent_ref: str, data_dir: Path | None, base: Path | None, epochs: int, depth: int | None,
+                     min_queries: int, force: bool, visitor_feedback: bool, as_json: bool) -> None:
+    """Fine-tune a cross-encoder reranker (SPEC D1) on one agent's labelled questions, measured
+    on a held-out fifth; store it as the agent's own when it beats the served order there."""
+    from electa.eval.rerank_training import train_rerank
+
+    agent = parse_agent(agent_ref)
+    report = train_rerank(data_dir or Path(Settings().data_dir), agent, base, epochs, depth, visitors=visitor_feedback,
+                          min_queries=min_queries, force=force, say=(lambda line: None) if as_json else click.echo)
+    if as_json:
+        echo_json({**report.to_dict(), "stored": report.where, "notes": report.notes})
+        return
+    click.echo(f"trained on {report.trained_on} of {report.questions} labelled questions of {report.agent}"
+               f" ({report.groups} groups), from {report.base}")
+    click.echo(f"  nDCG@10 on {report.held_out} held-out questions: served {report.served:.4f},"
+               f" reranked {report.reranked:.4f} (" + ", ".join(f"{k} {v}" for k, v in report.figures.items()) + ")")
+    if report.stored:
+        click.echo("  stored: " + ", ".join(report.where) + " (used when ELECTA_RERANK is set; `agent`: agents' own only)")
+    else:
+        click.echo("  not stored: it does not beat what the agent's searches get today on held-out questions"
+                   " (--force stores it)")
+    for note in report.notes:
+        click.echo(f"  note: {note}")
+
+
 @cli.command()
 @click.argument("query")
 @click.argument("url")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,8 +33,9 @@ from electa.errors import ConfigError
 from electa.eval.beir import BeirSet, deal
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
+from electa.judges.agent_rerank import rerank_identity
 from electa.judges.ltr import MIN_QUERIES, ORDER, LtrModel, fusion_digest
-from electa.judges.ltr_features import FEATURES, features
+from electa.judges.ltr_features import FEATURES, HitContext, features, question_digests, question_key, url_votes
 from electa.judges.trees import TreeEnsemble
 from electa.stores.sqlite_ops import normalise_trigger
 from electa.types import Caller, ChunkKind
@@ -66,14 +67,17 @@ class LtrReport:
 
 
 def collect(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: int, leg_depth: int | None = None,
-            own_pairs: bool = False) -> Rows:
+            own_pairs: bool = False, feedback: Sequence[tuple[str, str, int]] = ()) -> Rows:
     """Every question searched exactly as it is served (every leg, the served depths unless
     ``leg_depth`` is given, the agent's tuned fusion, the reranker when one is on; no other
     judge): its first ``depth`` hits as
     rows, with their keys and whether each passes the floor. With ``own_pairs``, a question's
     own curated Q&A unit is left out of its hits: a golden question came from that pair, and
-    keeping it would teach the ranker a shortcut no new question offers."""
+    keeping it would teach the ranker a shortcut no new question offers. ``feedback`` (the
+    agent's, as :meth:`~electa.stores.protocol.OperationalStore.feedback` gives it) is the
+    engagement the rows read, each question's own votes left out (:func:`votes_but`)."""
     rows: Rows = {}
+    votes_of = votes_but(feedback)
     depths = None if leg_depth is None else dict.fromkeys(engine.legs, leg_depth)
     # The judges that run before the ranker when it is served (the reranker): its rows are the
     # order it will be given.
@@ -85,9 +89,32 @@ def collect(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: int,
             asked = normalise_trigger(text)
             hits = [h for h in hits if not (h.kind is ChunkKind.QA and normalise_trigger(h.title) == asked)]
         if hits:
-            rows[qid] = (features(text, hits), [str(getattr(h, key)) for h in hits],
+            context = HitContext(votes_of(text), engine.store.source_updated(caller.org, {h.source_id for h in hits}))
+            rows[qid] = (features(text, hits, context=context), [str(getattr(h, key)) for h in hits],
                          np.array([h.passes for h in hits], dtype=bool))
     return rows
+
+
+def votes_but(feedback: Sequence[tuple[str, str, int]]) -> Callable[[str], dict[str, tuple[int, int]]]:
+    """``votes_but(feedback)(question)``: :func:`~electa.judges.ltr_features.url_votes` of every
+    question but ``question`` (compared as :func:`~electa.judges.ltr_features.question_key`:
+    "Refunds?" is "refunds"). A golden question's labels are its own votes; read as engagement
+    they would teach the ranker that a voted page is the answer, which only holds for the
+    question voted.
+
+    >>> rows = [("Refund?", "u1", 1), ("refund", "u2", 1), ("money back", "u1", 1)]
+    >>> votes_but(rows)("refund"), votes_but(rows)("other")
+    ({'u1': (1, 0), 'u2': (0, 0)}, {'u1': (2, 0), 'u2': (1, 0)})
+    """
+    total = url_votes(feedback)
+    own: dict[str, list[tuple[str, str, int]]] = {}
+    for row in feedback:
+        own.setdefault(question_key(row[0]), []).append(row)
+
+    def but(question: str) -> dict[str, tuple[int, int]]:
+        mine = url_votes(own.get(question_key(question), ()))
+        return {u: (up - mine.get(u, (0, 0))[0], down - mine.get(u, (0, 0))[1]) for u, (up, down) in total.items()}
+    return but
 
 
 def served_order(order: Sequence[int], passes: np.ndarray) -> list[int]:
@@ -179,11 +206,28 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
             caller, key, stored = Caller(EVAL_ORG), "ext_id", None
         engine.fulltext.warm()
         questions = labelled(beir, split)
+        behind = rerank_identity(settings.rerank, stored)
+        if behind.startswith("agent:"):
+            # The agent's own reranker learned from most of these very questions: its scores on
+            # them are overfit, and a ranker reading them would trust it more than it should on a
+            # new question. Only the questions it held out read as new ones do.
+            own = stored.get("reranker") if isinstance(stored, Mapping) else None
+            about = own.get("trained") if isinstance(own, Mapping) else None
+            held = set(about.get("held_out_questions") or ()) if isinstance(about, Mapping) else set()
+            kept = {q: t for q, t in questions.queries.items() if question_digests([t])[0] in held}
+            if len(kept) < min_queries:
+                raise ConfigError(
+                    f"{beir.name} has {len(kept)} labelled questions its own reranker did not train on; a ranker"
+                    f" behind that reranker needs at least {min_queries}: label more questions and train the reranker"
+                    " again, or train and serve the ranker without it (ELECTA_RERANK unset)")
+            questions = BeirSet(questions.name, [], kept, questions.qrels, split)
         if len(questions.queries) < min_queries:
             where = f"agent {agent[0]}/{agent[1]}" if agent and dataset is None else beir.name
             raise ConfigError(f"{where} has {len(questions.queries)} labelled questions; a ranker needs at least"
                               f" {min_queries} (curated Q&A pairs with a URL, feedback)")
-        rows = collect(engine, questions, caller, key, settings.ltr_depth, leg_depth, own_pairs=agent is not None)
+        feedback = engine.store.feedback(*agent, visitors) if agent is not None else []
+        rows = collect(engine, questions, caller, key, settings.ltr_depth, leg_depth, own_pairs=agent is not None,
+                       feedback=feedback)
         served, learned, per_fold = cross_validate(rows, beir.qrels, folds)
         trees, gains = fit(rows, beir.qrels, sorted(rows))
         total = float(gains.sum()) or 1.0
@@ -196,7 +240,7 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
                    "corpus_hash": beir.corpus_hash if dataset is not None else None, "model_id": embedder.model_id,
                    "chunker": CHUNKER_VERSION, "unit_vectors": settings.unit_vectors, "leg_depth": leg_depth,
                    "legs": sorted(n for n, leg in engine.legs.items() if leg.available()),
-                   "rerank": settings.rerank, "order": ORDER,
+                   "rerank": behind, "order": ORDER, "visitors": visitors,
                    **({"fusion": fusion_digest(stored)} if agent is not None else {}),
                    "params": {**PARAMS, "rounds": ROUNDS}, "created_at": time.time()}
         model = LtrModel(trees, tuple(FEATURES), settings.ltr_depth, trained, report.to_dict())

@@ -2,7 +2,8 @@
 own time budget, each failing soft, each reporting a :class:`~electa.types.Stage`.
 
 ``build_funnel(settings, models)`` makes the funnel of every judge the settings turn on: the
-reranker once you provide a model (``ELECTA_RERANK``); learning to rank (``ELECTA_LTR``, on by
+reranker once you provide a model (``ELECTA_RERANK``; an agent with a reranker of its own,
+``electa train-rerank``, is reranked by that one; ``agent``: only those); learning to rank (``ELECTA_LTR``, on by
 default) for every agent that has a trained ranker, ``models`` giving each caller's;
 personalisation (``ELECTA_PERSONALISE``, on by default) for every search that names a person
 with a history.
@@ -11,13 +12,16 @@ with a history.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import replace
 
 from electa.config import Settings
-from electa.errors import ElectaError, JudgeError
+from electa.errors import ElectaError
+from electa.judges.agent_rerank import AGENTS, rerank_identity
 from electa.judges.funnel import Funnel
 from electa.judges.ltr import (
     AgentModels,
+    ContextOf,
     LtrJudge,
     LtrModel,
     ModelSource,
@@ -27,9 +31,8 @@ from electa.judges.ltr import (
     load_model_file,
 )
 from electa.judges.personalise import PersonaliseJudge, anonymous
-from electa.judges.protocol import Judge, Progress, order_by_score
+from electa.judges.protocol import Judge, Progress, UnavailableJudge, order_by_score
 from electa.judges.rerank import PairScorer, RerankJudge
-from electa.types import Caller, Hit
 
 __all__ = ["Funnel", "Judge", "LtrJudge", "LtrModel", "PairScorer", "PersonaliseJudge", "Progress", "RerankJudge",
            "UnavailableJudge", "build_funnel", "order_by_score"]
@@ -37,68 +40,54 @@ __all__ = ["Funnel", "Judge", "LtrJudge", "LtrModel", "PairScorer", "Personalise
 log = logging.getLogger(__name__)
 
 
-def _rerank(settings: Settings, models: ModelSource | None, stems: StemsOf | None) -> Judge | None:
+def _rerank(settings: Settings, models: ModelSource | None, stems: StemsOf | None,
+            context: ContextOf | None) -> Judge | None:
     if not settings.rerank:
         return None
+    if settings.rerank == AGENTS:  # each agent's own (Engine binds it per search); the rest have none
+        return UnavailableJudge("rerank", "ELECTA_RERANK=agent reranks with an agent's own reranker, and this"
+                                          " search's agent has none (`electa train-rerank --agent ORG/AGENT`)")
     from electa.judges.scorers import open_scorer
 
     return RerankJudge(open_scorer(settings.rerank, settings), settings.rerank_depth, settings.rerank_chars,
                        settings.rerank_batch, settings.rerank_blend)
 
 
-def _ltr(settings: Settings, models: ModelSource | None, stems: StemsOf | None) -> Judge | None:
+def _ltr(settings: Settings, models: ModelSource | None, stems: StemsOf | None, context: ContextOf | None) -> Judge | None:
     if settings.ltr == "agent":  # each agent's own ranker, where it has one
-        return LtrJudge(models, settings.ltr_depth, stems) if models is not None else None
+        return LtrJudge(models, settings.ltr_depth, stems, context) if models is not None else None
     if not settings.ltr:
         return None
     model = load_model_file(settings.ltr)
     # A file serves every caller: checked against the engine's model and chunker like an agent's.
-    found = (lineage_problem(model.trained, models.serving) or model) if isinstance(models, AgentModels) else model
-    return LtrJudge(fixed_model(found), settings.ltr_depth, stems)
+    # (Under ELECTA_RERANK=agent a search without an agent reranker of its own is not reranked.)
+    serving = replace(models.serving, rerank=rerank_identity(models.serving.rerank, None)) if isinstance(
+        models, AgentModels) else None
+    found = (lineage_problem(model.trained, serving) or model) if serving is not None else model
+    return LtrJudge(fixed_model(found), settings.ltr_depth, stems, context)
 
 
-def _personalise(settings: Settings, models: ModelSource | None, stems: StemsOf | None) -> Judge | None:
+def _personalise(settings: Settings, models: ModelSource | None, stems: StemsOf | None,
+                 context: ContextOf | None) -> Judge | None:
     # A search that names a person gets their own judge (Engine.search); this one stands for the rest.
     return anonymous() if settings.personalise else None
 
 
 # In the order they run: each refines the order the one before left.
-JUDGES: dict[str, Callable[[Settings, ModelSource | None, StemsOf | None], Judge | None]] = {
+JUDGES: dict[str, Callable[[Settings, ModelSource | None, StemsOf | None, ContextOf | None], Judge | None]] = {
     "rerank": _rerank, "ltr": _ltr, "personalise": _personalise}
 
 
-class UnavailableJudge:
-    """A judge the settings turn on but that could not be made (a missing model folder, an
-    unknown scorer): every search says why in its stage, and the order stands."""
-
-    depth = 1
-
-    def __init__(self, name: str, why: str) -> None:
-        self.name, self._why = name, why
-
-    def available(self, caller: Caller) -> bool:
-        return False
-
-    @property
-    def why(self) -> str:
-        return self._why
-
-    def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
-        raise JudgeError(self._why)
-
-    def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
-        return list(range(len(scores)))
-
-
-def build_funnel(settings: Settings, models: ModelSource | None = None, stems: StemsOf | None = None) -> Funnel:
+def build_funnel(settings: Settings, models: ModelSource | None = None, stems: StemsOf | None = None,
+                 context: ContextOf | None = None) -> Funnel:
     """The funnel of the judges ``settings`` turn on, in the order of :data:`JUDGES`; ``models``
     gives each caller's ranker (:class:`electa.judges.ltr.AgentModels`), ``stems`` a hit's stems
-    from the engine's cache. A judge that cannot be
+    from the engine's cache, ``context`` the hits' engagement and recency from the store. A judge that cannot be
     made is logged and reported as unavailable by every search; the engine opens."""
     judges: list[Judge] = []
     for name, make in JUDGES.items():
         try:
-            judge = make(settings, models, stems)
+            judge = make(settings, models, stems, context)
         except ElectaError as exc:
             log.warning("judge %s is unavailable: %s", name, exc)
             judge = UnavailableJudge(name, str(exc))

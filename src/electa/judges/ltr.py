@@ -17,11 +17,12 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from electa.errors import ConfigError
-from electa.judges.ltr_features import FEATURES, features
+from electa.judges.agent_rerank import rerank_identity
+from electa.judges.ltr_features import CONTEXT_FEATURES, FEATURES, HitContext, features
 from electa.judges.protocol import Progress, order_by_score
 from electa.judges.trees import TreeEnsemble
 from electa.types import Caller, Hit
@@ -62,9 +63,15 @@ class LtrModel:
         """A content hash of the trees, their features and depth: which model ranked a result."""
         return content_id(self.trees.to_dict(), self.features, self.depth)
 
-    def predict(self, query: str, hits: Sequence[Hit], passage_stems: StemsOf | None = None) -> list[float]:
+    def predict(self, query: str, hits: Sequence[Hit], passage_stems: StemsOf | None = None,
+                context: HitContext | None = None) -> list[float]:
         columns = [FEATURES.index(f) for f in self.features]
-        return [float(v) for v in self.trees.predict(features(query, hits, passage_stems)[:, columns])]
+        return [float(v) for v in self.trees.predict(features(query, hits, passage_stems, context)[:, columns])]
+
+    @property
+    def reads_context(self) -> bool:
+        """Whether it reads engagement or recency, which a search looks up (:class:`HitContext`)."""
+        return not CONTEXT_FEATURES.isdisjoint(self.features)
 
     def to_dict(self) -> dict[str, object]:
         trees = self.trees.to_dict()  # (encoded once: the id hashes the same arrays)
@@ -144,6 +151,8 @@ def fusion_digest(stored: Mapping[str, object] | None) -> str:
 ModelSource = Callable[[Caller], "LtrModel | str"]
 # A hit's stems (title and text), from the engine's cache.
 StemsOf = Callable[[Hit], Set[str]]
+# The engagement and recency of a caller's hits (visitors' votes counted or not), from the store.
+ContextOf = Callable[[Caller, Sequence[Hit], bool], HitContext]
 
 
 class AgentModels:
@@ -196,21 +205,27 @@ class AgentModels:
         except Exception as exc:  # a defect from_dict did not foresee: the order stands all the same
             log.warning("agent %s/%s: stored ranker unreadable", org, agent, exc_info=True)
             return f"the stored ranker is unreadable ({type(exc).__name__}); run `electa train-ltr` again"
-        # Checked against what is stored with it (two stored copies of the same trees may differ there).
+        # Checked against what is stored with it (two stored copies of the same trees may differ
+        # there), and served with it: how it reads its features (whose votes count) is in it.
         trained = found.get("trained")
-        problem = lineage_problem(trained if isinstance(trained, Mapping) else {}, self.serving, fusion_digest(stored))
-        return problem or model
+        trained = trained if isinstance(trained, Mapping) else {}
+        # Behind the agent's own reranker, when it has one, not the engine's.
+        serving = replace(self.serving, rerank=rerank_identity(self.serving.rerank, stored))
+        problem = lineage_problem(trained, serving, fusion_digest(stored))
+        return problem or (model if model.trained == trained else replace(model, trained=dict(trained)))
 
 
 class LtrJudge:
     """``LtrJudge(source)``: reorders the first ``model.depth`` hits (at most ``depth``) by the
     caller's ranker. ``source`` gives the model for a caller (:class:`AgentModels`, or one model
-    for every caller when an operator serves a file)."""
+    for every caller when an operator serves a file); ``context`` looks up the hits' engagement
+    and recency, for a ranker that reads them (without it they read as none)."""
 
     name = "ltr"
 
-    def __init__(self, source: ModelSource, depth: int = 50, passage_stems: StemsOf | None = None) -> None:
-        self.source, self.depth, self.passage_stems = source, depth, passage_stems
+    def __init__(self, source: ModelSource, depth: int = 50, passage_stems: StemsOf | None = None,
+                 context: ContextOf | None = None) -> None:
+        self.source, self.depth, self.passage_stems, self.context = source, depth, passage_stems, context
         self._why = threading.local()
 
     def available(self, caller: Caller) -> bool:
@@ -228,7 +243,12 @@ class LtrJudge:
             raise ConfigError(model)
         # Features are relative to the hits given (ranks, gaps to the best): the model was
         # trained on its own depth, so it judges that many, not what another judge asked for.
-        progress.add(model.predict(query, hits[: min(self.depth, model.depth)], self.passage_stems))
+        judged = hits[: min(self.depth, model.depth)]
+        # Votes are counted as the ranker was trained to read them: visitors' only if its
+        # training counted them (a public key's thumbs must not steer it otherwise).
+        context = (self.context(caller, judged, bool(model.trained.get("visitors")))
+                   if self.context is not None and model.reads_context else None)
+        progress.add(model.predict(query, judged, self.passage_stems, context))
 
     def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
         return order_by_score(scores)

@@ -17,30 +17,88 @@ Per hit, in :data:`FEATURES` order:
 - ``rerank_scored``, ``rerank_raw``, ``rerank_gap``: whether the rerank judge (D1), when it runs
   before this one, scored the hit, its score, and the best score it gave minus this one; all 0
   when it did not (a budget cut leaves the lower hits unscored). A ranker is tied to the
-  reranker it was trained behind (:class:`electa.judges.ltr.Serving`), so the scale is one.
+  reranker it was trained behind (:class:`electa.judges.ltr.Serving`), so the scale is one;
+- ``votes_up``, ``votes_down``: engagement, log(1 + how many distinct questions gave the hit's
+  URL a net thumbs up, or down) in the agent's feedback (:func:`url_votes`); in training a
+  question's own votes are left out (:func:`electa.eval.ltr.votes_but`), or the ranker would
+  read its labels;
+- ``age_gap``: recency, log(1 + whole days between the last change of the freshest hit's
+  source and this hit's): relative to the hits, so it means the same at training and a year
+  later; whole days, so sources ingested together (seconds apart) read alike.
+
+The last three are what a search looks up besides the hits (:class:`HitContext`); without it
+(a data set with no feedback, one source) they are 0.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from electa.text import content_stems, stem_set
+from electa.text import content_stems, stem_set, tokens
 from electa.types import ChunkKind, Hit
 
 LEGS = ("fulltext", "dense", "qa", "sparse")
 KINDS = tuple(k.value for k in ChunkKind)
 FEATURES = ["fused", "fused_rr", "served_rr", "absolute", "query_stems", "coverage", "title_coverage", "log_chars",
             *(f"kind_{k}" for k in KINDS), *(f"{leg}_{part}" for leg in LEGS for part in ("rr", "raw", "gap")),
-            "rerank_scored", "rerank_raw", "rerank_gap"]
+            "rerank_scored", "rerank_raw", "rerank_gap", "votes_up", "votes_down", "age_gap"]
+# The features that need a lookup (HitContext): a search makes one only for a ranker that reads them.
+CONTEXT_FEATURES = frozenset({"votes_up", "votes_down", "age_gap"})
+DAY = 86_400.0
 
 
-def features(query: str, hits: Sequence[Hit], passage_stems: Callable[[Hit], Set[str]] | None = None) -> np.ndarray:
+@dataclass(frozen=True)
+class HitContext:
+    """What a search knows of its hits besides themselves: ``votes`` per URL, ``(questions
+    voted up, questions voted down)`` (:func:`url_votes`), and ``updated`` per source id, when
+    the source's content last changed (seconds since the epoch)."""
+
+    votes: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    updated: Mapping[int, float] = field(default_factory=dict)
+
+
+def question_key(text: str) -> str:
+    """A question as engagement counts it: its folded words ("Refund?" is "refund")."""
+    return " ".join(tokens(text))
+
+
+def question_digests(questions: Iterable[str]) -> list[str]:
+    """Digests of questions as engagement and hold-out compare them (folded words): what a
+    reranker records of the questions it held out, without their text."""
+    return sorted({hashlib.sha256(question_key(q).encode()).hexdigest()[:16] for q in questions})
+
+
+def url_votes(feedback: Iterable[tuple[str, str, int]]) -> dict[str, tuple[int, int]]:
+    """Per URL, how many distinct questions (:func:`question_key`) gave it a net positive and a
+    net negative vote, from ``(query, url, net signal)`` rows
+    (:meth:`electa.stores.protocol.OperationalStore.feedback`, each voter once per query).
+
+    >>> url_votes([("Refund?", "u1", 1), ("refund", "u1", 1), ("money back", "u1", -1), ("fees", "u2", 0)])
+    {'u1': (1, 1)}
+    """
+    net: dict[tuple[str, str], int] = {}
+    for query, url, signal in feedback:
+        key = (question_key(query), url)
+        net[key] = net.get(key, 0) + signal
+    votes: dict[str, tuple[int, int]] = {}
+    for (_, url), total in net.items():
+        if total:
+            up, down = votes.get(url, (0, 0))
+            votes[url] = (up + 1, down) if total > 0 else (up, down + 1)
+    return votes
+
+
+def features(query: str, hits: Sequence[Hit], passage_stems: Callable[[Hit], Set[str]] | None = None,
+             context: HitContext | None = None) -> np.ndarray:
     """One row of :data:`FEATURES` per hit, in the order given (the served order).
     ``passage_stems`` gives a hit's stems (title and text) when they are known already (the
-    engine keeps them per unit: stemming 50 passages per search costs more than the trees).
+    engine keeps them per unit: stemming 50 passages per search costs more than the trees);
+    ``context`` the hits' engagement and recency.
 
     >>> from electa.types import ChunkKind, LegVote
     >>> h = Hit(1, 1, 1, ChunkKind.PARENT, "Refunds", "Annual plans are refunded", "", "", 0.03, 0.8, True,
@@ -52,6 +110,9 @@ def features(query: str, hits: Sequence[Hit], passage_stems: Callable[[Hit], Set
     best = {leg: max((v.raw_score for h in hits for v in h.votes if v.leg == leg), default=0.0) for leg in LEGS}
     reranked = [dict(h.judged).get("rerank") for h in hits]
     best_rerank = max((r for r in reranked if r is not None), default=0.0)
+    engagement, updated = (context.votes, context.updated) if context else ({}, {})
+    changed = [updated.get(h.source_id) for h in hits]
+    freshest = max((t for t in changed if t is not None), default=0.0)
     by_fused = sorted(range(len(hits)), key=lambda i: (-hits[i].fused, i))
     fused_rank = {i: r for r, i in enumerate(by_fused, start=1)}
     rows = []
@@ -67,5 +128,8 @@ def features(query: str, hits: Sequence[Hit], passage_stems: Callable[[Hit], Set
             row += [1.0 / v.rank, v.raw_score, best[leg] - v.raw_score] if v else [0.0, 0.0, 0.0]
         judged = reranked[served - 1]
         row += [1.0, judged, best_rerank - judged] if judged is not None else [0.0, 0.0, 0.0]
+        up, down = engagement.get(h.url, (0, 0))
+        when = changed[served - 1]
+        row += [math.log1p(up), math.log1p(down), 0.0 if when is None else math.log1p(max(0.0, freshest - when) // DAY)]
         rows.append(row)
     return np.asarray(rows, dtype=np.float64).reshape(len(hits), len(FEATURES))

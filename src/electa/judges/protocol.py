@@ -12,6 +12,7 @@ import threading
 from collections.abc import Sequence
 from typing import Protocol
 
+from electa.errors import JudgeError
 from electa.types import Caller, Hit
 
 
@@ -92,3 +93,26 @@ def order_by_score(scores: Sequence[float], blend: float = 1.0, k: float = 60.0)
     judged_rank = {i: r for r, i in enumerate(by_score, start=1)}
     key = {i: blend / (k + judged_rank[i]) + (1.0 - blend) / (k + i + 1) for i in range(len(scores))}
     return sorted(range(len(scores)), key=lambda i: (-key[i], i))
+
+
+class UnavailableJudge:
+    """A judge the settings turn on but that could not be made (a missing model folder, an
+    unknown scorer): every search says why in its stage, and the order stands."""
+
+    depth = 1
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name, self._why = name, why
+
+    def available(self, caller: Caller) -> bool:
+        return False
+
+    @property
+    def why(self) -> str:
+        return self._why
+
+    def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
+        raise JudgeError(self._why)
+
+    def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
+        return list(range(len(scores)))

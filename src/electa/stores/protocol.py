@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -145,6 +145,12 @@ class IndexStore(Protocol):
 
     def source(self, org: str, agent: str, uri: str) -> dict[str, Any] | None:
         """The stored source as a dict (keys as in :meth:`list_sources`), or None."""
+        ...
+
+    def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:
+        """When each of ``org``'s sources among ``ids`` last changed (``updated_at``, seconds since
+        the epoch: its content or its access; an ingest that finds both the same leaves it);
+        other organisations' ids and unknown ones are absent."""
         ...
 
     def list_sources(self, org: str | None = None) -> list[dict[str, object]]:
@@ -404,9 +410,10 @@ class OperationalStore(Protocol):
         number of rows deleted."""
         ...
 
-    def feedback(self, org: str, agent: str, visitors: bool = False) -> list[tuple[str, str, int]]:
-        """``(query, url, net signal)`` ordered by query and url, each voter counted at most
-        once either way; visitors' feedback only when ``visitors``."""
+    def feedback(self, org: str, agent: str, visitors: bool = False,
+                 urls: Sequence[str] | None = None) -> list[tuple[str, str, int]]:
+        """``(query, url, net signal)`` ordered by query and url (of ``urls`` only, when given),
+        each voter counted at most once either way; visitors' feedback only when ``visitors``."""
         ...
 
     def qa_pairs(self, org: str, agent: str) -> list[tuple[str, str, str]]:

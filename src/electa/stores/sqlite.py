@@ -18,7 +18,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,6 +106,8 @@ CREATE TABLE IF NOT EXISTS feedback(
   id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, query TEXT NOT NULL,
   url TEXT NOT NULL, signal INTEGER NOT NULL, created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS feedback_agent ON feedback(org, agent);
+-- A learned ranker reads the votes on its hits' URLs each search (engagement, SPEC D2).
+CREATE INDEX IF NOT EXISTS feedback_url ON feedback(org, agent, url);
 CREATE TABLE IF NOT EXISTS user_settings(
   org TEXT NOT NULL, person TEXT NOT NULL, personalise INTEGER NOT NULL, updated_at REAL NOT NULL,
   PRIMARY KEY(org, person));
@@ -409,6 +411,14 @@ class SqliteStore(OperationalTables):
         row = self.con.execute(f"SELECT {_SOURCE_COLUMNS_SQL} FROM sources WHERE org=? AND agent=? AND uri=?",
                                (org, agent, uri)).fetchone()
         return None if row is None else _source_record(row)
+
+    def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:
+        wanted = sorted({int(i) for i in ids})
+        if not wanted:
+            return {}
+        return {int(i): float(t) for i, t in self.con.execute(
+            f"SELECT id, updated_at FROM sources WHERE org=? AND id IN ({','.join('?' * len(wanted))})",
+            (org, *wanted))}
 
     def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
         rows = self.con.execute(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -142,16 +143,22 @@ class OperationalTables:
         with self.transaction() as con:
             return con.execute("DELETE FROM feedback WHERE org=? AND person=?", (org, person)).rowcount
 
-    def feedback(self, org: str, agent: str, visitors: bool = False) -> list[tuple[str, str, int]]:
-        """``(query, url, net signal)`` per query and URL, each voter counted at most once either
-        way. Visitors' feedback (anyone holding the page's search key) is left out unless
-        ``visitors``: it would let the public steer what `tune --agent` learns."""
+    def feedback(self, org: str, agent: str, visitors: bool = False,
+                 urls: Sequence[str] | None = None) -> list[tuple[str, str, int]]:
+        """``(query, url, net signal)`` per query and URL (of ``urls`` only, when given), each
+        voter counted at most once either way. Visitors' feedback (anyone holding the page's
+        search key) is left out unless ``visitors``: it would let the public steer what `tune
+        --agent` learns."""
         origins = ("backend", "visitor") if visitors else ("backend",)
         marks = ",".join("?" * len(origins))
+        wanted = sorted(set(urls or ()))  # a ranker's hits: at most 1,000 (LtrModel.from_dict)
+        if urls is not None and not wanted:
+            return []
+        only = f" AND url IN ({','.join('?' * len(wanted))})" if urls is not None else ""
         return [(q, u, int(s)) for q, u, s in self.con.execute(
             "SELECT query, url, sum(vote) FROM (SELECT query, url, max(-1, min(1, sum(signal))) AS vote FROM feedback"
-            f" WHERE org=? AND agent=? AND origin IN ({marks}) GROUP BY query, url, origin, voter)"
-            " GROUP BY query, url ORDER BY query, url", (org, agent, *origins))]
+            f" WHERE org=? AND agent=? AND origin IN ({marks}){only} GROUP BY query, url, origin, voter)"
+            " GROUP BY query, url ORDER BY query, url", (org, agent, *origins, *wanted))]
 
     def qa_pairs(self, org: str, agent: str) -> list[tuple[str, str, str]]:
         """``(question, answer, url)`` of the agent's curated pairs."""

@@ -131,6 +131,19 @@ class StoreContract:
         assert [s["uri"] for s in store.list_sources()] == ["a.md", "b.md", "o.md"]
         assert store.list_sources("acme")[1] == {**found, "updated_at": store.list_sources("acme")[1]["updated_at"]}
 
+    def test_source_updated_moves_only_when_the_content_changes_and_stays_in_its_organisation(self, store) -> None:  # type: ignore[no-untyped-def]
+        store.put_source(record("a.md", "h1", Access("acme")), [prepared("a", "alpha")])
+        store.put_source(record("o.md", "h2", Access("other")), [prepared("o", "other")])
+        a, o = (store.source(org, "default", uri)["id"] for org, uri in (("acme", "a.md"), ("other", "o.md")))
+        first = store.source_updated("acme", [a, o, 10**9])
+        assert list(first) == [a] and store.source_updated("acme", []) == {}  # another org's id is absent
+        time.sleep(0.01)
+        store.put_source(record("a.md", "h1", Access("acme")), [prepared("a", "alpha")])  # unchanged
+        assert store.source_updated("acme", [a]) == first
+        store.put_source(record("a.md", "h3", Access("acme")), [prepared("a", "alpha two")])
+        assert store.source_updated("acme", [a])[a] > first[a]
+        assert store.source_updated("other", [o])[o] > 0
+
     def test_known_text_hashes_are_per_access(self, store) -> None:  # type: ignore[no-untyped-def]
         acme, team = Access("acme"), Access("acme", public=False, principals=("team:a",))
         doc = prepared("a", "alpha")
@@ -507,6 +520,8 @@ class OperationalStoreContract:
         assert store.feedback("acme", "default") == [("q", "u1", 1), ("q", "u2", -1)]
         assert store.feedback("acme", "default", visitors=True) == [("q", "u1", 1), ("q", "u2", 0)]
         assert store.feedback("other", "default") == []
+        assert store.feedback("acme", "default", urls=["u2", "u9"]) == [("q", "u2", -1)]
+        assert store.feedback("acme", "default", urls=[]) == [] and store.feedback("acme", "default", urls=["u3"]) == []
         with pytest.raises(ConfigError):
             store.add_feedback("acme", "default", "q", "u1", 1, origin="robot")
 

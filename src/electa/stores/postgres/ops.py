@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -125,15 +126,22 @@ class PgOperationalTables:
             return con.execute("DELETE FROM feedback WHERE org=%s AND person=%s", (org, person)).rowcount
 
     @matches_nothing_with_nul(list, "org", "agent")
-    def feedback(self, org: str, agent: str, visitors: bool = False) -> list[tuple[str, str, int]]:
-        """``(query, url, net signal)`` per query and URL, each voter counted at most once either
-        way; visitors' feedback only when ``visitors``."""
+    def feedback(self, org: str, agent: str, visitors: bool = False,
+                 urls: Sequence[str] | None = None) -> list[tuple[str, str, int]]:
+        """``(query, url, net signal)`` per query and URL (of ``urls`` only, when given), each
+        voter counted at most once either way; visitors' feedback only when ``visitors``."""
         origins = ["backend", "visitor"] if visitors else ["backend"]
+        # No stored text holds NUL (PostgreSQL refuses it), so such a URL matches nothing.
+        wanted = sorted({u for u in urls or () if not holds_nul(u)})
+        if urls is not None and not wanted:
+            return []
+        only = " AND url = ANY(%s)" if urls is not None else ""
         with self.db.tx(org) as con:
             rows = con.execute(
                 "SELECT query, url, sum(vote) FROM (SELECT query, url, greatest(-1, least(1, sum(signal))) AS vote"
-                " FROM feedback WHERE org=%s AND agent=%s AND origin = ANY(%s) GROUP BY query, url, origin, voter) v"
-                ' GROUP BY query, url ORDER BY query COLLATE "C", url COLLATE "C"', (org, agent, origins)).fetchall()
+                f" FROM feedback WHERE org=%s AND agent=%s AND origin = ANY(%s){only} GROUP BY query, url, origin, voter) v"
+                ' GROUP BY query, url ORDER BY query COLLATE "C", url COLLATE "C"',
+                (org, agent, origins, *((wanted,) if urls is not None else ()))).fetchall()
         return [(q, u, int(s)) for q, u, s in rows]
 
     @matches_nothing_with_nul(lambda: None, "org", "agent")

@@ -23,7 +23,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -195,6 +195,15 @@ class PostgresStore(PgOperationalTables):
             row = con.execute(f"SELECT {_SOURCE_SQL} FROM sources WHERE org=%s AND agent=%s AND uri=%s",
                               (org, agent, uri)).fetchone()
         return None if row is None else _source_record(row)
+
+    @matches_nothing_with_nul(dict, "org")
+    def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:
+        wanted = sorted({int(i) for i in ids})
+        if not wanted:
+            return {}
+        with self.db.tx(org) as con:
+            rows = con.execute("SELECT id, updated_at FROM sources WHERE org=%s AND id = ANY(%s)", (org, wanted)).fetchall()
+        return {int(i): float(t) for i, t in rows}
 
     @matches_nothing_with_nul(list, "org")
     def list_sources(self, org: str | None = None) -> list[dict[str, object]]:

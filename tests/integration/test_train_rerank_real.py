@@ -1,0 +1,65 @@
+"""``electa train-rerank`` for real (SPEC D1, issue 10): the packaged MiniLM fine-tuned by torch on
+one agent's own feedback, exported to int8 ONNX, stored as that agent's, and served by
+onnxruntime to that agent's searches only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from electa import Access, Caller, Engine
+from electa.cli.main import cli
+from electa.config import Settings
+from electa.embedders.hashing import HashEmbedder
+from electa.ingest.loaders import Loaded
+from electa.judges.agent_rerank import agent_folder
+from electa.judges.rerank import passage_of
+from electa.judges.scorers import OnnxCrossEncoder
+from tests.unit.test_ltr import _faq  # the same help center: a right page and a decoy a topic
+
+pytestmark = pytest.mark.integration
+
+
+def test_an_agent_trains_its_own_reranker_and_only_its_searches_use_it(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
+    data = tmp_path / "data"
+    docs, questions = _faq(15)
+    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+        for org in ("acme", "rival"):
+            engine.ingest_loaded("kb", Loaded(docs), Access(org, "bot"))
+        for q, url in questions:
+            engine.store.add_feedback("acme", "bot", q, url, 1)
+    result = CliRunner().invoke(cli, ["train-rerank", "--agent", "acme/bot", "--data", str(data), "--epochs", "1",
+                                      "--depth", "10", "--min-queries", "10", "--force", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["questions"] == report["trained_on"] + report["held_out"] == 15 and report["held_out"] > 0
+    assert report["groups"] >= report["trained_on"] and report["base"] == "packaged all-MiniLM-L6-v2"
+    with Engine.open(data, Settings(embedder="hash", rerank="agent"), HashEmbedder()) as engine:
+        own = engine.store.agent_settings("acme", "bot")["reranker"]  # type: ignore[index]
+        folder = agent_folder(engine.store.directory, "acme", "bot") / own["id"]
+        assert report["stored"] == ["agent acme/bot", str(folder)]
+        assert sorted(p.name for p in folder.iterdir()) == ["electa.json", "model.onnx", "tokenizer.json"]
+        assert own["trained"]["trained_on"] == report["trained_on"] and own["report"]["held_out"] == report["held_out"]
+        assert not list(folder.parent.glob(".new-*"))  # the staging folder is gone
+        searched = engine.search(questions[0][0], Caller("acme", "bot"), top=10)
+        (stage,) = [st for st in searched.stages if st.judge == "rerank"]
+        assert stage.ran and stage.scored == stage.considered >= len(searched.hits) == 10
+        # Each hit's score is the stored int8 model's own, as onnxruntime gives it for the judge's
+        # batches (4, 8, 16 in the served order: dynamic int8 quantisation scales each batch).
+        before = engine.search(questions[0][0], Caller("acme", "bot"), top=stage.considered, judges=[]).hits
+        scorer, passages, direct = OnnxCrossEncoder(folder), [passage_of(h, engine.settings.rerank_chars) for h in before], []
+        for start, end in ((0, 4), (4, 12), (12, len(before))):
+            direct += scorer.score(questions[0][0], passages[start:end])
+        by_url = dict(zip([h.url for h in before], direct, strict=True))
+        assert [dict(h.judged)["rerank"] for h in searched.hits] == pytest.approx([by_url[h.url] for h in searched.hits],
+                                                                                   abs=1e-6)
+        # The rival copies acme's model id into its own settings: it finds nothing under its own folder.
+        engine.store.set_agent_settings("rival", "bot", {"reranker": own})
+        rival = engine.search(questions[0][0], Caller("rival", "bot"), top=10)
+        (stage,) = [st for st in rival.stages if st.judge == "rerank"]
+        assert not stage.ran and "gone from the store" in stage.note and all(not h.judged for h in rival.hits)
