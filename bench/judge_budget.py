@@ -61,7 +61,7 @@ def main() -> None:
         if name not in args.sets.split(","):
             continue
         beir = load_beir(args.data / name, split)
-        engine = Engine.open(default_data_dir(beir, embedder.model_id, settings.unit_vectors), settings, embedder)
+        engine = Engine.open(default_data_dir(beir, embedder.model_id, settings), settings, embedder)
         try:
             ingest_corpus(engine, beir, progress=False)
             engine.fulltext.warm()

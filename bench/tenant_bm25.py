@@ -31,8 +31,9 @@ from electa.engine import Engine
 from electa.eval.beir import load_beir
 from electa.eval.metrics import mean_metrics
 from electa.ingest.loaders import Loaded
-from electa.stores.bm25_memory import K1, B, BM25Image, fts_terms, top_units
+from electa.stores.bm25_memory import K1, B, BM25Image, top_units
 from electa.stores.sqlite import SqliteStore
+from electa.text.analysis import query_terms
 from electa.types import Access, Caller
 
 
@@ -56,7 +57,7 @@ def global_scores(image: BM25Image) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 def global_search(image: BM25Image, table: dict[str, tuple[np.ndarray, np.ndarray]], query: str,
                   allowed: np.ndarray, limit: int) -> list[tuple[int, float]]:
-    hits = [table[t] for t in fts_terms(query) if t in table]
+    hits = [table[t] for t in query_terms(query) if t in table]
     if not hits:
         return []
     rows = np.concatenate([h[0] for h in hits])

@@ -120,7 +120,7 @@ def main() -> None:
     groups, held, sets = [], {}, {}
     for name, split, rule in SETS:
         beir = load_beir(args.data / name, split)
-        engine = Engine.open(default_data_dir(beir, embedder.model_id, settings.unit_vectors), settings, embedder)
+        engine = Engine.open(default_data_dir(beir, embedder.model_id, settings), settings, embedder)
         try:
             ingest_corpus(engine, beir, progress=True)
             engine.fulltext.warm()

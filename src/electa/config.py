@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     # Which units the model reads: "pooled" (parents with child windows and whole-document units
     # get the mean of their parts' vectors) or "encoded" (every unit read); electa.ingest.unit_vectors.
     unit_vectors: str = "pooled"
+    # The language of every document ingested (ISO 639-1, "de"), or "" to read each document's
+    # own from its text (issue 14: electa.text.language). Fixing it to "en" is the English-only
+    # analysis of releases before issue 14, the baseline `bench/multilingual.py` measures against.
+    language: str = Field(default="", pattern=r"^([a-z]{2})?$")
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 128

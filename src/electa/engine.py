@@ -18,7 +18,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -38,8 +38,8 @@ from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.judges import build_funnel
-from electa.judges.agent_rerank import AgentRerankers, rerank_identity
-from electa.judges.ltr import AgentModels, LtrJudge, Serving, fixed_model, lineage_problem
+from electa.judges.agent_rerank import AgentRerankers
+from electa.judges.ltr import AgentModels, FileModel, LtrJudge, Serving, fixed_model
 from electa.judges.ltr_features import HitContext, url_votes
 from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
@@ -51,7 +51,8 @@ from electa.legs.sparse import SparseLeg
 from electa.scoring import LIFT, QA_MIN, coverage_of, qa_earns_minimum
 from electa.stores.protocol import SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
-from electa.text import STOPWORDS, content_stems, stem_set, tokens
+from electa.text import STOPWORDS, stem_set, tokens
+from electa.text.analysis import DEFAULT_LANGUAGE, index_terms, question_forms
 from electa.types import (
     Access,
     AnswerEvent,
@@ -135,6 +136,7 @@ class Engine:
             raise ConfigError(f"unknown unit_vectors {settings.unit_vectors!r}; valid: "
                               f"{', '.join(r.value for r in Recipe)}") from None
         self._stems: dict[int, frozenset[str]] = {}
+        self._terms: dict[int, frozenset[str]] = {}
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
         self.ltr_models = AgentModels(store.agent_settings, Serving(
@@ -227,7 +229,7 @@ class Engine:
             raise ModelMismatchError(self._mismatch)
         s = self.settings
         return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,
-                        s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20), self.recipe)
+                        s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20), self.recipe, s.language)
 
     def _written(self) -> None:
         """After a batch of writes: chunks still without a vector of this model (stored while
@@ -615,18 +617,11 @@ class Engine:
             own = self.agent_rerankers.judge(caller, stored)  # the agent's own reranker, where it has one
             if own is not None:
                 bound["rerank"] = own
-        if s.ltr == "agent" and "ltr" in self.funnel.judges and "ltr" in chosen:
-            bound["ltr"] = LtrJudge(fixed_model(self.ltr_models.resolve(stored, caller)), s.ltr_depth, self._hit_stems,
+        ltr = self.funnel.judges.get("ltr")
+        if "ltr" in chosen and isinstance(ltr, LtrJudge) and isinstance(ltr.source, AgentModels | FileModel):
+            # Resolved from the settings this search read: which ranker, and behind which reranker.
+            bound["ltr"] = LtrJudge(fixed_model(ltr.source.resolve(stored, caller)), s.ltr_depth, self._hit_stems,
                                     self.hit_context)
-        elif "rerank" in bound and "ltr" in chosen and isinstance(shared := self.funnel.judges.get("ltr"), LtrJudge):
-            # An operator's ranker file, checked at start against the engine's reranker: behind
-            # this agent's own one it reads scores of a model it was not trained behind.
-            model = shared.source(caller)
-            if not isinstance(model, str):
-                behind = rerank_identity(s.rerank, stored)
-                problem = lineage_problem(model.trained, replace(self.ltr_models.serving, rerank=behind))
-                if problem:
-                    bound["ltr"] = LtrJudge(fixed_model(problem), s.ltr_depth)
         if person and "personalise" in self.funnel.judges and "personalise" in chosen:
             known = self.person(caller, person) if isinstance(person, str) else person
             bound["personalise"] = PersonaliseJudge(known.signals, s.personalise_depth, s.personalise_blend)
@@ -713,9 +708,11 @@ class Engine:
             rankings[r.leg], unit_of[r.leg] = ranked, firsts
         fused = rrf_rows(rankings, weights, k)
         scale = lift_scale(weights, rankings, k)
-        q_stems = frozenset(content_stems(text))
-        covered = [coverage_of(n, len(q_stems)) for n in range(len(q_stems) + 1)]  # by stems shared
-        stems = self._stems
+        # The question's terms in the languages of its candidates (each covered in its own).
+        forms, asked = question_forms(text, {u.lang or DEFAULT_LANGUAGE for u in (*units.values(), *parents.values())})
+        wanted = forms.keys()
+        covered = [coverage_of(n, asked) for n in range(asked + 1)]  # by the question's words covered
+        terms = self._terms
         rows: list[Row] = []
         for document_id, fused_value, votes in fused:
             # The unit standing for the document: its best-contributing leg's (first such vote).
@@ -725,10 +722,11 @@ class Engine:
                     best = v
             unit = unit_of[best[0]][document_id]
             shown = parents.get(unit.parent_id or -1, unit) if unit.kind in SHOWN_AS_PARENT else unit
-            passage = stems.get(shown.id)
+            passage = terms.get(shown.id)
             if passage is None:
-                passage = self._passage_stems(shown)
-            shared = len(q_stems.intersection(passage))
+                passage = self._passage_terms(shown)
+            found = wanted & passage
+            shared = len({forms[t] for t in found}) if len(found) > 1 else len(found)
             cosine = None
             qa_rank = dense_rank = 0
             words_only = True
@@ -765,18 +763,24 @@ class Engine:
         return rows
 
     def _hit_stems(self, hit: Hit) -> frozenset[str]:
-        """A hit's stems (title and text), as scoring cached them for the unit it shows."""
+        """A hit's English stems (title and text), as a learned ranker's features read them;
+        kept per unit (a unit's text never changes: ids are never reused)."""
         stems = self._stems.get(hit.unit_id)
-        return stems if stems is not None else frozenset(stem_set(f"{hit.title} {hit.text}"))
-
-    def _passage_stems(self, unit: StoredUnit) -> frozenset[str]:
-        # A unit's text never changes (ids are never reused), so its stems are cached by id.
-        stems = self._stems.get(unit.id)
         if stems is None:
             if len(self._stems) > 200_000:
                 self._stems.clear()
-            stems = self._stems[unit.id] = frozenset(stem_set(f"{unit.title} {unit.text}"))
+            stems = self._stems[hit.unit_id] = frozenset(stem_set(f"{hit.title} {hit.text}"))
         return stems
+
+    def _passage_terms(self, unit: StoredUnit) -> frozenset[str]:
+        """A unit's terms (title and text) in its own language, for lexical coverage; kept per
+        unit (a unit's text and language never change: ids are never reused)."""
+        found = self._terms.get(unit.id)
+        if found is None:
+            if len(self._terms) > 200_000:
+                self._terms.clear()
+            found = self._terms[unit.id] = frozenset(index_terms(f"{unit.title} {unit.text}", unit.lang))
+        return found
 
     def context(self, text: str, caller: Caller, n: int | None = None, **kwargs: object) -> list[Passage]:
         """The passages for a prompt: the top ``n`` passing hits (default 4), each cut to

@@ -127,3 +127,55 @@ def test_a_store_given_no_folder_removes_the_one_it_made() -> None:
     store.shutdown()
     server.drop(dsn)
     assert not made.exists()
+
+
+def test_a_database_analysed_in_english_before_is_analysed_again_when_a_store_opens(tmp_path: Path) -> None:
+    """Issue 14: units stored before (Porter terms for every language, no languages recorded)
+    get their own language's terms when the next store opens the database; nothing else moves."""
+    from electa.stores.bm25_memory import search_segments
+    from electa.stores.postgres.analysis import tsvector_literal
+    from electa.stores.protocol import TextIndex
+    from electa.testing.store_contract import prepared, prepared_pair, record
+    from electa.text.analysis import ANALYSIS
+    from electa.types import Access, Caller, ChunkKind
+
+    server = shared_server()
+    dsn = server.database()
+    store = PostgresStore(dsn, tmp_path / "a", pool_size=2)
+    try:
+        store.put_source(record("de.md", "1", Access("acme", principals=("team:x",))), [prepared(
+            "d", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben.",
+            title="Erstattung")])
+        store.put_source(record("c.md", "2", Access("acme")), [prepared_pair(
+            ChunkKind.CURATED, "पासवर्ड रीसेट", "लॉगिन पेज पर लिंक दबाएँ।", "https://help/pw")])
+        caller = Caller("acme", principals=frozenset({"team:x"}))
+        before = store.allowed(caller).ids.tolist()
+        with store.db.tx(ALL_TENANTS, write=True) as con:  # what an older release left behind
+            for chunk_id, title, text, acl in con.execute(
+                    "SELECT c.id, c.title, c.text, array(SELECT x.lexeme FROM unnest(c.fts) x"
+                    " WHERE x.weights = '{D}') FROM chunks c WHERE c.fts IS NOT NULL").fetchall():
+                tsv, length = tsvector_literal(title, text, list(acl), "en")
+                con.execute("UPDATE chunks SET fts = %s::tsvector, fts_len = %s WHERE id = %s", (tsv, length, chunk_id))
+            con.execute("UPDATE documents SET lang = ''")
+            con.execute("DELETE FROM languages")
+            con.execute("DELETE FROM title_terms")  # (English stems: matched by no question term now)
+            con.execute("UPDATE curated_triggers SET trigger = 'प सवरड र सट'")  # the old fold's damage
+            con.execute("DELETE FROM meta WHERE key = 'analysis'")
+        assert store.languages(caller) == ("en",)
+        generation = store.generation
+    finally:
+        store.shutdown()
+    store = PostgresStore(dsn, tmp_path / "b", pool_size=2)
+    try:
+        assert store.allowed(caller).ids.tolist() == before and store.generation > generation
+        assert store.languages(caller) == ("de", "hi") and store.meta("analysis") == ANALYSIS
+        image = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+        allowed = store.allowed(caller)
+        german = before[:1]
+        assert [u for u, _ in search_segments((image,), "Wann kommt meine Rückerstattung?", allowed.ids, 10,
+                                              languages=store.languages(caller))] == german
+        assert store.title_matches("Erstattungen", caller, 10) == german
+        assert store.curated_answer("पासवर्ड रीसेट", "acme", allowed.ids) is not None
+    finally:
+        store.shutdown()
+        server.drop(dsn)

@@ -227,3 +227,31 @@ def test_a_ranker_behind_the_agents_own_reranker_learns_only_from_the_questions_
     # Without a reranker running, every question is the ranker's to learn from.
     with pytest.raises(ConfigError, match="has 20 labelled questions; a ranker needs at least 50"):
         train_ltr(None, "golden", data, ("acme", "bot"), settings=Settings(embedder="hash"))
+
+
+def test_an_operators_ranker_file_is_checked_per_search_against_the_agents_own_reranker(tmp_path: Path) -> None:
+    """ELECTA_LTR=<file> serves every caller; trained on an unreranked order (ELECTA_RERANK=agent
+    and no reranker of the agent's own), it judges an agent without one and is stale behind one."""
+    import json
+
+    from tests.unit.test_ltr import upside_down
+
+    path = tmp_path / "ranker.json"
+    with Engine.open(tmp_path / "probe", Settings(), HashEmbedder(dim=64)) as probe:
+        model_id = probe.embedder.model_id if probe.embedder else None
+    path.write_text(json.dumps(upside_down(model_id=model_id, rerank="").to_dict()))
+    with Engine.open(tmp_path / "d", Settings(rerank="agent", ltr=str(path)), HashEmbedder(dim=64)) as eng:
+        eng.agent_rerankers = AgentRerankers(eng.store.directory, eng.settings,
+                                             lambda folder: ScriptedScorer(lambda q, p: 0.0))
+        docs = [Document(str(i), f"Page {i}", f"refund plan {i}", f"https://a/{i}",
+                         sections=(Section((), f"refund plan {i}"),)) for i in range(4)]
+        eng.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+        _model(eng, "acme", "bot", "Page 3")
+
+        def ltr_stage(stored: dict[str, object]):  # type: ignore[no-untyped-def]
+            result = eng.search("refund plan", Caller("acme", "bot"), agent_settings=stored)
+            return next(st for st in result.stages if st.judge == "ltr")
+
+        assert ltr_stage({}).ran
+        stale = ltr_stage(_own())
+        assert not stale.ran and "trained on an unreranked order, this engine serves another" in stale.note

@@ -20,7 +20,13 @@ def _hash() -> Embedder:
     return HashEmbedder()
 
 
-_REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash}
+def _use_multilingual() -> Embedder:
+    from electa.embedders.use_multilingual import UseMultilingualEmbedder
+
+    return UseMultilingualEmbedder()
+
+
+_REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash, "use-multilingual": _use_multilingual}
 
 
 def available_embedders() -> list[str]:
@@ -28,7 +34,9 @@ def available_embedders() -> list[str]:
 
 
 def create_embedder(name: str) -> Embedder:
-    """Build the embedder registered under ``name`` (``minilm``, ``hash``)."""
+    """Build the embedder registered under ``name``: ``minilm`` (English, the default),
+    ``use-multilingual`` (16 languages in one space; ``pip install 'electa[nanoranker]'``) or
+    ``hash`` (tests)."""
     try:
         factory = _REGISTRY[name]
     except KeyError:

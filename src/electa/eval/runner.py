@@ -74,11 +74,14 @@ class EvalReport:
         return "\n".join(lines) + "\n"
 
 
-def default_data_dir(beir: BeirSet, model_id: str, recipe: str = "pooled") -> Path:
-    """Where a BEIR set's store is cached: one per corpus, model and unit-vector recipe (a store
-    built by another recipe holds other vectors for the same texts)."""
+def default_data_dir(beir: BeirSet, model_id: str, settings: Settings | None = None) -> Path:
+    """Where a BEIR set's store is cached: one per corpus, model, unit-vector recipe (a store
+    built by another recipe holds other vectors for the same texts) and fixed language (each
+    document's own, the default, keeps the key it had before languages were read)."""
+    settings = settings or Settings()
     root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "electa" / "eval"
-    tag = hashlib.sha256(f"{model_id}|{recipe}".encode()).hexdigest()[:8]
+    key = f"{model_id}|{settings.unit_vectors}" + (f"|{settings.language}" if settings.language else "")
+    tag = hashlib.sha256(key.encode()).hexdigest()[:8]
     return root / f"{beir.name}-{beir.corpus_hash}-{tag}"
 
 
@@ -260,7 +263,7 @@ def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: 
     beir = load_beir(dataset, split)
     settings = (settings or Settings()).embedded()
     embedder = create_embedder(settings.embedder)
-    engine = Engine.open(data_dir or default_data_dir(beir, embedder.model_id, settings.unit_vectors), settings, embedder)
+    engine = Engine.open(data_dir or default_data_dir(beir, embedder.model_id, settings), settings, embedder)
     try:
         return evaluate(engine, beir, split, runs_dir, **kwargs)  # type: ignore[arg-type]
     finally:
@@ -283,7 +286,7 @@ def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent:
     beir = load_beir(dataset, split) if dataset is not None else None
     if beir is not None:
         settings = settings.embedded()
-    store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings.unit_vectors)  # type: ignore[arg-type]
+    store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings)  # type: ignore[arg-type]
     with Engine.open(store_dir, settings, embedder) as engine:
         if beir is None:
             assert agent is not None

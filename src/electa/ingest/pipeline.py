@@ -25,7 +25,7 @@ from electa.ingest.chunker import chunk_document
 from electa.ingest.loaders import Loaded, loader_for
 from electa.ingest.naming import list_files
 from electa.ingest.unit_vectors import Recipe, unit_vectors
-from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, same_access
+from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, language_of, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
 
 EMBED_BATCH = 512  # texts per call to the model, sorted by length across the whole source
@@ -121,8 +121,10 @@ class Ingestor:
     """Prepares and stores sources. Used by :class:`electa.engine.Engine`."""
 
     def __init__(self, store: IndexStore, embedder: Embedder | None, parent_chars: int,
-                 child_chars: int, overlap: int, max_bytes: int, recipe: Recipe = Recipe.POOLED) -> None:
+                 child_chars: int, overlap: int, max_bytes: int, recipe: Recipe = Recipe.POOLED,
+                 language: str = "") -> None:
         self.store = store
+        self.language = language  # every document's, or '' for the store to read each one's
         self.embedder = embedder
         self.recipe = recipe
         self.parent_chars, self.child_chars, self.overlap = parent_chars, child_chars, overlap
@@ -208,9 +210,12 @@ class Ingestor:
         docs = [
             PreparedDocument(nul_free(ext_id), nul_free(title), nul_free(url), thash,
                              tuple(replace(ch, title=nul_free(ch.title), text=nul_free(ch.text)) for ch in chunks),
-                             tuple(per_doc[d]) if d in per_doc else (None,) * len(chunks))
+                             tuple(per_doc[d]) if d in per_doc else (None,) * len(chunks), self.language)
             for d, (ext_id, title, url, thash, chunks) in enumerate(prepared)
         ]
+        # Each new document's language read here, not in the store's write (its lock is every
+        # writer's); the store reads again only one with none found.
+        docs = [doc if doc.lang or doc.text_hash in known else replace(doc, lang=language_of(doc)) for doc in docs]
         model_id = self.embedder.model_id if self.embedder is not None else ""
         outcome = self.store.put_source(record, docs, model_id=model_id)
         return outcome

@@ -13,21 +13,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 
 from electa.config import Settings
 from electa.errors import ElectaError
-from electa.judges.agent_rerank import AGENTS, rerank_identity
+from electa.judges.agent_rerank import AGENTS
 from electa.judges.funnel import Funnel
 from electa.judges.ltr import (
     AgentModels,
     ContextOf,
+    FileModel,
     LtrJudge,
     LtrModel,
     ModelSource,
     StemsOf,
     fixed_model,
-    lineage_problem,
     load_model_file,
 )
 from electa.judges.personalise import PersonaliseJudge, anonymous
@@ -59,12 +58,9 @@ def _ltr(settings: Settings, models: ModelSource | None, stems: StemsOf | None, 
     if not settings.ltr:
         return None
     model = load_model_file(settings.ltr)
-    # A file serves every caller: checked against the engine's model and chunker like an agent's.
-    # (Under ELECTA_RERANK=agent a search without an agent reranker of its own is not reranked.)
-    serving = replace(models.serving, rerank=rerank_identity(models.serving.rerank, None)) if isinstance(
-        models, AgentModels) else None
-    found = (lineage_problem(model.trained, serving) or model) if serving is not None else model
-    return LtrJudge(fixed_model(found), settings.ltr_depth, stems, context)
+    # A file serves every caller, checked per search like an agent's ranker (FileModel).
+    source = FileModel(model, models.serving) if isinstance(models, AgentModels) else fixed_model(model)
+    return LtrJudge(source, settings.ltr_depth, stems, context)
 
 
 def _personalise(settings: Settings, models: ModelSource | None, stems: StemsOf | None,

@@ -215,6 +215,22 @@ class AgentModels:
         return problem or (model if model.trained == trained else replace(model, trained=dict(trained)))
 
 
+class FileModel:
+    """An operator's ranker file (``ELECTA_LTR=<path>``) for every caller, checked per search
+    like an agent's against what serves it: the engine's model and chunker, and the reranker
+    before it (an agent's own where the search's settings name one)."""
+
+    def __init__(self, model: LtrModel, serving: Serving) -> None:
+        self.model, self.serving = model, serving
+
+    def __call__(self, caller: Caller) -> LtrModel | str:
+        return self.resolve(None, caller)
+
+    def resolve(self, stored: Mapping[str, object] | None, caller: Caller) -> LtrModel | str:
+        behind = rerank_identity(self.serving.rerank, stored if caller.agent is not None else None)
+        return lineage_problem(self.model.trained, replace(self.serving, rerank=behind)) or self.model
+
+
 class LtrJudge:
     """``LtrJudge(source)``: reorders the first ``model.depth`` hits (at most ``depth``) by the
     caller's ranker. ``source`` gives the model for a caller (:class:`AgentModels`, or one model

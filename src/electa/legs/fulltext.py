@@ -21,7 +21,8 @@ QA_WEIGHTS = (2.0, 1.0)
 
 
 class FullTextLeg:
-    """BM25 over parent chunks (title = heading path), English Porter stemming.
+    """BM25 over parent chunks (title = heading path), each analysed in its document's language
+    (:mod:`electa.text.analysis`), the question in each language of the caller's units.
 
     Ranks with an in-memory image of the store's full-text index (``store.lexical_image``), with
     collection statistics taken over the caller's allowed set only (see
@@ -55,6 +56,7 @@ class FullTextLeg:
         self._threads: list[threading.Thread] = []
         self._threads_lock = threading.Lock()
         self.merges = 0
+        self._languages: dict[tuple[int, str, str | None], tuple[str, ...]] = {}
 
     def available(self) -> bool:
         return True
@@ -192,8 +194,23 @@ class FullTextLeg:
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         # The allowed set was read at ``allowed.generation``; segments at least that new hold
         # every row the caller may see (rows deleted since are simply not in ``allowed``).
+        if not allowed.ids.size:
+            return []
         segments = self.warm(allowed.generation)
-        return search_segments(segments, query, allowed.ids, depth, key=(allowed.generation, caller.cache_key()))
+        return search_segments(segments, query, allowed.ids, depth, key=(allowed.generation, caller.cache_key()),
+                               languages=self.languages(caller, allowed.generation))
+
+    def languages(self, caller: Caller, generation: int) -> tuple[str, ...]:
+        """The languages the caller's units are analysed in (a question is analysed in each),
+        read once per generation."""
+        key = (generation, caller.org, caller.agent)
+        found = self._languages.get(key)
+        if found is None:
+            found = self.store.languages(caller)
+            if len(self._languages) > 1024:
+                self._languages.clear()
+            self._languages[key] = found
+        return found
 
 
     def mentions(self, text: str, caller: Caller, allowed: AllowedSet) -> bool | None:
@@ -206,7 +223,10 @@ class FullTextLeg:
         segments = self._segments
         if segments is None or segments[1].generation < allowed.generation:
             return None
-        return mentioned_in(segments, text, allowed.ids, key=(allowed.generation, caller.cache_key()))
+        if not allowed.ids.size:
+            return False
+        return mentioned_in(segments, text, allowed.ids, key=(allowed.generation, caller.cache_key()),
+                            languages=self.languages(caller, allowed.generation))
 
 
 class QaLeg(FullTextLeg):

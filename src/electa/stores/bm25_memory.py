@@ -40,18 +40,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from electa.text import STOPWORDS, stem, tokens
+from electa.text.analysis import DEFAULT_LANGUAGE, query_terms
 
 K1 = 1.2
 B = 0.75
 MASKS_KEPT = 16
-
-
-def fts_terms(query: str) -> list[str]:
-    """The query's content words as FTS5's ``porter`` tokenizer indexes them: it leaves tokens of
-    under 3 or over 64 bytes unstemmed (``fts5_tokenize.c``), as the index side does."""
-    words = [w for w in tokens(query) if w not in STOPWORDS] or tokens(query)
-    return list(dict.fromkeys(w if not 3 <= len(w.encode()) <= 64 else stem(w) for w in words))
 
 
 BATCH = 65_536  # rows fetched and converted at a time while building
@@ -224,10 +217,11 @@ class BM25Image:
 
 
 def search_segments(segments: Sequence[BM25Image], query: str, allowed_ids: np.ndarray, limit: int,
-                    key: object = None) -> list[tuple[int, float]]:
+                    key: object = None, languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> list[tuple[int, float]]:
     """BM25 over segments that hold disjoint rows, as if they were one image: N, n_t and
-    avg|row| are summed over every segment's rows the caller may read."""
-    terms = fts_terms(query)
+    avg|row| are summed over every segment's rows the caller may read. The query is analysed
+    in each of ``languages`` (those of the caller's units)."""
+    terms = query_terms(query, languages)
     if not terms or not allowed_ids.size or limit <= 0:
         return []
     views = [seg._view(allowed_ids, key) for seg in segments]
@@ -279,11 +273,12 @@ def search_segments(segments: Sequence[BM25Image], query: str, allowed_ids: np.n
     return top_units(units, scores, limit)
 
 
-def mentioned_in(segments: Sequence[BM25Image], text: str, allowed_ids: np.ndarray, key: object = None) -> bool:
+def mentioned_in(segments: Sequence[BM25Image], text: str, allowed_ids: np.ndarray, key: object = None,
+                 languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> bool:
     """Whether a row among ``allowed_ids`` holds a content word of ``text`` in a weighted column
     (not only in a zero-weight one, the access tokens): FTS5's ``title/body : (word OR …)``
     asked of the image, with no scan of the rows."""
-    terms = fts_terms(text)
+    terms = query_terms(text, languages)
     if not terms or not allowed_ids.size:
         return False
     for seg in segments:

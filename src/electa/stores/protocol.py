@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PreparedDocument:
-    """A document ready to store: its chunks and, per chunk, a vector (or None)."""
+    """A document ready to store: its chunks and, per chunk, a vector (or None); ``lang`` its
+    language (ISO 639-1), or '' for the store to detect (:func:`language_of`)."""
 
     ext_id: str
     title: str
@@ -29,6 +30,15 @@ class PreparedDocument:
     text_hash: str
     chunks: tuple[Chunk, ...]
     vectors: tuple[np.ndarray | None, ...] = field(compare=False, hash=False)
+    lang: str = ""
+
+
+def language_of(doc: PreparedDocument) -> str:
+    """``doc``'s language: as given, or read from its title and text (its parent units, a Q&A
+    pair's question and answer, a curated answer's triggers and answer)."""
+    from electa.text.language import detect_parts
+
+    return doc.lang or detect_parts([doc.title, *(c.text for c in doc.chunks if c.kind is not ChunkKind.CHILD)])
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,7 @@ class StoredUnit:
     ext_id: str
     also_urls: tuple[str, ...]
     parent_id: int | None = None
+    lang: str = ""  # its document's language ('' for none detected: analysed as the default)
 
 
 @dataclass(frozen=True)
@@ -145,6 +156,13 @@ class IndexStore(Protocol):
 
     def source(self, org: str, agent: str, uri: str) -> dict[str, Any] | None:
         """The stored source as a dict (keys as in :meth:`list_sources`), or None."""
+        ...
+
+    def languages(self, caller: Caller) -> tuple[str, ...]:
+        """The languages (ISO 639-1) the units of the caller's organisation and agent (every
+        agent's, for a caller naming none) are analysed in, sorted; the default language alone
+        for none. Never another organisation's: a question is analysed in each of them, and
+        its scores must not move with another tenant's writes."""
         ...
 
     def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:

@@ -38,20 +38,27 @@ from electa.stores.protocol import (
     Store,
     StoredUnit,
     TextIndex,
+    language_of,
     same_access,
 )
 from electa.stores.records import flagged_records, renamed_ext_id
+from electa.stores.sqlite_analysis import analyse_again
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
 from electa.stores.unit_cache import UnitCache
-from electa.text import STOPWORDS, tokens
+from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms
 from electa.types import Access, Caller, ChunkKind
 
 if TYPE_CHECKING:
     from electa.config import Settings
     from electa.stores.protocol import VectorIndex
 
-SCHEMA_VERSION = "1"
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+# 2: units analysed per language (issue 14); a release that reads 1 would write raw text into the
+# analysed full-text tables, so it is refused a store at 2. A store at 1 is brought to 2 on open.
+SCHEMA_VERSION = "2"
+# Units reach FTS5 analysed already (electa.text.analysis: stemmed per language, unspaced scripts
+# in characters and bigrams); its ``ascii`` tokenizer only splits them at the spaces, since every
+# term is letters, digits and marks and it keeps every non-ASCII character in a token.
+FTS_TOKENIZER = "ascii"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -139,6 +146,10 @@ CREATE TABLE IF NOT EXISTS chunk_flags(
 -- the writes (drop these, add the ids above the last read) instead of being read again whole.
 CREATE TABLE IF NOT EXISTS removed_units(after_generation INTEGER NOT NULL, chunk_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS removed_units_generation ON removed_units(after_generation);
+-- The languages each organisation's agent has units in (issue 14): a question is analysed in each.
+-- Only ever added to: a language left over after its last unit is deleted costs a few query terms.
+CREATE TABLE IF NOT EXISTS languages(org TEXT NOT NULL, agent TEXT NOT NULL, lang TEXT NOT NULL,
+  PRIMARY KEY(org, agent, lang));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_recent USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
@@ -183,10 +194,10 @@ def access_json(access: Access) -> str:
                        "principals": sorted(set(access.principals))})
 
 
-def match_expression(query: str) -> str:
-    """OR of the query's content words, each quoted so no user text is read as FTS5 syntax."""
-    words = [w for w in tokens(query) if w not in STOPWORDS] or tokens(query)
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+def match_expression(query: str, languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> str:
+    """OR of the query's content terms as each of ``languages`` analyses them, each quoted so
+    no user text is read as FTS5 syntax."""
+    return " OR ".join(f'"{w}"' for w in query_terms(query, languages))
 
 
 _SOURCE_COLUMNS = ("id", "org", "agent", "uri", "kind", "url", "version", "content_hash", "documents", "access",
@@ -195,6 +206,9 @@ _SOURCE_COLUMNS_SQL = ", ".join(_SOURCE_COLUMNS)
 # The FTS5 table of each full-text index; every one has two weighted columns and ``acl``.
 FTS_TABLES = {TextIndex.UNITS: "chunk_fts", TextIndex.QA: "qa_fts"}
 RECENT_TABLES = {TextIndex.UNITS: "chunk_fts_recent", TextIndex.QA: "qa_fts_recent"}
+# Which units each index holds, and its columns.
+FTS_KINDS = {ChunkKind.PARENT: TextIndex.UNITS, ChunkKind.QA: TextIndex.QA}
+FTS_COLUMNS = {TextIndex.UNITS: "title, body, acl", TextIndex.QA: "question, answer, acl"}
 # A saved full-text image still being written after this long is a crashed save's leftover.
 PARTIAL_KEPT_S = 3600.0
 
@@ -281,6 +295,18 @@ class SqliteStore(OperationalTables):
                 con.execute("INSERT OR IGNORE INTO meta SELECT 'removed_units_from', value FROM meta"
                             " WHERE key='generation'")
                 note_injection_rules(con)
+                stale = analyse_again(con, FTS_TABLES, RECENT_TABLES, FTS_COLUMNS, FTS_TOKENIZER)
+                if stale is not None:
+                    self._bump(con)
+                con.execute("UPDATE meta SET value=? WHERE key='schema_version' AND value='1'", (SCHEMA_VERSION,))
+            for name in stale or ():  # images of the terms before, named by nothing now
+                shutil.rmtree(self._images_dir() / name, ignore_errors=True)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise StoreError(f"{self.path} is not a readable Electa store ({exc}); point --data at another "
+                                 "directory or restore it from a backup") from exc
+            raise StoreError(f"{self.path} is held by another process's write (a first open after an upgrade"
+                             " analyses every unit again once); try again when it has finished") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"{self.path} is not a readable Electa store ({exc}); point --data at another "
@@ -494,13 +520,16 @@ class SqliteStore(OperationalTables):
         access = source.access
         first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
         kind = first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc"
+        lang = language_of(doc)
         cur = con.execute(
-            "INSERT INTO documents(org, agent, kind, title, text_hash, access_sig, public)"
-            " VALUES(?,?,?,?,?,?,?)",
+            "INSERT INTO documents(org, agent, kind, title, text_hash, access_sig, public, lang)"
+            " VALUES(?,?,?,?,?,?,?,?)",
             (source.org, source.agent, kind, doc.title, doc.text_hash,
-             access.signature(), int(bool(access.public))),
+             access.signature(), int(bool(access.public)), lang),
         )
         document_id = int(cur.lastrowid or 0)
+        lang = lang or DEFAULT_LANGUAGE
+        con.execute("INSERT OR IGNORE INTO languages VALUES(?,?,?)", (source.org, source.agent, lang))
         if not access.public:
             con.executemany(
                 "INSERT OR IGNORE INTO doc_principals VALUES(?, ?)",
@@ -521,14 +550,11 @@ class SqliteStore(OperationalTables):
             flag_unit(con, chunk_id, chunk.title, chunk.text)
             # Each row also goes to the "recent" table, from which the small segment of rows
             # written since the last merge is read (see lexical_image).
-            if chunk.kind is ChunkKind.PARENT:
-                for table in ("chunk_fts", "chunk_fts_recent"):
-                    con.execute(f"INSERT INTO {table}(rowid, title, body, acl) VALUES(?,?,?,?)",
-                                (chunk_id, chunk.title, chunk.text, acl))
-            elif chunk.kind is ChunkKind.QA:
-                for table in ("qa_fts", "qa_fts_recent"):
-                    con.execute(f"INSERT INTO {table}(rowid, question, answer, acl) VALUES(?,?,?,?)",
-                                (chunk_id, chunk.title, chunk.text, acl))
+            if chunk.kind in FTS_KINDS:
+                index = FTS_KINDS[chunk.kind]
+                row = (chunk_id, fts_text(chunk.title, lang), fts_text(chunk.text, lang), acl)
+                for table in (FTS_TABLES[index], RECENT_TABLES[index]):
+                    con.execute(f"INSERT INTO {table}(rowid, {FTS_COLUMNS[index]}) VALUES(?,?,?,?)", row)
             elif chunk.kind is ChunkKind.CURATED:
                 con.executemany("INSERT OR IGNORE INTO curated_triggers VALUES(?, ?)",
                                 [(normalise_trigger(t), chunk_id) for t in chunk.title.split("\n") if t.strip()])
@@ -673,7 +699,7 @@ class SqliteStore(OperationalTables):
         matching rows (score 0), for existence and counting checks. ``column`` limits the match
         to one column (``title``)."""
         weights = tuple(weights) + (0.0,) * (3 - len(weights))  # the acl column never scores
-        expr = match_expression(query)
+        expr = match_expression(query, self.languages(caller))
         if not expr:
             return []
         if column:
@@ -689,6 +715,14 @@ class SqliteStore(OperationalTables):
             f"SELECT rowid, -bm25({table}, {w}) AS s FROM {table} WHERE {table} MATCH ?"
             f" ORDER BY bm25({table}, {w}) LIMIT ?", (match, limit)).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def languages(self, caller: Caller) -> tuple[str, ...]:
+        if caller.agent is None:  # every agent of the organisation
+            rows = self.con.execute("SELECT DISTINCT lang FROM languages WHERE org=? ORDER BY lang", (caller.org,))
+        else:
+            rows = self.con.execute("SELECT lang FROM languages WHERE org=? AND agent=? ORDER BY lang",
+                                    (caller.org, caller.agent))
+        return tuple(str(r[0]) for r in rows) or (DEFAULT_LANGUAGE,)
 
     def title_matches(self, word: str, caller: Caller, limit: int) -> list[int]:
         return [i for i, _ in self.fts_search("chunk_fts", word, caller, limit, (1.0, 0.0), ranked=False,
@@ -840,13 +874,13 @@ class SqliteStore(OperationalTables):
             rows = con.execute(
                 "SELECT c.id, c.document_id, c.kind, c.title, c.text, c.parent_id,"
                 " (SELECT json_group_array(json_array(l.source_id, l.url, l.ext_id)) FROM locations l"
-                "  WHERE l.document_id=c.document_id)"
-                f" FROM chunks c WHERE c.id IN ({marks})", part).fetchall()
-            for cid, did, kind, title, text, parent_id, locs in rows:
+                "  WHERE l.document_id=c.document_id), d.lang"
+                f" FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})", part).fetchall()
+            for cid, did, kind, title, text, parent_id, locs, lang in rows:
                 places = sorted(json.loads(locs) or [[0, "", ""]])
                 urls = tuple(dict.fromkeys(p[1] for p in places if p[1]))
                 out[cid] = StoredUnit(cid, did, places[0][0], ChunkKind(kind), title, text,
-                                      urls[0] if urls else "", places[0][2], urls[1:], parent_id)
+                                      urls[0] if urls else "", places[0][2], urls[1:], parent_id, lang)
         return out
 
     def vectors(self, model_id: str, after_id: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:

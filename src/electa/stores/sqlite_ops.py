@@ -36,6 +36,8 @@ ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "feedback": (("origin", "TEXT NOT NULL DEFAULT 'backend'"), ("voter", "TEXT NOT NULL DEFAULT ''"),
                  # The person it is about, for personalisation (SPEC D3): '' for none.
                  ("person", "TEXT NOT NULL DEFAULT ''")),
+    # The language a document is written in (issue 14): '' for none detected, or not yet read.
+    "documents": (("lang", "TEXT NOT NULL DEFAULT ''"),),
 }
 
 
@@ -69,8 +71,9 @@ def check_org_name(name: str) -> None:
 
 
 def normalise_trigger(text: str) -> str:
-    """Trigger and question compared as folded words: "Opening hours?" == "opening hours"."""
-    return " ".join(tokens(text))
+    """Trigger and question compared as folded words: "Opening hours?" == "opening hours"; a
+    script written without spaces as its characters, so a trigger is found inside a question."""
+    return " ".join(tokens(text, pairs=False))
 
 
 class OperationalTables:

@@ -217,6 +217,38 @@ class StoreContract:
         assert not store.mentions("Quillon", Caller("acme"))
         assert store.mentions("Quillon", Caller("acme", principals=frozenset({"team:x"})))
 
+    def test_units_are_analysed_in_their_language_and_languages_are_an_organisations_own(self, store) -> None:  # type: ignore[no-untyped-def]
+        """Issue 14: a Chinese page is found by a word of the question in the full-text index, a
+        German one by another form of its word, and a question is analysed in the languages of
+        the caller's own organisation and agent only."""
+        from electa.stores.bm25_memory import search_segments
+
+        bot = Access("acme", "bot")
+        store.put_source(record("de.md", "1", bot), [prepared(
+            "d", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben.",
+            title="Erstattung")])
+        store.put_source(record("zh.md", "2", bot), [prepared(
+            "z", "退款将在购买后十四天内发放，请联系我们的客服团队。", title="退款政策")])
+        store.put_source(record("en.md", "3", Access("rival", "bot")), [prepared(
+            "e", "Refunds are issued within fourteen days of purchase.", title="Refunds")])
+        assert store.languages(Caller("acme", "bot")) == ("de", "zh")
+        assert store.languages(Caller("acme")) == ("de", "zh")  # every agent of the organisation
+        assert store.languages(Caller("rival", "bot")) == ("en",)
+        assert store.languages(Caller("nobody", "bot")) == ("en",)  # none yet: the default
+        caller = Caller("acme", "bot")
+        allowed = store.allowed(caller)
+        de, zh = allowed.ids.tolist()
+        image = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+
+        def found(question: str) -> list[int]:
+            return [u for u, _ in search_segments((image,), question, allowed.ids, 10,
+                                                  languages=store.languages(caller))]
+
+        assert found("退款多久发放？") == [zh]  # "how long until the refund is paid": no space to split on
+        assert found("Wann kommt meine Rückerstattung?") == [de]  # singular asked, plural written
+        assert store.mentions("客服", caller) and not store.mentions("客服", Caller("rival", "bot"))
+        assert store.title_matches("政策", caller, 10) == [zh]
+
     def test_lexical_image_weights_title_twice(self, store) -> None:  # type: ignore[no-untyped-def]
         # Five rows of four words each (so every length is the average): "refund" in X's title,
         # in Y's body, nowhere else. N=5, n_t=2: idf = ln(3.5/2.5). With k1=1.2, b=0.75 and

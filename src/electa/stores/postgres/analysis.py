@@ -1,59 +1,42 @@
-"""The embedded store's full-text analysis, done in Python for PostgreSQL's ``tsvector``.
+"""The embedded store's full-text analysis, as PostgreSQL's ``tsvector``.
 
-The embedded store indexes with SQLite FTS5's ``porter unicode61 remove_diacritics 2``
-tokenizer; PostgreSQL's text search configurations analyse differently (their own stop lists,
-Snowball English, other token rules), and BM25 scores would move with them. So this backend
-does not let PostgreSQL analyse: Electa computes each unit's terms as FTS5 does and stores them
-as a ready ``tsvector`` (PostgreSQL keeps given lexemes as they are), title terms weighted
-``A``, body terms ``B`` and the access tokens FTS5 keeps in its ``acl`` column ``D``. The
-column-weighted term frequencies and row lengths of :mod:`electa.stores.bm25_memory` then read
-the same on both backends (``tests/contract`` and ``bench/pg_parity.py`` check it).
+PostgreSQL's text search configurations analyse differently from Electa (their own stop lists
+and token rules, one language per configuration), and BM25 scores would move with them. So this
+backend does not let PostgreSQL analyse: each unit's terms are those the embedded store hands
+FTS5 (:mod:`electa.text.analysis`, in the document's language), stored as a ready ``tsvector``
+(PostgreSQL keeps given lexemes as they are), title terms weighted ``A``, body terms ``B`` and
+the access tokens FTS5 keeps in its ``acl`` column ``D``. The column-weighted term frequencies
+and row lengths of :mod:`electa.stores.bm25_memory` then read the same on both backends
+(``tests/contract`` and ``bench/pg_parity.py`` check it).
 
-FTS5's porter step leaves tokens under 3 or over 64 bytes unstemmed (``fts5_tokenize.c``,
-``FTS5_PORTER_MAX_TOKEN``). Two limits of ``tsvector`` (PostgreSQL docs, "Text Search
-Limitations"): a lexeme holds at most 256 positions, so a term's frequency in one unit is
-counted up to 256 (title occurrences first), and a lexeme is at most 2 KB, so a longer token
-(a pasted blob) is left out of the terms but still counted in the row's length.
+Two limits of ``tsvector`` (PostgreSQL docs, "Text Search Limitations"): a lexeme holds at most
+256 positions, so a term's frequency in one unit is counted up to 256 (title occurrences
+first), and a lexeme is at most 2 KB, so a longer token (a pasted blob) is left out of the
+terms but still counted in the row's length.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from electa.text import stem, tokens
+from electa.text.analysis import index_terms
 
-PORTER_MIN_BYTES = 3
-PORTER_MAX_BYTES = 64
 MAX_POSITIONS = 256
 MAX_LEXEME_BYTES = 2046
-
-
-def index_term(token: str) -> str:
-    """A folded token as FTS5's ``porter`` tokenizer stores it.
-
-    >>> [index_term(t) for t in ("refunds", "is", "e1042")]
-    ['refund', 'is', 'e1042']
-    """
-    size = len(token.encode())
-    return token if size < PORTER_MIN_BYTES or size > PORTER_MAX_BYTES else stem(token)
-
-
-def index_terms(text: str) -> list[str]:
-    """Every term of ``text`` in order, stop words included (the index keeps them)."""
-    return [index_term(t) for t in tokens(text)]
 
 
 def _quote(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsvector_literal(title: str, body: str, acl: list[str]) -> tuple[str, int]:
-    """``(tsvector text, row length)`` of a unit: title terms weighted A, body B, ``acl`` D.
+def tsvector_literal(title: str, body: str, acl: list[str], lang: str) -> tuple[str, int]:
+    """``(tsvector text, row length)`` of a unit written in ``lang``: title terms weighted A,
+    body B, ``acl`` D.
 
-    >>> tsvector_literal("Refund policy", "Refunds within 14 days", ["o1"])
-    ("'14':1B 'dai':1B 'o1':1 'polici':1A 'refund':1A,2B 'within':1B", 7)
+    >>> tsvector_literal("Refund policy", "Refunds within 14 days", ["o1"], "en")
+    ("'en·14':1B 'en·dai':1B 'en·polici':1A 'en·refund':1A,2B 'en·within':1B 'o1':1", 7)
     """
-    columns = (Counter(index_terms(title)), Counter(index_terms(body)), Counter(acl))
+    columns = (Counter(index_terms(title, lang)), Counter(index_terms(body, lang)), Counter(acl))
     length = sum(sum(c.values()) for c in columns)
     parts = []
     for term in sorted(set().union(*columns)):

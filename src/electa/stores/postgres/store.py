@@ -33,10 +33,11 @@ from electa.errors import ModelMismatchError
 from electa.ingest import injection
 from electa.stores import allowed_sets
 from electa.stores.allowed_sets import AllowedSets
-from electa.stores.bm25_memory import BM25Image, batches, fts_terms
-from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, index_terms, tsquery_any, tsvector_literal
+from electa.stores.bm25_memory import BM25Image, batches
+from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, tsquery_any, tsvector_literal
 from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, redact
 from electa.stores.postgres.ops import PgOperationalTables
+from electa.stores.postgres.reanalysis import analyse_again
 from electa.stores.protocol import (
     AllowedSet,
     PreparedDocument,
@@ -45,12 +46,14 @@ from electa.stores.protocol import (
     Store,
     StoredUnit,
     TextIndex,
+    language_of,
     same_access,
 )
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite import VECTOR_KINDS, access_json, acl_text, scan_field
 from electa.stores.sqlite_ops import normalise_trigger
 from electa.stores.unit_cache import UnitCache
+from electa.text.analysis import DEFAULT_LANGUAGE, index_terms, query_terms
 from electa.types import Access, Caller, ChunkKind
 
 if TYPE_CHECKING:
@@ -127,6 +130,8 @@ class PostgresStore(PgOperationalTables):
                 for key, value in (("injection_rules", injection.RULES_VERSION), ("injection_pending", str(top)),
                                    ("injection_cursor", "0")):
                     self._set_meta(con, key, value)
+            if analyse_again(con):
+                self._bump(con)
 
     # -- state -------------------------------------------------------------------------------
     def _scalar(self, sql: str, params: Sequence[object] = (), org: str = ALL_TENANTS) -> Any:
@@ -319,31 +324,36 @@ class PostgresStore(PgOperationalTables):
         vector_rows: list[tuple[Any, ...]] = []
         for document_id, doc in zip(doc_ids, docs, strict=True):
             first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
+            found = language_of(doc)
+            lang = found or DEFAULT_LANGUAGE
             doc_rows.append((document_id, first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc",
-                             doc.title, doc.text_hash))
+                             doc.title, doc.text_hash, found))
             ids: dict[int, int] = {}
             for chunk, vec in zip(doc.chunks, doc.vectors, strict=True):
                 chunk_id = next(chunk_ids)
                 ids[chunk.ordinal] = chunk_id
                 fts_index = FTS_INDEX.get(chunk.kind)
-                tsv, length = tsvector_literal(chunk.title, chunk.text, acl) if fts_index else (None, None)
+                tsv, length = tsvector_literal(chunk.title, chunk.text, acl, lang) if fts_index else (None, None)
                 chunk_rows.append((chunk_id, document_id, chunk.kind.value, chunk.ordinal,
                                    None if chunk.parent is None else ids.get(chunk.parent), chunk.title, chunk.text,
                                    hashlib.sha256(f"{chunk.title}\n{chunk.text}".encode()).hexdigest(),
                                    fts_index, tsv, length))
                 if chunk.kind is ChunkKind.PARENT:
                     # (a term past a B-tree row's limit is left out, as the tsvector leaves it out)
-                    term_rows.extend((chunk_id, t) for t in sorted(set(index_terms(chunk.title)))
+                    term_rows.extend((chunk_id, t) for t in sorted(set(index_terms(chunk.title, lang)))
                                      if 0 < len(t.encode()) <= MAX_LEXEME_BYTES)
                 if chunk.kind is ChunkKind.CURATED:
                     trigger_rows.extend((t, chunk_id) for t in sorted(
                         {normalise_trigger(t) for t in chunk.title.split("\n") if t.strip()}))
                 if vec is not None:
                     vector_rows.append((chunk_id, int(vec.shape[0]), vector_literal(vec)))
-        _insert_rows(con, "INSERT INTO documents(id, org, agent, kind, title, text_hash, access_sig, public, principals)"
-                     " SELECT u.id, %s, %s, u.kind, u.title, u.text_hash, %s, %s, %s::text[]"
-                     " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[]) AS u(id, kind, title, text_hash)",
+        _insert_rows(con, "INSERT INTO documents(id, org, agent, kind, title, text_hash, access_sig, public, principals, lang)"
+                     " SELECT u.id, %s, %s, u.kind, u.title, u.text_hash, %s, %s, %s::text[], u.lang"
+                     " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[])"
+                     " AS u(id, kind, title, text_hash, lang)",
                      (source.org, source.agent, access.signature(), public, principals), doc_rows)
+        con.execute("INSERT INTO languages SELECT %s, %s, unnest(%s::text[]) ON CONFLICT DO NOTHING",
+                    (source.org, source.agent, sorted({r[4] or DEFAULT_LANGUAGE for r in doc_rows})))
         _insert_rows(con, "INSERT INTO chunks(id, document_id, org, agent, public, principals, kind, ordinal, parent_id,"
                      " title, text, content_hash, source_version, chunker_version, fts_index, fts, fts_len)"
                      " SELECT u.id, u.document_id, %s, %s, %s, %s::text[], u.kind, u.ordinal, u.parent_id, u.title,"
@@ -501,18 +511,28 @@ class PostgresStore(PgOperationalTables):
                 rows = con.execute(
                     "SELECT c.id, c.document_id, c.kind, c.title, c.text, c.parent_id,"
                     " (SELECT coalesce(json_agg(json_build_array(l.source_id, l.url, l.ext_id)), '[]'::json)"
-                    "  FROM locations l WHERE l.document_id=c.document_id)"
-                    " FROM chunks c WHERE c.id = ANY(%s)", (missing,)).fetchall()
-                for cid, did, kind, title, text, parent_id, locs in rows:
+                    "  FROM locations l WHERE l.document_id=c.document_id), d.lang"
+                    " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ANY(%s)", (missing,)).fetchall()
+                for cid, did, kind, title, text, parent_id, locs, lang in rows:
                     places = sorted(locs or [[0, "", ""]])
                     urls = tuple(dict.fromkeys(p[1] for p in places if p[1]))
                     fresh[cid] = StoredUnit(cid, did, places[0][0], ChunkKind(kind), title, text,
-                                            urls[0] if urls else "", places[0][2], urls[1:], parent_id)
+                                            urls[0] if urls else "", places[0][2], urls[1:], parent_id, lang)
         self._units_cache.keep(generation, fresh)
         return out | fresh
 
+    @matches_nothing_with_nul(lambda: (DEFAULT_LANGUAGE,), "caller")
+    def languages(self, caller: Caller) -> tuple[str, ...]:
+        with self.db.tx(caller.org) as con:
+            if caller.agent is None:  # every agent of the organisation
+                rows = con.execute("SELECT DISTINCT lang FROM languages WHERE org=%s ORDER BY lang", (caller.org,))
+            else:
+                rows = con.execute("SELECT lang FROM languages WHERE org=%s AND agent=%s ORDER BY lang",
+                                   (caller.org, caller.agent))
+            return tuple(str(r[0]) for r in rows.fetchall()) or (DEFAULT_LANGUAGE,)
+
     def _match(self, caller: Caller, query: str, limit: int) -> list[int]:
-        terms = fts_terms(query)
+        terms = query_terms(query, self.languages(caller))
         if not terms:
             return []
         tsquery = tsquery_any(terms)
@@ -524,7 +544,7 @@ class PostgresStore(PgOperationalTables):
 
     @matches_nothing_with_nul(list, "caller")
     def title_matches(self, word: str, caller: Caller, limit: int) -> list[int]:
-        terms = fts_terms(word)
+        terms = query_terms(word, self.languages(caller))
         if not terms:
             return []
         where, params = reader_filter(caller, alias="t")

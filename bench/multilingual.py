@@ -1,0 +1,140 @@
+"""Every language a help center is written in, measured on XQuAD-R (issue 14).
+
+    python bench/multilingual.py ../shared/data/xquad-r [--langs en,de,es,zh] [--no-pool]
+
+1. **Language identification** (:mod:`electa.text.language`): the share of each language's
+   sentences and questions read as that language.
+2. **Per language**: ``electa eval`` on each ``xquad-r/<lang>`` test split in three
+   configurations: every document analysed as English (``ELECTA_LANGUAGE=en``: the English-only
+   analysis before issue 14, but with unspaced scripts cut into characters and bigrams), each
+   document's own language read at ingest (the default), and the same with the multilingual
+   dense leg (``ELECTA_EMBEDDER=use-multilingual``); nDCG@10 and Recall@10 of each leg, plain
+   fusion and the served order.
+3. **The mixed pool**: the four corpora in one store, every question of every language asked of
+   it, the relevant sentences being the one that holds the answer in *each* language (XQuAD-R
+   is parallel: ``de-5-2-1`` and ``en-5-2-1`` are the same sentence translated), as LAReQA
+   scores its cross-language retrieval. Rows per question language and all together.
+
+The stores are cached like ``electa eval``'s (``~/.cache/electa/eval``); the first run of each
+embeds its corpus (the pool: about 4,900 sentences).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from electa.config import Settings
+from electa.embedders.registry import create_embedder
+from electa.engine import Engine
+from electa.eval.beir import BeirSet, load_beir
+from electa.eval.runner import default_data_dir, evaluate, ingest_corpus
+from electa.text.language import detect
+
+ROWS = [("fulltext", "full text"), ("dense", "dense"), ("fused", "fused (RRF)"), ("scored", "served")]
+
+
+def identification(data: Path, langs: list[str]) -> None:
+    print("| language | sentences read as it | questions read as it | most frequent other reading |")
+    print("|---|---|---|---|")
+    for lang in langs:
+        beir = load_beir(data / lang, "test")
+        docs = Counter(detect(f"{d.text}") for d in beir.corpus)
+        questions = Counter(detect(q) for q in beir.queries.values())
+        others = (docs + questions)
+        others.pop(lang, None)
+        worst = ", ".join(f"{k or 'none'} {v}" for k, v in others.most_common(2)) or "-"
+        print(f"| {lang} | {docs[lang] / sum(docs.values()):.1%} of {sum(docs.values())} |"
+              f" {questions[lang] / sum(questions.values()):.1%} of {sum(questions.values())} | {worst} |")
+
+
+def run(beir: BeirSet, settings: Settings, subsets: dict[str, BeirSet] | None = None) -> dict[str, dict[str, dict]]:
+    embedder = create_embedder(settings.embedder)
+    out = {}
+    with Engine.open(default_data_dir(beir, embedder.model_id, settings), settings, embedder) as engine:
+        for name, part in (subsets or {"all": beir}).items():
+            out[name] = evaluate(engine, part, "test", depth=100).metrics
+    return out
+
+
+def table(title: str, results: dict[str, dict[str, dict[str, dict]]]) -> None:
+    """``results[configuration][set]`` = an eval's metrics."""
+    print(f"\n{title}\n")
+    sets = list(next(iter(results.values())))
+    print("| set | analysis | " + " | ".join(f"{label} nDCG@10 / R@10" for _, label in ROWS) + " |")
+    print("|---|---|" + "---|" * len(ROWS))
+    for name in sets:
+        for config, by_set in results.items():
+            metrics = by_set[name]
+            cells = [f"{metrics[k]['ndcg@10']:.4f} / {metrics[k]['recall@10']:.4f}" if k in metrics else "-"
+                     for k, _ in ROWS]
+            print(f"| {name} | {config} | " + " | ".join(cells) + " |")
+    sys.stdout.flush()
+
+
+def pool(data: Path, langs: list[str], folder: Path) -> tuple[BeirSet, dict[str, BeirSet]]:
+    """The mixed pool as a BEIR set in ``folder``, and its questions split by language."""
+    sets = {lang: load_beir(data / lang, "test") for lang in langs}
+    ids = {d.ext_id for s in sets.values() for d in s.corpus}
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    with gzip.open(folder / "corpus.jsonl.gz", "wt", encoding="utf-8") as out:
+        for s in sets.values():
+            for d in s.corpus:
+                out.write(json.dumps({"_id": d.ext_id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n")
+    with gzip.open(folder / "queries.jsonl.gz", "wt", encoding="utf-8") as out:
+        for s in sets.values():
+            for qid, text in s.queries.items():
+                out.write(json.dumps({"_id": qid, "text": text}, ensure_ascii=False) + "\n")
+    with open(folder / "qrels" / "test.tsv", "w", encoding="utf-8") as out:
+        out.write("query-id\tcorpus-id\tscore\n")
+        for s in sets.values():
+            for qid, judged in s.qrels.items():
+                for doc, grade in judged.items():
+                    sentence = doc.split("-", 1)[1]  # "de-5-2-1" -> "5-2-1", the same sentence in every language
+                    for lang in langs:
+                        if f"{lang}-{sentence}" in ids:
+                            out.write(f"{qid}\t{lang}-{sentence}\t{grade}\n")
+    beir = load_beir(folder, "test")
+    beir = BeirSet(f"xquad-r-pool-{'-'.join(langs)}", beir.corpus, beir.queries, beir.qrels, beir.corpus_hash)
+    by_lang = {lang: BeirSet(beir.name, [], {q: t for q, t in beir.queries.items() if q.startswith(f"{lang}-")},
+                             {q: j for q, j in beir.qrels.items() if q.startswith(f"{lang}-")}, beir.corpus_hash)
+               for lang in langs}
+    return beir, {**by_lang, "all": BeirSet(beir.name, [], beir.queries, beir.qrels, beir.corpus_hash)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("data", type=Path, help="the xquad-r folder (one sub-folder per language)")
+    parser.add_argument("--langs", default="en,de,es,zh")
+    parser.add_argument("--no-pool", action="store_true")
+    args = parser.parse_args()
+    langs = args.langs.split(",")
+    configs = {"English only": Settings(language="en"), "each document's own (default)": Settings(),
+               "each document's own + USE-multilingual dense": Settings(embedder="use-multilingual")}
+    print("Language identification (py3langid, langid.py's 97 languages)\n")
+    identification(args.data, langs)
+    table("Each language alone (test split)",
+          {c: {lang: run(load_beir(args.data / lang, "test"), s)["all"] for lang in langs} for c, s in configs.items()})
+    if args.no_pool:
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        beir, parts = pool(args.data, langs, Path(folder))
+        print(f"\nThe pool: {len(beir.corpus)} sentences, {len(beir.queries)} questions,"
+              f" {sum(len(j) for j in beir.qrels.values())} relevant (question, sentence) pairs")
+        results = {}
+        for config, settings in configs.items():
+            embedder = create_embedder(settings.embedder)
+            with Engine.open(default_data_dir(beir, embedder.model_id, settings), settings, embedder) as engine:
+                ingest_corpus(engine, beir, progress=True)
+            results[config] = run(beir, settings, parts)
+        table("The mixed pool (a question in any language; the answer's sentence in every language is relevant)",
+              results)
+
+
+if __name__ == "__main__":
+    main()

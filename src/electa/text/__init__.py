@@ -1,0 +1,168 @@
+"""Text analysis shared by the full-text legs and the absolute score.
+
+One tokenizer for every place that compares words, so that "the question's stemmed words" in
+the absolute score (reference/support-bot-retrieval.txt) mean the same words the full-text legs
+matched. Words are runs of letters, digits and the marks written inside them (a Devanagari
+vowel sign, a Thai vowel); scripts written without spaces between words (Chinese, Japanese,
+Thai, Lao, Khmer, Myanmar) become their characters and character bigrams, as Lucene's
+CJKAnalyzer does, since no word boundary is written (measured against jieba on XQuAD-R zh:
+``bench/cjk_terms.py``). :mod:`electa.text.analysis` stems per language for the index;
+:func:`stem` here is English Porter (Martin Porter's 1980 algorithm, as FTS5's ``porter``),
+used where both sides of a comparison are stemmed alike at query time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+
+import regex
+import Stemmer
+
+# Words kept as tokens: letters and digits, so "E1042" stays whole while punctuation splits
+# ("v2.3" is "v2", "3"; "o'brien" is "o", "brien", as FTS5's unicode61 split them). ASCII text
+# (most of it) takes the stdlib pattern; other text the one that keeps marks inside words.
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_WORD = regex.compile(r"[\p{L}\p{N}\p{M}]+")
+
+# A compact English stop list (the Snowball/Lucene core set plus question words). Dropped from
+# queries only: the index keeps every word so phrases and codes are never lost.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    s t don can't cannot i'm i've let's""".split()
+)
+
+# PyStemmer's stemmers "must not be called concurrently" (its docstring): one per thread.
+_local = threading.local()
+
+
+def fold(text: str) -> str:
+    """Lowercase, compatibility forms to their plain letters (full-width Ａ, ligature ﬁ), and no
+    diacritics: those of Latin, Greek and Cyrillic letters (FTS5's ``remove_diacritics 2`` did
+    the Latin ones), Arabic vowel signs and Hebrew points. Symbols (™, ©, ①…) part words, as
+    FTS5's unicode61 did; the marks that spell a word in Indic and East Asian scripts stay.
+
+    >>> fold("Café Ελλάδα"), fold("हिन्दी"), fold("Acme™ ＰＲＯ"), fold("ガス")
+    ('cafe ελλαδα', 'हिन्दी', 'acme  pro', 'ガス')
+    """
+    # Only the non-ASCII runs are decomposed: a per-character pass over every passage was most of
+    # a cold worker's scoring. The same result as decomposing the whole text, since NFKD maps each
+    # character on its own and reorders only runs of combining marks, which ASCII never joins.
+    lowered = text.lower()
+    return lowered if lowered.isascii() else _NON_ASCII.sub(_fold_run, lowered)
+
+
+def lower(text: str) -> str:
+    """Lowercase with diacritics kept (composed, NFC) and symbols parting words: what a
+    stemmer reads (Snowball's rules are written for the accented letters)."""
+    lowered = text.lower()
+    return lowered if lowered.isascii() else unicodedata.normalize("NFC", _SYMBOL.sub(" ", lowered))
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_SYMBOL = regex.compile(r"\p{S}")
+
+
+def _fold_run(match: re.Match[str]) -> str:
+    run = match.group()
+    # Short runs repeat (a Greek letter, "±", "é"); a long one (a CJK passage, a hostile query)
+    # is folded but not kept, so the cache's size is bounded by entries and by their length.
+    return _fold_chars(run) if len(run) <= 32 else _fold_chars.__wrapped__(run)
+
+
+@lru_cache(maxsize=65_536)
+def _fold_chars(run: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", _SYMBOL.sub(" ", run))
+    kept = "".join(ch for ch in decomposed if not _STRIPPED.match(ch))
+    # Lowercased again (NFKD makes "TM" of ™ and "Ａ" of Ａ) and composed again (a kana keeps
+    # its voicing mark, a Hangul syllable its jamo).
+    return unicodedata.normalize("NFC", kept.lower())
+
+
+# Combining diacritical marks (and their extensions and supplement), Arabic harakat, Hebrew
+# points and cantillation (not its punctuation: maqaf joins words, sof pasuq ends them).
+_STRIPPED = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+                       "\u064b-\u065f\u0670\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]")
+
+
+def tokens(text: str, pairs: bool = True) -> list[str]:
+    """Folded word tokens, in order, stop words included; a run of a script written without
+    spaces becomes its characters, then (``pairs``) each pair of neighbouring characters.
+
+    >>> tokens("Error E1042: 退款政策")
+    ['error', 'e1042', '退', '款', '政', '策', '退款', '款政', '政策']
+    >>> tokens("パスワード", pairs=False)
+    ['パ', 'ス', 'ワ', 'ー', 'ド']
+    """
+    return split_words(fold(text), pairs)
+
+
+def split_words(text: str, pairs: bool = True) -> list[str]:
+    """The words of already lowercased ``text`` (see :func:`tokens`)."""
+    # No marks and no unspaced script (most text, accented or not): the stdlib's faster pattern.
+    # Only the non-ASCII runs are looked at (the regex module's classes are slow over long text).
+    if text.isascii() or not any(_NEEDS_UNICODE.search(run) for run in _NON_ASCII.findall(text)):
+        return _TOKEN.findall(text)
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        if not _UNSPACED.search(word):
+            out.append(word)
+            continue
+        for piece in _UNSPACED_SPLIT.split(word):
+            if not piece:
+                continue
+            if _UNSPACED.fullmatch(piece):
+                # Characters as written (a Thai consonant with its vowel and tone marks is one).
+                chars = _GRAPHEME.findall(piece)
+                out.extend(chars)
+                if pairs:
+                    out.extend(a + b for a, b in itertools.pairwise(chars))
+            else:
+                out.append(piece)
+    return out
+
+
+_GRAPHEME = regex.compile(r"\X")
+# A run of a script written without spaces, with the marks written on it (a kana's voicing mark)
+# and the prolonged-sound and iteration marks that belong to no one script (ー 々 〆, half-width ｰ).
+_UNSPACED_CHARS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\u30fc\u3005\u3006\uff70"
+_UNSPACED_RUN = rf"[{_UNSPACED_CHARS}][{_UNSPACED_CHARS}\p{{M}}]*"
+_UNSPACED = regex.compile(_UNSPACED_RUN)
+_NEEDS_UNICODE = regex.compile(rf"[{_UNSPACED_CHARS}\p{{M}}]")
+_UNSPACED_SPLIT = regex.compile(rf"({_UNSPACED_RUN})")
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    stemmer = getattr(_local, "porter", None)
+    if stemmer is None:
+        stemmer = _local.porter = Stemmer.Stemmer("porter", 0)  # 0: no cache of its own (ours is above)
+    return str(stemmer.stemWord(word))
+
+
+def content_stems(text: str) -> list[str]:
+    """Distinct stems of the non-stop words of ``text``, in first-seen order.
+
+    >>> content_stems("Refunds for the refunded plans?")
+    ['refund', 'plan']
+    """
+    seen: dict[str, None] = {}
+    for tok in tokens(text):
+        if tok in STOPWORDS:
+            continue
+        seen.setdefault(stem(tok), None)
+    return list(seen)
+
+
+def stem_set(text: str) -> set[str]:
+    """Every stem of ``text`` (stop words included): the passage side of a coverage test."""
+    return {stem(tok) for tok in set(tokens(text))}

@@ -1,0 +1,139 @@
+"""Full-text analysis per language (SPEC A2, B1; issue 14): the terms a unit is indexed under,
+and the terms a question is searched and scored with.
+
+A unit is analysed in its document's language (:mod:`electa.text.language`): its words
+(:func:`electa.text.split_words`: characters and character pairs for scripts written without
+spaces), each lowercased and stemmed by that language's Snowball stemmer where PyStemmer has one
+(Snowball's rules are written for the accented letters, so the word is stemmed first and folded
+after, Lucene's order), as it is otherwise. English keeps Porter's 1980 stemmer, the one FTS5's
+``porter`` tokenizer applied before. As that tokenizer did, words under 3 or over 64 bytes are
+left unstemmed in every language.
+
+Every term carries its language (``de·ruckerstatt``), so a unit is only ever matched by the
+question's terms in its own language: a question is analysed in every language the caller's
+units are written in (``store.languages``), each unit meets the question's terms of its own,
+and no stemmer's output for one language (Dutch "orders" -> "or") can match a word of another.
+Names and codes match across languages all the same: "E1042" is ``en·e1042`` and ``de·e1042``,
+and a question in either language carries both.
+
+Stop words (:mod:`electa.text.stopwords`, of any of the caller's languages) are dropped from
+questions only, unless nothing else is left; the index keeps every word, so phrases and codes
+are never lost. A question is searched by at most :data:`MAX_QUERY_TERMS` terms.
+
+``ANALYSIS`` names this analysis; a store analysed otherwise is analysed again when it opens.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from functools import lru_cache
+
+import Stemmer
+
+from electa.text import fold, lower, split_words
+from electa.text.stopwords import stopwords
+
+# a1: FTS5's ``porter unicode61 remove_diacritics 2`` (every store before issue 14).
+ANALYSIS = "a3"
+# The language a unit with none detected is analysed in (and an empty store's questions).
+DEFAULT_LANGUAGE = "en"
+MIN_STEMMED_BYTES, MAX_STEMMED_BYTES = 3, 64
+# Between a term's language and its text: not ASCII, so FTS5's ``ascii`` tokenizer keeps it
+# inside the token, and no letter or digit, so no word can hold it.
+MARK = "\u00b7"
+MAX_QUERY_TERMS = 512
+
+# ISO 639-1 code -> PyStemmer's Snowball algorithm.
+STEMMERS = {
+    "ar": "arabic", "ca": "catalan", "cs": "czech", "da": "danish", "de": "german", "el": "greek",
+    "en": "porter", "eo": "esperanto", "es": "spanish", "et": "estonian", "eu": "basque", "fa": "persian",
+    "fi": "finnish", "fr": "french", "ga": "irish", "hi": "hindi", "hu": "hungarian", "hy": "armenian",
+    "id": "indonesian", "it": "italian", "lt": "lithuanian", "ne": "nepali", "nl": "dutch", "no": "norwegian",
+    "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian", "sv": "swedish",
+    "ta": "tamil", "tr": "turkish",
+}
+
+# PyStemmer's stemmers "must not be called concurrently" (its docstring): one per thread.
+_local = threading.local()
+
+
+def _stem(word: str, lang: str) -> str:
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = {}
+    stemmer = stemmers.get(lang)
+    if stemmer is None:
+        stemmer = stemmers[lang] = Stemmer.Stemmer(STEMMERS[lang], 0)  # 0: no cache of its own (term's is)
+    return str(stemmer.stemWord(word))
+
+
+@lru_cache(maxsize=200_000)
+def term(word: str, lang: str) -> str:
+    """A lowercased word (:func:`electa.text.lower`) as the index holds it in ``lang``.
+
+    >>> term("refunds", "en"), term("rückerstattungen", "de"), term("informações", "pt"), term("退款", "zh")
+    ('en·refund', 'de·ruckerstatt', 'pt·inform', 'zh·退款')
+    """
+    lang = lang or DEFAULT_LANGUAGE
+    if lang in STEMMERS and MIN_STEMMED_BYTES <= len(word.encode()) <= MAX_STEMMED_BYTES:
+        word = _stem(word, lang)
+    return f"{lang}{MARK}{fold(word)}"
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` as the analysis reads them: lowercased, diacritics kept."""
+    return split_words(lower(text))
+
+
+def index_terms(text: str, lang: str) -> list[str]:
+    """Every term of ``text`` in order, stop words included, analysed in ``lang``.
+
+    >>> index_terms("Die Rückerstattungen", "de")
+    ['de·die', 'de·ruckerstatt']
+    """
+    return [term(w, lang) for w in words(text)]
+
+
+def content_words(text: str, languages: Iterable[str], or_all: bool = True) -> list[str]:
+    """The question's words that are no stop word of any of ``languages`` (with ``or_all``,
+    every word when nothing else is left), distinct, in first-seen order."""
+    found = words(text)
+    stop = stopwords(tuple(languages))
+    content = [w for w in found if fold(w) not in stop]
+    return list(dict.fromkeys(content or (found if or_all else [])))
+
+
+def query_terms(text: str, languages: Iterable[str] = (DEFAULT_LANGUAGE,)) -> list[str]:
+    """The question's content terms in each of ``languages`` (each unit was indexed in one of
+    them), distinct, in first-seen order, at most :data:`MAX_QUERY_TERMS`.
+
+    >>> query_terms("What are the refunds?")
+    ['en·refund']
+    >>> query_terms("Wann kommen die Rückerstattungen?", ["en", "de"])
+    ['de·komm', 'en·kommen', 'de·ruckerstatt', 'en·ruckerstattungen']
+    """
+    langs = sorted(set(languages)) or [DEFAULT_LANGUAGE]
+    return list(dict.fromkeys(term(w, lang) for w in content_words(text, langs) for lang in langs))[:MAX_QUERY_TERMS]
+
+
+def question_forms(text: str, languages: Iterable[str]) -> tuple[dict[str, int], int]:
+    """For lexical coverage (SPEC C3): each term of the question's content words in each of
+    ``languages``, mapped to the word it came from, and how many words there are. A passage
+    covers a word when it holds any of that word's terms (in the passage's own language).
+
+    >>> question_forms("refunds for a refund?", ["en"])
+    ({'en·refund': 0}, 1)
+    """
+    langs = sorted(set(languages)) or [DEFAULT_LANGUAGE]
+    # Words with the same terms are one (in English, as before: "refund" and "refunds").
+    # A question of stop words alone asks for nothing here (it is searched by them all the same).
+    asked = list(dict.fromkeys(tuple(term(w, lang) for lang in langs) for w in content_words(text, langs, False)))
+    asked = asked[:MAX_QUERY_TERMS]
+    return {t: i for i, forms in enumerate(asked) for t in forms}, len(asked)
+
+
+def fts_text(text: str, lang: str) -> str:
+    """``text`` as the embedded store hands it to FTS5 (its ``ascii`` tokenizer splits on the
+    spaces only: every term is letters, digits, marks and :data:`MARK`)."""
+    return " ".join(index_terms(text, lang))
