@@ -52,7 +52,7 @@ from electa.scoring import LIFT, QA_MIN, coverage_of, qa_earns_minimum
 from electa.stores.protocol import SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.text import STOPWORDS, stem_set, tokens
-from electa.text.analysis import DEFAULT_LANGUAGE, index_terms, question_forms
+from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
 from electa.types import (
     Access,
     AnswerEvent,
@@ -708,10 +708,9 @@ class Engine:
             rankings[r.leg], unit_of[r.leg] = ranked, firsts
         fused = rrf_rows(rankings, weights, k)
         scale = lift_scale(weights, rankings, k)
-        # The question's terms in the languages of its candidates (each covered in its own).
-        forms, asked = question_forms(text, {u.lang or DEFAULT_LANGUAGE for u in (*units.values(), *parents.values())})
-        wanted = forms.keys()
-        covered = [coverage_of(n, asked) for n in range(asked + 1)]  # by the question's words covered
+        # The question's terms in each of its candidates' languages: each covered in its own.
+        asked = coverage_terms(text, {u.lang or DEFAULT_LANGUAGE for u in (*units.values(), *parents.values())})
+        covered = {lang: [coverage_of(n, len(q)) for n in range(len(q) + 1)] for lang, q in asked.items()}
         terms = self._terms
         rows: list[Row] = []
         for document_id, fused_value, votes in fused:
@@ -725,8 +724,8 @@ class Engine:
             passage = terms.get(shown.id)
             if passage is None:
                 passage = self._passage_terms(shown)
-            found = wanted & passage
-            shared = len({forms[t] for t in found}) if len(found) > 1 else len(found)
+            lang = shown.lang or DEFAULT_LANGUAGE
+            shared = len(asked[lang].intersection(passage))
             cosine = None
             qa_rank = dense_rank = 0
             words_only = True
@@ -741,7 +740,7 @@ class Engine:
                 continue  # found by words alone, yet shares no stem with the question
             # absolute_score(covered, cosine, qa_earns_minimum(...)) and order_value(), inlined:
             # this loop runs for every candidate of every search (test_rank_matches_the_rules).
-            score = covered[shared]
+            score = covered[lang][shared]
             if cosine is not None and cosine > score:
                 score = cosine
             if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank):

@@ -294,6 +294,9 @@ class SqliteStore(OperationalTables):
                 # Removals are logged from here on (a store made before the log starts it now).
                 con.execute("INSERT OR IGNORE INTO meta SELECT 'removed_units_from', value FROM meta"
                             " WHERE key='generation'")
+                found = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+                if found not in ("1", SCHEMA_VERSION):  # before any write: a newer store is left as it is
+                    raise StoreError(f"{self.path} has schema {found}; this Electa reads {SCHEMA_VERSION}: upgrade Electa")
                 note_injection_rules(con)
                 stale = analyse_again(con, FTS_TABLES, RECENT_TABLES, FTS_COLUMNS, FTS_TOKENIZER)
                 if stale is not None:

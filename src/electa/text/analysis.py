@@ -29,13 +29,17 @@ import threading
 from collections.abc import Iterable
 from functools import lru_cache
 
+import regex
 import Stemmer
 
 from electa.text import fold, lower, split_words
 from electa.text.stopwords import stopwords
 
-# a1: FTS5's ``porter unicode61 remove_diacritics 2`` (every store before issue 14).
-ANALYSIS = "a3"
+# a1: FTS5's ``porter unicode61 remove_diacritics 2`` (every store before issue 14; named by
+# no meta). Every analysis this release knows, oldest first: a store analysed by one it does not
+# know (a newer release's) is refused, never analysed back.
+ANALYSES = ("a2", "a3")
+ANALYSIS = ANALYSES[-1]
 # The language a unit with none detected is analysed in (and an empty store's questions).
 DEFAULT_LANGUAGE = "en"
 MIN_STEMMED_BYTES, MAX_STEMMED_BYTES = 3, 64
@@ -68,17 +72,33 @@ def _stem(word: str, lang: str) -> str:
     return str(stemmer.stemWord(word))
 
 
-@lru_cache(maxsize=200_000)
 def term(word: str, lang: str) -> str:
     """A lowercased word (:func:`electa.text.lower`) as the index holds it in ``lang``.
 
     >>> term("refunds", "en"), term("rückerstattungen", "de"), term("informações", "pt"), term("退款", "zh")
     ('en·refund', 'de·ruckerstatt', 'pt·inform', 'zh·退款')
+    >>> term("⑴", "de")  # folded to "(1)": what is no letter, digit or mark is dropped
+    'de·1'
     """
+    # Long words (a pasted blob) are not kept in the cache: they would crowd out the words.
+    return _term(word, lang) if len(word) <= MAX_STEMMED_BYTES else _term.__wrapped__(word, lang)
+
+
+@lru_cache(maxsize=200_000)
+def _term(word: str, lang: str) -> str:
     lang = lang or DEFAULT_LANGUAGE
     if lang in STEMMERS and MIN_STEMMED_BYTES <= len(word.encode()) <= MAX_STEMMED_BYTES:
         word = _stem(word, lang)
-    return f"{lang}{MARK}{fold(word)}"
+    folded = fold(word)
+    # A few letters fold to punctuation or spaces (⑴ is "(1)", an Arabic ligature is a phrase):
+    # a term must stay one token for FTS5's tokenizer and PostgreSQL alike.
+    if not _WORD.fullmatch(folded):
+        folded = _NOT_WORD.sub("", folded)
+    return f"{lang}{MARK}{folded}"
+
+
+_WORD = regex.compile(r"[\p{L}\p{N}\p{M}]+")
+_NOT_WORD = regex.compile(r"[^\p{L}\p{N}\p{M}]+")
 
 
 def words(text: str) -> list[str]:
@@ -95,42 +115,45 @@ def index_terms(text: str, lang: str) -> list[str]:
     return [term(w, lang) for w in words(text)]
 
 
-def content_words(text: str, languages: Iterable[str], or_all: bool = True) -> list[str]:
-    """The question's words that are no stop word of any of ``languages`` (with ``or_all``,
-    every word when nothing else is left), distinct, in first-seen order."""
+def content_words(text: str, lang: str, or_all: bool = True) -> list[str]:
+    """The question's words that are no stop word of ``lang`` (with ``or_all``, every word when
+    nothing else is left), distinct, in first-seen order. Each language drops only its own stop
+    words: German "hat" stays an English word, and the question's English terms never depend on
+    which other languages the caller's organisation writes in."""
     found = words(text)
-    stop = stopwords(tuple(languages))
+    stop = stopwords((lang,))
     content = [w for w in found if fold(w) not in stop]
     return list(dict.fromkeys(content or (found if or_all else [])))
 
 
 def query_terms(text: str, languages: Iterable[str] = (DEFAULT_LANGUAGE,)) -> list[str]:
     """The question's content terms in each of ``languages`` (each unit was indexed in one of
-    them), distinct, in first-seen order, at most :data:`MAX_QUERY_TERMS`.
+    them), distinct, at most :data:`MAX_QUERY_TERMS` per language.
 
     >>> query_terms("What are the refunds?")
     ['en·refund']
     >>> query_terms("Wann kommen die Rückerstattungen?", ["en", "de"])
-    ['de·komm', 'en·kommen', 'de·ruckerstatt', 'en·ruckerstattungen']
+    ['de·komm', 'de·ruckerstatt', 'en·wann', 'en·kommen', 'en·die', 'en·ruckerstattungen']
     """
     langs = sorted(set(languages)) or [DEFAULT_LANGUAGE]
-    return list(dict.fromkeys(term(w, lang) for w in content_words(text, langs) for lang in langs))[:MAX_QUERY_TERMS]
+    return list(dict.fromkeys(t for lang in langs for t in question_terms(text, lang)))
 
 
-def question_forms(text: str, languages: Iterable[str]) -> tuple[dict[str, int], int]:
-    """For lexical coverage (SPEC C3): each term of the question's content words in each of
-    ``languages``, mapped to the word it came from, and how many words there are. A passage
-    covers a word when it holds any of that word's terms (in the passage's own language).
+def question_terms(text: str, lang: str, or_all: bool = True) -> list[str]:
+    """The question's content terms in ``lang``, distinct, in first-seen order, at most
+    :data:`MAX_QUERY_TERMS`."""
+    return list(dict.fromkeys(term(w, lang) for w in content_words(text, lang, or_all)))[:MAX_QUERY_TERMS]
 
-    >>> question_forms("refunds for a refund?", ["en"])
-    ({'en·refund': 0}, 1)
+
+def coverage_terms(text: str, languages: Iterable[str]) -> dict[str, frozenset[str]]:
+    """For lexical coverage (SPEC C3): per language, the question's distinct content terms in it
+    (none for a question of stop words alone). A passage is covered by the terms of its own
+    language, so its score never depends on the languages of the other candidates.
+
+    >>> coverage_terms("refunds for a refund?", ["en"])
+    {'en': frozenset({'en·refund'})}
     """
-    langs = sorted(set(languages)) or [DEFAULT_LANGUAGE]
-    # Words with the same terms are one (in English, as before: "refund" and "refunds").
-    # A question of stop words alone asks for nothing here (it is searched by them all the same).
-    asked = list(dict.fromkeys(tuple(term(w, lang) for lang in langs) for w in content_words(text, langs, False)))
-    asked = asked[:MAX_QUERY_TERMS]
-    return {t: i for i, forms in enumerate(asked) for t in forms}, len(asked)
+    return {lang: frozenset(question_terms(text, lang, or_all=False)) for lang in set(languages)}
 
 
 def fts_text(text: str, lang: str) -> str:

@@ -1,8 +1,7 @@
 """Which language a text is written in (issue 14): py3langid, a numpy port of langid.py (Lui &
 Baldwin, 2012: a naive Bayes model over byte n-grams; its model ships in the wheel, nothing is
-downloaded), restricted to langid.py's own 97 languages (ISO 639-1 codes; py3langid's larger set
-splits Chinese into Wu and Cantonese and Spanish into Aragonese and Extremaduran, which an
-analyser cannot tell apart). Accuracy on XQuAD-R (``bench/multilingual.py``): 98.4-99.9% of
+downloaded), restricted to langid.py's own 97 languages (:data:`LANGID_97`, those of them its
+model knows). Accuracy on XQuAD-R (``bench/multilingual.py``): 98.4-99.9% of
 paragraphs and 99.3-100% of questions in en, de, es and zh.
 
 A document is read once at ingest (its first :data:`READ_CHARS` characters) and its language
@@ -18,7 +17,12 @@ from typing import Any
 
 import regex
 
-IDENTIFIER = "py3langid-0.4.0/iso639-1"
+IDENTIFIER = "py3langid-0.4.0/langid.py-97"
+# langid.py's own languages (its README): py3langid 0.4.0 adds dialects and neighbours (Wu and
+# Cantonese beside Chinese, Aragonese beside Spanish) that an analyser cannot tell apart.
+LANGID_97 = """af am an ar as az be bg bn br bs ca cs cy da de dz el en eo es et eu fa fi fo fr ga gl gu he hi hr
+    ht hu hy id is it ja jv ka kk km kn ko ku ky la lb lo lt lv mg mk ml mn mr ms mt nb ne nl nn no oc or pa pl ps pt
+    qu ro ru rw se si sk sl sq sr sv sw ta te th tl tr ug uk ur vi vo wa xh zh zu""".split()
 READ_CHARS = 4000
 MIN_CONFIDENCE = 0.2
 _LETTER = regex.compile(r"\p{L}")
@@ -35,9 +39,7 @@ def _identifier() -> Any:
                 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
                 model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-                # langid.py's own 97 languages come first, then "zxx" (no language) and the ones
-                # py3langid added (dialects and neighbours an analyser cannot tell apart).
-                model.set_languages(model.labels[: model.labels.index("zxx")])
+                model.set_languages([code for code in LANGID_97 if code in model.labels])
                 _model = model
     return _model
 
