@@ -17,10 +17,9 @@ import logging
 import sqlite3
 import time
 
-from electa.errors import StoreError
 from electa.stores.protocol import TextIndex
 from electa.stores.sqlite_ops import normalise_trigger
-from electa.text.analysis import ANALYSES, ANALYSIS, DEFAULT_LANGUAGE, fts_text
+from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, fts_text, outdated
 from electa.text.language import detect_parts
 
 log = logging.getLogger(__name__)
@@ -34,10 +33,8 @@ def analyse_again(con: sqlite3.Connection, tables: dict[TextIndex, str], recent:
     analysis than :data:`ANALYSIS`: None when it did not, else the directories of the saved
     images it no longer names (of the old terms: the caller removes them once it commits)."""
     found = con.execute("SELECT value FROM meta WHERE key='analysis'").fetchone()
-    if found is not None and found[0] == ANALYSIS:
+    if not outdated(found[0] if found else None):
         return None
-    if found is not None and found[0] not in ANALYSES:
-        raise StoreError(f"this store's units were analysed by a newer release (analysis {found[0]}): upgrade Electa")
     start = time.perf_counter()
     _detect_languages(con)
     con.execute("INSERT OR IGNORE INTO languages SELECT DISTINCT org, agent, CASE lang WHEN '' THEN ? ELSE lang END"

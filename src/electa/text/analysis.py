@@ -32,6 +32,7 @@ from functools import lru_cache
 import regex
 import Stemmer
 
+from electa.errors import StoreError
 from electa.text import fold, lower, split_words
 from electa.text.stopwords import stopwords
 
@@ -43,6 +44,14 @@ ANALYSIS = ANALYSES[-1]
 # The language a unit with none detected is analysed in (and an empty store's questions).
 DEFAULT_LANGUAGE = "en"
 MIN_STEMMED_BYTES, MAX_STEMMED_BYTES = 3, 64
+
+
+def outdated(found: str | None) -> bool:
+    """Whether a store whose ``meta`` names analysis ``found`` (None: before issue 14) must be
+    analysed again; a store analysed by a newer release is refused, never analysed back."""
+    if found is not None and found not in ANALYSES:
+        raise StoreError(f"this store's units were analysed by a newer release (analysis {found}): upgrade Electa")
+    return found != ANALYSIS
 # Between a term's language and its text: not ASCII, so FTS5's ``ascii`` tokenizer keeps it
 # inside the token, and no letter or digit, so no word can hold it.
 MARK = "\u00b7"

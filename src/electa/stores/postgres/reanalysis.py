@@ -16,11 +16,10 @@ import logging
 import time
 from typing import Any
 
-from electa.errors import StoreError
 from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, tsvector_literal
 from electa.stores.sqlite import acl_text
 from electa.stores.sqlite_ops import normalise_trigger
-from electa.text.analysis import ANALYSES, ANALYSIS, DEFAULT_LANGUAGE, index_terms
+from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, index_terms, outdated
 from electa.text.language import detect_parts
 from electa.types import Access
 
@@ -33,10 +32,8 @@ def analyse_again(con: Any) -> int:
     """Re-analyse in ``con``'s write transaction (every tenant) when ``meta`` names another
     analysis than :data:`ANALYSIS`; the number of units whose terms were written again."""
     found = con.execute("SELECT value FROM meta WHERE key='analysis'").fetchone()
-    if found is not None and found[0] == ANALYSIS:
+    if not outdated(found[0] if found else None):
         return 0
-    if found is not None and found[0] not in ANALYSES:
-        raise StoreError(f"this database's units were analysed by a newer release (analysis {found[0]}): upgrade Electa")
     start = time.perf_counter()
     _detect_languages(con)
     con.execute("INSERT INTO languages SELECT DISTINCT org, agent, CASE lang WHEN '' THEN %s ELSE lang END"
