@@ -4,12 +4,13 @@
 
 1. **Language identification** (:mod:`electa.text.language`): the share of each language's
    sentences and questions read as that language.
-2. **Per language**: ``electa eval`` on each ``xquad-r/<lang>`` test split in three
-   configurations: every document analysed as English (``ELECTA_LANGUAGE=en``: the English-only
-   analysis before issue 14, but with unspaced scripts cut into characters and bigrams), each
-   document's own language read at ingest (the default), and the same with the multilingual
-   dense leg (``ELECTA_EMBEDDER=use-multilingual``); nDCG@10 and Recall@10 of each leg, plain
-   fusion and the served order.
+2. **Per language**: ``electa eval`` on each ``xquad-r/<lang>`` test split in four
+   configurations: every document analysed as English with the English MiniLM (the English-only
+   configuration before issue 14, but with unspaced scripts cut into characters and pairs);
+   each document analysed in its own language (read at ingest) with MiniLM; the same with USE
+   multilingual as the only dense model; and with the chain (MiniLM for English units, USE for
+   the rest: :mod:`electa.embedders.chain`). nDCG@10 and Recall@10 of each leg, plain fusion
+   and the served order.
 3. **The mixed pool**: the four corpora in one store, every question of every language asked of
    it, the relevant sentences being the one that holds the answer in *each* language (XQuAD-R
    is parallel: ``de-5-2-1`` and ``en-5-2-1`` are the same sentence translated), as LAReQA
@@ -112,12 +113,18 @@ def main() -> None:
     parser.add_argument("data", type=Path, help="the xquad-r folder (one sub-folder per language)")
     parser.add_argument("--langs", default="en,de,es,zh")
     parser.add_argument("--no-pool", action="store_true")
+    parser.add_argument("--configs", default="", help="only these configurations, ';'-separated")
+    parser.add_argument("--no-identification", action="store_true")
     args = parser.parse_args()
     langs = args.langs.split(",")
-    configs = {"English only": Settings(language="en"), "each document's own (default)": Settings(),
-               "each document's own + USE-multilingual dense": Settings(embedder="use-multilingual")}
-    print("Language identification (py3langid, langid.py's 97 languages)\n")
-    identification(args.data, langs)
+    configs = {"English only (MiniLM)": Settings(language="en", embedder="minilm"),
+               "own language, MiniLM": Settings(embedder="minilm"),
+               "own language, USE for all": Settings(embedder="use-multilingual"),
+               "own language, chain": Settings(embedder="chain")}
+    configs = {name: s for name, s in configs.items() if not args.configs or name in args.configs.split(";")}
+    if not args.no_identification:
+        print("Language identification (py3langid, langid.py's 97 languages)\n")
+        identification(args.data, langs)
     table("Each language alone (test split)",
           {c: {lang: run(load_beir(args.data / lang, "test"), s)["all"] for lang in langs} for c, s in configs.items()})
     if args.no_pool:

@@ -19,14 +19,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ELECTA_", extra="ignore")
 
-    embedder: str = "minilm"
+    # "chain" (MiniLM for English units, USE multilingual for every other language: a mixed
+    # help center needs no setting, and English pages keep MiniLM's vectors and scores),
+    # "minilm" (English only: half the vector bytes, no multilingual model loaded),
+    # "use-multilingual" (one model for all), "hash" (tests). electa.embedders.
+    embedder: str = "chain"
     rrf_k: float = 60.0
     # The learned-sparse leg's weight is the reference's 0.2 beside 0.4 for full text and 0.4
     # for dense (three-lane-company-search.txt), in proportion.
@@ -55,6 +59,16 @@ class Settings(BaseSettings):
     # own from its text (issue 14: electa.text.language). Fixing it to "en" is the English-only
     # analysis of releases before issue 14, the baseline `bench/multilingual.py` measures against.
     language: str = Field(default="", pattern=r"^([a-z]{2})?$")
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        from electa.text.language import NAMES
+
+        if value and value not in NAMES:
+            raise ValueError(f"ELECTA_LANGUAGE={value!r} is no language Electa reads; use one of"
+                             f" {', '.join(sorted(NAMES))}, or leave it unset to read each document's own")
+        return value
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 128
@@ -79,7 +93,7 @@ class Settings(BaseSettings):
     # budget is 3 s). The reranker reads title + the first rerank_chars characters of the top
     # rerank_depth hits: "onnx:<folder>" (a cross-encoder export), "http(s)://…/rerank" (TEI's
     # shape, or rerank_api="cohere" for Cohere's and Jina's), "llm" (the answer model, pointwise) or
-    # "nanoranker" (the packaged USE-multilingual scorer: pip install 'electa[nanoranker]').
+    # "nanoranker" (the packaged USE-multilingual scorer, in nanoranker==1.2).
     # rerank_blend < 1 fuses its order with fusion's (RRF) instead of replacing it.
     rerank: str = ""
     rerank_api: Literal["tei", "cohere"] = "tei"

@@ -29,8 +29,9 @@ import numpy as np
 from electa.answer.segment import segment
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
+from electa.embedders.chain import ENGLISH, ChainEmbedder
 from electa.embedders.protocol import Embedder
-from electa.embedders.registry import create_embedder, create_sparse_encoder
+from electa.embedders.registry import create_embedder, create_sparse_encoder, kept_model
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
 from electa.fusion import Vote, lift_scale, rrf_rows
 from electa.ingest.chunker import CHUNKER_VERSION
@@ -51,7 +52,7 @@ from electa.legs.sparse import SparseLeg
 from electa.scoring import LIFT, QA_MIN, coverage_of, qa_earns_minimum
 from electa.stores.protocol import SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
-from electa.text import STOPWORDS, stem_set, tokens
+from electa.text import STOPWORDS, fold, language, stem_set, tokens
 from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
 from electa.types import (
     Access,
@@ -103,6 +104,7 @@ class ReindexReport:
     embedded: int
     seconds: float
     scanned: int = 0  # units stored before the current injection rules, scanned now
+    adopted: int = 0  # English units given their vectors of a chain's English model (no model run)
 
 
 class Engine:
@@ -112,6 +114,10 @@ class Engine:
         self.store = store
         self.settings = settings
         self.embedder = embedder
+        # Every question is read for its language (its stop words): loaded here, not inside the
+        # first search's legs, whose budgets it would spend (found by the CLI test: a one-shot
+        # search timed out its full-text and Q&A legs).
+        language.warm()
         self._runner = LegRunner()
         self.fulltext = FullTextLeg(store)
         self.qa = QaLeg(store)
@@ -122,7 +128,7 @@ class Engine:
         elif embedder is not None:
             why = (f"this index was built with {stored_model}, but the engine uses {embedder.model_id}:"
                    " run `electa reindex` to re-embed it")
-        self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why)
+        self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.sparse = self._sparse_leg()
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
@@ -156,6 +162,9 @@ class Engine:
         store = open_store(settings, path)
         why = ""
         instance: Embedder | None
+        if embedder is None and "embedder" not in settings.model_fields_set:
+            # The default (the chain) on a store of an earlier default: keep its model.
+            embedder = kept_model(store.meta("model_id"))
         if embedder is None or isinstance(embedder, str):
             try:
                 instance = create_embedder(embedder or settings.embedder)
@@ -260,6 +269,28 @@ class Engine:
                 log.warning("learned term weights of the units just written could not be made", exc_info=True)
                 self.sparse.recount(self.store)
 
+    def _adopt_vectors(self, embedder: Embedder) -> int:
+        """A store embedded by a chain's English model (one made before the chain was the
+        default) gives its English units' vectors to the chain as they are, padded with the
+        other half's zeros: re-embedding them would give the same vectors (pooled ones too, a
+        mean of padded vectors being the padded mean). Returns how many units it gave."""
+        if not isinstance(embedder, ChainEmbedder):
+            return 0
+        source, adopted, after = embedder.english.model_id, 0, 0
+        while (part := next(self.store.vectors(source, after), None)) is not None:
+            ids, vecs = part
+            after = int(ids[-1])
+            units = self.store.units([int(i) for i in ids])
+            done = set(self.store.vectors_of(embedder.model_id, ids)[0].tolist())  # given by an earlier call
+            keep = [k for k, uid in enumerate(ids)
+                    if int(uid) in units and units[int(uid)].lang in ENGLISH and int(uid) not in done]
+            if keep:
+                padded = np.zeros((len(keep), embedder.dim), dtype=np.float32)
+                padded[:, :embedder.english.dim] = vecs[keep]
+                self.store.put_vectors(embedder.model_id, [int(ids[k]) for k in keep], padded)
+                adopted += len(keep)
+        return adopted
+
     def _nothing_missing(self, model_id: str) -> bool:
         """Whether every unit that should have a vector of ``model_id`` has one, by two counts
         (this process's first write: the scan for missing vectors took 6.8 s at a million units,
@@ -308,7 +339,8 @@ class Engine:
                 parent = unit.parent_id if unit.kind is ChunkKind.CHILD else None
                 by_doc.setdefault(unit.document_id, []).append((uid, Chunk(unit.kind, uid, title, text, parent)))
             groups = list(by_doc.values())
-            vectors = unit_vectors(embedder, [[c for _, c in g] for g in groups], self.recipe)
+            langs = [units[g[0][0]].lang for g in groups]
+            vectors = unit_vectors(embedder, [[c for _, c in g] for g in groups], self.recipe, langs=langs)
             ids = [uid for g in groups for uid, _ in g]
             vecs = [v for vs in vectors for v in vs]
             if ids:
@@ -418,13 +450,17 @@ class Engine:
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
         model_id = self.embedder.model_id
+        adopted = self._adopt_vectors(self.embedder)
+        if progress and adopted:
+            print(f"reindex: {adopted} English units keep their {self.embedder.english.model_id} vectors"  # type: ignore[attr-defined]
+                  " in the chain", flush=True)
         done, batches = self._embed_missing(self.embedder, batch, max_batches, progress)
         if not self.store.chunks_missing_vectors(model_id, 1):
             self.store.drop_vectors_except(model_id)
             if self.index is not None:
                 self.index.save()  # (and its deferred save cancelled: it must not write over the new one)
             self.index = self._open_index(self.embedder)
-            self.dense = DenseLeg(self.embedder, self.index)
+            self.dense = DenseLeg(self.embedder, self.index, languages=self.fulltext.languages)
             self.legs["dense"] = self.dense
             self._mismatch = ""
             # Indexes chunked before title units (hp-1) get them now; the rest stays as it is.
@@ -440,7 +476,7 @@ class Engine:
             if self.index is not None:
                 self.index.sync()
                 self.index.save()
-        return ReindexReport(model_id, done, time.perf_counter() - start, scanned)
+        return ReindexReport(model_id, done, time.perf_counter() - start, scanned, adopted)
 
     # -- search ------------------------------------------------------------------------------
     def mentions(self, text: str, caller: Caller) -> bool:
@@ -557,7 +593,8 @@ class Engine:
         nothing shown (the answer is the same, without a store lookup per word)."""
         if not failing:
             return {}
-        heads = [(uid, title.split(" > ")[0]) for uid, title in failing]
+        # Folded like the question's words ("Rückerstattung" is named by "rückerstattung").
+        heads = [(uid, fold(title.split(" > ")[0])) for uid, title in failing]
         patterns = []
         for word in dict.fromkeys(tokens(text)):
             if len(word) >= 4 and word.isalpha() and word not in STOPWORDS and word not in RESCUE_STOP:
@@ -587,7 +624,7 @@ class Engine:
         count = self._title_counts.get(key)
         if count is None:
             titles = self.store.title_matches(word, caller, 50)
-            count = len({u.document_id for u in self.store.units(titles).values() if pattern.search(u.title)})
+            count = len({u.document_id for u in self.store.units(titles).values() if pattern.search(fold(u.title))})
             if len(self._title_counts) > 20_000:
                 self._title_counts.clear()
             self._title_counts[key] = count

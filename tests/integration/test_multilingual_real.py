@@ -48,3 +48,47 @@ def test_a_question_in_one_language_finds_the_page_written_in_another(tmp_path: 
                               ("I forgot my password", "https://help/de-password")]:
             hits = engine.search(question, Caller("acme"), legs=["dense"]).hits
             assert hits and hits[0].url == url, (question, [h.url for h in hits])
+
+
+def test_the_default_chain_reads_english_with_minilm_and_every_other_language_with_use(tmp_path: Path) -> None:
+    """Issue 14: a mixed help center needs no setting; English pages keep MiniLM's vectors."""
+    settings = Settings()
+    chain = create_embedder(settings.embedder)
+    minilm, use = create_embedder("minilm"), create_embedder("use-multilingual")
+    assert chain.model_id == f"chain({minilm.model_id}|{use.model_id})"
+    with Engine.open(tmp_path / "d", settings, chain) as engine:
+        engine.ingest_loaded("kb", Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),))
+                                           for i, t, x in PAGES]), Access("acme"))
+        ids, vecs = engine.store.vectors_of(chain.model_id, engine.store.vector_ids(chain.model_id))
+        units = engine.store.units([int(i) for i in ids])
+        for uid, vec in zip(ids, vecs, strict=True):
+            english = units[int(uid)].url in ("https://help/refund", "https://help/export")
+            assert bool(np.any(vec[:minilm.dim])) == english and bool(np.any(vec[minilm.dim:])) != english
+        for question, url in [("Can I get my money back?", "https://help/refund"),
+                              ("Wie lange dauert der Versand?", "https://help/zh-shipping"),
+                              ("I forgot my password", "https://help/de-password")]:
+            hits = engine.search(question, Caller("acme"), legs=["dense"]).hits
+            assert hits and hits[0].url == url, (question, [h.url for h in hits])
+        # An English page scores the English model's own cosine with the question (its best unit's).
+        top = engine.search("Can I get my money back?", Caller("acme"), legs=["dense"]).hits[0]
+        own = [vec for uid, vec in zip(ids, vecs, strict=True) if units[int(uid)].document_id == top.document_id]
+        cosines = [float(minilm.embed_query("Can I get my money back?") @ vec[:minilm.dim]) for vec in own]
+        vote = next(v for v in top.votes if v.leg == "dense")
+        assert vote.raw_score == pytest.approx(max(cosines), abs=1e-4)
+
+
+def test_a_store_of_the_earlier_default_keeps_its_model_until_reindexed_with_the_chain(tmp_path: Path) -> None:
+    """Review (issue 14): with the chain the new default, a MiniLM store lost its dense leg (and
+    every search failed) on upgrade until someone ran `electa reindex`."""
+    pages = Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),)) for i, t, x in PAGES])
+    with Engine.open(tmp_path / "d", Settings(embedder="minilm")) as engine:
+        engine.ingest_loaded("kb", pages, Access("acme"))
+    with Engine.open(tmp_path / "d", Settings()) as engine:  # the default, unchanged
+        assert engine.embedder is not None and engine.embedder.model_id == create_embedder("minilm").model_id
+        assert engine.search("Can I get my money back?", Caller("acme")).hits[0].url == "https://help/refund"
+    with Engine.open(tmp_path / "d", Settings(embedder="chain")) as engine:  # chosen: reindex to it
+        assert not engine.dense.available()
+        report = engine.reindex()
+        assert report.adopted > 0 and report.embedded > 0 and engine.dense.available()
+        hits = engine.search("Wie lange dauert der Versand?", Caller("acme"), legs=["dense"]).hits
+        assert hits[0].url == "https://help/zh-shipping"

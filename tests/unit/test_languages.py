@@ -78,6 +78,16 @@ def test_a_question_meets_each_unit_in_the_units_own_language_only() -> None:
     assert index_terms("⑴ ok", "de") == ["de·1", "de·ok"]  # folded to "(1)": still one term
 
 
+def test_a_questions_own_stop_words_are_dropped_from_its_terms_in_every_language() -> None:
+    """A Spanish sentence too short to read is analysed as English: the Spanish question's
+    English terms must not be "de", "la", "el" (issue 14: Spanish full text fell 0.82 -> 0.75)."""
+    terms = query_terms("¿Cuándo llega el reembolso de la compra?", ["en", "es"])
+    assert {"en·reembolso", "es·reembols", "en·compra"} <= set(terms)
+    assert not {"en·de", "en·la", "en·el", "en·cuando"} & set(terms)
+    # An English question keeps its English words whatever else the organisation writes in.
+    assert {"en·hat", "en·die"} <= set(query_terms("Why did the hat die?", ["en", "de"]))
+
+
 def test_a_pages_coverage_does_not_depend_on_the_languages_of_the_other_candidates(tmp_path: Path) -> None:
     """Review: coverage counted the question's words over every candidate language at once, so
     an English page scored 0.85 alone and 0.65 beside a German one."""
@@ -248,3 +258,18 @@ def test_a_new_store_names_the_schema_older_releases_refuse(tmp_path: Path) -> N
     con = sqlite3.connect(tmp_path / "d" / "electa.db")
     assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
     con.close()
+
+
+def test_a_fixed_language_must_be_one_electa_reads() -> None:
+    assert Settings(language="de").language == "de"
+    with pytest.raises(ValueError, match="'xx' is no language Electa reads"):
+        Settings(language="xx")
+
+
+def test_a_title_written_with_accents_is_named_by_the_questions_word(tmp_path: Path) -> None:
+    """Review (issue 14): the title rescue compared the question's folded words with the title
+    as written, so "Rückerstattung" never named the page titled so."""
+    with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=32)) as engine:
+        engine.ingest_loaded("kb", _pages(), Access("acme"))
+        hits = engine.search("Rückerstattung für Abonnements", Caller("acme"), top=10, floor=0.99).hits
+        assert [(h.url, h.rescued_by) for h in hits if h.passes] == [("https://help/de", "ruckerstattung")]

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from electa.ingest.injection import quarantine
+from electa.text.language import detect_question, language_name
 from electa.types import Passage
 
 CORE_INSTRUCTIONS = (
@@ -59,6 +60,11 @@ EXAMPLE_ANSWER = "The museum is closed on Mondays [1]. From Tuesday to Sunday it
 CITE_REMINDER = "Answer from the sources and cite them as [n]."
 
 
+# An agent's language when it names none: the question's own, named when it can be read
+# (:func:`language_directive`).
+VISITORS_LANGUAGE = "the language of the visitor's question"
+
+
 @dataclass(frozen=True)
 class AgentProfile:
     """What an agent says about itself (persona, tone, business, guardrails, language)."""
@@ -69,7 +75,7 @@ class AgentProfile:
     custom_prompt: str = ""
     avoid_topics: tuple[str, ...] = ()
     max_chars: int = 1200
-    language: str = "the language of the visitor's question"
+    language: str = VISITORS_LANGUAGE
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,24 @@ def _source_text(text: str) -> str:
     return escape_source(quarantine(text))
 
 
+def language_directive(language: str, question: str) -> str:
+    """Which language to answer in (issue 14): the agent's, or by default the visitor's, named
+    when the question can be read with confidence (a small model follows "Respond in German"
+    more often than "in the language of the question"); sources in another language are
+    translated.
+
+    >>> language_directive(VISITORS_LANGUAGE, "Wie setze ich mein Passwort zurück?")[:57]
+    "Respond in German, the language of the visitor's question"
+    >>> language_directive(VISITORS_LANGUAGE, "cancel subscription")[:50]
+    "Respond in the language of the visitor's question."
+    >>> language_directive("French", "How do I reset my password?")[:18]
+    'Respond in French.'
+    """
+    name = language_name(detect_question(question)) if language == VISITORS_LANGUAGE else ""
+    target = f"{name}, {VISITORS_LANGUAGE}" if name else language
+    return f"Respond in {target}. Translate sources as needed. Keep numbers, prices and names verbatim."
+
+
 def build_prompt(agent: AgentProfile, question: str, passages: Sequence[Passage],
                  history: Sequence[Turn] = (), page_url: str | None = None) -> Prompt:
     speaker = f"{agent.name} for {agent.business}" if agent.business else agent.name
@@ -135,7 +159,7 @@ def build_prompt(agent: AgentProfile, question: str, passages: Sequence[Passage]
     if agent.custom_prompt:
         system.append(agent.custom_prompt)
     system.append(GROUNDING_RULES if passages else GROUNDING_RULES + " " + NOTHING_FOUND)
-    system.append(f"Respond in {agent.language}. Translate sources as needed. Keep numbers, prices and names verbatim.")
+    system.append(language_directive(agent.language, question))
     messages = [Message("system", "\n\n".join(system))]
     if passages:
         messages += [Message("user", f"{EXAMPLE_SOURCES}\n\nQuestion: {EXAMPLE_QUESTION}\n\n{CITE_REMINDER}"),

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from electa.answer.answerers import create_answerer
 from electa.answer.pipeline import SSE_CONTRACT, AskPipeline, AskRequest, settings_digest
-from electa.answer.prompt import Turn
+from electa.answer.prompt import VISITORS_LANGUAGE, Turn
 from electa.answer.rewrite import LlmRewriter
 from electa.api.cache import Cache, ResultCache
 from electa.api.contract import (
@@ -180,7 +180,7 @@ class AgentIn(BaseModel):
     custom_prompt: str = Field("", max_length=4000)
     avoid_topics: list[str] = []
     max_chars: JsonInt = Field(1200, ge=100, le=8000)
-    language: str = "the language of the visitor's question"
+    language: str = VISITORS_LANGUAGE
 
 
 WORKER_NAME = secrets.token_hex(4)  # this process's name in the X-Electa-Worker header

@@ -19,7 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def data_option(f: F) -> F:
-    f = click.option("--embedder", default=None, help="Embedding model (registry name): minilm, hash.")(f)
+    f = click.option("--embedder", default=None, help="Embedding model: chain, minilm, use-multilingual, hash.")(f)
     return click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
                         help="Data directory (default: $ELECTA_DATA_DIR or ./electa-data).")(f)  # type: ignore[return-value]
 

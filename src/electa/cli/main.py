@@ -295,7 +295,8 @@ def reindex(data_dir: str | None, embedder: str | None, batch: int) -> None:
     with open_engine(data_dir, embedder) as engine:
         report = engine.reindex(batch=batch, progress=True)
     scanned = f"; {report.scanned} older units scanned for injected instructions" if report.scanned else ""
-    click.echo(f"reindexed with {report.model_id}: {report.embedded} chunks in {report.seconds:.1f}s{scanned}")
+    adopted = f" (and {report.adopted} English ones kept their vectors)" if report.adopted else ""
+    click.echo(f"reindexed with {report.model_id}: {report.embedded} chunks{adopted} in {report.seconds:.1f}s{scanned}")
 
 
 @cli.command()

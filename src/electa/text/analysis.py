@@ -16,8 +16,9 @@ and no stemmer's output for one language (Dutch "orders" -> "or") can match a wo
 Names and codes match across languages all the same: "E1042" is ``en·e1042`` and ``de·e1042``,
 and a question in either language carries both.
 
-Stop words (:mod:`electa.text.stopwords`, of any of the caller's languages) are dropped from
-questions only, unless nothing else is left; the index keeps every word, so phrases and codes
+Stop words (:mod:`electa.text.stopwords`) are dropped from questions only, unless nothing else is
+left: each language's terms lose that language's stop words and those of the question's own
+language (:func:`question_language`); the index keeps every word, so phrases and codes
 are never lost. A question is searched by at most :data:`MAX_QUERY_TERMS` terms.
 
 ``ANALYSIS`` names this analysis; a store analysed otherwise is analysed again when it opens.
@@ -34,6 +35,7 @@ import Stemmer
 
 from electa.errors import StoreError
 from electa.text import fold, lower, split_words
+from electa.text.language import detect_question
 from electa.text.stopwords import stopwords
 
 # a1: FTS5's ``porter unicode61 remove_diacritics 2`` (every store before issue 14; named by
@@ -125,14 +127,29 @@ def index_terms(text: str, lang: str) -> list[str]:
 
 
 def content_words(text: str, lang: str, or_all: bool = True) -> list[str]:
-    """The question's words that are no stop word of ``lang`` (with ``or_all``, every word when
-    nothing else is left), distinct, in first-seen order. Each language drops only its own stop
-    words: German "hat" stays an English word, and the question's English terms never depend on
-    which other languages the caller's organisation writes in."""
+    """The question's words that are no stop word of ``lang`` nor of the question's own language
+    (with ``or_all``, every word when nothing else is left), distinct, in first-seen order.
+
+    Each language drops its own stop words and the question's: German "hat" stays an English
+    word of an English question, while a Spanish question's "de", "la", "que" are no English
+    words to match (a Spanish sentence read as English at ingest would otherwise be found by
+    them). Both depend on the question alone, never on which other languages the caller's
+    organisation writes in.
+
+    >>> content_words("Was hat der Hund gemacht?", "en"), content_words("What hat?", "en")
+    (['hund', 'gemacht'], ['hat'])
+    """
     found = words(text)
-    stop = stopwords((lang,))
+    stop = stopwords((lang, question_language(text)))
     content = [w for w in found if fold(w) not in stop]
     return list(dict.fromkeys(content or (found if or_all else [])))
+
+
+@lru_cache(maxsize=4096)
+def question_language(text: str) -> str:
+    """The language a question is written in, or '' when too short or unclear to read
+    (:func:`electa.text.language.detect_question`); cached, since every leg and the score ask."""
+    return detect_question(text)
 
 
 def query_terms(text: str, languages: Iterable[str] = (DEFAULT_LANGUAGE,)) -> list[str]:
@@ -142,7 +159,7 @@ def query_terms(text: str, languages: Iterable[str] = (DEFAULT_LANGUAGE,)) -> li
     >>> query_terms("What are the refunds?")
     ['en·refund']
     >>> query_terms("Wann kommen die Rückerstattungen?", ["en", "de"])
-    ['de·komm', 'de·ruckerstatt', 'en·wann', 'en·kommen', 'en·die', 'en·ruckerstattungen']
+    ['de·komm', 'de·ruckerstatt', 'en·kommen', 'en·ruckerstattungen']
     """
     langs = sorted(set(languages)) or [DEFAULT_LANGUAGE]
     return list(dict.fromkeys(t for lang in langs for t in question_terms(text, lang)))

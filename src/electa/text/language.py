@@ -25,6 +25,7 @@ LANGID_97 = """af am an ar as az be bg bn br bs ca cs cy da de dz el en eo es et
     qu ro ru rw se si sk sl sq sr sv sw ta te th tl tr ug uk ur vi vo wa xh zh zu""".split()
 READ_CHARS = 4000
 MIN_CONFIDENCE = 0.2
+QUESTION_CONFIDENCE = 0.5
 _LETTER = regex.compile(r"\p{L}")
 
 _model: Any = None
@@ -44,6 +45,12 @@ def _identifier() -> Any:
     return _model
 
 
+def warm() -> None:
+    """Load the identifier now (a second or two): a question's first reading must not spend a
+    leg's time budget on it."""
+    _identifier()
+
+
 def detect_parts(parts: Iterable[str]) -> str:
     """:func:`detect` over the first :data:`READ_CHARS` characters of ``parts`` (a document's
     title, then its text), joined by newlines."""
@@ -56,8 +63,9 @@ def detect_parts(parts: Iterable[str]) -> str:
     return detect("\n".join(taken))
 
 
-def detect(text: str) -> str:
-    """The ISO 639-1 code of ``text``'s language, or ``""`` when it cannot tell.
+def detect(text: str, min_confidence: float = MIN_CONFIDENCE) -> str:
+    """The ISO 639-1 code of ``text``'s language, or ``""`` when it cannot tell (read with
+    less than ``min_confidence``).
 
     >>> detect("Refunds are issued within 14 days of purchase."), detect("退款将在购买后14天内发放。"), detect("42")
     ('en', 'zh', '')
@@ -66,4 +74,38 @@ def detect(text: str) -> str:
     if not _LETTER.search(text):
         return ""
     lang, confidence = _identifier().classify(text)
-    return str(lang) if confidence >= MIN_CONFIDENCE else ""
+    return str(lang) if confidence >= min_confidence else ""
+
+
+def detect_question(text: str) -> str:
+    """A question's language, only when read with :data:`QUESTION_CONFIDENCE`: a visitor's
+    few words are often a bare topic that reads as anything ("cancel subscription" reads as
+    Latin at 0.24, "mac os sierra" as Aragonese at 0.44), and a wrong reading would drop that
+    language's stop words from the question, or answer in it.
+
+    >>> detect_question("Wie setze ich mein Passwort zurück?"), detect_question("cancel subscription")
+    ('de', '')
+    """
+    return detect(text, QUESTION_CONFIDENCE)
+
+
+def language_name(code: str) -> str:
+    """The English name of a language :func:`detect` may answer, or '' for none.
+
+    >>> language_name("de"), language_name("zh"), language_name("")
+    ('German', 'Chinese', '')
+    """
+    return NAMES.get(code, "")
+
+
+NAMES = dict(pair.replace("_", " ").split(":") for pair in """af:Afrikaans am:Amharic an:Aragonese ar:Arabic as:Assamese
+    az:Azerbaijani be:Belarusian bg:Bulgarian bn:Bengali br:Breton bs:Bosnian ca:Catalan cs:Czech cy:Welsh
+    da:Danish de:German dz:Dzongkha el:Greek en:English eo:Esperanto es:Spanish et:Estonian eu:Basque fa:Persian
+    fi:Finnish fo:Faroese fr:French ga:Irish gl:Galician gu:Gujarati he:Hebrew hi:Hindi hr:Croatian ht:Haitian_Creole
+    hu:Hungarian hy:Armenian id:Indonesian is:Icelandic it:Italian ja:Japanese jv:Javanese ka:Georgian kk:Kazakh
+    km:Khmer kn:Kannada ko:Korean ku:Kurdish ky:Kyrgyz la:Latin lb:Luxembourgish lo:Lao lt:Lithuanian lv:Latvian
+    mg:Malagasy mk:Macedonian ml:Malayalam mn:Mongolian mr:Marathi ms:Malay mt:Maltese nb:Norwegian_Bokmål ne:Nepali
+    nl:Dutch nn:Norwegian_Nynorsk no:Norwegian oc:Occitan or:Odia pa:Punjabi pl:Polish ps:Pashto pt:Portuguese
+    qu:Quechua ro:Romanian ru:Russian rw:Kinyarwanda se:Northern_Sami si:Sinhala sk:Slovak sl:Slovenian sq:Albanian
+    sr:Serbian sv:Swedish sw:Swahili ta:Tamil te:Telugu th:Thai tl:Tagalog tr:Turkish ug:Uyghur uk:Ukrainian ur:Urdu
+    vi:Vietnamese vo:Volapük wa:Walloon xh:Xhosa zh:Chinese zu:Zulu""".split())

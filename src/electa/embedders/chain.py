@@ -1,0 +1,140 @@
+"""An embedder chain (issue 14): the English model for English text, a multilingual model for
+every other language, in one vector space of their two spaces side by side.
+
+A unit's vector is its model's vector in that model's half and zeros in the other half: English
+units ``[e(u); 0]``, the rest ``[0; m(u)]``. A question's vector is both models' vectors side by
+side, ``[e(q); m(q)]``, so its inner product with a unit is the cosine of the one model that
+read the unit: English pages are compared by the English model (MiniLM: StackFAQ dev:tune
+dense nDCG@10 0.973 against the multilingual model's 0.814), every other page by the
+multilingual one (XQuAD-R de served 0.83 against MiniLM's 0.77, zh 0.84 against 0.37), and
+an English-only help center gets exactly the English model's vectors and scores. One index,
+one leg, one lineage (``model_id`` names both models), reindex as for any model.
+
+The question's vector is not of unit length (its two halves are): every store scores by inner
+product, never by a cosine that would normalise it. A question in one language meets pages in
+another through the multilingual half, so an English question finds a German page; a German
+question meets English pages through the English model only, which reads it poorly (measured
+on XQuAD-R's cross-language pool by ``bench/multilingual.py``).
+
+Which model reads a text: its language as the ingest pipeline read it for the whole document
+(:class:`LanguageRouted`), or read from the text itself (titles added by reindex, the
+extractive answerer's sentences); English, and a text too short to read, go to the English
+model, as :mod:`electa.text.analysis` analyses them as English.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from electa.embedders.protocol import Embedder
+from electa.text.language import detect
+
+ENGLISH = ("en", "")
+
+
+@runtime_checkable
+class LanguageRouted(Protocol):
+    """An embedder that reads a text by its language when the caller knows it.
+
+    ``embed_in(texts, langs)`` is :meth:`Embedder.embed` with each text's language (ISO 639-1,
+    '' when unknown) given instead of read from the text; same shape, order and determinism.
+    """
+
+    def embed_in(self, texts: Sequence[str], langs: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query_in(self, text: str, langs: Sequence[str]) -> np.ndarray:
+        """:meth:`Embedder.embed_query` for a question asked of units written in ``langs``
+        only: the same inner product with each of them, computed with less."""
+        ...
+
+
+class ChainEmbedder:
+    """``english`` for English text, ``other`` for the rest (see the module docstring)."""
+
+    def __init__(self, english: Embedder, other: Embedder) -> None:
+        self.english, self.other = english, other
+        self.model_id = f"chain({english.model_id}|{other.model_id})"
+        self.dim = english.dim + other.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_in(texts, [detect(t) for t in texts])
+
+    def embed_in(self, texts: Sequence[str], langs: Sequence[str]) -> np.ndarray:
+        if len(texts) != len(langs):
+            raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        english = [i for i, lang in enumerate(langs) if lang in ENGLISH]
+        other = [i for i, lang in enumerate(langs) if lang not in ENGLISH]
+        if english:
+            out[english, :self.english.dim] = self.english.embed([texts[i] for i in english])
+        if other:
+            out[other, self.english.dim:] = self.other.embed([texts[i] for i in other])
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._query(text, english=True, other=True)
+
+    def embed_query_in(self, text: str, langs: Sequence[str]) -> np.ndarray:
+        """The question's vector for units written in ``langs``: a half no such unit fills is
+        left at zero, not computed (an English-only help center never runs the multilingual
+        model on a question, nor a Chinese-only one the English model)."""
+        return self._query(text, english=any(lang in ENGLISH for lang in langs),
+                           other=any(lang not in ENGLISH for lang in langs))
+
+    def halves(self, query: np.ndarray) -> list[np.ndarray]:
+        """A question's vector as one vector per half it fills, the other half zeroed. An ANN
+        graph over the chain's units is two clusters that no edge of inner product joins (an
+        English and a German unit score 0 together): a search with both halves walks one of
+        them and misses the other (review: recall@10 0.72 against exact on a synthetic
+        9,000 + 1,000 split). Searched half by half, each unit scores exactly as with the whole
+        vector, so the two lists merge by score."""
+        parts = []
+        for start, end in ((0, self.english.dim), (self.english.dim, self.dim)):
+            if query[start:end].any():
+                part = np.zeros_like(query)
+                part[start:end] = query[start:end]
+                parts.append(part)
+        return parts or [query]
+
+    def _query(self, text: str, english: bool, other: bool) -> np.ndarray:
+        out = np.zeros(self.dim, dtype=np.float32)
+        if english:
+            out[:self.english.dim] = self.english.embed_query(text)
+        if other:
+            out[self.english.dim:] = self.other.embed_query(text)
+        return out
+
+
+class LazyEmbedder:
+    """An embedder made on its first use: a chain whose help center is all English never loads
+    its multilingual model (USE's session takes seconds to build and 120 MB to hold)."""
+
+    def __init__(self, factory: Callable[[], Embedder], model_id: str, dim: int) -> None:
+        self._factory = factory
+        self.model_id, self.dim = model_id, dim
+        self._made: Embedder | None = None
+        self._lock = threading.Lock()
+
+    def _embedder(self) -> Embedder:
+        if self._made is None:
+            with self._lock:
+                if self._made is None:
+                    made = self._factory()
+                    if (made.model_id, made.dim) != (self.model_id, self.dim):
+                        raise ValueError(f"{made.model_id} ({made.dim}-d) is not the announced {self.model_id} ({self.dim}-d)")
+                    self._made = made
+        return self._made
+
+    @property
+    def loaded(self) -> bool:
+        return self._made is not None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embedder().embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embedder().embed_query(text)

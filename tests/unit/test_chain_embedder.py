@@ -1,0 +1,194 @@
+"""The embedder chain (issue 14): English units read by the English model, the rest by the
+multilingual one, each scored by the cosine of the model that read it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from electa import Access, Caller, Engine
+from electa.config import Settings
+from electa.embedders.chain import ChainEmbedder, LazyEmbedder
+from electa.embedders.hashing import HashEmbedder
+from electa.ingest.loaders import Loaded
+from electa.legs.dense import DenseLeg
+from electa.stores.protocol import AllowedSet
+from electa.types import Document, Section
+
+GERMAN = ("Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns über das"
+          " Kontaktformular schreiben und die Bestellnummer angeben.")
+ENGLISH = "Refunds are issued within fourteen days of purchase when you write to us with your order number."
+
+
+def _chain() -> ChainEmbedder:
+    return ChainEmbedder(HashEmbedder(dim=32), HashEmbedder(dim=16))
+
+
+def _halves(vecs: np.ndarray) -> list[tuple[bool, bool]]:
+    """Per row: whether it has anything in the English half, and in the other half."""
+    return [(bool(np.any(v[:32])), bool(np.any(v[32:]))) for v in vecs]
+
+
+def test_each_text_is_read_by_its_languages_model_in_that_models_half() -> None:
+    chain = _chain()
+    assert chain.dim == 48 and chain.model_id == "chain(electa/hash-bow-32|electa/hash-bow-16)"
+    vecs = chain.embed_in(["refund policy", "Rückerstattung", "ok"], ["en", "de", ""])
+    assert _halves(vecs) == [(True, False), (False, True), (True, False)]
+    assert np.allclose(vecs[0, :32], HashEmbedder(32).embed(["refund policy"])[0])
+    assert np.allclose(vecs[1, 32:], HashEmbedder(16).embed(["Rückerstattung"])[0])
+    # Without languages given, each text's own is read (a word too short to read is English).
+    assert _halves(chain.embed([ENGLISH, GERMAN, "ok"])) == [(True, False), (False, True), (True, False)]
+    with pytest.raises(ValueError, match="2 texts but 1 languages"):
+        chain.embed_in(["a", "b"], ["en"])
+
+
+def test_a_units_score_is_the_cosine_of_the_model_that_read_it() -> None:
+    chain, english, other = _chain(), HashEmbedder(32), HashEmbedder(16)
+    query = "refund within fourteen days"
+    units = chain.embed_in([ENGLISH, GERMAN], ["en", "de"])
+    scores = units @ chain.embed_query(query)
+    assert scores[0] == pytest.approx(float(english.embed([ENGLISH])[0] @ english.embed_query(query)))
+    assert scores[1] == pytest.approx(float(other.embed([GERMAN])[0] @ other.embed_query(query)))
+
+
+def _pages() -> Loaded:
+    return Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),))
+                   for i, t, x in [("en", "Refund policy", ENGLISH), ("de", "Kontakt", GERMAN)]])
+
+
+def _vector_halves(engine: Engine, model_id: str) -> dict[str, set[tuple[bool, bool]]]:
+    """Per page URL: the halves its units' vectors fill."""
+    ids, vecs = engine.store.vectors_of(model_id, engine.store.vector_ids(model_id))
+    units = engine.store.units([int(i) for i in ids])
+    out: dict[str, set[tuple[bool, bool]]] = {}
+    for uid, half in zip(ids, _halves(vecs), strict=True):
+        out.setdefault(units[int(uid)].url, set()).add(half)
+    return out
+
+
+def test_ingest_and_reindex_route_every_unit_by_its_documents_language(tmp_path: Path) -> None:
+    """The document's language, read once at ingest, decides for all its units: its title unit
+    ("Kontakt") alone is too short to read, and would go to the English model."""
+    with Engine.open(tmp_path / "a", Settings(), _chain()) as engine:
+        engine.ingest_loaded("kb", _pages(), Access("acme"))
+        assert _vector_halves(engine, engine.embedder.model_id) == {  # type: ignore[union-attr]
+            "https://help/en": {(True, False)}, "https://help/de": {(False, True)}}
+        hits = engine.search("Rückerstattungen Kontaktformular", Caller("acme"), legs=["dense"]).hits
+        assert hits[0].url == "https://help/de"
+    # A store embedded by one model, switched to the chain by reindex: routed the same way.
+    with Engine.open(tmp_path / "b", Settings(), HashEmbedder(dim=24)) as engine:
+        engine.ingest_loaded("kb", _pages(), Access("acme"))
+    with Engine.open(tmp_path / "b", Settings(), _chain()) as engine:
+        engine.reindex()
+        assert _vector_halves(engine, engine.embedder.model_id) == {  # type: ignore[union-attr]
+            "https://help/en": {(True, False)}, "https://help/de": {(False, True)}}
+
+
+class _Counting(HashEmbedder):
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.queries = 0
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries += 1
+        return super().embed_query(text)
+
+
+def test_a_question_is_embedded_only_by_the_models_that_read_the_callers_units(tmp_path: Path) -> None:
+    english, other = _Counting(32), _Counting(16)
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(english, other)) as engine:
+        engine.ingest_loaded("kb", Loaded([Document("en", "Refund policy", ENGLISH, "https://help/en")]), Access("en-only"))
+        engine.ingest_loaded("kb", _pages(), Access("mixed"))
+        full = engine.embedder.embed_query("refund")  # type: ignore[union-attr]
+        english.queries = other.queries = 0
+        only = engine.search("refund", Caller("en-only"), legs=["dense"])
+        assert (english.queries, other.queries) == (1, 0)
+        mixed = engine.search("refund", Caller("mixed"), legs=["dense"])
+        assert (english.queries, other.queries) == (2, 1)
+        # The half left out changes no score: an English page scores as with the whole question
+        # (its best unit's inner product).
+        top = only.hits[0]
+        assert top.url == "https://help/en" and mixed.hits
+        model = engine.embedder.model_id  # type: ignore[union-attr]
+        ids, vecs = engine.store.vectors_of(model, engine.store.vector_ids(model))
+        units = engine.store.units([int(i) for i in ids])
+        best = max(float(v @ full) for i, v in zip(ids, vecs, strict=True) if units[int(i)].document_id == top.document_id)
+        assert next(v for v in top.votes if v.leg == "dense").raw_score == pytest.approx(best, abs=1e-6)
+
+
+class _CountingTexts(HashEmbedder):
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.texts = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def test_a_store_of_the_chains_english_model_keeps_its_english_vectors_when_reindexed(tmp_path: Path) -> None:
+    """Upgrading a MiniLM store to the default chain re-embeds only its other languages."""
+    with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=32)) as engine:
+        engine.ingest_loaded("kb", _pages(), Access("acme"))
+        ids, before = engine.store.vectors_of("electa/hash-bow-32", engine.store.vector_ids("electa/hash-bow-32"))
+        english_ids = {int(i) for i in ids if engine.store.units([int(i)])[int(i)].url == "https://help/en"}
+    english, other = _CountingTexts(32), _CountingTexts(16)
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(english, other)) as engine:
+        assert not engine.dense.available()  # another model's index: reindex first
+        report = engine.reindex()
+        assert english.texts == 0 and other.texts > 0 and report.adopted == len(english_ids)
+        assert report.embedded == len(ids) - len(english_ids)
+        model = engine.embedder.model_id  # type: ignore[union-attr]
+        after_ids, after = engine.store.vectors_of(model, ids)
+        assert list(after_ids) == list(ids)
+        for uid, old, new in zip(ids, before, after, strict=True):
+            if int(uid) in english_ids:
+                assert np.array_equal(new[:32], old) and not new[32:].any()
+            else:
+                assert not new[:32].any() and new[32:].any()
+        assert engine.search("refund order number", Caller("acme"), legs=["dense"]).hits
+
+
+def test_the_multilingual_model_is_loaded_only_when_a_text_or_question_needs_it(tmp_path: Path) -> None:
+    made: list[HashEmbedder] = []
+
+    def make() -> HashEmbedder:
+        made.append(HashEmbedder(16))
+        return made[-1]
+
+    lazy = LazyEmbedder(make, "electa/hash-bow-16", 16)
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(HashEmbedder(32), lazy)) as engine:
+        engine.ingest_loaded("kb", Loaded([Document("en", "Refund policy", ENGLISH, "https://help/en")]), Access("acme"))
+        assert engine.search("refund", Caller("acme"), legs=["dense"]).hits
+        assert made == [] and not lazy.loaded
+        engine.ingest_loaded("de", Loaded([Document("de", "Kontakt", GERMAN, "https://help/de")]), Access("acme"))
+        assert len(made) == 1 and lazy.loaded
+    with pytest.raises(ValueError, match="is not the announced"):
+        LazyEmbedder(lambda: HashEmbedder(8), "electa/hash-bow-16", 16).embed(["a"])
+
+
+class _HalfIndex:
+    """An index that answers each half's search from its own list, as an ANN graph of two
+    unjoined clusters would: a query filling both halves finds only the English cluster."""
+
+    def __init__(self) -> None:
+        self.searched: list[tuple[bool, bool]] = []
+
+    def search(self, vec: np.ndarray, k: int, allowed: AllowedSet) -> list[tuple[int, float]]:
+        english, other = bool(vec[:32].any()), bool(vec[32:].any())
+        self.searched.append((english, other))
+        return [(1, 0.5), (2, 0.3)] if english else [(7, 0.6), (8, 0.2)]
+
+
+def test_a_question_filling_both_halves_is_searched_half_by_half_and_merged_by_score() -> None:
+    chain, index = _chain(), _HalfIndex()
+    leg = DenseLeg(chain, index, languages=lambda caller, generation: ("de", "en"))  # type: ignore[arg-type]
+    found = leg.search("refund", Caller("acme"), AllowedSet(np.arange(10), 0), depth=3)
+    assert index.searched == [(True, False), (False, True)] and found == [(7, 0.6), (1, 0.5), (2, 0.3)]
+    index.searched.clear()
+    english_only = DenseLeg(chain, index, languages=lambda caller, generation: ("en",))  # type: ignore[arg-type]
+    assert english_only.search("refund", Caller("acme"), AllowedSet(np.arange(10), 0), depth=3) == [(1, 0.5), (2, 0.3)]
+    assert index.searched == [(True, False)]
