@@ -29,7 +29,7 @@ import numpy as np
 from electa.answer.segment import segment
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
-from electa.embedders.chain import ENGLISH, ChainEmbedder
+from electa.embedders.chain import ENGLISH, ChainEmbedder, LanguageRouted
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder, create_sparse_encoder, kept_model
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
@@ -129,6 +129,8 @@ class Engine:
             why = (f"this index was built with {stored_model}, but the engine uses {embedder.model_id}:"
                    " run `electa reindex` to re-embed it")
         self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages)
+        if self.index is not None and isinstance(embedder, ChainEmbedder):
+            embedder.warm(store.stored_languages())
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.sparse = self._sparse_leg()
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
@@ -290,6 +292,16 @@ class Engine:
                 self.store.put_vectors(embedder.model_id, [int(ids[k]) for k in keep], padded)
                 adopted += len(keep)
         return adopted
+
+    def _title_vectors(self, missing: Sequence[tuple[int, str, int]]) -> np.ndarray:
+        """Vectors of the title units reindex adds, each read in its document's language (an
+        embedder chain would read a short title like "Kontakt" as English)."""
+        assert self.embedder is not None
+        titles = [title for _, title, _ in missing]
+        if not isinstance(self.embedder, LanguageRouted):
+            return self.embedder.embed(titles)
+        parents = self.store.units([parent for _, _, parent in missing])
+        return self.embedder.embed_in(titles, [parents[p].lang if p in parents else "" for _, _, p in missing])
 
     def _nothing_missing(self, model_id: str) -> bool:
         """Whether every unit that should have a vector of ``model_id`` has one, by two counts
@@ -468,7 +480,7 @@ class Engine:
                 missing = self.store.documents_missing_title_units(batch)
                 if not missing:
                     break
-                self.store.add_title_units(model_id, missing, self.embedder.embed([t for _, t, _ in missing]))
+                self.store.add_title_units(model_id, missing, self._title_vectors(missing))
                 done += len(missing)
                 batches += 1
                 if progress:
@@ -718,7 +730,7 @@ class Engine:
         key, fused_value, votes, shown, score, url, also = row
         return Hit(shown.id, shown.document_id, shown.source_id, shown.kind, shown.title, shown.text, url,
                    shown.ext_id, fused_value, score, passes, tuple(LegVote(*v) for v in votes), also, key,
-                   probability, rescued_by)
+                   probability, rescued_by, lang=shown.lang)
 
     def _scored_rows(self, text: str, results: Sequence[LegResult], weights: Mapping[str, float],
                      k: float, order: Order, page_url: str | None, lift: float) -> list[Row]:

@@ -213,6 +213,9 @@ class Hit:
     rescued_by: str = ""
     # Each judge's score of this hit, in the order they ran (SPEC D1-D3): ``(("rerank", 0.93),)``.
     judged: tuple[tuple[str, float], ...] = ()
+    # Its document's language as read at ingest ('' for none): which model of an embedder chain
+    # read it, and which reads its sentences for an extractive answer.
+    lang: str = ""
 
 
 @dataclass(frozen=True)
@@ -286,7 +289,7 @@ def hit_json(hit: Hit, server_paths: bool = True) -> dict[str, Any]:
         "votes": [{"leg": v.leg, "rank": v.rank, "raw_score": round(v.raw_score, 4),
                    "contribution": round(v.contribution, 6)} for v in hit.votes],
         "judged": {name: round(value, 6) for name, value in hit.judged},
-        "text": hit.text,
+        "lang": hit.lang, "text": hit.text,
     }
 
 

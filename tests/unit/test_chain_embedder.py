@@ -10,13 +10,15 @@ import numpy as np
 import pytest
 
 from electa import Access, Caller, Engine
+from electa.answer.extractive import ExtractiveAnswerer
+from electa.answer.prompt import Prompt
 from electa.config import Settings
 from electa.embedders.chain import ChainEmbedder, LazyEmbedder
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.loaders import Loaded
 from electa.legs.dense import DenseLeg
 from electa.stores.protocol import AllowedSet
-from electa.types import Document, Section
+from electa.types import ChunkKind, Document, Hit, Passage, Section
 
 GERMAN = ("Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns über das"
           " Kontaktformular schreiben und die Bestellnummer angeben.")
@@ -166,6 +168,16 @@ def test_the_multilingual_model_is_loaded_only_when_a_text_or_question_needs_it(
         assert made == [] and not lazy.loaded
         engine.ingest_loaded("de", Loaded([Document("de", "Kontakt", GERMAN, "https://help/de")]), Access("acme"))
         assert len(made) == 1 and lazy.loaded
+    # Reopened (a one-shot CLI search): the store holds German, so the model loads as the engine
+    # opens, not inside the first German search's dense leg (whose budget the load would spend).
+    reopened = LazyEmbedder(make, "electa/hash-bow-16", 16)
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(HashEmbedder(32), reopened)):
+        assert reopened.loaded and len(made) == 2
+    english_only = LazyEmbedder(make, "electa/hash-bow-16", 16)
+    with Engine.open(tmp_path / "e", Settings(), ChainEmbedder(HashEmbedder(32), english_only)) as engine:
+        engine.ingest_loaded("kb", Loaded([Document("en", "Refund policy", ENGLISH, "https://help/en")]), Access("acme"))
+    with Engine.open(tmp_path / "e", Settings(), ChainEmbedder(HashEmbedder(32), english_only)):
+        assert not english_only.loaded
     with pytest.raises(ValueError, match="is not the announced"):
         LazyEmbedder(lambda: HashEmbedder(8), "electa/hash-bow-16", 16).embed(["a"])
 
@@ -192,3 +204,41 @@ def test_a_question_filling_both_halves_is_searched_half_by_half_and_merged_by_s
     english_only = DenseLeg(chain, index, languages=lambda caller, generation: ("en",))  # type: ignore[arg-type]
     assert english_only.search("refund", Caller("acme"), AllowedSet(np.arange(10), 0), depth=3) == [(1, 0.5), (2, 0.3)]
     assert index.searched == [(True, False)]
+
+
+def test_an_extractive_answer_reads_each_sources_sentences_with_the_model_that_read_the_source() -> None:
+    """An English help center's answer never loads the multilingual model (it did: the question
+    was embedded by both models, and each sentence routed by its own detected language)."""
+    made: list[_CountingTexts] = []
+
+    def make() -> _CountingTexts:
+        made.append(_CountingTexts(16))
+        return made[-1]
+
+    english = _CountingTexts(32)
+    answerer = ExtractiveAnswerer(ChainEmbedder(english, LazyEmbedder(make, "electa/hash-bow-16", 16)))
+
+    def source(i: int, text: str, lang: str) -> Passage:
+        return Passage(Hit(i, i, 1, ChunkKind.PARENT, "T", text, f"https://help/{i}", str(i), 0.03, 0.8, True, (),
+                           lang=lang), text)
+
+    answer = answerer.compose(Prompt((), (source(1, ENGLISH, "en"),)), "Are refunds issued within fourteen days of purchase?")
+    assert "[1]" in answer and made == [] and english.texts > 0
+    # A German page's sentences go to the multilingual model (its language, not each sentence's:
+    # "Kontaktformular." alone reads as nothing), an English page's to the English one.
+    english.texts = 0
+    answerer.compose(Prompt((), (source(1, GERMAN, "de"),)), "Wie lange dauern Rückerstattungen?")
+    assert len(made) == 1 and made[0].texts > 0 and english.texts == 0
+
+
+@pytest.mark.embedded
+def test_title_units_added_by_reindex_are_read_in_their_documents_language(tmp_path: Path) -> None:
+    """An index chunked before title units gets them from reindex: "Kontakt" alone reads as no
+    language (English), but its document is German."""
+    with Engine.open(tmp_path / "d", Settings(), _chain()) as engine:
+        engine.ingest_loaded("kb", _pages(), Access("acme"))
+        with engine.store.transaction() as con:  # what an hp-1 chunker left behind
+            con.execute("DELETE FROM chunks WHERE kind='title'")
+        assert engine.reindex().embedded == 2
+        assert _vector_halves(engine, engine.embedder.model_id) == {  # type: ignore[union-attr]
+            "https://help/en": {(True, False)}, "https://help/de": {(False, True)}}

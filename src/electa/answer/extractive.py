@@ -50,6 +50,7 @@ import numpy as np
 from electa.answer.checks import claim_parts
 from electa.answer.prompt import Prompt
 from electa.answer.segment import Sentence, needs_previous, segment
+from electa.embedders.chain import LanguageRouted
 from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
 from electa.text import STOPWORDS, content_stems, stem, tokens
@@ -204,6 +205,21 @@ class ExtractiveAnswerer:
         self.abstain_below_bar, self.pair_context = abstain_below_bar, pair_context
         self.title_weight = title_weight if title_weight is not None else (0.0 if embedder else LEXICAL_TITLE_WEIGHT)
 
+    # An embedder chain reads each source's sentences with the model that read the source (its
+    # document's language), and the question only with the models those sources need: an
+    # English help center's answer never loads the multilingual model.
+    def _query(self, question: str, prompt: Prompt) -> np.ndarray:
+        assert self.embedder is not None
+        if isinstance(self.embedder, LanguageRouted):
+            return self.embedder.embed_query_in(question, [p.hit.lang for p in prompt.sources])
+        return self.embedder.embed_query(question)
+
+    def _embed(self, texts: list[str], langs: list[str]) -> np.ndarray:
+        assert self.embedder is not None
+        if isinstance(self.embedder, LanguageRouted):
+            return self.embedder.embed_in(texts, langs)
+        return self.embedder.embed(texts)
+
     # -- 1. a curated pair -------------------------------------------------------------------
     def _pair_cosines(self, prompt: Prompt, qvec: np.ndarray | None) -> dict[int, float]:
         """Cosine of each curated pair's question (by source id) to the visitor's, in one batch."""
@@ -211,7 +227,7 @@ class ExtractiveAnswerer:
                  if p.hit.kind is ChunkKind.QA and p.hit.title.strip()}
         if self.embedder is None or qvec is None or not pairs:
             return {}
-        sims = self.embedder.embed(list(pairs.values())) @ qvec
+        sims = self._embed(list(pairs.values()), [prompt.sources[i - 1].hit.lang for i in pairs]) @ qvec
         return {s_id: float(sim) for s_id, sim in zip(pairs, sims, strict=True)}
 
     def _pair_answers(self, passage: Passage, question: str, pair_cosines: dict[int, float]) -> bool:
@@ -234,7 +250,8 @@ class ExtractiveAnswerer:
         total = sum(weight.values())
         sims = [0.0] * len(pool)
         if self.embedder is not None and qvec is not None:
-            sims = [float(x) for x in self.embedder.embed([c.read_as for c in pool]) @ qvec]
+            sims = [float(x) for x in self._embed([c.read_as for c in pool],
+                                                  [prompt.sources[c.source - 1].hit.lang for c in pool]) @ qvec]
         titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
         off_topic = self._off_topic_pairs(prompt, question, pair_cosines)
         codes = {s for s in q if _CODE.fullmatch(s)}
@@ -342,7 +359,7 @@ class ExtractiveAnswerer:
         if not prompt.sources:
             return STRICT_REPLY
         top = prompt.sources[0]
-        qvec = self.embedder.embed_query(question) if self.embedder is not None else None
+        qvec = self._query(question, prompt) if self.embedder is not None else None
         pair_cosines = self._pair_cosines(prompt, qvec)
         if not _injected(top.text) and self._pair_answers(top, question, pair_cosines):
             return f"{' '.join(top.text.split())} [1]"

@@ -46,9 +46,16 @@ class LanguageRouted(Protocol):
 
     def embed_in(self, texts: Sequence[str], langs: Sequence[str]) -> np.ndarray: ...
 
+    def embed_query(self, text: str) -> np.ndarray: ...
+
     def embed_query_in(self, text: str, langs: Sequence[str]) -> np.ndarray:
         """:meth:`Embedder.embed_query` for a question asked of units written in ``langs``
         only: the same inner product with each of them, computed with less."""
+        ...
+
+    def halves(self, query: np.ndarray) -> list[np.ndarray]:
+        """A question's vector as the parts an index must search apart, whose results merge by
+        score (the whole vector when one search finds every unit)."""
         ...
 
 
@@ -85,6 +92,13 @@ class ChainEmbedder:
         return self._query(text, english=any(lang in ENGLISH for lang in langs),
                            other=any(lang not in ENGLISH for lang in langs))
 
+    def warm(self, langs: Sequence[str]) -> None:
+        """Load now the models that units written in ``langs`` need: a lazy one would otherwise
+        load inside the first search that needs it, and spend that leg's budget (seconds for
+        USE; a one-shot ``electa search`` in German lost its dense leg every time)."""
+        if any(lang not in ENGLISH for lang in langs) and isinstance(self.other, LazyEmbedder):
+            self.other.load()
+
     def halves(self, query: np.ndarray) -> list[np.ndarray]:
         """A question's vector as one vector per half it fills, the other half zeroed. An ANN
         graph over the chain's units is two clusters that no edge of inner product joins (an
@@ -118,6 +132,9 @@ class LazyEmbedder:
         self.model_id, self.dim = model_id, dim
         self._made: Embedder | None = None
         self._lock = threading.Lock()
+
+    def load(self) -> None:
+        self._embedder()
 
     def _embedder(self) -> Embedder:
         if self._made is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from electa.embedders.chain import ChainEmbedder, LanguageRouted
+from electa.embedders.chain import LanguageRouted
 from electa.embedders.protocol import Embedder
 from electa.stores.protocol import AllowedSet, VectorIndex
 from electa.types import Caller
@@ -38,14 +38,17 @@ class DenseLeg:
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         if self.embedder is None or self.index is None:
             return []
-        if self._languages is not None and isinstance(self.embedder, LanguageRouted):
+        if not isinstance(self.embedder, LanguageRouted):
+            return self.index.search(self.embedder.embed_query(query), depth, allowed)
+        if self._languages is not None:
             vec = self.embedder.embed_query_in(query, self._languages(caller, allowed.generation))
         else:
             vec = self.embedder.embed_query(query)
-        if not isinstance(self.embedder, ChainEmbedder):
-            return self.index.search(vec, depth, allowed)
+        parts = self.embedder.halves(vec)
+        if len(parts) == 1:
+            return self.index.search(parts[0], depth, allowed)
         best: dict[int, float] = {}
-        for part in self.embedder.halves(vec):
+        for part in parts:
             for uid, score in self.index.search(part, depth, allowed):
                 best[uid] = max(score, best.get(uid, score))
         return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:depth]

@@ -165,6 +165,11 @@ class IndexStore(Protocol):
         its scores must not move with another tenant's writes."""
         ...
 
+    def stored_languages(self) -> tuple[str, ...]:
+        """Every language any organisation's units are analysed in, sorted (the engine's own
+        use, never a caller's: it loads the models those languages need when it opens)."""
+        ...
+
     def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:
         """When each of ``org``'s sources among ``ids`` last changed (``updated_at``, seconds since
         the epoch: its content or its access; an ingest that finds both the same leaves it);

@@ -727,6 +727,9 @@ class SqliteStore(OperationalTables):
                                     (caller.org, caller.agent))
         return tuple(str(r[0]) for r in rows) or (DEFAULT_LANGUAGE,)
 
+    def stored_languages(self) -> tuple[str, ...]:
+        return tuple(str(r[0]) for r in self.con.execute("SELECT DISTINCT lang FROM languages ORDER BY lang"))
+
     def title_matches(self, word: str, caller: Caller, limit: int) -> list[int]:
         return [i for i, _ in self.fts_search("chunk_fts", word, caller, limit, (1.0, 0.0), ranked=False,
                                               column="title")]

@@ -235,6 +235,7 @@ class StoreContract:
         assert store.languages(Caller("acme")) == ("de", "zh")  # every agent of the organisation
         assert store.languages(Caller("rival", "bot")) == ("en",)
         assert store.languages(Caller("nobody", "bot")) == ("en",)  # none yet: the default
+        assert store.stored_languages() == ("de", "en", "zh")  # every organisation's (the engine's own use)
         caller = Caller("acme", "bot")
         allowed = store.allowed(caller)
         de, zh = allowed.ids.tolist()

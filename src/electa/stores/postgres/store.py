@@ -531,6 +531,10 @@ class PostgresStore(PgOperationalTables):
                                    (caller.org, caller.agent))
             return tuple(str(r[0]) for r in rows.fetchall()) or (DEFAULT_LANGUAGE,)
 
+    def stored_languages(self) -> tuple[str, ...]:
+        with self.db.tx(ALL_TENANTS) as con:
+            return tuple(str(r[0]) for r in con.execute('SELECT DISTINCT lang COLLATE "C" FROM languages ORDER BY 1'))
+
     def _match(self, caller: Caller, query: str, limit: int) -> list[int]:
         terms = query_terms(query, self.languages(caller))
         if not terms:
