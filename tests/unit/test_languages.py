@@ -134,6 +134,20 @@ def test_the_language_of_a_document_is_read_from_its_text() -> None:
     assert detect_parts(["Refunds", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen."]) == "de"
 
 
+def test_a_document_whose_title_and_text_read_as_nothing_together_is_read_by_its_text() -> None:
+    """XQuAD-R: an English slug above a Chinese name read as no language, went to the chain's
+    English model, and came in the dense top 10 of most Chinese questions."""
+    from electa.stores.protocol import PreparedDocument, language_of
+    from electa.types import Chunk, ChunkKind
+
+    def doc(title: str, text: str) -> PreparedDocument:
+        return PreparedDocument("x", title, "", "h", (Chunk(ChunkKind.PARENT, 0, title, text),), (None,))
+
+    assert language_of(doc("United_Methodist_Church", "约翰")) == "zh"
+    assert language_of(doc("Refunds", "Refunds are issued within fourteen days.")) == "en"
+    assert language_of(doc("Kontakt", "")) == ""  # nothing to read: analysed as the default
+
+
 def test_a_mixed_help_center_is_found_by_a_word_of_the_question_in_the_full_text_leg(tmp_path: Path) -> None:
     """No setting beyond the default: each page is analysed in its own language."""
     with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=32)) as engine:

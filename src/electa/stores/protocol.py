@@ -35,10 +35,11 @@ class PreparedDocument:
 
 def language_of(doc: PreparedDocument) -> str:
     """``doc``'s language: as given, or read from its title and text (its parent units, a Q&A
-    pair's question and answer, a curated answer's triggers and answer)."""
-    from electa.text.language import detect_parts
+    pair's question and answer, a curated answer's triggers and answer), by
+    :func:`electa.text.language.detect_document`."""
+    from electa.text.language import detect_document
 
-    return doc.lang or detect_parts([doc.title, *(c.text for c in doc.chunks if c.kind is not ChunkKind.CHILD)])
+    return doc.lang or detect_document(doc.title, [c.text for c in doc.chunks if c.kind is not ChunkKind.CHILD])
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import time
 from electa.stores.protocol import TextIndex
 from electa.stores.sqlite_ops import normalise_trigger
 from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, fts_text, outdated
-from electa.text.language import detect_parts
+from electa.text.language import detect_document
 
 log = logging.getLogger(__name__)
 
@@ -86,4 +86,4 @@ def _detect_languages(con: sqlite3.Connection) -> None:
                                              " AND kind <> 'child' ORDER BY document_id, ordinal, id", part):
             texts[document_id].append(text)
         con.executemany("UPDATE documents SET lang=? WHERE id=?",
-                        [(detect_parts(parts), d) for d, parts in texts.items()])
+                        [(detect_document(parts[0], parts[1:]), d) for d, parts in texts.items()])

@@ -63,6 +63,19 @@ def detect_parts(parts: Iterable[str]) -> str:
     return detect("\n".join(taken))
 
 
+def detect_document(title: str, texts: list[str]) -> str:
+    """A document's language: read from its title and text, or, when the two read as no
+    language, from its text alone. A title is often a slug or a name in another language:
+    "United_Methodist_Church" above "约翰" reads as nothing, and an embedder chain sent the
+    unit to its English model, whose vector of it came in the dense top 10 of 178 of 300
+    XQuAD-R Chinese questions.
+
+    >>> detect_document("United_Methodist_Church", ["约翰"]), detect_parts(["United_Methodist_Church", "约翰"])
+    ('zh', '')
+    """
+    return detect_parts([title, *texts]) or detect_parts(texts)
+
+
 def detect(text: str, min_confidence: float = MIN_CONFIDENCE) -> str:
     """The ISO 639-1 code of ``text``'s language, or ``""`` when it cannot tell (read with
     less than ``min_confidence``).

@@ -20,7 +20,7 @@ from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, tsvector_literal
 from electa.stores.sqlite import acl_text
 from electa.stores.sqlite_ops import normalise_trigger
 from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, index_terms, outdated
-from electa.text.language import detect_parts
+from electa.text.language import detect_document
 from electa.types import Access
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ def _detect_languages(con: Any) -> None:
                 "SELECT document_id, text FROM chunks WHERE document_id = ANY(%s) AND kind <> 'child'"
                 " ORDER BY document_id, ordinal, id", (list(texts),)).fetchall():
             texts[int(document_id)].append(text)
-        found = [(d, detect_parts(parts)) for d, parts in texts.items()]
+        found = [(d, detect_document(parts[0], parts[1:])) for d, parts in texts.items()]
         con.execute("UPDATE documents SET lang = u.lang FROM unnest(%s::bigint[], %s::text[]) AS u(id, lang)"
                     " WHERE documents.id = u.id", ([d for d, _ in found], [lang for _, lang in found]))
         last = int(docs[-1][0])
