@@ -45,6 +45,7 @@ from electa.judges.ltr_features import HitContext, url_votes
 from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
 from electa.legs.dense import DenseLeg
+from electa.legs.dense_readings import BY_LANGUAGE, MULTILINGUAL, DenseReadings, check_reading
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
@@ -128,9 +129,11 @@ class Engine:
         elif embedder is not None:
             why = (f"this index was built with {stored_model}, but the engine uses {embedder.model_id}:"
                    " run `electa reindex` to re-embed it")
-        self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages)
+        self.readings = DenseReadings(store, embedder if self.index is not None else None, self._open_index)
+        self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages,
+                              self.readings.own)
         if self.index is not None and isinstance(embedder, ChainEmbedder):
-            embedder.warm(store.stored_languages())
+            embedder.warm(("xx",) if self.readings.multilingual() else store.stored_languages())
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.sparse = self._sparse_leg()
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
@@ -147,9 +150,10 @@ class Engine:
         self._terms: dict[int, frozenset[str]] = {}
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
+        self._own_checked = 0  # the same for the multilingual vectors of organisations that read with them
         self.ltr_models = AgentModels(store.agent_settings, Serving(
             embedder.model_id if embedder else None, CHUNKER_VERSION,
-            tuple(sorted(n for n, leg in self.legs.items() if leg.available())), settings.rerank))
+            tuple(sorted(n for n, leg in self.legs.items() if leg.available())), settings.rerank), self.dense_model_id)
         self.funnel = build_funnel(settings, self.ltr_models, self._hit_stems, self.hit_context)
         self.agent_rerankers = AgentRerankers(store.directory, settings)
 
@@ -226,6 +230,7 @@ class Engine:
         self.qa.close()
         if self.index is not None:
             self.index.save()
+        self.readings.save()
         self.store.shutdown()
 
     def __enter__(self) -> Engine:
@@ -257,6 +262,7 @@ class Engine:
             self._vectors_checked = top
             self.index.sync()
             self.index.save(force=False)  # the store is the truth: the graph's file may lag it
+            self._embed_own_readings()
         self.fulltext.refresh()
         self.qa.refresh()
         if self.sparse.encoder is not None and isinstance(self.store, SparseTermStore):
@@ -270,6 +276,50 @@ class Engine:
             except Exception:
                 log.warning("learned term weights of the units just written could not be made", exc_info=True)
                 self.sparse.recount(self.store)
+
+    def _embed_own_readings(self, max_batches: int | None = None, progress: bool = False) -> int:
+        """The multilingual model's vectors of the units of organisations that read with it and
+        lack one (after a write: its new units; read after the write committed, so a switch
+        made meanwhile is seen). Returns how many were made."""
+        orgs, model = self.readings.multilingual(), self.readings.model
+        if not orgs or model is None:
+            return 0
+        top = self.store.last_unit_id()
+        done, _ = self._embed_missing(model, 256, max_batches, progress, after_id=self._own_checked, orgs=sorted(orgs))
+        if max_batches is None:
+            self._own_checked = top
+        index = self.readings.index()
+        index.sync()
+        index.save(force=False)
+        return done
+
+    def dense_model_id(self, org: str) -> str | None:
+        """The model whose scores ``org``'s dense leg gives: its own reading's, else the engine's
+        (what a calibration or learned ranker fitted on them records and is checked against)."""
+        return self.readings.model_id(org, self.embedder.model_id if self.embedder else None)
+
+    def set_dense_reading(self, org: str, reading: str, progress: bool = False) -> int:
+        """Make ``org`` read with ``reading`` (:mod:`electa.legs.dense_readings`). For
+        ``multilingual``, every unit of the organisation is first given the multilingual model's
+        vector (committed in batches: interrupt and run again, it resumes), then the setting
+        flips, then units another process wrote meanwhile are embedded too. Returns how many
+        units were embedded; the organisation's searches read the new way from its next one."""
+        check_reading(reading)
+        chain = self.readings.model
+        if chain is None or self.index is None:
+            raise ConfigError(f"an organisation's own dense reading needs the embedder chain (ELECTA_EMBEDDER=chain,"
+                              f" the default); this engine embeds with {self.embedder.model_id if self.embedder else 'none'}"
+                              + (f" ({self._mismatch})" if self._mismatch else ""))
+        current = dict(self.store.org_settings().get(org) or {})
+        done = 0
+        if reading == MULTILINGUAL:
+            done, _ = self._embed_missing(chain, 256, None, progress, orgs=[org])
+        if current.get("dense", BY_LANGUAGE) != reading:
+            self.store.set_org_settings(org, {**current, "dense": reading})
+        if reading == MULTILINGUAL:
+            self._own_checked = 0  # what another process wrote before it saw the switch
+            done += self._embed_own_readings(progress=progress)
+        return done
 
     def _adopt_vectors(self, embedder: Embedder) -> int:
         """A store embedded by a chain's English model (one made before the chain was the
@@ -313,10 +363,10 @@ class Engine:
         return self.store.generation == before and vectors >= units
 
     def _embed_missing(self, embedder: Embedder, batch: int, max_batches: int | None = None,
-                       progress: bool = False, after_id: int = 0) -> tuple[int, int]:
-        """Embed, in committed batches, every chunk with id > ``after_id`` that lacks a vector of
-        ``embedder``'s model. Returns ``(chunks embedded, batches)``; resumable, since each batch
-        commits."""
+                       progress: bool = False, after_id: int = 0, orgs: Sequence[str] | None = None) -> tuple[int, int]:
+        """Embed, in committed batches, every chunk with id > ``after_id`` (of ``orgs`` only, when
+        given) that lacks a vector of ``embedder``'s model. Returns ``(chunks embedded, batches)``;
+        resumable, since each batch commits."""
         done = batches = 0
         while max_batches is None or batches < max_batches:
             # Whole documents only, so that parents are pooled from all their children (the
@@ -324,7 +374,7 @@ class Engine:
             # document longer than a batch is read with a larger one.
             limit = batch
             while True:
-                rows = self.store.chunks_missing_vectors(embedder.model_id, limit, after_id)
+                rows = self.store.chunks_missing_vectors(embedder.model_id, limit, after_id, orgs)
                 units = self.store.units([r[0] for r in rows])
                 documents = {u.document_id for u in units.values()}
                 if len(rows) < limit or len(documents) > 1 or limit >= 64 * batch:
@@ -468,11 +518,16 @@ class Engine:
                   " in the chain", flush=True)
         done, batches = self._embed_missing(self.embedder, batch, max_batches, progress)
         if not self.store.chunks_missing_vectors(model_id, 1):
-            self.store.drop_vectors_except(model_id)
+            # An organisation's own reading keeps its vectors (of the chain's multilingual model).
+            own = ((self.embedder.other.model_id,) if isinstance(self.embedder, ChainEmbedder)
+                   and self.readings.multilingual() else ())
+            self.store.drop_vectors_except(model_id, also=own)
             if self.index is not None:
                 self.index.save()  # (and its deferred save cancelled: it must not write over the new one)
             self.index = self._open_index(self.embedder)
-            self.dense = DenseLeg(self.embedder, self.index, languages=self.fulltext.languages)
+            self.readings.save()
+            self.readings = DenseReadings(self.store, self.embedder, self._open_index)
+            self.dense = DenseLeg(self.embedder, self.index, languages=self.fulltext.languages, own=self.readings.own)
             self.legs["dense"] = self.dense
             self._mismatch = ""
             # Indexes chunked before title units (hp-1) get them now; the rest stays as it is.
@@ -488,6 +543,10 @@ class Engine:
             if self.index is not None:
                 self.index.sync()
                 self.index.save()
+            # Organisations that read with the multilingual model: its vectors of their units
+            # that lack one (title units just added; all of them after a store left the chain).
+            self._own_checked = 0
+            done += self._embed_own_readings(max_batches, progress)
         return ReindexReport(model_id, done, time.perf_counter() - start, scanned, adopted)
 
     # -- search ------------------------------------------------------------------------------
@@ -683,7 +742,7 @@ class Engine:
         search used)."""
         if caller.agent is None or not stored:
             return {}
-        if stored.get("model_id") not in (None, self.embedder.model_id if self.embedder else None):
+        if stored.get("model_id") not in (None, self.dense_model_id(caller.org)):
             return {}  # tuned for another vector space: its calibration means nothing here
         if stored.get("chunker", CHUNKER_VERSION) != CHUNKER_VERSION:
             return {}  # tuned on other units (their scores differ): tune again
@@ -862,6 +921,8 @@ class Engine:
             # Chunks that should carry a vector of this model and do not (`electa reindex` embeds them).
             out["chunks_without_vector"] = self.store.count_vector_chunks() - self.store.count_vectors(self.embedder.model_id)
         out["legs"] = {name: (leg.available(), leg.why) for name, leg in self.legs.items()}
+        # Organisations that read with the multilingual model (`electa orgs dense`).
+        out["dense_multilingual"] = sorted(self.readings.multilingual())
         return out
 
 

@@ -4,6 +4,7 @@ written in another, and each page is analysed in the language it is written in."
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from electa.config import Settings
 from electa.embedders.registry import create_embedder
 from electa.ingest.loaders import Loaded
 from electa.types import Document, Section
+from tests.integration.conftest import electa_cmd
 
 pytestmark = pytest.mark.integration
 
@@ -92,3 +94,32 @@ def test_a_store_of_the_earlier_default_keeps_its_model_until_reindexed_with_the
         assert report.adopted > 0 and report.embedded > 0 and engine.dense.available()
         hits = engine.search("Wie lange dauert der Versand?", Caller("acme"), legs=["dense"]).hits
         assert hits[0].url == "https://help/zh-shipping"
+
+
+def test_an_organisation_chooses_the_multilingual_model_for_all_its_pages(tmp_path: Path, env: dict[str, str]) -> None:
+    """Issue 14: the multilingual model as an option per organisation (`electa orgs dense`),
+    beside others that keep reading by language in the same store."""
+    pages = Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),)) for i, t, x in PAGES])
+    data = str(tmp_path / "d")
+    with Engine.open(data, Settings()) as engine:
+        engine.ingest_loaded("kb", pages, Access("acme"))
+        engine.ingest_loaded("kb", pages, Access("beta"))
+    out = subprocess.run([*electa_cmd(), "orgs", "dense", "acme", "multilingual", "--data", data],
+                         capture_output=True, text=True, env=env, check=True, timeout=300).stdout
+    assert "acme: multilingual" in out and "units embedded by the multilingual model" in out
+    shown = subprocess.run([*electa_cmd(), "orgs", "dense", "beta", "--data", data],
+                           capture_output=True, text=True, env=env, check=True, timeout=300).stdout
+    assert shown.strip() == "beta: by-language"
+    use = create_embedder("use-multilingual")
+    with Engine.open(data, Settings()) as engine:
+        question = "Can I get my money back?"
+        acme = engine.search(question, Caller("acme"), legs=["dense"]).hits[0]
+        beta = engine.search(question, Caller("beta"), legs=["dense"]).hits[0]
+        assert acme.url == beta.url == "https://help/refund"
+        ids, vecs = engine.store.vectors_of(use.model_id, engine.store.allowed(Caller("acme")).ids)
+        units = engine.store.units([int(i) for i in ids])
+        own = [vec for uid, vec in zip(ids, vecs, strict=True) if units[int(uid)].document_id == acme.document_id]
+        vote = next(v for v in acme.votes if v.leg == "dense")
+        assert vote.raw_score == pytest.approx(max(float(use.embed_query(question) @ v) for v in own), abs=1e-4)
+        # beta's English page is still scored by MiniLM
+        assert next(v for v in beta.votes if v.leg == "dense").raw_score != pytest.approx(vote.raw_score, abs=1e-3)

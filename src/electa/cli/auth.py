@@ -69,6 +69,25 @@ def orgs_rotate_secret(name: str, data_dir: str | None) -> None:
     click.echo("shown once; keep it in your backend only (it signs visitor tokens)", err=True)
 
 
+@orgs.command("dense")
+@click.argument("name")
+@click.argument("reading", required=False, type=click.Choice(["by-language", "multilingual"]))
+@store_option
+@friendly
+def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
+    """Show or set which model reads NAME's units and questions: by-language (the default: MiniLM
+    for English, the multilingual model for the rest) or multilingual (that model for all; one
+    space in which every language meets every other, at a cost to English-to-English accuracy)."""
+    from electa.cli.common import open_engine
+
+    with open_engine(data_dir, None) as engine:
+        if reading is None:
+            click.echo(f"{name}: {engine.readings.reading(name)}")
+            return
+        done = engine.set_dense_reading(name, reading, progress=True)
+    click.echo(f"{name}: {reading} ({done} units embedded by the multilingual model)" if done else f"{name}: {reading}")
+
+
 @click.group()
 def keys() -> None:
     """Create, list and revoke an organisation's API keys."""

@@ -237,7 +237,8 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
                            [round(d, 4) for d in per_fold], importances)
         ids = hashlib.sha256(json.dumps(sorted((q, beir.queries[q]) for q in rows)).encode()).hexdigest()[:16]
         trained = {"dataset": beir.name, "split": split, "queries": len(rows), "query_ids": ids,
-                   "corpus_hash": beir.corpus_hash if dataset is not None else None, "model_id": embedder.model_id,
+                   "corpus_hash": beir.corpus_hash if dataset is not None else None,
+                   "model_id": engine.dense_model_id(agent[0]) if agent is not None else embedder.model_id,
                    "chunker": CHUNKER_VERSION, "unit_vectors": settings.unit_vectors, "leg_depth": leg_depth,
                    "legs": sorted(n for n, leg in engine.legs.items() if leg.available()),
                    "rerank": behind, "order": ORDER, "visitors": visitors,

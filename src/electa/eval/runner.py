@@ -337,7 +337,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         if agent is not None:
             tuned = {"fusion": {"weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
                                 "lift": result.chosen.lift},
-                     **extra, "tuned_on": provenance, "model_id": embedder.model_id, "chunker": CHUNKER_VERSION,
+                     **extra, "tuned_on": provenance, "model_id": engine.dense_model_id(agent[0]),
+                     "chunker": CHUNKER_VERSION,
                      "unit_vectors": settings.unit_vectors}
             existing = engine.store.agent_settings(agent[0], agent[1]) or {}
             engine.store.set_agent_settings(agent[0], agent[1], with_tuning(existing, tuned))

@@ -162,8 +162,11 @@ class AgentModels:
     from the very settings its cache key was made from); called with a caller alone it reads
     them from the store."""
 
-    def __init__(self, settings_of: Callable[[str, str], Mapping[str, object] | None], serving: Serving) -> None:
+    def __init__(self, settings_of: Callable[[str, str], Mapping[str, object] | None], serving: Serving,
+                 model_of: Callable[[str], str | None] | None = None) -> None:
         self.settings_of, self.serving = settings_of, serving
+        # The model whose dense scores an organisation's searches give (its own reading's).
+        self.model_of = model_of
         self._parsed: dict[int, LtrModel] = {}
         self._lock = threading.Lock()
 
@@ -210,7 +213,8 @@ class AgentModels:
         trained = found.get("trained")
         trained = trained if isinstance(trained, Mapping) else {}
         # Behind the agent's own reranker, when it has one, not the engine's.
-        serving = replace(self.serving, rerank=rerank_identity(self.serving.rerank, stored))
+        serving = replace(self.serving, rerank=rerank_identity(self.serving.rerank, stored),
+                          model_id=self.model_of(org) if self.model_of is not None else self.serving.model_id)
         problem = lineage_problem(trained, serving, fusion_digest(stored))
         return problem or (model if model.trained == trained else replace(model, trained=dict(trained)))
 

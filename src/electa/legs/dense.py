@@ -20,13 +20,17 @@ class DenseLeg:
     name = "dense"
 
     def __init__(self, embedder: Embedder | None, index: VectorIndex | None, why: str = "",
-                 languages: Callable[[Caller, int], tuple[str, ...]] | None = None) -> None:
+                 languages: Callable[[Caller, int], tuple[str, ...]] | None = None,
+                 own: Callable[[Caller], tuple[Embedder, VectorIndex] | None] | None = None) -> None:
         self.embedder = embedder
         self.index = index
         self._why = why
         # The languages of the caller's units at a store generation: a chain of models embeds
         # the question only with the models that read them.
         self._languages = languages
+        # The model and index of an organisation that reads with its own
+        # (:mod:`electa.legs.dense_readings`), or None for the engine's.
+        self._own = own
 
     def available(self) -> bool:
         return self.embedder is not None and self.index is not None
@@ -38,6 +42,9 @@ class DenseLeg:
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         if self.embedder is None or self.index is None:
             return []
+        own = self._own(caller) if self._own is not None else None
+        if own is not None:
+            return own[1].search(own[0].embed_query(query), depth, allowed)
         if not isinstance(self.embedder, LanguageRouted):
             return self.index.search(self.embedder.embed_query(query), depth, allowed)
         if self._languages is not None:

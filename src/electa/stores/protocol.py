@@ -299,9 +299,10 @@ class IndexStore(Protocol):
         """How many units should carry a vector (every kind but curated answers)."""
         ...
 
-    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
+    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0,
+                               orgs: Sequence[str] | None = None) -> list[tuple[int, str, str]]:
         """``(id, title, text)`` of up to ``limit`` units with id > ``after_id`` that should carry
-        a vector and have none of ``model_id``, by id."""
+        a vector and have none of ``model_id``, by id; of ``orgs``' documents only, when given."""
         ...
 
     def last_unit_id(self) -> int:
@@ -312,8 +313,9 @@ class IndexStore(Protocol):
         """Add (or replace) vectors of units stored earlier; ``backfills`` moves."""
         ...
 
-    def drop_vectors_except(self, model_id: str) -> None:
-        """Keep only ``model_id``'s vectors and make it the store's model; ``generation`` moves."""
+    def drop_vectors_except(self, model_id: str, also: Sequence[str] = ()) -> None:
+        """Keep only ``model_id``'s vectors (and ``also``'s, an organisation's own reading) and
+        make ``model_id`` the store's model; ``generation`` moves."""
         ...
 
     def documents_missing_title_units(self, limit: int) -> list[tuple[int, str, int]]:
@@ -448,6 +450,16 @@ class OperationalStore(Protocol):
 
     def set_agent_settings(self, org: str, agent: str, settings: dict[str, object]) -> None:
         """Replace the agent's settings (JSON-able); ``generation`` does not move."""
+        ...
+
+    def org_settings(self) -> dict[str, dict[str, object]]:
+        """Every organisation's own settings (those that decide how its units are stored, such
+        as which model reads them), by organisation: the engine's own use, never a caller's."""
+        ...
+
+    def set_org_settings(self, org: str, settings: dict[str, object]) -> None:
+        """Replace an organisation's settings (JSON-able); ``generation`` moves, since they
+        change what its searches return (every cache and index image follows the generation)."""
         ...
 
     def server_secret(self, name: str) -> bytes:

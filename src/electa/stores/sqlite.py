@@ -122,6 +122,8 @@ CREATE TABLE IF NOT EXISTS agent_settings(
   org TEXT NOT NULL, agent TEXT NOT NULL, settings TEXT NOT NULL, updated_at REAL NOT NULL,
   PRIMARY KEY(org, agent));
 CREATE TABLE IF NOT EXISTS organisations(name TEXT PRIMARY KEY, created_at REAL NOT NULL);
+-- An organisation's own settings (JSON): those that decide how its units are stored and read.
+CREATE TABLE IF NOT EXISTS org_settings(org TEXT PRIMARY KEY, settings TEXT NOT NULL, updated_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS api_keys(
   id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL REFERENCES organisations(name) ON DELETE CASCADE,
   key_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, created_at REAL NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
@@ -913,14 +915,20 @@ class SqliteStore(OperationalTables):
     def last_unit_id(self) -> int:
         return int(self.con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
 
-    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
+    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0,
+                               orgs: Sequence[str] | None = None) -> list[tuple[int, str, str]]:
         """Chunks that should have a vector (every kind but curated answers, which are matched
         by trigger) and have none of ``model_id``: what reindex still has to embed, whether the
         store switches model or the chunks were stored while no model was available."""
+        only, params = "", [after_id, model_id]
+        if orgs is not None:
+            only = (f" AND c.document_id IN (SELECT id FROM documents WHERE org IN ({','.join('?' * len(orgs))}))"
+                    if orgs else " AND 0")
+            params += list(orgs)
         return [(r[0], r[1], r[2]) for r in self.con.execute(
             f"SELECT c.id, c.title, c.text FROM chunks c WHERE c.id > ? AND c.kind IN ({VECTOR_KINDS_SQL}) AND NOT EXISTS"
-            " (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=?) ORDER BY c.id LIMIT ?",
-            (after_id, model_id, limit))]
+            f" (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=?){only} ORDER BY c.id LIMIT ?",
+            (*params, limit))]
 
     def count_vector_chunks(self) -> int:
         """How many chunks should carry a vector (see :meth:`chunks_missing_vectors`)."""
@@ -973,9 +981,10 @@ class SqliteStore(OperationalTables):
             con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
                         " value = CAST(value AS INTEGER) + 1")
 
-    def drop_vectors_except(self, model_id: str) -> None:
+    def drop_vectors_except(self, model_id: str, also: Sequence[str] = ()) -> None:
         with self.transaction() as con:
-            con.execute("DELETE FROM vectors WHERE model_id<>?", (model_id,))
+            kept = (model_id, *also)
+            con.execute(f"DELETE FROM vectors WHERE model_id NOT IN ({','.join('?' * len(kept))})", kept)
             self.set_meta(con, "model_id", model_id)
             self._bump(con)
 

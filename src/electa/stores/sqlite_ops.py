@@ -84,6 +84,9 @@ class OperationalTables:
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
 
+    def _bump(self, con: sqlite3.Connection) -> None:
+        raise NotImplementedError
+
     def curated_answer(self, question: str, org: str, allowed_ids: np.ndarray) -> tuple[str, str, str] | None:
         """``(trigger, answer, url)`` of a curated answer this caller may see whose trigger is the
         question, or a phrase of two words or more inside it (longest trigger wins)."""
@@ -182,6 +185,17 @@ class OperationalTables:
             con.execute("INSERT INTO agent_settings VALUES(?,?,?,?) ON CONFLICT(org, agent) DO UPDATE SET"
                         " settings=excluded.settings, updated_at=excluded.updated_at",
                         (org, agent, json.dumps(settings), time.time()))
+
+    def org_settings(self) -> dict[str, dict[str, object]]:
+        return {org: dict(json.loads(s)) for org, s in self.con.execute("SELECT org, settings FROM org_settings")}
+
+    def set_org_settings(self, org: str, settings: dict[str, object]) -> None:
+        check_org_name(org)
+        with self.transaction() as con:
+            con.execute("INSERT INTO org_settings VALUES(?,?,?) ON CONFLICT(org) DO UPDATE SET"
+                        " settings=excluded.settings, updated_at=excluded.updated_at",
+                        (org, json.dumps(settings), time.time()))
+            self._bump(con)
 
     def server_secret(self, name: str) -> bytes:
         """A random 32-byte secret of this data directory, made on first use and kept in

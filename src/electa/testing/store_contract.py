@@ -450,6 +450,34 @@ class StoreContract:
         assert store.generation > generation
         assert (store.count_vectors("m1"), store.count_vectors("m2"), store.meta("model_id")) == (0, 1, "m2")
 
+    def test_an_organisations_units_missing_vectors_and_a_second_model_kept(self, store) -> None:  # type: ignore[no-untyped-def]
+        """Issue 14: an organisation's own dense reading keeps a second model's vectors of its
+        units only, made for its units only."""
+        store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "alpha", title="A")], model_id="m1")
+        store.put_source(record("b.md", "2", Access("beta")), [prepared("b", "beta", title="B")], model_id="m1")
+        (a,) = store.allowed(Caller("acme")).ids.tolist()
+        (b,) = store.allowed(Caller("beta")).ids.tolist()
+        assert store.chunks_missing_vectors("use", 10, orgs=["acme"]) == [(a, "A", "alpha")]
+        assert [r[0] for r in store.chunks_missing_vectors("use", 10, orgs=["acme", "beta"])] == [a, b]
+        assert store.chunks_missing_vectors("use", 10, orgs=[]) == []
+        store.put_vectors("use", [a], np.array([[0.0, 1.0]], dtype=np.float32))
+        assert store.chunks_missing_vectors("use", 10, orgs=["acme"]) == []
+        store.put_vectors("m0", [a], np.array([[1.0, 0.0]], dtype=np.float32))
+        store.drop_vectors_except("m1", also=("use",))
+        assert (store.count_vectors("m0"), store.count_vectors("m1"), store.count_vectors("use")) == (0, 2, 1)
+        assert store.meta("model_id") == "m1"
+
+    def test_organisation_settings(self, store) -> None:  # type: ignore[no-untyped-def]
+        assert store.org_settings() == {}
+        generation = store.generation
+        store.set_org_settings("acme", {"dense": "multilingual"})
+        store.set_org_settings("beta", {"dense": "by-language"})
+        store.set_org_settings("acme", {"dense": "by-language", "x": [1, 2]})
+        assert store.org_settings() == {"acme": {"dense": "by-language", "x": [1, 2]}, "beta": {"dense": "by-language"}}
+        assert store.generation > generation  # they change what searches return: caches must follow
+        with pytest.raises(ConfigError):
+            store.set_org_settings("*", {})
+
     def test_title_units_are_added_once(self, store) -> None:  # type: ignore[no-untyped-def]
         store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "alpha", title="Guide")], model_id="m1")
         store.put_source(record("u.md", "2", Access("acme")), [prepared("u", "untitled", title=" ")], model_id="m1")

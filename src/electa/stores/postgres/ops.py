@@ -158,6 +158,22 @@ class PgOperationalTables:
                         " settings=excluded.settings, updated_at=excluded.updated_at",
                         (org, agent, json.dumps(settings), time.time()))
 
+    def org_settings(self) -> dict[str, dict[str, object]]:
+        with self.db.tx(ALL_TENANTS) as con:
+            return {org: dict(s) for org, s in con.execute("SELECT org, settings FROM org_settings").fetchall()}
+
+    def set_org_settings(self, org: str, settings: dict[str, object]) -> None:
+        check_org_name(org)
+        if holds_nul(org):
+            raise ConfigError("an organisation's name cannot hold a NUL character")
+        with self.db.tx(org, write=True) as con:
+            con.execute("INSERT INTO org_settings VALUES(%s,%s::json,%s) ON CONFLICT(org) DO UPDATE SET"
+                        " settings=excluded.settings, updated_at=excluded.updated_at",
+                        (org, json.dumps(settings), time.time()))
+            # The generation moves (every cache and image follows it); the removal log is not
+            # trimmed here: a settings write removes no unit.
+            con.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation'")
+
     def server_secret(self, name: str) -> bytes:
         """A random 32-byte secret of this database, made on first use and kept in ``meta``:
         the first writer's value wins, whichever process it is (INSERT ... ON CONFLICT DO

@@ -643,11 +643,15 @@ class PostgresStore(PgOperationalTables):
     def last_unit_id(self) -> int:
         return int(self._scalar("SELECT coalesce(max(id), 0) FROM chunks"))
 
-    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
+    def chunks_missing_vectors(self, model_id: str, limit: int, after_id: int = 0,
+                               orgs: Sequence[str] | None = None) -> list[tuple[int, str, str]]:
+        only = "" if orgs is None else " AND c.org = ANY(%s)"
         with self.db.tx(ALL_TENANTS) as con:
             rows = con.execute("SELECT c.id, c.title, c.text FROM chunks c WHERE c.id > %s AND c.kind = ANY(%s) AND NOT"
-                               " EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=%s) ORDER BY c.id"
-                               " LIMIT %s", (after_id, list(VECTOR_KINDS), model_id, limit)).fetchall()
+                               f" EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id=c.id AND v.model_id=%s){only}"
+                               " ORDER BY c.id LIMIT %s",
+                               (after_id, list(VECTOR_KINDS), model_id, *(() if orgs is None else (list(orgs),)),
+                                limit)).fetchall()
         return [(int(r[0]), r[1], r[2]) for r in rows]
 
     def put_vectors(self, model_id: str, ids: Sequence[int], vecs: np.ndarray) -> None:
@@ -661,10 +665,10 @@ class PostgresStore(PgOperationalTables):
                 self._ensure_hnsw(con, model_id, int(vecs[0].shape[0]))
             con.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='vector_backfills'")
 
-    def drop_vectors_except(self, model_id: str) -> None:
+    def drop_vectors_except(self, model_id: str, also: Sequence[str] = ()) -> None:
         try:
             with self.db.tx(ALL_TENANTS, write=True) as con:
-                con.execute("DELETE FROM vectors WHERE model_id<>%s", (model_id,))
+                con.execute("DELETE FROM vectors WHERE model_id <> ALL(%s)", ([model_id, *also],))
                 self._set_meta(con, "model_id", model_id)
                 self._bump(con)
         finally:

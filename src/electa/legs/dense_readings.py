@@ -1,0 +1,105 @@
+"""An organisation's own dense reading (issue 14): which model reads its units and questions.
+
+Under the default embedder chain (:mod:`electa.embedders.chain`) each unit is read by the model
+of its document's language: MiniLM for English, the multilingual model (USE) for the rest. That
+is the ``by-language`` reading, every organisation's default. An organisation whose visitors ask
+in many languages about pages in one, or whose pages mix languages, may choose ``multilingual``:
+every unit of its own, English ones too, read by the multilingual model, and its questions
+searched in that model's space only. It trades English-to-English accuracy for one space in
+which every language meets every other (XQuAD-R's cross-language pool, ``bench/multilingual.py``:
+served nDCG@10 0.5477 with USE for all against 0.4930 for the chain; English alone 0.8733
+against 0.8774; SciFact train served 0.6369 against 0.7222).
+
+How it is kept: the multilingual model's vectors of that organisation's units are stored beside
+the chain's, under the multilingual model's own id, in an index of their own (both kept by
+reindex). The organisation's searches use that index; every other organisation's never read it,
+and an index search is filtered by the caller's allowed set like any other. Switching is
+:meth:`electa.engine.Engine.set_dense_reading`: the vectors are made first, then the setting
+flips, so no search meets a half-filled index; switching back is instant (the vectors stay).
+
+The reading is stored with the organisation (:meth:`electa.stores.protocol.Store.set_org_settings`,
+which moves the store's generation, so every process and cache follows at its next search).
+Anything fitted on an organisation's dense scores (calibration, learned rankers) records the
+model they came from (:meth:`DenseReadings.model_id`), so a switch makes them stale, as a
+change of model does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from electa.embedders.chain import ChainEmbedder
+from electa.embedders.protocol import Embedder
+from electa.errors import ConfigError
+from electa.stores.protocol import Store, VectorIndex
+from electa.types import Caller
+
+BY_LANGUAGE = "by-language"
+MULTILINGUAL = "multilingual"
+READINGS = {BY_LANGUAGE: "each unit read by the model of its document's language (the default)",
+            MULTILINGUAL: "every unit and question read by the multilingual model"}
+
+
+def check_reading(reading: str) -> str:
+    if reading not in READINGS:
+        raise ConfigError(f"unknown dense reading {reading!r}; valid: "
+                          + "; ".join(f"{name} ({what})" for name, what in READINGS.items()))
+    return reading
+
+
+class DenseReadings:
+    """The organisations that read with the multilingual model, and that model's index.
+
+    ``open_index(embedder)`` opens a store's dense index for a model (the engine's own)."""
+
+    def __init__(self, store: Store, embedder: Embedder | None, open_index: Callable[[Embedder], VectorIndex]) -> None:
+        self.store = store
+        self.chain = embedder if isinstance(embedder, ChainEmbedder) else None
+        self._open_index = open_index
+        self._index: VectorIndex | None = None
+        self._lock = threading.Lock()
+        self._read: tuple[int, frozenset[str]] = (-1, frozenset())
+
+    def multilingual(self) -> frozenset[str]:
+        """The organisations reading ``multilingual``, as of the store's current generation
+        (one read of the settings per generation; a switch moves it)."""
+        generation = self.store.generation
+        if self._read[0] != generation:
+            orgs = frozenset(org for org, s in self.store.org_settings().items() if s.get("dense") == MULTILINGUAL)
+            self._read = (generation, orgs)
+        return self._read[1]
+
+    def reading(self, org: str) -> str:
+        return MULTILINGUAL if org in self.multilingual() else BY_LANGUAGE
+
+    @property
+    def model(self) -> Embedder | None:
+        """The multilingual model, when the engine's embedder is a chain (else no organisation
+        can read otherwise than the engine)."""
+        return self.chain.other if self.chain is not None else None
+
+    def model_id(self, org: str, engine_model: str | None) -> str | None:
+        """The model whose scores ``org``'s dense leg gives: what a calibration or a learned
+        ranker fitted on them must record."""
+        if self.model is not None and org in self.multilingual():
+            return self.model.model_id
+        return engine_model
+
+    def index(self) -> VectorIndex:
+        """The multilingual model's index (of the units of organisations that read with it)."""
+        assert self.model is not None
+        with self._lock:
+            if self._index is None:
+                self._index = self._open_index(self.model)
+            return self._index
+
+    def own(self, caller: Caller) -> tuple[Embedder, VectorIndex] | None:
+        """The model and index that ``caller``'s organisation searches with, when not the engine's."""
+        if self.model is None or caller.org not in self.multilingual():
+            return None
+        return self.model, self.index()
+
+    def save(self) -> None:
+        if self._index is not None:
+            self._index.save()

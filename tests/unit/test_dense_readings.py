@@ -1,0 +1,144 @@
+"""An organisation's own dense reading (issue 14): ``multilingual`` reads every unit and
+question of that organisation with the chain's multilingual model, in an index of its own;
+every other organisation reads by language, unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from electa import Access, Caller, Engine
+from electa.config import Settings
+from electa.embedders.chain import ChainEmbedder
+from electa.embedders.hashing import HashEmbedder
+from electa.errors import ConfigError
+from electa.ingest.loaders import Loaded
+from electa.types import Document
+
+REFUNDS = "Refunds are issued within fourteen days of purchase when you write to us with your order number."
+PARKING = "Parking is free for visitors in the garage beside the main entrance on weekdays."
+
+
+class _Counting(HashEmbedder):
+    def __init__(self, dim: int, fail: bool = False) -> None:
+        super().__init__(dim)
+        self.queries = self.texts = 0
+        self.fail = fail
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.fail:
+            raise RuntimeError("model crashed")
+        self.texts += len(texts)
+        return super().embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries += 1
+        return super().embed_query(text)
+
+
+def _page(name: str, text: str) -> Loaded:
+    return Loaded([Document(name, name.title(), text, f"https://help/{name}")])
+
+
+def _dense(engine: Engine, question: str, caller: Caller) -> list[tuple[str, float]]:
+    results, _ = engine.retrieve(question, caller, legs=["dense"])
+    units = engine.store.units([h.unit_id for h in results[0].hits])
+    return [(units[h.unit_id].url, h.score) for h in results[0].hits]
+
+
+def test_an_organisation_reading_multilingual_is_searched_by_that_model_alone(tmp_path: Path) -> None:
+    english, other = _Counting(32), _Counting(16)
+    chain = ChainEmbedder(english, other)
+    with Engine.open(tmp_path / "d", Settings(), chain) as engine:
+        for org in ("acme", "beta"):
+            engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access(org))
+        assert other.texts == 0  # all English: read by the English model
+        assert engine.readings.reading("acme") == "by-language"
+        embedded = engine.set_dense_reading("acme", "multilingual")
+        acme_units = len(engine.store.allowed(Caller("acme")))
+        assert embedded == acme_units and engine.store.count_vectors(other.model_id) == acme_units
+        english.queries = other.queries = 0
+        found = _dense(engine, "refund order number", Caller("acme"))
+        assert (english.queries, other.queries) == (0, 1) and found[0][0] == "https://help/refunds"
+        # The score is the multilingual model's cosine of the page's best unit, not the chain's.
+        _, vecs = engine.store.vectors_of(other.model_id, engine.store.allowed(Caller("acme")).ids)
+        assert vecs.shape[1] == 16
+        assert found[0][1] == pytest.approx(float(max(vecs @ other.embed_query("refund order number"))), abs=1e-5)
+        assert engine.dense_model_id("acme") == other.model_id
+        # Every other organisation reads as before, with the engine's model.
+        english.queries = other.queries = 0
+        assert _dense(engine, "refund order number", Caller("beta"))[0][0] == "https://help/refunds"
+        assert (english.queries, other.queries) == (1, 0) and engine.dense_model_id("beta") == chain.model_id
+        # A page written later is read by the organisation's own model too; another's is not.
+        engine.ingest_loaded("parking", _page("parking", PARKING), Access("acme"))
+        engine.ingest_loaded("parking", _page("parking", PARKING), Access("beta"))
+        assert engine.store.count_vectors(other.model_id) == len(engine.store.allowed(Caller("acme")))
+        assert _dense(engine, "free parking in the garage", Caller("acme"))[0][0] == "https://help/parking"
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(english, other)) as engine:
+        assert engine.readings.reading("acme") == "multilingual"  # stored with the organisation
+        before = engine.store.count_vectors(other.model_id)
+        engine.reindex()  # keeps the organisation's own vectors
+        assert engine.store.count_vectors(other.model_id) == before
+        english.queries = other.queries = 0
+        assert _dense(engine, "refund order number", Caller("acme"))[0][0] == "https://help/refunds"
+        assert (english.queries, other.queries) == (0, 1)
+        # Switching back is instant: nothing to embed, the engine's model reads it again.
+        assert engine.set_dense_reading("acme", "by-language") == 0
+        english.queries = other.queries = 0
+        # (the same pages as beta's, read the same way: the same scores)
+        assert _dense(engine, "refund order number", Caller("acme")) == _dense(engine, "refund order number", Caller("beta"))
+        assert (english.queries, other.queries) == (2, 0)
+
+
+def test_an_organisations_own_index_never_shows_another_organisations_pages(tmp_path: Path) -> None:
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(HashEmbedder(32), HashEmbedder(16))) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))
+        engine.ingest_loaded("kb", _page("parking", PARKING), Access("beta"))
+        engine.ingest_loaded("team", _page("payroll", "Payroll runs on the last Friday of the month."),
+                             Access("beta", principals=("team:hr",)))
+        engine.set_dense_reading("acme", "multilingual")
+        engine.set_dense_reading("beta", "multilingual")
+        assert {u for u, _ in _dense(engine, REFUNDS, Caller("beta"))} == {"https://help/parking"}
+        assert {u for u, _ in _dense(engine, PARKING, Caller("acme"))} == {"https://help/refunds"}
+        hr = Caller("beta", principals=frozenset({"team:hr"}))
+        assert "https://help/payroll" in {u for u, _ in _dense(engine, "payroll", hr)}
+        assert "https://help/payroll" not in {u for u, _ in _dense(engine, "payroll", Caller("beta"))}
+
+
+def test_a_switch_flips_only_once_every_unit_has_its_vector(tmp_path: Path) -> None:
+    other = _Counting(16)
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(HashEmbedder(32), other)) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))
+        other.fail = True
+        with pytest.raises(RuntimeError, match="model crashed"):
+            engine.set_dense_reading("acme", "multilingual")
+        assert engine.readings.reading("acme") == "by-language"
+        assert _dense(engine, "refund order number", Caller("acme"))[0][0] == "https://help/refunds"
+        other.fail = False
+        assert engine.set_dense_reading("acme", "multilingual") > 0  # run again: it resumes
+        assert engine.readings.reading("acme") == "multilingual"
+
+
+def test_a_calibration_fitted_on_other_scores_is_not_used_after_a_switch(tmp_path: Path) -> None:
+    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16))
+    with Engine.open(tmp_path / "d", Settings(), chain) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme", "bot"))
+        tuned = {"model_id": chain.model_id, "fusion": {"k": 7}}
+        assert engine._agent_profile(Caller("acme", "bot"), tuned)["fusion"] == {"k": 7}
+        engine.set_dense_reading("acme", "multilingual")
+        assert engine._agent_profile(Caller("acme", "bot"), tuned) == {}  # fitted on the chain's scores
+        assert engine._agent_profile(Caller("acme", "bot"), {**tuned, "model_id": chain.other.model_id})
+
+
+def test_a_reading_is_one_electa_knows_and_needs_the_chain(tmp_path: Path) -> None:
+    with Engine.open(tmp_path / "a", Settings(), ChainEmbedder(HashEmbedder(32), HashEmbedder(16))) as engine:
+        with pytest.raises(ConfigError, match=r"by-language .*multilingual"):
+            engine.set_dense_reading("acme", "spanish")
+        with pytest.raises(ConfigError, match="organisation"):
+            engine.set_dense_reading("*", "multilingual")
+    with Engine.open(tmp_path / "b", Settings(), HashEmbedder(32)) as engine, \
+            pytest.raises(ConfigError, match="needs the embedder chain"):
+        engine.set_dense_reading("acme", "multilingual")
