@@ -29,7 +29,7 @@ import numpy as np
 from electa.answer.segment import segment
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
-from electa.embedders.chain import ENGLISH, ChainEmbedder, LanguageRouted
+from electa.embedders.chain import ENGLISH, ChainEmbedder, embed_routed
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder, create_sparse_encoder, kept_model
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
@@ -262,9 +262,15 @@ class Engine:
             self._vectors_checked = top
             self.index.sync()
             self.index.save(force=False)  # the store is the truth: the graph's file may lag it
-            self._embed_own_readings()
         self.fulltext.refresh()
         self.qa.refresh()
+        if self.index is not None and self.readings.multilingual():
+            # As the learned term weights below: a failure costs the new units their second
+            # vectors until the next write (its watermark stays), never the write.
+            try:
+                self._embed_own_readings()
+            except Exception:
+                log.warning("the multilingual vectors of the units just written could not be made", exc_info=True)
         if self.sparse.encoder is not None and isinstance(self.store, SparseTermStore):
             # After the data is committed and the other images refreshed: a failure here costs the
             # new units their learned term weights (the leg then says how many lack them), never
@@ -305,15 +311,15 @@ class Engine:
         flips, then units another process wrote meanwhile are embedded too. Returns how many
         units were embedded; the organisation's searches read the new way from its next one."""
         check_reading(reading)
-        chain = self.readings.model
-        if chain is None or self.index is None:
-            raise ConfigError(f"an organisation's own dense reading needs the embedder chain (ELECTA_EMBEDDER=chain,"
-                              f" the default); this engine embeds with {self.embedder.model_id if self.embedder else 'none'}"
+        model = self.readings.model
+        if model is None or self.index is None:
+            raise ConfigError(f"an organisation's own dense reading needs the embedder chain (ELECTA_EMBEDDER=chain);"
+                              f" this engine embeds with {self.embedder.model_id if self.embedder else 'none'}"
                               + (f" ({self._mismatch})" if self._mismatch else ""))
         current = dict(self.store.org_settings().get(org) or {})
         done = 0
         if reading == MULTILINGUAL:
-            done, _ = self._embed_missing(chain, 256, None, progress, orgs=[org])
+            done, _ = self._embed_missing(model, 256, None, progress, orgs=[org])
         if current.get("dense", BY_LANGUAGE) != reading:
             self.store.set_org_settings(org, {**current, "dense": reading})
         if reading == MULTILINGUAL:
@@ -347,11 +353,9 @@ class Engine:
         """Vectors of the title units reindex adds, each read in its document's language (an
         embedder chain would read a short title like "Kontakt" as English)."""
         assert self.embedder is not None
-        titles = [title for _, title, _ in missing]
-        if not isinstance(self.embedder, LanguageRouted):
-            return self.embedder.embed(titles)
         parents = self.store.units([parent for _, _, parent in missing])
-        return self.embedder.embed_in(titles, [parents[p].lang if p in parents else "" for _, _, p in missing])
+        return embed_routed(self.embedder, [title for _, title, _ in missing],
+                            [parents[p].lang if p in parents else "" for _, _, p in missing])
 
     def _nothing_missing(self, model_id: str) -> bool:
         """Whether every unit that should have a vector of ``model_id`` has one, by two counts

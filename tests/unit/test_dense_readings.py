@@ -142,3 +142,90 @@ def test_a_reading_is_one_electa_knows_and_needs_the_chain(tmp_path: Path) -> No
     with Engine.open(tmp_path / "b", Settings(), HashEmbedder(32)) as engine, \
             pytest.raises(ConfigError, match="needs the embedder chain"):
         engine.set_dense_reading("acme", "multilingual")
+
+
+@pytest.mark.embedded
+def test_another_models_vectors_do_not_make_the_main_index_scan_its_ids(tmp_path: Path) -> None:
+    """Review: an organisation's multilingual vectors, made at each of its writes, moved the
+    store's backfill count, and the main index then read every vector id of the store."""
+    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16))
+    with Engine.open(tmp_path / "d", Settings(), chain) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("beta"))
+        engine.set_dense_reading("acme", "multilingual")
+        assert engine.index is not None
+        scans: list[str] = []
+        index, own = engine.index, engine.readings.index()
+        for name, ix in (("chain", index), ("own", own)):
+            real = ix._add_backfilled  # type: ignore[attr-defined]
+            ix._add_backfilled = lambda real=real, name=name: (scans.append(name), real())  # type: ignore[attr-defined]
+        backfills = engine.store.backfills
+        engine.ingest_loaded("parking", _page("parking", PARKING), Access("acme"))
+        assert engine.store.backfills > backfills  # the organisation's new units got their second vectors
+        assert _dense(engine, "refund order number", Caller("beta"))
+        assert _dense(engine, "free parking", Caller("acme"))[0][0] == "https://help/parking"
+        assert "chain" not in scans  # (the organisation's own index fetches its own new vectors)
+        # The chain's vectors for older units still make the main index fetch them.
+        scans.clear()
+        unit = engine.store.allowed(Caller("beta")).ids.tolist()[0]
+        engine.store.put_vectors(chain.model_id, [unit], np.ones((1, 48), dtype=np.float32) / 7)
+        assert _dense(engine, "refund order number", Caller("beta")) and scans == ["chain"]
+
+
+def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Review: `electa tune DATASET --agent ORG/AGENT` tunes on the chain's scores (the set is
+    searched as the evaluation's organisation) but recorded the agent's organisation's model,
+    so a multilingual organisation would have used it on the other model's scores."""
+    import gzip
+    import json
+
+    from electa.eval import runner
+
+    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16))
+    monkeypatch.setattr(runner, "create_embedder", lambda name: chain)
+    data = tmp_path / "set"
+    (data / "qrels").mkdir(parents=True)
+    texts = [REFUNDS, PARKING, "Passwords are reset from the login page.", "Invoices are emailed monthly."]
+    with gzip.open(data / "corpus.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": f"d{i}", "title": "", "text": t}) + "\n" for i, t in enumerate(texts))
+    with gzip.open(data / "queries.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": f"q{i}", "text": t.split()[0]}) + "\n" for i, t in enumerate(texts))
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(4)))
+    store = tmp_path / "store"
+    with Engine.open(store, Settings(), chain) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme", "bot"))
+        engine.set_dense_reading("acme", "multilingual")
+    runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("acme", "bot"))
+    with Engine.open(store, Settings(), chain) as engine:
+        stored = engine.store.agent_settings("acme", "bot") or {}
+    assert stored["model_id"] == chain.model_id and stored["tuned_on"]["model_id"] == chain.model_id  # type: ignore[index]
+
+
+def test_a_failure_of_the_second_model_never_fails_the_write(tmp_path: Path) -> None:
+    """Review: the multilingual vectors made after a write ran unguarded, so a model failure
+    made a committed upload look failed and skipped the full-text refresh."""
+    other = _Counting(16)
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(HashEmbedder(32), other)) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))
+        engine.set_dense_reading("acme", "multilingual")
+        other.fail = True
+        engine.ingest_loaded("parking", _page("parking", PARKING), Access("acme"))  # English: the chain reads it
+        assert engine.search("parking garage", Caller("acme"), legs=["fulltext"]).hits[0].url == "https://help/parking"
+        assert engine.store.count_vectors(other.model_id) < len(engine.store.allowed(Caller("acme")))
+        other.fail = False
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("beta"))  # the next write catches up
+        assert engine.store.count_vectors(other.model_id) == len(engine.store.allowed(Caller("acme")))
+
+
+def test_the_extractive_answer_reads_with_the_organisations_own_model(tmp_path: Path) -> None:
+    from electa.answer.pipeline import AskPipeline
+
+    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16))
+    with Engine.open(tmp_path / "d", Settings(), chain) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))
+        engine.set_dense_reading("acme", "multilingual")
+        pipeline = AskPipeline(engine, engine.store, record=False)
+        assert pipeline._extractive_for(Caller("acme")).embedder is chain.other
+        assert pipeline._extractive_for(Caller("beta")) is pipeline.extractive
+        answer = "".join(e.data.get("token", "") for e in engine.ask(REFUNDS, Caller("acme")) if e.kind == "token")
+        assert "[1]" in answer

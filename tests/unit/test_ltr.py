@@ -17,7 +17,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.judges import Funnel, LtrJudge
-from electa.judges.ltr import ORDER, AgentModels, LtrModel, Serving, fusion_digest
+from electa.judges.ltr import ORDER, AgentModels, FileModel, LtrModel, Serving, fusion_digest
 from electa.judges.ltr_features import FEATURES
 from electa.judges.trees import TreeEnsemble
 from electa.types import ChunkKind, Document, Hit, Section
@@ -120,6 +120,23 @@ def test_a_model_trained_for_other_vectors_or_units_is_not_used() -> None:
         funnel = Funnel([LtrJudge(_models({("acme", "bot"): {"ltr": upside_down(**trained).to_dict()}}))])
         out, (stage,) = funnel.run("q", Caller("acme", "bot"), _hits(3))
         assert out == _hits(3) and not stage.ran and why in stage.note
+
+
+def test_a_ranker_is_checked_against_the_model_whose_scores_the_callers_organisation_gets() -> None:
+    """Issue 14: an organisation reading with the multilingual model alone gets that model's
+    dense scores; a ranker trained on the engine's (an agent's or an operator's file) is not used
+    for it, and one trained on its own is."""
+    model_of = {"acme": "use"}.get
+    chain_ranker, use_ranker = upside_down(model_id="hash-64"), upside_down(model_id="use")
+    agents = AgentModels(lambda org, agent: {"ltr": (use_ranker if org == "acme" else chain_ranker).to_dict()},
+                         Serving("hash-64", CHUNKER_VERSION), lambda org: model_of(org, "hash-64"))
+    assert isinstance(agents(Caller("acme", "bot")), LtrModel) and isinstance(agents(Caller("rival", "bot")), LtrModel)
+    stale = AgentModels(lambda org, agent: {"ltr": chain_ranker.to_dict()}, Serving("hash-64", CHUNKER_VERSION),
+                        lambda org: model_of(org, "hash-64"))
+    assert "trained on hash-64 scores, this search's dense leg gives use scores" in str(stale(Caller("acme", "bot")))
+    file_model = FileModel(chain_ranker, Serving("hash-64", CHUNKER_VERSION), lambda org: model_of(org, "hash-64"))
+    assert file_model(Caller("rival")) is chain_ranker
+    assert "gives use scores" in str(file_model(Caller("acme")))
 
 
 def test_a_ranker_served_with_other_legs_another_reranker_or_a_retuned_fusion_is_not_used() -> None:

@@ -50,7 +50,7 @@ import numpy as np
 from electa.answer.checks import claim_parts
 from electa.answer.prompt import Prompt
 from electa.answer.segment import Sentence, needs_previous, segment
-from electa.embedders.chain import LanguageRouted
+from electa.embedders.chain import LanguageRouted, embed_routed
 from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
 from electa.text import STOPWORDS, content_stems, stem, tokens
@@ -216,9 +216,7 @@ class ExtractiveAnswerer:
 
     def _embed(self, texts: list[str], langs: list[str]) -> np.ndarray:
         assert self.embedder is not None
-        if isinstance(self.embedder, LanguageRouted):
-            return self.embedder.embed_in(texts, langs)
-        return self.embedder.embed(texts)
+        return embed_routed(self.embedder, texts, langs)
 
     # -- 1. a curated pair -------------------------------------------------------------------
     def _pair_cosines(self, prompt: Prompt, qvec: np.ndarray | None) -> dict[int, float]:

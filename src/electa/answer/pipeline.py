@@ -32,6 +32,7 @@ import hashlib
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -196,6 +197,8 @@ class AskPipeline:
         self.on_prompt = on_prompt
         self.provider = provider or (answerer.name if answerer is not None else "extractive")
         self.extractive = ExtractiveAnswerer(engine.embedder if engine.index is not None else None)
+        self._own_extractive: ExtractiveAnswerer | None = None
+        self._lock = threading.Lock()
 
     # -- the flow ----------------------------------------------------------------------------
     def run(self, req: AskRequest) -> Iterator[AnswerEvent]:
@@ -263,7 +266,7 @@ class AskPipeline:
         prompt = build_prompt(profile, req.question, passages, history, req.page_url)
         if self.on_prompt is not None:
             self.on_prompt(prompt)
-        text, incident = yield from self._generate(prompt, req.question)
+        text, incident = yield from self._generate(prompt, req.question, self._extractive_for(req.caller))
         cited = [passages[i - 1] for i in citations(text, len(passages))]
         yield AnswerEvent("citations", {"citations": [
             {"id": passages.index(p) + 1, "title": quarantine(p.hit.title), "url": p.hit.url} for p in cited]})
@@ -278,28 +281,41 @@ class AskPipeline:
             # (a failure's text can name server hosts and files: its kind only, as for the legs)
             "stages": [stage_json(st, detail=False) for st in result.stages]})
 
-    def _generate(self, prompt: Prompt, question: str) -> Generator[AnswerEvent, None, tuple[str, str]]:
+    def _extractive_for(self, caller: Caller) -> ExtractiveAnswerer:
+        """The extractive answerer that reads with the caller's organisation's model: one that
+        reads with the multilingual model alone (:mod:`electa.legs.dense_readings`) compares a
+        German question with English sentences in that model's space, not MiniLM's."""
+        own = self.engine.readings.own(caller)
+        if own is None:
+            return self.extractive
+        with self._lock:
+            if self._own_extractive is None or self._own_extractive.embedder is not own[0]:
+                self._own_extractive = ExtractiveAnswerer(own[0])
+            return self._own_extractive
+
+    def _generate(self, prompt: Prompt, question: str,
+                  extractive: ExtractiveAnswerer) -> Generator[AnswerEvent, None, tuple[str, str]]:
         """Stream the answerer; if it fails, ``reset`` and stream the extractive answer.
         Returns the answer text a client shows and the incident id ("" when nothing failed)."""
-        chosen = self.answerer or self.extractive
+        chosen = self.answerer or extractive
         pieces: list[str] = []
         try:
             # A model that left a sentence uncited gets the [n] of the source it matches (small
             # models often cite nothing); the extractive answer cites every sentence itself.
             stream = chosen.stream(prompt, question)
-            for piece in stream if chosen is self.extractive else cite_stream(stream, prompt.sources):
+            for piece in stream if chosen is extractive else cite_stream(stream, prompt.sources):
                 pieces.append(piece)
                 yield AnswerEvent("token", {"token": piece})
             return "".join(pieces), ""
         except Exception:
-            if chosen is self.extractive:
+            if chosen is extractive:
                 raise
             incident = new_incident()
             log.exception("answerer %r failed after %d pieces (incident %s); answering extractively",
                           chosen.name, len(pieces), incident)
         yield AnswerEvent("reset", {"reason": "answerer_failed", "incident": incident})
         pieces = []
-        for piece in self.extractive.stream(prompt, question):
+        for piece in extractive.stream(prompt, question):
             pieces.append(piece)
             yield AnswerEvent("token", {"token": piece})
         return "".join(pieces), incident

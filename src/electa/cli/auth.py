@@ -16,6 +16,7 @@ from electa.auth.tokens import sign_visitor_token
 from electa.cli.common import echo_json, friendly, table
 from electa.config import Settings
 from electa.errors import ConfigError
+from electa.legs.dense_readings import BY_LANGUAGE, READINGS
 from electa.stores.protocol import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,7 +72,7 @@ def orgs_rotate_secret(name: str, data_dir: str | None) -> None:
 
 @orgs.command("dense")
 @click.argument("name")
-@click.argument("reading", required=False, type=click.Choice(["by-language", "multilingual"]))
+@click.argument("reading", required=False, type=click.Choice(list(READINGS)))
 @store_option
 @friendly
 def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
@@ -80,10 +81,14 @@ def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
     space in which every language meets every other, at a cost to English-to-English accuracy)."""
     from electa.cli.common import open_engine
 
+    if reading is None:  # (the store alone: no model to load)
+        store = open_store(data_dir)
+        try:
+            click.echo(f"{name}: {(store.org_settings().get(name) or {}).get('dense', BY_LANGUAGE)}")
+        finally:
+            store.shutdown()
+        return
     with open_engine(data_dir, None) as engine:
-        if reading is None:
-            click.echo(f"{name}: {engine.readings.reading(name)}")
-            return
         done = engine.set_dense_reading(name, reading, progress=True)
     click.echo(f"{name}: {reading} ({done} units embedded by the multilingual model)" if done else f"{name}: {reading}")
 

@@ -59,6 +59,13 @@ class LanguageRouted(Protocol):
         ...
 
 
+def embed_routed(embedder: Embedder, texts: Sequence[str], langs: Sequence[str]) -> np.ndarray:
+    """``texts`` embedded by ``embedder``, each by its language's model when it reads by language."""
+    if isinstance(embedder, LanguageRouted):
+        return embedder.embed_in(texts, langs)
+    return embedder.embed(texts)
+
+
 class ChainEmbedder:
     """``english`` for English text, ``other`` for the rest (see the module docstring)."""
 

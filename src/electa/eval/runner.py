@@ -304,7 +304,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
     agent's settings, with the data and model it was tuned on."""
     from electa.eval.abstention import choose_floor, fit_leg_calibrators
 
-    with labelled_set(dataset, split, data_dir, agent, visitors) as (engine, beir, settings, embedder):
+    with labelled_set(dataset, split, data_dir, agent, visitors) as (engine, beir, settings, _):
         if dataset is None:
             assert agent is not None
             if not beir.queries:
@@ -322,7 +322,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         result = tune(lists, beir.qrels, default, folds, scores=scores)
         judged = [q for q in tables if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
-                      "model_id": embedder.model_id, "chunker": CHUNKER_VERSION, "unit_vectors": settings.unit_vectors,
+                      "model_id": engine.dense_model_id(caller.org), "chunker": CHUNKER_VERSION,
+                      "unit_vectors": settings.unit_vectors,
                       "queries": result.queries}
         extra: dict[str, object] = {}
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
@@ -337,7 +338,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         if agent is not None:
             tuned = {"fusion": {"weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
                                 "lift": result.chosen.lift},
-                     **extra, "tuned_on": provenance, "model_id": engine.dense_model_id(agent[0]),
+                     **extra, "tuned_on": provenance, "model_id": engine.dense_model_id(caller.org),
                      "chunker": CHUNKER_VERSION,
                      "unit_vectors": settings.unit_vectors}
             existing = engine.store.agent_settings(agent[0], agent[1]) or {}

@@ -59,7 +59,7 @@ def _ltr(settings: Settings, models: ModelSource | None, stems: StemsOf | None, 
         return None
     model = load_model_file(settings.ltr)
     # A file serves every caller, checked per search like an agent's ranker (FileModel).
-    source = FileModel(model, models.serving) if isinstance(models, AgentModels) else fixed_model(model)
+    source = FileModel(model, models.serving, models.model_of) if isinstance(models, AgentModels) else fixed_model(model)
     return LtrJudge(source, settings.ltr_depth, stems, context)
 
 

@@ -118,7 +118,8 @@ def lineage_problem(trained: Mapping[str, Any], serving: Serving, fusion: str | 
     an agent's ranker, under the agent's tuned ``fusion``), or ''."""
     again = "; run `electa train-ltr` again"
     if trained.get("model_id") not in (None, serving.model_id):
-        return f"the ranker was trained on {trained.get('model_id')} scores, this engine embeds with {serving.model_id}{again}"
+        return (f"the ranker was trained on {trained.get('model_id')} scores, this search's dense leg gives"
+                f" {serving.model_id} scores{again}")
     if trained.get("chunker") not in (None, serving.chunker):
         return f"the ranker was trained on units of another chunker{again}"
     legs = trained.get("legs")
@@ -224,15 +225,17 @@ class FileModel:
     like an agent's against what serves it: the engine's model and chunker, and the reranker
     before it (an agent's own where the search's settings name one)."""
 
-    def __init__(self, model: LtrModel, serving: Serving) -> None:
-        self.model, self.serving = model, serving
+    def __init__(self, model: LtrModel, serving: Serving, model_of: Callable[[str], str | None] | None = None) -> None:
+        self.model, self.serving, self.model_of = model, serving, model_of
 
     def __call__(self, caller: Caller) -> LtrModel | str:
         return self.resolve(None, caller)
 
     def resolve(self, stored: Mapping[str, object] | None, caller: Caller) -> LtrModel | str:
         behind = rerank_identity(self.serving.rerank, stored if caller.agent is not None else None)
-        return lineage_problem(self.model.trained, replace(self.serving, rerank=behind)) or self.model
+        serving = replace(self.serving, rerank=behind,
+                          model_id=self.model_of(caller.org) if self.model_of is not None else self.serving.model_id)
+        return lineage_problem(self.model.trained, serving) or self.model
 
 
 class LtrJudge:

@@ -21,7 +21,7 @@ class DenseLeg:
 
     def __init__(self, embedder: Embedder | None, index: VectorIndex | None, why: str = "",
                  languages: Callable[[Caller, int], tuple[str, ...]] | None = None,
-                 own: Callable[[Caller], tuple[Embedder, VectorIndex] | None] | None = None) -> None:
+                 own: Callable[[Caller, int], tuple[Embedder, VectorIndex] | None] | None = None) -> None:
         self.embedder = embedder
         self.index = index
         self._why = why
@@ -42,7 +42,7 @@ class DenseLeg:
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         if self.embedder is None or self.index is None:
             return []
-        own = self._own(caller) if self._own is not None else None
+        own = self._own(caller, allowed.generation) if self._own is not None else None
         if own is not None:
             return own[1].search(own[0].embed_query(query), depth, allowed)
         if not isinstance(self.embedder, LanguageRouted):

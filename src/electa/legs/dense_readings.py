@@ -61,10 +61,11 @@ class DenseReadings:
         self._lock = threading.Lock()
         self._read: tuple[int, frozenset[str]] = (-1, frozenset())
 
-    def multilingual(self) -> frozenset[str]:
-        """The organisations reading ``multilingual``, as of the store's current generation
-        (one read of the settings per generation; a switch moves it)."""
-        generation = self.store.generation
+    def multilingual(self, generation: int | None = None) -> frozenset[str]:
+        """The organisations reading ``multilingual``, as of the store's ``generation`` (its
+        current one when not given; one read of the settings per generation, which a switch
+        moves)."""
+        generation = self.store.generation if generation is None else generation
         if self._read[0] != generation:
             orgs = frozenset(org for org, s in self.store.org_settings().items() if s.get("dense") == MULTILINGUAL)
             self._read = (generation, orgs)
@@ -94,9 +95,10 @@ class DenseReadings:
                 self._index = self._open_index(self.model)
             return self._index
 
-    def own(self, caller: Caller) -> tuple[Embedder, VectorIndex] | None:
-        """The model and index that ``caller``'s organisation searches with, when not the engine's."""
-        if self.model is None or caller.org not in self.multilingual():
+    def own(self, caller: Caller, generation: int | None = None) -> tuple[Embedder, VectorIndex] | None:
+        """The model and index that ``caller``'s organisation searches with, when not the engine's
+        (``generation``: the search's, read with its allowed set)."""
+        if self.model is None or caller.org not in self.multilingual(generation):
             return None
         return self.model, self.index()
 

@@ -118,6 +118,8 @@ class FaissHnswIndex:
         self._lock = threading.RLock()  # one sync at a time
         self._graph = _ReadWriteLock()  # searches read the graph; adds and swaps write it
         self._generation = -1
+        self._backfills_key = f"vector_backfills:{model_id}"  # (SqliteStore.put_vectors counts each model's)
+        self._own_backfills: str | None = None
         self._dirty = False
         self._unsaved = 0  # vectors added since the file was last written
         self._timer: threading.Timer | None = None  # a deferred save (see save)
@@ -184,6 +186,7 @@ class FaissHnswIndex:
         chunks; not on every write. The vectors are kept once, in the graph: no second copy."""
         # Read before the ids: a write landing meanwhile leaves a newer generation to catch up on.
         generation, backfills = self.store.state
+        own = self.store.meta(self._backfills_key)
         live = self.store.vector_ids(self.model_id)
         index = self._index
         known = self._faiss.vector_to_array(index.id_map).astype(np.int64)
@@ -211,7 +214,7 @@ class FaissHnswIndex:
         with self._graph.write():
             self._index = index
             self._view = (index, live, self._rows_of(index, live))
-        self._generation, self._backfills = generation, backfills
+        self._generation, self._backfills, self._own_backfills = generation, backfills, own
 
     def sync(self) -> None:
         """Catch up with the store if it changed (this process or another wrote).
@@ -231,7 +234,11 @@ class FaissHnswIndex:
                 return
             if backfills != self._backfills:
                 # Vectors were added to older chunks (ids below ours): appending cannot find them.
-                self._add_backfilled()
+                # Another model's (an organisation's own reading) need no scan of ours.
+                own = self.store.meta(self._backfills_key)
+                if own != self._own_backfills:
+                    self._add_backfilled()
+                    self._own_backfills = own
                 self._backfills = backfills
             index, ids, rows = self._view
             after = int(ids[-1]) if ids.size else 0

@@ -978,8 +978,11 @@ class SqliteStore(OperationalTables):
         with self.transaction() as con:
             con.executemany("INSERT OR REPLACE INTO vectors VALUES(?,?,?,?)",
                             [(int(i), model_id, int(v.shape[0]), vector_blob(v)) for i, v in zip(ids, vecs, strict=True)])
-            con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
-                        " value = CAST(value AS INTEGER) + 1")
+            # The store's count moves every cache; the model's own tells only that model's index to
+            # fetch what it lacks (review: an organisation's multilingual vectors, made at each of
+            # its writes, made the main index scan every id of the store at the next search).
+            con.executemany("INSERT INTO meta VALUES(?, '1') ON CONFLICT(key) DO UPDATE SET"
+                            " value = CAST(value AS INTEGER) + 1", [("vector_backfills",), (f"vector_backfills:{model_id}",)])
 
     def drop_vectors_except(self, model_id: str, also: Sequence[str] = ()) -> None:
         with self.transaction() as con:
