@@ -229,3 +229,20 @@ def test_the_extractive_answer_reads_with_the_organisations_own_model(tmp_path: 
         assert pipeline._extractive_for(Caller("beta")) is pipeline.extractive
         answer = "".join(e.data.get("token", "") for e in engine.ask(REFUNDS, Caller("acme")) if e.kind == "token")
         assert "[1]" in answer
+
+
+def test_the_multilingual_model_loads_as_the_engine_opens_when_an_organisation_reads_with_it(tmp_path: Path) -> None:
+    from electa.embedders.chain import LazyEmbedder
+
+    def chain() -> ChainEmbedder:
+        return ChainEmbedder(HashEmbedder(32), LazyEmbedder(lambda: HashEmbedder(16), "electa/hash-bow-16", 16))
+
+    with Engine.open(tmp_path / "d", Settings(), chain()) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))  # English only
+    fresh = chain()
+    with Engine.open(tmp_path / "d", Settings(), fresh) as engine:
+        assert not fresh.other.loaded  # type: ignore[attr-defined]
+        engine.set_dense_reading("acme", "multilingual")
+    fresh = chain()
+    with Engine.open(tmp_path / "d", Settings(), fresh):
+        assert fresh.other.loaded  # type: ignore[attr-defined]

@@ -99,11 +99,12 @@ class ChainEmbedder:
         return self._query(text, english=any(lang in ENGLISH for lang in langs),
                            other=any(lang not in ENGLISH for lang in langs))
 
-    def warm(self, langs: Sequence[str]) -> None:
-        """Load now the models that units written in ``langs`` need: a lazy one would otherwise
-        load inside the first search that needs it, and spend that leg's budget (seconds for
-        USE; a one-shot ``electa search`` in German lost its dense leg every time)."""
-        if any(lang not in ENGLISH for lang in langs) and isinstance(self.other, LazyEmbedder):
+    def warm(self, langs: Sequence[str], other: bool = False) -> None:
+        """Load now the models that units written in ``langs`` need (``other``: the multilingual
+        one in any case, an organisation reading with it alone): a lazy one would otherwise load
+        inside the first search that needs it, and spend that leg's budget (seconds for USE; a
+        one-shot ``electa search`` in German lost its dense leg every time)."""
+        if (other or any(lang not in ENGLISH for lang in langs)) and isinstance(self.other, LazyEmbedder):
             self.other.load()
 
     def halves(self, query: np.ndarray) -> list[np.ndarray]:
