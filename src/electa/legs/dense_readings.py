@@ -6,9 +6,8 @@ is the ``by-language`` reading, every organisation's default. An organisation wh
 in many languages about pages in one, or whose pages mix languages, may choose ``multilingual``:
 every unit of its own, English ones too, read by the multilingual model, and its questions
 searched in that model's space only. It trades English-to-English accuracy for one space in
-which every language meets every other (XQuAD-R's cross-language pool, ``bench/multilingual.py``:
-served nDCG@10 0.5477 with USE for all against 0.4930 for the chain; English alone 0.8733
-against 0.8774; SciFact train served 0.6369 against 0.7222).
+which every language meets every other (measured in the README's Languages section: XQuAD-R's
+cross-language pool, and SciFact train served 0.6369 with USE alone against 0.7222).
 
 How it is kept: the multilingual model's vectors of that organisation's units are stored beside
 the chain's, under the multilingual model's own id, in an index of their own (both kept by
