@@ -133,7 +133,10 @@ class Engine:
         self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages,
                               self.readings.own)
         if self.index is not None and isinstance(embedder, ChainEmbedder):
-            embedder.warm(store.stored_languages(), other=bool(self.readings.multilingual()))
+            multilingual = bool(self.readings.multilingual())
+            embedder.warm(store.stored_languages(), other=multilingual)
+            if multilingual:
+                self.readings.index()  # (opened here, not inside an organisation's first search)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.sparse = self._sparse_leg()
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}

@@ -175,7 +175,8 @@ def test_another_models_vectors_do_not_make_the_main_index_scan_its_ids(tmp_path
 def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Review: `electa tune DATASET --agent ORG/AGENT` tunes on the chain's scores (the set is
     searched as the evaluation's organisation) but recorded the agent's organisation's model,
-    so a multilingual organisation would have used it on the other model's scores."""
+    so a multilingual organisation would have used it on the other model's scores. It records
+    the scores it was fitted on, and refuses an organisation that reads with another model."""
     import gzip
     import json
 
@@ -195,9 +196,13 @@ def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: 
     with Engine.open(store, Settings(), chain) as engine:
         engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme", "bot"))
         engine.set_dense_reading("acme", "multilingual")
-    runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("acme", "bot"))
+    # (second review: recorded rightly, such a tuning would never be used for the organisation)
+    with pytest.raises(ConfigError, match="would never be used"):
+        runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("acme", "bot"))
+    runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("beta", "bot"))
     with Engine.open(store, Settings(), chain) as engine:
-        stored = engine.store.agent_settings("acme", "bot") or {}
+        stored = engine.store.agent_settings("beta", "bot") or {}
+        assert engine.store.agent_settings("acme", "bot") is None
     assert stored["model_id"] == chain.model_id and stored["tuned_on"]["model_id"] == chain.model_id  # type: ignore[index]
 
 
@@ -244,5 +249,6 @@ def test_the_multilingual_model_loads_as_the_engine_opens_when_an_organisation_r
         assert not fresh.other.loaded  # type: ignore[attr-defined]
         engine.set_dense_reading("acme", "multilingual")
     fresh = chain()
-    with Engine.open(tmp_path / "d", Settings(), fresh):
+    with Engine.open(tmp_path / "d", Settings(), fresh) as engine:
         assert fresh.other.loaded  # type: ignore[attr-defined]
+        assert engine.readings._index is not None  # its index too: not inside the first search

@@ -285,12 +285,13 @@ class AskPipeline:
         """The extractive answerer that reads with the caller's organisation's model: one that
         reads with the multilingual model alone (:mod:`electa.legs.dense_readings`) compares a
         German question with English sentences in that model's space, not MiniLM's."""
-        own = self.engine.readings.own(caller)
-        if own is None:
+        readings = self.engine.readings
+        model = readings.model
+        if model is None or caller.org not in readings.multilingual():
             return self.extractive
         with self._lock:
-            if self._own_extractive is None or self._own_extractive.embedder is not own[0]:
-                self._own_extractive = ExtractiveAnswerer(own[0])
+            if self._own_extractive is None or self._own_extractive.embedder is not model:
+                self._own_extractive = ExtractiveAnswerer(model)
             return self._own_extractive
 
     def _generate(self, prompt: Prompt, question: str,

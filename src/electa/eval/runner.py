@@ -312,6 +312,11 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
         else:
             caller, key, legs = Caller(EVAL_ORG), "ext_id", None
+            if agent is not None and engine.dense_model_id(agent[0]) != engine.dense_model_id(caller.org):
+                raise ConfigError(f"organisation {agent[0]} reads with {engine.dense_model_id(agent[0])}, but the set is"
+                                  f" searched with {engine.dense_model_id(caller.org)}: a tuning fitted on those scores"
+                                  f" would never be used for it; tune on its golden set (`electa tune --agent"
+                                  f" {agent[0]}/{agent[1]} --data DIR`)")
         tables: dict[str, list[Candidate]] = {}
         lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables)
         legs_seen = sorted({leg for per in lists.values() for leg in per})

@@ -65,10 +65,12 @@ class DenseReadings:
         current one when not given; one read of the settings per generation, which a switch
         moves)."""
         generation = self.store.generation if generation is None else generation
-        if self._read[0] != generation:
-            orgs = frozenset(org for org, s in self.store.org_settings().items() if s.get("dense") == MULTILINGUAL)
-            self._read = (generation, orgs)
-        return self._read[1]
+        read = self._read  # (one tuple, replaced whole: never a generation with another's set)
+        if read[0] != generation:
+            read = (generation, frozenset(org for org, s in self.store.org_settings().items()
+                                          if s.get("dense") == MULTILINGUAL))
+            self._read = read
+        return read[1]
 
     def reading(self, org: str) -> str:
         return MULTILINGUAL if org in self.multilingual() else BY_LANGUAGE
