@@ -14,7 +14,9 @@ the chain's, under the multilingual model's own id, in an index of their own (bo
 reindex). The organisation's searches use that index; every other organisation's never read it,
 and an index search is filtered by the caller's allowed set like any other. Switching is
 :meth:`electa.engine.Engine.set_dense_reading`: the vectors are made first, then the setting
-flips, so no search meets a half-filled index; switching back is instant (the vectors stay).
+flips, then what other processes wrote meanwhile is embedded (until that pass ends, a page
+written during the switch is missing from the organisation's dense leg); switching back is
+instant (the vectors stay).
 
 The reading is stored with the organisation (:meth:`electa.stores.protocol.Store.set_org_settings`,
 which moves the store's generation, so every process and cache follows at its next search).
