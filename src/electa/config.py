@@ -26,10 +26,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ELECTA_", extra="ignore")
 
-    # "chain" (MiniLM for English units, USE multilingual for every other language: a mixed
-    # help center needs no setting, and English pages keep MiniLM's vectors and scores),
+    # "chain" (MiniLM for English units, multilingual-e5-small for every other language: a
+    # mixed help center needs no setting, and English pages keep MiniLM's vectors and scores),
     # "minilm" (English only: half the vector bytes, no multilingual model loaded),
-    # "use-multilingual" (one model for all), "hash" (tests). electa.embedders.
+    # "e5-multilingual" or "use-multilingual" (one model for all), "chain-use" (the chain with
+    # USE, of stores made before), "hash" (tests). electa.embedders.
     embedder: str = "chain"
     rrf_k: float = 60.0
     # The learned-sparse leg's weight is the reference's 0.2 beside 0.4 for full text and 0.4

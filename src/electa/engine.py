@@ -154,6 +154,7 @@ class Engine:
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
         self._own_checked = 0  # the same for the multilingual vectors of organisations that read with them
+        self._stale_tunings: set[tuple[str, str, str]] = set()  # (org, agent, model) said once each
         self.ltr_models = AgentModels(store.agent_settings, Serving(
             embedder.model_id if embedder else None, CHUNKER_VERSION,
             tuple(sorted(n for n, leg in self.legs.items() if leg.available())), settings.rerank), self.dense_model_id)
@@ -162,18 +163,28 @@ class Engine:
 
     @classmethod
     def open(cls, path: str | Path | None = None, settings: Settings | None = None,
-             embedder: Embedder | str | None = None) -> Engine:
+             embedder: Embedder | str | None = None, *, moving: bool = False) -> Engine:
         """Open (or create) the store in ``path``. ``embedder`` is an instance, a registry name,
-        or None for ``settings.embedder``. A missing model leaves the dense leg out, and says so."""
+        or None for ``settings.embedder``. A missing model leaves the dense leg out, and says so.
+        ``moving``: the embedder named is the one to move the store to (``electa reindex``), even
+        when the store keeps an earlier default's model."""
         from electa.stores.registry import open_store
 
         settings = settings or Settings()
         store = open_store(settings, path)
         why = ""
         instance: Embedder | None
+        kept = kept_model(store.meta("model_id"))
         if embedder is None and "embedder" not in settings.model_fields_set:
             # The default (the chain) on a store of an earlier default: keep its model.
-            embedder = kept_model(store.meta("model_id"))
+            embedder = kept
+        elif kept == "chain-use" and (embedder or settings.embedder) == "chain" and not moving:
+            # "chain" named the chain with USE when this store was made: a deployment that
+            # pinned it (ELECTA_EMBEDDER=chain) keeps searching, rather than every search
+            # refused until a reindex that takes hours with e5 (review).
+            log.warning("this store was embedded by the embedder chain with USE; it keeps that model until"
+                        " `electa reindex --embedder chain` moves it to the chain with e5")
+            embedder = kept
         if embedder is None or isinstance(embedder, str):
             try:
                 instance = create_embedder(embedder or settings.embedder)
@@ -332,24 +343,32 @@ class Engine:
 
     def _adopt_vectors(self, embedder: Embedder) -> int:
         """A store embedded by a chain's English model (one made before the chain was the
-        default) gives its English units' vectors to the chain as they are, padded with the
+        default), or by a chain with the same English model and another multilingual one (USE,
+        before e5), gives its English units' vectors to the chain as they are, padded with the
         other half's zeros: re-embedding them would give the same vectors (pooled ones too, a
         mean of padded vectors being the padded mean). Returns how many units it gave."""
         if not isinstance(embedder, ChainEmbedder):
             return 0
-        source, adopted, after = embedder.english.model_id, 0, 0
-        while (part := next(self.store.vectors(source, after), None)) is not None:
-            ids, vecs = part
-            after = int(ids[-1])
-            units = self.store.units([int(i) for i in ids])
-            done = set(self.store.vectors_of(embedder.model_id, ids)[0].tolist())  # given by an earlier call
-            keep = [k for k, uid in enumerate(ids)
-                    if int(uid) in units and units[int(uid)].lang in ENGLISH and int(uid) not in done]
-            if keep:
-                padded = np.zeros((len(keep), embedder.dim), dtype=np.float32)
-                padded[:, :embedder.english.dim] = vecs[keep]
-                self.store.put_vectors(embedder.model_id, [int(ids[k]) for k in keep], padded)
-                adopted += len(keep)
+        english = embedder.english
+        stored = self.store.meta("model_id") or ""
+        sources = [english.model_id]
+        if stored.startswith(f"chain({english.model_id}|") and stored != embedder.model_id:
+            sources.append(stored)
+        adopted = 0
+        for source in sources:
+            after = 0
+            while (part := next(self.store.vectors(source, after), None)) is not None:
+                ids, vecs = part
+                after = int(ids[-1])
+                units = self.store.units([int(i) for i in ids])
+                done = set(self.store.vectors_of(embedder.model_id, ids)[0].tolist())  # given by an earlier call
+                keep = [k for k, uid in enumerate(ids)
+                        if int(uid) in units and units[int(uid)].lang in ENGLISH and int(uid) not in done]
+                if keep:
+                    padded = np.zeros((len(keep), embedder.dim), dtype=np.float32)
+                    padded[:, :english.dim] = vecs[keep][:, :english.dim]
+                    self.store.put_vectors(embedder.model_id, [int(ids[k]) for k in keep], padded)
+                    adopted += len(keep)
         return adopted
 
     def _title_vectors(self, missing: Sequence[tuple[int, str, int]]) -> np.ndarray:
@@ -524,10 +543,18 @@ class Engine:
             print(f"reindex: {adopted} English units keep their {self.embedder.english.model_id} vectors"  # type: ignore[attr-defined]
                   " in the chain", flush=True)
         done, batches = self._embed_missing(self.embedder, batch, max_batches, progress)
-        if not self.store.chunks_missing_vectors(model_id, 1):
-            # An organisation's own reading keeps its vectors (of the chain's multilingual model).
-            own = ((self.embedder.other.model_id,) if isinstance(self.embedder, ChainEmbedder)
-                   and self.readings.multilingual() else ())
+        # Organisations that read with the chain's multilingual model get its vectors before the
+        # switch drops the other models' (a new chain's model: theirs were the old one's, and
+        # their dense leg would find nothing until the pass after the switch ended; review).
+        own_orgs = sorted(self.readings.multilingual()) if isinstance(self.embedder, ChainEmbedder) else []
+        own = (self.embedder.other.model_id,) if own_orgs else ()  # type: ignore[attr-defined]
+        if own and not self.store.chunks_missing_vectors(model_id, 1):
+            more, more_batches = self._embed_missing(self.embedder.other, batch,  # type: ignore[attr-defined]
+                                                     None if max_batches is None else max(0, max_batches - batches),
+                                                     progress, orgs=own_orgs)
+            done, batches = done + more, batches + more_batches
+        if not self.store.chunks_missing_vectors(model_id, 1) and not (
+                own and self.store.chunks_missing_vectors(own[0], 1, orgs=own_orgs)):
             self.store.drop_vectors_except(model_id, also=own)
             if self.index is not None:
                 self.index.save()  # (and its deferred save cancelled: it must not write over the new one)
@@ -750,7 +777,14 @@ class Engine:
         if caller.agent is None or not stored:
             return {}
         if stored.get("model_id") not in (None, self.dense_model_id(caller.org)):
-            return {}  # tuned for another vector space: its calibration means nothing here
+            # Tuned for another vector space: its calibration means nothing here.
+            stale = (caller.org, caller.agent, str(stored.get("model_id")))
+            if stale not in self._stale_tunings:
+                self._stale_tunings.add(stale)
+                log.warning("agent %s/%s was tuned on the scores of %s, not of this engine's %s: its tuning is not"
+                            " used until `electa tune --agent` runs again", caller.org, caller.agent,
+                            stored.get("model_id"), self.dense_model_id(caller.org))
+            return {}
         if stored.get("chunker", CHUNKER_VERSION) != CHUNKER_VERSION:
             return {}  # tuned on other units (their scores differ): tune again
         if stored.get("unit_vectors", Recipe.ENCODED.value) != self.recipe.value and "calibration" in stored:
@@ -857,7 +891,7 @@ class Engine:
             # this loop runs for every candidate of every search (test_rank_matches_the_rules).
             score = covered[lang][shared]
             if cosine is not None and cosine > score:
-                score = cosine
+                score = min(cosine, 1.0)  # (a mapped e5 score passes 1 for a near-copy: scoring.absolute_score)
             if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank):
                 score = QA_MIN
             if order is Order.SCORED:

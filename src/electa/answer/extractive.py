@@ -50,7 +50,7 @@ import numpy as np
 from electa.answer.checks import claim_parts
 from electa.answer.prompt import Prompt
 from electa.answer.segment import Sentence, needs_previous, segment
-from electa.embedders.chain import LanguageRouted, embed_routed
+from electa.embedders.chain import LanguageRouted, embed_routed, similarities
 from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
 from electa.text import STOPWORDS, content_stems, stem, tokens
@@ -225,7 +225,8 @@ class ExtractiveAnswerer:
                  if p.hit.kind is ChunkKind.QA and p.hit.title.strip()}
         if self.embedder is None or qvec is None or not pairs:
             return {}
-        sims = self._embed(list(pairs.values()), [prompt.sources[i - 1].hit.lang for i in pairs]) @ qvec
+        vecs = self._embed(list(pairs.values()), [prompt.sources[i - 1].hit.lang for i in pairs])
+        sims = similarities(self.embedder, vecs, qvec)
         return {s_id: float(sim) for s_id, sim in zip(pairs, sims, strict=True)}
 
     def _pair_answers(self, passage: Passage, question: str, pair_cosines: dict[int, float]) -> bool:
@@ -248,8 +249,9 @@ class ExtractiveAnswerer:
         total = sum(weight.values())
         sims = [0.0] * len(pool)
         if self.embedder is not None and qvec is not None:
-            sims = [float(x) for x in self._embed([c.read_as for c in pool],
-                                                  [prompt.sources[c.source - 1].hit.lang for c in pool]) @ qvec]
+            sims = [float(x) for x in similarities(
+                self.embedder, self._embed([c.read_as for c in pool], [prompt.sources[c.source - 1].hit.lang for c in pool]),
+                qvec)]
         titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
         off_topic = self._off_topic_pairs(prompt, question, pair_cosines)
         codes = {s for s in q if _CODE.fullmatch(s)}

@@ -19,7 +19,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def data_option(f: F) -> F:
-    f = click.option("--embedder", default=None, help="Embedding model: chain, minilm, use-multilingual, hash.")(f)
+    f = click.option("--embedder", default=None,
+                     help="Embedding model: chain, minilm, e5-multilingual, use-multilingual, chain-use, hash.")(f)
     return click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
                         help="Data directory (default: $ELECTA_DATA_DIR or ./electa-data).")(f)  # type: ignore[return-value]
 
@@ -41,11 +42,12 @@ def caller_options(f: F) -> F:
     return click.option("--org", default="default", show_default=True, help="Organisation.")(f)  # type: ignore[return-value]
 
 
-def open_engine(data_dir: str | None, embedder: str | None, embedded: bool = False) -> Engine:
+def open_engine(data_dir: str | None, embedder: str | None, embedded: bool = False, moving: bool = False) -> Engine:
     """The engine on the configured store; ``embedded``: on the embedded one in ``data_dir``
-    whatever ELECTA_STORE says (the demo never writes into a deployment's database)."""
+    whatever ELECTA_STORE says (the demo never writes into a deployment's database);
+    ``moving``: to reindex with the embedder named (:meth:`Engine.open`)."""
     settings = Settings().embedded() if embedded else Settings()
-    return Engine.open(data_dir or settings.data_dir, settings, embedder)
+    return Engine.open(data_dir or settings.data_dir, settings, embedder, moving=moving)
 
 
 def make_caller(org: str, agent: str | None, principals: Sequence[str]) -> Caller:

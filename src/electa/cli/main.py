@@ -292,7 +292,7 @@ def sources_flagged(data_dir: str | None, embedder: str | None, org: str | None,
 @friendly
 def reindex(data_dir: str | None, embedder: str | None, batch: int) -> None:
     """Re-embed every chunk with the configured model, in resumable batches."""
-    with open_engine(data_dir, embedder) as engine:
+    with open_engine(data_dir, embedder, moving=True) as engine:
         report = engine.reindex(batch=batch, progress=True)
     scanned = f"; {report.scanned} older units scanned for injected instructions" if report.scanned else ""
     adopted = f" (and {report.adopted} English ones kept their vectors)" if report.adopted else ""

