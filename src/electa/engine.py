@@ -175,6 +175,12 @@ class Engine:
         why = ""
         instance: Embedder | None
         kept = kept_model(store.meta("model_id"))
+        if moving and (embedder or settings.embedder) == "chain":
+            # Moving to the chain means the chain with e5: never a silent move back to USE on a
+            # machine that cannot run e5 (review).
+            from electa.embedders.e5_multilingual import check_installed
+
+            check_installed()
         if embedder is None and "embedder" not in settings.model_fields_set:
             # The default (the chain) on a store of an earlier default: keep its model.
             embedder = kept
@@ -362,8 +368,11 @@ class Engine:
                 after = int(ids[-1])
                 units = self.store.units([int(i) for i in ids])
                 done = set(self.store.vectors_of(embedder.model_id, ids)[0].tolist())  # given by an earlier call
-                keep = [k for k, uid in enumerate(ids)
-                        if int(uid) in units and units[int(uid)].lang in ENGLISH and int(uid) not in done]
+                # (an English unit's vector in the other half, as a title unit added by an
+                # earlier reindex could be, is read again rather than adopted as zeros)
+                english_half = np.asarray(vecs[:, :english.dim].any(axis=1), dtype=bool)
+                keep = [k for k, uid in enumerate(ids) if int(uid) in units and units[int(uid)].lang in ENGLISH
+                        and english_half[k] and int(uid) not in done]
                 if keep:
                     padded = np.zeros((len(keep), embedder.dim), dtype=np.float32)
                     padded[:, :english.dim] = vecs[keep][:, :english.dim]

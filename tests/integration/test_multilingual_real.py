@@ -114,12 +114,60 @@ def test_where_e5_cannot_run_the_chain_reads_other_languages_with_use(monkeypatc
         create_embedder("e5-multilingual")
 
 
-def test_a_huge_text_is_read_by_its_first_characters() -> None:
-    from electa.embedders.e5_multilingual import MAX_CHARS
+def test_a_huge_text_is_read_by_its_first_window_and_a_question_by_its_first_128_tokens() -> None:
+    """Review: the engine reads every 512-token window of a text in one call that cannot be
+    interrupted; a 2,000-character question the normaliser expands was 16 windows (~12 s)."""
+    from electa.embedders.e5_multilingual import MAX_CHARS, QUERY_TOKENS, UNIT_TOKENS, E5MultilingualEmbedder
 
-    emb = create_embedder("e5-multilingual")
+    emb = E5MultilingualEmbedder()
     text = "Die Rückerstattung erfolgt innerhalb von vierzehn Tagen. " * 20_000  # 1.1 MB
     assert np.array_equal(emb.embed([text])[0], emb.embed([text[:MAX_CHARS]])[0])
+    model = emb._model
+    fitted = emb._fit(text, UNIT_TOKENS, False)
+    assert model.token_count(fitted, False) <= UNIT_TOKENS < model.token_count(text[:MAX_CHARS], False)
+    for hostile in ("\u33af" * 2000, "\ufdfa" * 2000, "Wie bekomme ich mein Geld zurück? " * 60):
+        fitted = emb._fit(hostile, QUERY_TOKENS, True)
+        assert QUERY_TOKENS - 16 <= model.token_count(fitted, True) <= QUERY_TOKENS
+        assert np.array_equal(emb.embed_query(hostile), emb.embed_query(fitted))
+
+
+def test_moving_a_store_to_the_chain_where_e5_cannot_run_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review: `electa reindex --embedder chain` on such a machine would have moved an e5 store
+    back to USE (the chain's fallback there), with a log line as the only sign."""
+    from electa.embedders import e5_multilingual
+    from electa.errors import EmbedderUnavailable
+
+    def refused() -> None:
+        raise EmbedderUnavailable("the multilingual embedder's engine needs a CPU with AVX2")
+
+    monkeypatch.setattr(e5_multilingual, "check_installed", refused)
+    with pytest.raises(EmbedderUnavailable, match="AVX2"):
+        Engine.open(tmp_path / "d", Settings(embedder="chain"), moving=True)
+    with Engine.open(tmp_path / "d", Settings(embedder="chain")) as engine:  # opened to search: USE's chain
+        assert engine.embedder is not None and engine.embedder.model_id == create_embedder("chain-use").model_id
+
+
+def test_serve_workers_keep_the_model_of_a_store_of_an_earlier_default(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review: each `electa serve --workers` worker named the configured model, so a store of an
+    earlier default (kept when none is named) opened as a mismatch in every worker."""
+    from electa.api import app as app_module
+    from electa.api.worker import create_worker_app
+
+    pages = Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),)) for i, t, x in PAGES])
+    with Engine.open(tmp_path / "d", Settings(embedder="minilm")) as engine:
+        engine.ingest_loaded("kb", pages, Access("acme"))
+    opened: list[Engine] = []
+    monkeypatch.setattr(app_module, "create_app", lambda engine, *args: opened.append(engine))
+    monkeypatch.setenv("ELECTA_DATA_DIR", str(tmp_path / "d"))
+    monkeypatch.delenv("ELECTA_EMBEDDER", raising=False)
+    create_worker_app()
+    engine = opened[0]
+    try:
+        assert engine.embedder is not None and engine.embedder.model_id == create_embedder("minilm").model_id
+        assert engine.dense.available()
+    finally:
+        engine.close()
 
 
 @pytest.mark.parametrize("name", ["e5-multilingual", "use-multilingual"])

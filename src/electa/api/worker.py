@@ -26,6 +26,8 @@ def create_worker_app() -> Any:
     from electa.api.app import create_app
 
     settings = Settings()
-    engine = Engine.open(settings.data_dir, settings, settings.embedder)
+    # The model as `Engine.open` resolves it (review: naming `settings.embedder` here made a store
+    # of an earlier default, which keeps its model when none is set, a mismatch in every worker).
+    engine = Engine.open(settings.data_dir, settings)
     atexit.register(engine.close)
     return create_app(engine, settings.admin_token, settings.cache_ttl_s)

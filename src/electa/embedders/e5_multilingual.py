@@ -112,13 +112,23 @@ class E5MultilingualEmbedder:
         self._bound()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), self._batch_size):
-            batch = [_clean(t) for t in texts[start:start + self._batch_size]]
+            batch = [self._fit(t, UNIT_TOKENS, False) for t in texts[start:start + self._batch_size]]
             out[start:start + len(batch)] = self._model.passage(batch).reshape(len(batch), self.dim)
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
         self._bound()
-        return np.asarray(self._model.query([_clean(text)]), dtype=np.float32).reshape(self.dim)
+        return np.asarray(self._model.query([self._fit(text, QUERY_TOKENS, True)]), dtype=np.float32).reshape(self.dim)
+
+    def _fit(self, text: str, tokens: int, query: bool) -> str:
+        """``text`` cleaned and cut to at most ``tokens`` of the engine's tokens (its prefix and
+        ends included), by its own tokenizer (no forward pass)."""
+        text = _clean(text)
+        count = int(self._model.token_count(text, query))
+        while count > tokens and text:
+            text = text[:int(len(text) * tokens / count * 0.95)]
+            count = int(self._model.token_count(text, query))
+        return text
 
 
 # Characters the engine's normaliser expands to more than 4 code points per UTF-8 byte, written
@@ -127,9 +137,14 @@ class E5MultilingualEmbedder:
 # ``test_no_character_overruns_the_e5_engines_normaliser`` reads the model's whole table.
 _WIDE = str.maketrans({"\ufdfa": "\u0635\u0644\u0649 \u0627\u0644\u0644\u0647 \u0639\u0644\u064a\u0647 \u0648\u0633\u0644\u0645"})
 # The engine reads a long text in 512-token windows, all of them, in one call that cannot be
-# interrupted (a 10 MB document would be thousands of windows); MiniLM reads 256 tokens of a
-# text. 4,096 characters is one to a few windows (about 1,000 English tokens, 4,000 Chinese).
+# interrupted (a 10 MB document would be thousands of windows). A unit is read up to one window
+# (MiniLM reads 256 tokens), a question up to 128 tokens (about 90 English words): a question
+# of 2,000 characters that the normaliser expands (U+33AF is 3 tokens) was 16 windows, about
+# 12 s, four such questions at once would have had the dense leg refused for every caller
+# (review), and one full window took 2.8 s here while a benchmark ran.
 MAX_CHARS = 4096
+UNIT_TOKENS = 512
+QUERY_TOKENS = 128
 
 
 def _openmp(package: Path) -> Any:
@@ -149,6 +164,7 @@ def _openmp(package: Path) -> Any:
 
 def _clean(text: str) -> str:
     """The engine reads C strings of UTF-8: a NUL would end the text there, and a lone
-    surrogate (valid in a Python string, never in UTF-8) cannot be encoded."""
-    text = text[:MAX_CHARS].replace("\x00", " ").translate(_WIDE)
+    surrogate (valid in a Python string, never in UTF-8) cannot be encoded. Cut to
+    :data:`MAX_CHARS` after the expansions."""
+    text = text.replace("\x00", " ").translate(_WIDE)[:MAX_CHARS]
     return text.encode("utf-8", "replace").decode("utf-8")
