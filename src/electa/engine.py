@@ -134,7 +134,7 @@ class Engine:
                               self.readings.own)
         if self.index is not None and isinstance(embedder, ChainEmbedder):
             multilingual = bool(self.readings.multilingual())
-            embedder.warm(store.stored_languages(), other=multilingual)
+            embedder.warm(store.stored_languages(), crossing=multilingual)
             if multilingual:
                 self.readings.index()  # (opened here, not inside an organisation's first search)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
@@ -552,13 +552,13 @@ class Engine:
             print(f"reindex: {adopted} English units keep their {self.embedder.english.model_id} vectors"  # type: ignore[attr-defined]
                   " in the chain", flush=True)
         done, batches = self._embed_missing(self.embedder, batch, max_batches, progress)
-        # Organisations that read with the chain's multilingual model get its vectors before the
-        # switch drops the other models' (a new chain's model: theirs were the old one's, and
-        # their dense leg would find nothing until the pass after the switch ended; review).
+        # Organisations that read with one model get its vectors before the switch drops the
+        # other models' (a chain whose model for them changed: their dense leg would find nothing
+        # until the pass after the switch ended; review).
         own_orgs = sorted(self.readings.multilingual()) if isinstance(self.embedder, ChainEmbedder) else []
-        own = (self.embedder.other.model_id,) if own_orgs else ()  # type: ignore[attr-defined]
+        own = (self.embedder.crossing.model_id,) if own_orgs else ()  # type: ignore[attr-defined]
         if own and not self.store.chunks_missing_vectors(model_id, 1):
-            more, more_batches = self._embed_missing(self.embedder.other, batch,  # type: ignore[attr-defined]
+            more, more_batches = self._embed_missing(self.embedder.crossing, batch,  # type: ignore[attr-defined]
                                                      None if max_batches is None else max(0, max_batches - batches),
                                                      progress, orgs=own_orgs)
             done, batches = done + more, batches + more_batches

@@ -252,3 +252,19 @@ def test_the_multilingual_model_loads_as_the_engine_opens_when_an_organisation_r
     with Engine.open(tmp_path / "d", Settings(), fresh) as engine:
         assert fresh.other.loaded  # type: ignore[attr-defined]
         assert engine.readings._index is not None  # its index too: not inside the first search
+
+
+def test_an_organisation_reading_with_one_model_reads_with_the_chains_crossing_model(tmp_path: Path) -> None:
+    """The chain reads each language's pages with its best reader alone (e5 for the others);
+    an organisation that reads every unit with one model reads with the chain's crossing model
+    (USE: across languages the better one), not with that reader."""
+    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16), crossing=HashEmbedder(24))
+    with Engine.open(tmp_path / "d", Settings(), chain) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))
+        engine.set_dense_reading("acme", "multilingual")
+        assert engine.dense_model_id("acme") == "electa/hash-bow-24"
+        assert engine.dense_model_id("beta") == chain.model_id
+        ids = engine.store.allowed(Caller("acme")).ids
+        assert len(engine.store.vectors_of("electa/hash-bow-24", ids)[0]) > 0
+        assert len(engine.store.vectors_of("electa/hash-bow-16", ids)[0]) == 0
+        assert engine.search("refund", Caller("acme"), legs=["dense"]).hits

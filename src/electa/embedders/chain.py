@@ -95,8 +95,13 @@ def embed_routed(embedder: Embedder, texts: Sequence[str], langs: Sequence[str])
 class ChainEmbedder:
     """``english`` for English text, ``other`` for the rest (see the module docstring)."""
 
-    def __init__(self, english: Embedder, other: Embedder) -> None:
+    def __init__(self, english: Embedder, other: Embedder, crossing: Embedder | None = None) -> None:
         self.english, self.other = english, other
+        # The model of an organisation that reads every unit with one model
+        # (:mod:`electa.legs.dense_readings`): one that carries a question across languages
+        # (USE; e5, the better reader of each language alone, ranks a page's language first).
+        # Not part of the chain's own vectors, nor of its id.
+        self.crossing = crossing if crossing is not None else other
         self.model_id = f"chain({english.model_id}|{other.model_id})"
         self.dim = english.dim + other.dim
 
@@ -125,14 +130,15 @@ class ChainEmbedder:
         return self._query(text, english=any(lang in ENGLISH for lang in langs),
                            other=any(lang not in ENGLISH for lang in langs))
 
-    def warm(self, langs: Sequence[str], other: bool = False) -> None:
-        """Load now the models that units written in ``langs`` need (``other``: the multilingual
-        one in any case, an organisation reading with it alone): a lazy one would otherwise load
-        inside the first search that needs it, and spend that leg's budget (seconds for USE, the
-        chain's model before e5; a one-shot ``electa search`` in German lost its dense leg every
-        time)."""
-        if (other or any(lang not in ENGLISH for lang in langs)) and isinstance(self.other, LazyEmbedder):
+    def warm(self, langs: Sequence[str], crossing: bool = False) -> None:
+        """Load now the models that units written in ``langs`` need (``crossing``: the model of
+        organisations that read with one model too): a lazy one would otherwise load inside the
+        first search that needs it, and spend that leg's budget (seconds for USE; a one-shot
+        ``electa search`` in German lost its dense leg every time)."""
+        if any(lang not in ENGLISH for lang in langs) and isinstance(self.other, LazyEmbedder):
             self.other.load()
+        if crossing and isinstance(self.crossing, LazyEmbedder):
+            self.crossing.load()
 
     def halves(self, query: np.ndarray) -> list[Half]:
         """A question's vector as one vector per half it fills, the other half zeroed, each with
