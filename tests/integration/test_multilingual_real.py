@@ -14,6 +14,7 @@ import pytest
 
 from electa import Access, Caller, Engine
 from electa.config import Settings
+from electa.embedders.chain import score_map
 from electa.embedders.registry import create_embedder
 from electa.ingest.loaders import Loaded
 from electa.types import Document, Section
@@ -190,6 +191,9 @@ def test_the_default_chain_reads_english_with_minilm_and_every_other_language_wi
     chain = create_embedder(settings.embedder)
     minilm, e5 = create_embedder("minilm"), create_embedder("e5-multilingual")
     assert chain.model_id == f"chain({minilm.model_id}|{e5.model_id})"
+    # An organisation reading with one model reads with USE, its scores unmapped.
+    crossing = chain.crossing  # type: ignore[attr-defined]
+    assert crossing.model_id == create_embedder("use-multilingual").model_id and score_map(crossing) == (1.0, 0.0)
     with Engine.open(tmp_path / "d", settings, chain) as engine:
         engine.ingest_loaded("kb", Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),))
                                            for i, t, x in PAGES]), Access("acme"))

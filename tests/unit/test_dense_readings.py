@@ -268,3 +268,15 @@ def test_an_organisation_reading_with_one_model_reads_with_the_chains_crossing_m
         assert len(engine.store.vectors_of("electa/hash-bow-24", ids)[0]) > 0
         assert len(engine.store.vectors_of("electa/hash-bow-16", ids)[0]) == 0
         assert engine.search("refund", Caller("acme"), legs=["dense"]).hits
+
+
+def test_warming_for_an_organisation_reading_with_one_model_loads_the_crossing_model_alone() -> None:
+    from electa.embedders.chain import LazyEmbedder
+
+    reader = LazyEmbedder(lambda: HashEmbedder(16), "electa/hash-bow-16", 16)
+    crossing = LazyEmbedder(lambda: HashEmbedder(24), "electa/hash-bow-24", 24)
+    chain = ChainEmbedder(HashEmbedder(32), reader, crossing)
+    chain.warm(("en",), crossing=True)  # an English help center, one organisation reading with one model
+    assert crossing.loaded and not reader.loaded
+    chain.warm(("en", "de"))
+    assert reader.loaded

@@ -77,8 +77,9 @@ def orgs_rotate_secret(name: str, data_dir: str | None) -> None:
 @friendly
 def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
     """Show or set which model reads NAME's units and questions: by-language (the default: MiniLM
-    for English, the multilingual model for the rest) or multilingual (that model for all; one
-    space in which every language meets every other, at a cost to English-to-English accuracy)."""
+    for English, multilingual-e5-small for the rest) or multilingual (USE multilingual for all;
+    one space in which a question best meets pages of other languages, at a cost to each
+    language's own pages)."""
     from electa.cli.common import open_engine
 
     if reading is None:  # (the store alone: no model to load)
@@ -90,7 +91,7 @@ def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
         return
     with open_engine(data_dir, None) as engine:
         done = engine.set_dense_reading(name, reading, progress=True)
-    click.echo(f"{name}: {reading} ({done} units embedded by the multilingual model)" if done else f"{name}: {reading}")
+    click.echo(f"{name}: {reading} ({done} units embedded by the multilingual model, USE)" if done else f"{name}: {reading}")
 
 
 @click.group()

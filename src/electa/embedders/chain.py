@@ -99,7 +99,8 @@ class ChainEmbedder:
         self.english, self.other = english, other
         # The model of an organisation that reads every unit with one model
         # (:mod:`electa.legs.dense_readings`): one that carries a question across languages
-        # (USE; e5, the better reader of each language alone, ranks a page's language first).
+        # (USE: in XQuAD-R's pool it serves 0.5470 against e5's 0.4612, though e5 reads each
+        # language's own pages better).
         # Not part of the chain's own vectors, nor of its id.
         self.crossing = crossing if crossing is not None else other
         self.model_id = f"chain({english.model_id}|{other.model_id})"

@@ -47,12 +47,18 @@ def _chain() -> Embedder:
         log.warning("%s: the embedder chain reads every language but English with USE instead", exc)
         return _chain_use()
     from electa.embedders.use_multilingual import UseMultilingualEmbedder
+    from electa.embedders.use_multilingual import check_installed as use_installed
 
     e5, use = E5MultilingualEmbedder, UseMultilingualEmbedder
+    reader = LazyEmbedder(e5, e5.model_id, e5.dim, e5.score_map)
     # An organisation reading with one model reads with USE: across languages it serves the
-    # XQuAD-R pool 0.5470 against e5's 0.4612 (README, Languages).
-    return ChainEmbedder(_minilm(), LazyEmbedder(e5, e5.model_id, e5.dim, e5.score_map),
-                         LazyEmbedder(use, use.model_id, use.dim))
+    # XQuAD-R pool 0.5470 against e5's 0.4612 (README, Languages); e5 when USE is missing.
+    try:
+        use_installed()
+    except EmbedderUnavailable as exc:
+        log.warning("%s: organisations reading with one model read with e5", exc)
+        return ChainEmbedder(_minilm(), reader)
+    return ChainEmbedder(_minilm(), reader, LazyEmbedder(use, use.model_id, use.dim))
 
 
 def _chain_use() -> Embedder:

@@ -41,7 +41,7 @@ from electa.types import Caller
 BY_LANGUAGE = "by-language"
 MULTILINGUAL = "multilingual"
 READINGS = {BY_LANGUAGE: "each unit read by the model of its document's language (the default)",
-            MULTILINGUAL: "every unit and question read by the multilingual model"}
+            MULTILINGUAL: "every unit and question read by one model that crosses languages (USE)"}
 
 
 def check_reading(reading: str) -> str:
