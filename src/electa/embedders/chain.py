@@ -15,10 +15,12 @@ The question's vector is not of unit length (its two halves are): every store sc
 product, never by a cosine that would normalise it. The two models' cosines are not on one
 scale (e5 gives an unrelated pair about 0.75, MiniLM about 0.1), so each half's score is put on
 MiniLM's by the multilingual model's ``score_map`` (:func:`score_map`) before the two halves'
-results meet in one list (:meth:`ChainEmbedder.halves`, :meth:`ChainEmbedder.scores`). A question in one language meets pages in
-another through the multilingual half, so an English question finds a German page; a German
-question meets English pages through the English model only, which reads it poorly (measured
-on XQuAD-R's cross-language pool by ``bench/multilingual.py``).
+results meet in one list (:meth:`ChainEmbedder.halves`, :meth:`ChainEmbedder.scores`). A
+question in one language meets pages in another through the multilingual half, so an English
+question finds a German page (ranked first, but e5 scores a translation lower than a page in
+the question's language: often below the floor); a German question meets English pages
+through the English model only, which reads it poorly (measured on XQuAD-R's cross-language
+pool by ``bench/multilingual.py``).
 
 Which model reads a text: its language as the ingest pipeline read it for the whole document
 (:class:`LanguageRouted`), or read from the text itself (titles added by reindex, the
