@@ -35,9 +35,18 @@ def _e5_multilingual() -> Embedder:
     return E5MultilingualEmbedder()
 
 
+def _lazy(model: type) -> Embedder:
+    """``model`` (a class with ``model_id``, ``dim``, maybe ``score_map``) made on first use."""
+    from electa.embedders.chain import LazyEmbedder, score_map
+
+    return LazyEmbedder(model, model.model_id, model.dim, score_map(model))  # type: ignore[attr-defined]
+
+
 def _chain() -> Embedder:
-    from electa.embedders.chain import ChainEmbedder, LazyEmbedder
+    from electa.embedders.chain import ChainEmbedder
     from electa.embedders.e5_multilingual import E5MultilingualEmbedder, check_installed
+    from electa.embedders.use_multilingual import UseMultilingualEmbedder
+    from electa.embedders.use_multilingual import check_installed as use_installed
 
     try:
         check_installed()  # said when the engine opens, not at the first German page
@@ -46,30 +55,25 @@ def _chain() -> Embedder:
         # languages with USE, as before (a store records which; the other opens it as a mismatch).
         log.warning("%s: the embedder chain reads every language but English with USE instead", exc)
         return _chain_use()
-    from electa.embedders.use_multilingual import UseMultilingualEmbedder
-    from electa.embedders.use_multilingual import check_installed as use_installed
-
-    e5, use = E5MultilingualEmbedder, UseMultilingualEmbedder
-    reader = LazyEmbedder(e5, e5.model_id, e5.dim, e5.score_map)
     # An organisation reading with one model reads with USE: across languages it serves the
     # XQuAD-R pool 0.5470 against e5's 0.4612 (README, Languages); e5 when USE is missing.
+    crossing = None
     try:
         use_installed()
+        crossing = _lazy(UseMultilingualEmbedder)
     except EmbedderUnavailable as exc:
         log.warning("%s: organisations reading with one model read with e5", exc)
-        return ChainEmbedder(_minilm(), reader)
-    return ChainEmbedder(_minilm(), reader, LazyEmbedder(use, use.model_id, use.dim))
+    return ChainEmbedder(_minilm(), _lazy(E5MultilingualEmbedder), crossing)
 
 
 def _chain_use() -> Embedder:
     """The default chain of the release before: USE for every language but English. A store
     made with it keeps it (:func:`kept_model`) until ``electa reindex --embedder chain``."""
-    from electa.embedders.chain import ChainEmbedder, LazyEmbedder
+    from electa.embedders.chain import ChainEmbedder
     from electa.embedders.use_multilingual import UseMultilingualEmbedder, check_installed
 
     check_installed()
-    use = UseMultilingualEmbedder
-    return ChainEmbedder(_minilm(), LazyEmbedder(use, use.model_id, use.dim))
+    return ChainEmbedder(_minilm(), _lazy(UseMultilingualEmbedder))
 
 
 _REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash, "use-multilingual": _use_multilingual,
