@@ -44,6 +44,7 @@ from electa.judges.ltr import AgentModels, FileModel, LtrJudge, Serving, fixed_m
 from electa.judges.ltr_features import HitContext, url_votes
 from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
+from electa.legs.crossing import CrossingScorer, WhenLoaded
 from electa.legs.dense import DenseLeg
 from electa.legs.dense_readings import BY_LANGUAGE, MULTILINGUAL, DenseReadings, check_reading
 from electa.legs.fulltext import FullTextLeg, QaLeg
@@ -130,13 +131,11 @@ class Engine:
             why = (f"this index was built with {stored_model}, but the engine uses {embedder.model_id}:"
                    " run `electa reindex` to re-embed it")
         self.readings = DenseReadings(store, embedder if self.index is not None else None, self._open_index)
+        self.crossing = self._crossing(embedder)
         self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages,
-                              self.readings.own)
-        if self.index is not None and isinstance(embedder, ChainEmbedder):
-            multilingual = bool(self.readings.multilingual())
-            embedder.warm(store.stored_languages(), crossing=multilingual)
-            if multilingual:
-                self.readings.index()  # (opened here, not inside an organisation's first search)
+                              self.readings.own, self.crossing)
+        if self.index is not None and isinstance(embedder, ChainEmbedder) and self._warm_chain():
+            self.readings.index()  # (opened here, not inside an organisation's first search)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.sparse = self._sparse_leg()
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
@@ -267,6 +266,19 @@ class Engine:
         return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,
                         s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20), self.recipe, s.language)
 
+    def _warm_chain(self) -> bool:
+        """Load the chain's models that the stored languages need, and its crossing model where
+        any page is not in English (:mod:`electa.legs.crossing`: it meets questions that cross)
+        or an organisation reads with it; a lazy model would load inside a search, over the
+        dense leg's budget. Whether an organisation reads with the crossing model."""
+        assert isinstance(self.embedder, ChainEmbedder)
+        multilingual = bool(self.readings.multilingual())
+        stored = self.store.stored_languages()
+        self.embedder.warm(stored, crossing=multilingual)
+        if not multilingual and self.crossing is not None:
+            self.crossing.ready(stored)  # (a failure is logged, and the chain's scores stand)
+        return multilingual
+
     def _written(self) -> None:
         """After a batch of writes: chunks still without a vector of this model (stored while
         no model was available) are embedded, vectors go into the graph (saved once per batch,
@@ -283,6 +295,11 @@ class Engine:
             self.index.sync()
             self.index.save(force=False)  # the store is the truth: the graph's file may lag it
         self.fulltext.refresh()
+        if self.index is not None and isinstance(self.embedder, ChainEmbedder):
+            try:  # (a write that brought the first page in another language: searches that cross follow)
+                self._warm_chain()
+            except Exception as exc:  # the write stands; the model is loaded inside a search, or said missing there
+                log.warning("loading the chain's models after a write failed (%s)", exc)
         self.qa.refresh()
         if self.index is not None and self.readings.multilingual():
             # As the learned term weights below: a failure costs the new units their second
@@ -319,10 +336,25 @@ class Engine:
         index.save(force=False)
         return done
 
+    def _crossing(self, embedder: Embedder | None) -> CrossingScorer | None:
+        """A chain's scorer of units in another language than the question's
+        (:mod:`electa.legs.crossing`), unless its model for other languages is the crossing one."""
+        if isinstance(embedder, ChainEmbedder) and embedder.crossing.model_id != embedder.other.model_id:
+            return CrossingScorer(embedder.crossing, self.store.unit_languages, self.store.units,
+                                  WhenLoaded(embedder.crossing))
+        return None
+
     def dense_model_id(self, org: str) -> str | None:
         """The model whose scores ``org``'s dense leg gives: its own reading's, else the engine's
         (what a calibration or learned ranker fitted on them records and is checked against)."""
-        return self.readings.model_id(org, self.embedder.model_id if self.embedder else None)
+        if self.embedder is None:
+            return self.readings.model_id(org, None)
+        # An organisation with pages in another language than English, under a chain that
+        # scores them by its crossing model for a question in another language, gets other
+        # scores than under the same chain without (a tuning fitted before is not read: tune
+        # again); one with English pages only never crosses.
+        crosses = self.crossing is not None and any(lang not in ENGLISH for lang in self.store.languages(Caller(org)))
+        return self.readings.model_id(org, self.embedder.model_id + ("+crossing" if crosses else ""))
 
     def set_dense_reading(self, org: str, reading: str, progress: bool = False) -> int:
         """Make ``org`` read with ``reading`` (:mod:`electa.legs.dense_readings`). For
@@ -570,8 +602,12 @@ class Engine:
             self.index = self._open_index(self.embedder)
             self.readings.save()
             self.readings = DenseReadings(self.store, self.embedder, self._open_index)
-            self.dense = DenseLeg(self.embedder, self.index, languages=self.fulltext.languages, own=self.readings.own)
+            self.crossing = self._crossing(self.embedder)
+            self.dense = DenseLeg(self.embedder, self.index, languages=self.fulltext.languages, own=self.readings.own,
+                                  crossing=self.crossing)
             self.legs["dense"] = self.dense
+            if isinstance(self.embedder, ChainEmbedder):
+                self._warm_chain()
             self._mismatch = ""
             # Indexes chunked before title units (hp-1) get them now; the rest stays as it is.
             while max_batches is None or batches < max_batches:

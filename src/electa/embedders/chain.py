@@ -16,11 +16,12 @@ product, never by a cosine that would normalise it. The two models' cosines are 
 scale (e5 gives an unrelated pair about 0.75, MiniLM about 0.1), so each half's score is put on
 MiniLM's by the multilingual model's ``score_map`` (:func:`score_map`) before the two halves'
 results meet in one list (:meth:`ChainEmbedder.halves`, :meth:`ChainEmbedder.scores`). A
-question in one language meets pages in another through the multilingual half, so an English
-question finds a German page (ranked first, but e5 scores a translation lower than a page in
-the question's language: often below the floor); a German question meets English pages
-through the English model only, which reads it poorly (measured on XQuAD-R's cross-language
-pool by ``bench/multilingual.py``).
+question in one language finds pages in another through the multilingual half (an English
+question, a German page) or the English one (a German question, an English page), but neither
+model scores a page in another language as it would the same page in the question's: the dense
+leg scores the best of those again with the chain's ``crossing`` model
+(:mod:`electa.legs.crossing`; measured on XQuAD-R's cross-language pool by
+``bench/multilingual.py``).
 
 Which model reads a text: its language as the ingest pipeline read it for the whole document
 (:class:`LanguageRouted`), or read from the text itself (titles added by reindex, the
@@ -99,10 +100,10 @@ class ChainEmbedder:
 
     def __init__(self, english: Embedder, other: Embedder, crossing: Embedder | None = None) -> None:
         self.english, self.other = english, other
-        # The model of an organisation that reads every unit with one model
-        # (:mod:`electa.legs.dense_readings`): one that carries a question across languages
-        # (USE: in XQuAD-R's pool it serves 0.5470 against e5's 0.4612, though e5 reads each
-        # language's own pages better).
+        # The model that carries a question across languages (USE: in XQuAD-R's pool it serves
+        # 0.5470 against e5's 0.4612, though e5 reads each language's own pages better): it
+        # scores the units a question crosses to (:mod:`electa.legs.crossing`), and reads every
+        # unit of an organisation that reads with one model (:mod:`electa.legs.dense_readings`).
         # Not part of the chain's own vectors, nor of its id.
         self.crossing = crossing if crossing is not None else other
         self.model_id = f"chain({english.model_id}|{other.model_id})"
@@ -134,8 +135,8 @@ class ChainEmbedder:
                            other=any(lang not in ENGLISH for lang in langs))
 
     def warm(self, langs: Sequence[str], crossing: bool = False) -> None:
-        """Load now the models that units written in ``langs`` need (``crossing``: the model of
-        organisations that read with one model too): a lazy one would otherwise load inside the
+        """Load now the models that units written in ``langs`` need (``crossing``: the crossing
+        model too): a lazy one would otherwise load inside the
         first search that needs it, and spend that leg's budget (seconds for USE; a one-shot
         ``electa search`` in German lost its dense leg every time)."""
         if any(lang not in ENGLISH for lang in langs) and isinstance(self.other, LazyEmbedder):

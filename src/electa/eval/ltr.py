@@ -196,7 +196,7 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
                           " an agent's ranker learns only from its own organisation's labels")
     if folds < 2:
         raise ConfigError(f"--folds {folds}: cross-validation needs at least 2")
-    with labelled_set(dataset, split, data_dir, agent, visitors, settings) as (engine, beir, settings, embedder):
+    with labelled_set(dataset, split, data_dir, agent, visitors, settings) as (engine, beir, settings, _embedder):
         if dataset is None:
             assert agent is not None
             caller, key = Caller(*agent), "url"
@@ -238,7 +238,7 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
         ids = hashlib.sha256(json.dumps(sorted((q, beir.queries[q]) for q in rows)).encode()).hexdigest()[:16]
         trained = {"dataset": beir.name, "split": split, "queries": len(rows), "query_ids": ids,
                    "corpus_hash": beir.corpus_hash if dataset is not None else None,
-                   "model_id": engine.dense_model_id(agent[0]) if agent is not None else embedder.model_id,
+                   "model_id": engine.dense_model_id(agent[0] if agent is not None else caller.org),
                    "chunker": CHUNKER_VERSION, "unit_vectors": settings.unit_vectors, "leg_depth": leg_depth,
                    "legs": sorted(n for n, leg in engine.legs.items() if leg.available()),
                    "rerank": behind, "order": ORDER, "visitors": visitors,

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from electa.embedders.chain import LanguageRouted, score_map
 from electa.embedders.protocol import Embedder
+from electa.legs.crossing import CrossingScorer
 from electa.stores.protocol import AllowedSet, VectorIndex
 from electa.types import Caller
+
+log = logging.getLogger(__name__)
 
 
 class DenseLeg:
@@ -21,10 +25,15 @@ class DenseLeg:
 
     def __init__(self, embedder: Embedder | None, index: VectorIndex | None, why: str = "",
                  languages: Callable[[Caller, int], tuple[str, ...]] | None = None,
-                 own: Callable[[Caller, int], tuple[Embedder, VectorIndex] | None] | None = None) -> None:
+                 own: Callable[[Caller, int], tuple[Embedder, VectorIndex] | None] | None = None,
+                 crossing: CrossingScorer | None = None) -> None:
         self.embedder = embedder
         self.index = index
         self._why = why
+        # A chain's units of another language than the question's, scored by the model that
+        # carries a question across languages (:mod:`electa.legs.crossing`).
+        self._crossing = crossing
+        self._crossing_failed = False
         # The languages of the caller's units at a store generation: a chain of models embeds
         # the question only with the models that read them.
         self._languages = languages
@@ -47,17 +56,23 @@ class DenseLeg:
             return _mapped(own[1].search(own[0].embed_query(query), depth, allowed), score_map(own[0]))
         if not isinstance(self.embedder, LanguageRouted):
             return _mapped(self.index.search(self.embedder.embed_query(query), depth, allowed), score_map(self.embedder))
-        if self._languages is not None:
-            vec = self.embedder.embed_query_in(query, self._languages(caller, allowed.generation))
-        else:
-            vec = self.embedder.embed_query(query)
-        best: dict[int, float] = {}
+        languages = self._languages(caller, allowed.generation) if self._languages is not None else None
+        vec = self.embedder.embed_query(query) if languages is None else self.embedder.embed_query_in(query, languages)
+        halves = []
         for part, (scale, shift) in self.embedder.halves(vec):
-            for uid, score in self.index.search(part, depth, allowed):
-                # A unit of the other half scores exactly 0 here (its vector is zero in this
-                # half): its score is the one of its own half, whatever this half's map makes of 0.
-                if score != 0.0:
-                    best[uid] = scale * score + shift
+            # A unit of the other half scores exactly 0 here (its vector is zero in this half):
+            # its score is the one of its own half, whatever this half's map makes of 0.
+            halves.append({uid: scale * score + shift for uid, score in self.index.search(part, depth, allowed)
+                           if score != 0.0})
+        if self._crossing is not None:
+            try:
+                halves = self._crossing.rescore(query, halves, languages)
+            except Exception as exc:  # (the chain's own scores still answer)
+                if not self._crossing_failed:
+                    log.warning("scoring units in another language than the question's failed (%s): the chain's"
+                                " scores stand (said once)", exc)
+                    self._crossing_failed = True
+        best = {uid: score for half in halves for uid, score in half.items()}
         return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:depth]
 
 

@@ -236,6 +236,12 @@ class IndexStore(Protocol):
         """The stored units of ``ids`` (ids not stored are left out), whatever the caller."""
         ...
 
+    def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
+        """The language (as :attr:`StoredUnit.lang`) of each stored unit of ``ids`` (ids not
+        stored are left out), whatever the caller: :meth:`units` without reading their text
+        (the dense leg's crossing scorer reads it for a hundred candidates a search)."""
+        ...
+
     def title_matches(self, word: str, caller: Caller, limit: int) -> list[int]:
         """Up to ``limit`` ids of parent units the caller may see whose title holds ``word``
         (as the full-text analysis reads it: case and English endings folded), in no order."""

@@ -868,6 +868,15 @@ class SqliteStore(OperationalTables):
             self._units_cache.keep(generation, fresh)
         return out | fresh
 
+    def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for start in range(0, len(ids), 500):
+            part = [int(i) for i in ids[start:start + 500]]
+            rows = self.con.execute("SELECT c.id, d.lang FROM chunks c JOIN documents d ON d.id = c.document_id"
+                                    f" WHERE c.id IN ({','.join('?' * len(part))})", part)
+            out.update((int(cid), str(lang)) for cid, lang in rows)
+        return out
+
     def _changed(self) -> None:
         """After a write by this process (or its rollback): forget what was read before it.
         (The allowed sets' bases stay: they follow writes through the removal log.)"""

@@ -245,6 +245,9 @@ class StoreContract:
             return [u for u, _ in search_segments((image,), question, allowed.ids, 10,
                                                   languages=store.languages(caller))]
 
+        rival = store.allowed(Caller("rival", "bot")).ids.tolist()
+        assert store.unit_languages([de, zh, *rival, 10**9]) == {de: "de", zh: "zh", **{u: "en" for u in rival}}
+        assert store.unit_languages([]) == {}
         assert found("退款多久发放？") == [zh]  # "how long until the refund is paid": no space to split on
         assert found("Wann kommt meine Rückerstattung?") == [de]  # singular asked, plural written
         assert store.mentions("客服", caller) and not store.mentions("客服", Caller("rival", "bot"))

@@ -521,6 +521,12 @@ class PostgresStore(PgOperationalTables):
         self._units_cache.keep(generation, fresh)
         return out | fresh
 
+    def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
+        with self.db.tx(ALL_TENANTS) as con:
+            rows = con.execute("SELECT c.id, d.lang FROM chunks c JOIN documents d ON d.id = c.document_id"
+                               " WHERE c.id = ANY(%s)", ([int(i) for i in ids],)).fetchall()
+        return {int(cid): str(lang) for cid, lang in rows}
+
     @matches_nothing_with_nul(lambda: (DEFAULT_LANGUAGE,), "caller")
     def languages(self, caller: Caller) -> tuple[str, ...]:
         with self.db.tx(caller.org) as con:
