@@ -16,13 +16,16 @@ the question's are scored again by the chain's ``crossing`` model (USE): the cos
 question and the unit's title trail and text (its first :data:`MAX_CHARS` characters), on the
 common scale through its ``score_map`` (USE's is the identity). The half's other units of
 another language keep their model's score, held under the lowest of those read again; units
-of the question's language keep their model's score. The cost: where the answer is in the
-question's language and the other languages hold pages on the same subject (a translated help
-center), USE's scores let those pages come before it more often than e5's did (measured by
-``bench/crossing_scores.py`` and ``bench/multilingual.py``; holding them under the question's
-own pages that pass the floor was tried and dropped: MiniLM passes an unrelated English page so
-often that an English question's German answer would almost always be held back). A question
-too short or unclear to read
+of the question's language keep their model's score. Where the answer is in the question's
+language and the other languages hold sentences on the same subject (XQuAD-R's pool with the
+answer's translations left out), scoring every one of them by USE would put one before the
+answer for many questions (``bench/crossing_scores.py``: nDCG@10 0.744 against e5's 0.844 for
+German questions), but the engine does not pay that: it serves 0.8580 against 0.8562 without
+this scorer (``bench/multilingual.py``; the lexical legs and the served order hold the answer,
+and only 20 units a half are read again). Holding them under the question's own pages that
+pass the floor was tried and dropped: MiniLM passes an unrelated English page so often that an
+English question's German answer would almost always be held back. A question too short or
+unclear to read
 is read as in the caller's only language, else as English (as the chain reads it). Unit
 vectors are kept in memory by unit id, :data:`KEEP` of them (a unit's text never changes under
 its id: a changed page gets new units, and ids are never handed out again).
