@@ -131,9 +131,7 @@ class Engine:
             why = (f"this index was built with {stored_model}, but the engine uses {embedder.model_id}:"
                    " run `electa reindex` to re-embed it")
         self.readings = DenseReadings(store, embedder if self.index is not None else None, self._open_index)
-        self.crossing = self._crossing(embedder)
-        self.dense = DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages,
-                              self.readings.own, self.crossing)
+        self.dense = self._dense_leg(why)
         if self.index is not None and isinstance(embedder, ChainEmbedder) and self._warm_chain():
             self.readings.index()  # (opened here, not inside an organisation's first search)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
@@ -336,13 +334,17 @@ class Engine:
         index.save(force=False)
         return done
 
-    def _crossing(self, embedder: Embedder | None) -> CrossingScorer | None:
-        """A chain's scorer of units in another language than the question's
+    def _dense_leg(self, why: str = "") -> DenseLeg:
+        """The dense leg over this engine's index and readings, with (as ``self.crossing``) a
+        chain's scorer of units in another language than the question's
         (:mod:`electa.legs.crossing`), unless its model for other languages is the crossing one."""
+        embedder = self.embedder
+        self.crossing: CrossingScorer | None = None
         if isinstance(embedder, ChainEmbedder) and embedder.crossing.model_id != embedder.other.model_id:
-            return CrossingScorer(embedder.crossing, self.store.unit_languages, self.store.units,
-                                  WhenLoaded(embedder.crossing))
-        return None
+            self.crossing = CrossingScorer(embedder.crossing, self.store.unit_languages, self.store.units,
+                                           WhenLoaded(embedder.crossing))
+        return DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages,
+                        self.readings.own, self.crossing)
 
     def dense_model_id(self, org: str) -> str | None:
         """The model whose scores ``org``'s dense leg gives: its own reading's, else the engine's
@@ -602,9 +604,7 @@ class Engine:
             self.index = self._open_index(self.embedder)
             self.readings.save()
             self.readings = DenseReadings(self.store, self.embedder, self._open_index)
-            self.crossing = self._crossing(self.embedder)
-            self.dense = DenseLeg(self.embedder, self.index, languages=self.fulltext.languages, own=self.readings.own,
-                                  crossing=self.crossing)
+            self.dense = self._dense_leg()
             self.legs["dense"] = self.dense
             if isinstance(self.embedder, ChainEmbedder):
                 self._warm_chain()

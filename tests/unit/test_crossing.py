@@ -157,7 +157,7 @@ def test_the_engines_chain_scores_a_page_in_another_language_by_its_crossing_mod
     # The chain with USE reads other languages with the crossing model already: nothing to do.
     use_like = HashEmbedder(16)
     with Engine.open(tmp_path / "b", Settings(), ChainEmbedder(HashEmbedder(32), use_like, use_like)) as engine:
-        assert engine._crossing(engine.embedder) is None
+        assert engine.crossing is None
 
 
 def test_the_crossing_model_is_loaded_with_the_first_page_not_in_english_and_used_only_once_loaded(
