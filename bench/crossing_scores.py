@@ -7,9 +7,11 @@ ordered pair of languages (the question's, the corpus's; the same one included),
 sentence's score and the best score of a sentence from another article (an unrelated page) on
 the common scale (MiniLM's, the floor's): the median of each, and the share at or above the
 engine's default floor (0.4). MiniLM's own shares on the English pairs are the reference row.
-Two models: multilingual-e5-small through its ``SCORE_MAP`` (the chain's model for every
-language but English) and the Universal Sentence Encoder multilingual as it is (the chain's
-``crossing`` model: :mod:`electa.legs.crossing`).
+Two models: multilingual-e5-small through its ``SCORE_MAP``, or a pair in one language
+through that language's own map where it has one (``LANGUAGE_MAPS``; ``--english-map``: every
+pair through ``SCORE_MAP``, as before they were fitted; ``--map de=8.4994,-7.0029``: a fitted
+map tried) (the chain's model for every language but English) and the Universal Sentence
+Encoder multilingual as it is (the chain's ``crossing`` model: :mod:`electa.legs.crossing`).
 
 Then the ranking in one list of every language's sentences (the answer's sentence in each
 language relevant), nDCG@10 per language of the question, for e5 alone, USE alone, e5 within
@@ -40,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from electa.embedders.e5_multilingual import SCORE_MAP, E5MultilingualEmbedder
+from electa.embedders.e5_multilingual import LANGUAGE_MAPS, SCORE_MAP, E5MultilingualEmbedder
 from electa.embedders.minilm import MiniLmOnnxEmbedder
 from electa.embedders.protocol import Embedder
 from electa.embedders.use_multilingual import UseMultilingualEmbedder
@@ -72,6 +74,9 @@ def main() -> None:
     parser.add_argument("data", type=Path)
     parser.add_argument("--langs", default="en,de,es,zh")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "electa" / "bench")
+    parser.add_argument("--english-map", action="store_true", help="every e5 pair by SCORE_MAP, as before")
+    parser.add_argument("--map", action="append", default=[], metavar="LANG=SCALE,SHIFT",
+                        help="read that language's own pairs through this map (a fit of bench/e5_language_maps.py)")
     args = parser.parse_args()
     langs = args.langs.split(",")
     texts: dict[str, list[str]] = {}
@@ -102,13 +107,23 @@ def main() -> None:
         other = article[lang][:, None] != article[lang][rows][None, :]
         return scores[rows, np.arange(len(shared))], np.where(other, scores, -np.inf).max(axis=0)
 
-    s_scale, s_shift = SCORE_MAP
-    maps = {"e5": lambda c: s_scale * c + s_shift, "use": lambda c: c}
+    own_maps = {} if args.english_map else dict(LANGUAGE_MAPS)
+    for tried in args.map:
+        lang, figures = tried.split("=")
+        scale, shift = (float(x) for x in figures.split(","))
+        own_maps[lang] = (scale, shift)
+
+    def e5_map(a: str, b: str) -> tuple[float, float]:
+        """A pair in one language with a map of its own is read by it, as the engine reads it."""
+        return own_maps.get(a, SCORE_MAP) if a == b else SCORE_MAP
+
+    maps = {"e5": e5_map, "use": lambda a, b: (1.0, 0.0)}
     scores: dict[tuple[str, str, str], np.ndarray] = {}  # (model, question's, corpus's) -> sentences x questions
     for model in maps:
         for a in langs:
             for b in langs:
-                scores[(model, a, b)] = maps[model](vecs[(model, b)] @ qvecs[(model, a)][order[a]].T)
+                scale, shift = maps[model](a, b)
+                scores[(model, a, b)] = scale * (vecs[(model, b)] @ qvecs[(model, a)][order[a]].T) + shift
     print(f"\nmedian and share >= {FLOOR}, question -> corpus")
     print(f"{'pair':>8}" + "".join(f" | {m + ': answer':>15} {'unrelated':>14}" for m in maps))
     if "en" in langs:

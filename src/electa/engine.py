@@ -29,7 +29,7 @@ import numpy as np
 from electa.answer.segment import segment
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
-from electa.embedders.chain import ENGLISH, ChainEmbedder, embed_routed
+from electa.embedders.chain import ENGLISH, ChainEmbedder, embed_routed, language_correction, language_maps
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder, create_sparse_encoder, kept_model
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
@@ -344,7 +344,7 @@ class Engine:
             self.crossing = CrossingScorer(embedder.crossing, self.store.unit_languages, self.store.units,
                                            WhenLoaded(embedder.crossing))
         return DenseLeg(embedder if self.index is not None else None, self.index, why, self.fulltext.languages,
-                        self.readings.own, self.crossing)
+                        self.readings.own, self.crossing, self.store.unit_languages)
 
     def dense_model_id(self, org: str) -> str | None:
         """The model whose scores ``org``'s dense leg gives: its own reading's, else the engine's
@@ -355,8 +355,21 @@ class Engine:
         # scores them by its crossing model for a question in another language, gets other
         # scores than under the same chain without (a tuning fitted before is not read: tune
         # again); one with English pages only never crosses.
-        crosses = self.crossing is not None and any(lang not in ENGLISH for lang in self.store.languages(Caller(org)))
-        return self.readings.model_id(org, self.embedder.model_id + ("+crossing" if crosses else ""))
+        # Likewise one with pages in a language whose model has a map of its own for it: the
+        # mark names the maps it reads by, so new figures for a language mark its organisations.
+        # The model the organisation reads with: its own reading's (a chain whose crossing model
+        # is e5, where USE is missing, has e5's maps there too), else the engine's.
+        own = self.readings.model_id(org, None)
+        model = self.readings.model if own is not None and self.readings.model is not None else self.embedder
+        crossing = own is None and self.crossing is not None
+        if not crossing and not language_maps(model.other if isinstance(model, ChainEmbedder) else model):
+            return own if own is not None else self.embedder.model_id
+        languages = self.store.languages(Caller(org))
+        crosses = crossing and any(lang not in ENGLISH for lang in languages)
+        maps = {lang: correction for lang in sorted(set(languages))
+                if (correction := language_correction(model, lang)) is not None}
+        marks = ("+crossing" if crosses else "") + (f"+maps-{_digest(maps)}" if maps else "")
+        return (own if own is not None else self.embedder.model_id) + marks
 
     def set_dense_reading(self, org: str, reading: str, progress: bool = False) -> int:
         """Make ``org`` read with ``reading`` (:mod:`electa.legs.dense_readings`). For
@@ -1035,6 +1048,11 @@ def check_weights(weights: Mapping[str, float] | None, legs: Iterable[str]) -> N
             raise ConfigError(f"unknown leg {leg!r} in weights; valid legs: {', '.join(valid)}")
         if not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
             raise ConfigError(f"weight of leg {leg!r} must be a finite number >= 0, not {weight!r}")
+
+
+def _digest(maps: dict[str, tuple[float, float]]) -> str:
+    """Eight hex digits naming ``maps`` (language -> correction), as their lineage mark."""
+    return hashlib.sha256(repr(sorted(maps.items())).encode()).hexdigest()[:8]
 
 
 def _qa_minimum(votes: Sequence[LegVote]) -> bool:

@@ -54,6 +54,7 @@ from electa.embedders.chain import LanguageRouted, embed_routed, similarities
 from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
 from electa.text import STOPWORDS, content_stems, stem, tokens
+from electa.text.analysis import map_language
 from electa.types import ChunkKind, Passage
 
 STRICT_REPLY = ("I'm sorry, I don't have information about that in our knowledge base. "
@@ -161,6 +162,12 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS)
 
 
+def _asked(question: str, prompt: Prompt) -> str:
+    """The language whose map reads the question and its sources in it, its sources' one
+    language when too short to read (:func:`electa.text.analysis.map_language`)."""
+    return map_language(question, [p.hit.lang for p in prompt.sources])
+
+
 @lru_cache(maxsize=1024)
 def _injected(text: str) -> tuple[tuple[int, int], ...]:
     """Spans of ``text`` addressed to the assistant (read once per passage text, not per step)."""
@@ -219,14 +226,15 @@ class ExtractiveAnswerer:
         return embed_routed(self.embedder, texts, langs)
 
     # -- 1. a curated pair -------------------------------------------------------------------
-    def _pair_cosines(self, prompt: Prompt, qvec: np.ndarray | None) -> dict[int, float]:
+    def _pair_cosines(self, prompt: Prompt, question: str, qvec: np.ndarray | None) -> dict[int, float]:
         """Cosine of each curated pair's question (by source id) to the visitor's, in one batch."""
         pairs = {s_id: p.hit.title for s_id, p in enumerate(prompt.sources, 1)
                  if p.hit.kind is ChunkKind.QA and p.hit.title.strip()}
         if self.embedder is None or qvec is None or not pairs:
             return {}
-        vecs = self._embed(list(pairs.values()), [prompt.sources[i - 1].hit.lang for i in pairs])
-        sims = similarities(self.embedder, vecs, qvec)
+        langs = [prompt.sources[i - 1].hit.lang for i in pairs]
+        sims = similarities(self.embedder, self._embed(list(pairs.values()), langs), qvec, langs,
+                            _asked(question, prompt))
         return {s_id: float(sim) for s_id, sim in zip(pairs, sims, strict=True)}
 
     def _pair_answers(self, passage: Passage, question: str, pair_cosines: dict[int, float]) -> bool:
@@ -249,9 +257,9 @@ class ExtractiveAnswerer:
         total = sum(weight.values())
         sims = [0.0] * len(pool)
         if self.embedder is not None and qvec is not None:
+            langs = [prompt.sources[c.source - 1].hit.lang for c in pool]
             sims = [float(x) for x in similarities(
-                self.embedder, self._embed([c.read_as for c in pool], [prompt.sources[c.source - 1].hit.lang for c in pool]),
-                qvec)]
+                self.embedder, self._embed([c.read_as for c in pool], langs), qvec, langs, _asked(question, prompt))]
         titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
         off_topic = self._off_topic_pairs(prompt, question, pair_cosines)
         codes = {s for s in q if _CODE.fullmatch(s)}
@@ -360,7 +368,7 @@ class ExtractiveAnswerer:
             return STRICT_REPLY
         top = prompt.sources[0]
         qvec = self._query(question, prompt) if self.embedder is not None else None
-        pair_cosines = self._pair_cosines(prompt, qvec)
+        pair_cosines = self._pair_cosines(prompt, question, qvec)
         if not _injected(top.text) and self._pair_answers(top, question, pair_cosines):
             return f"{' '.join(top.text.split())} [1]"
         scored = self._scored(prompt, question, qvec, pair_cosines)

@@ -15,7 +15,9 @@ The question's vector is not of unit length (its two halves are): every store sc
 product, never by a cosine that would normalise it. The two models' cosines are not on one
 scale (e5 gives an unrelated pair about 0.75, MiniLM about 0.1), so each half's score is put on
 MiniLM's by the multilingual model's ``score_map`` (:func:`score_map`) before the two halves'
-results meet in one list (:meth:`ChainEmbedder.halves`, :meth:`ChainEmbedder.scores`). A
+results meet in one list (:meth:`ChainEmbedder.halves`, :meth:`ChainEmbedder.scores`), or, for a
+question and a unit both in a language where the model's scale is another (Chinese, for e5), by
+the map it has for that language (:func:`language_correction`). A
 question in one language finds pages in another through the multilingual half (an English
 question, a German page) or the English one (a German question, an English page), but neither
 model scores a page in another language as it would the same page in the question's: the dense
@@ -56,12 +58,43 @@ def score_map(model: object) -> tuple[float, float]:
     return float(scale), float(shift)
 
 
-def similarities(embedder: Embedder, vecs: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """The scores of ``vecs`` (made by ``embedder``) for a question's vector, on the common scale."""
+def language_maps(model: object) -> dict[str, tuple[float, float]]:
+    """The maps ``model`` has of its own for a question and a text both written in one language
+    (ISO 639-1 -> ``(scale, shift)``), where its cosines there sit on another scale than in
+    English: an embedder's optional ``language_maps`` attribute, else none."""
+    return {lang: (float(scale), float(shift)) for lang, (scale, shift) in getattr(model, "language_maps", {}).items()}
+
+
+def language_correction(embedder: object, lang: str) -> tuple[float, float] | None:
+    """``(a, b)``: a score on the common scale of a question and a unit both written in
+    ``lang`` becomes ``a * score + b``, the map ``embedder``'s model for ``lang`` has of its own
+    (:func:`language_maps`) instead of its :func:`score_map`; None where it has none (English
+    always: the common scale is English's). A chain's model for ``lang`` is its ``other``."""
+    if lang in ENGLISH:
+        return None
+    model = embedder.other if isinstance(embedder, ChainEmbedder) else embedder
+    own = language_maps(model).get(lang)
+    if own is None:
+        return None
+    (scale, shift), (own_scale, own_shift) = score_map(model), own
+    return own_scale / scale, own_shift - own_scale * shift / scale
+
+
+def similarities(embedder: Embedder, vecs: np.ndarray, query: np.ndarray, langs: Sequence[str] | None = None,
+                 asked: str = "") -> np.ndarray:
+    """The scores of ``vecs`` (made by ``embedder``) for a question's vector, on the common scale;
+    ``langs`` (each text's language) and ``asked`` (the question's): texts in the question's
+    language scored by their model's map for it (:func:`language_correction`)."""
     if isinstance(embedder, ChainEmbedder):
-        return embedder.scores(vecs, query)
-    scale, shift = score_map(embedder)
-    return (scale * (vecs @ query) + shift).astype(np.float32)
+        out = embedder.scores(vecs, query)
+    else:
+        scale, shift = score_map(embedder)
+        out = (scale * (vecs @ query) + shift).astype(np.float32)
+    correction = language_correction(embedder, asked)
+    if correction is not None and langs is not None:
+        own = np.fromiter((lang == asked for lang in langs), dtype=np.bool_, count=len(langs))
+        out = np.where(own, correction[0] * out + correction[1], out).astype(np.float32)
+    return out
 
 
 @runtime_checkable
@@ -183,9 +216,10 @@ class LazyEmbedder:
     maps its 72 MB file)."""
 
     def __init__(self, factory: Callable[[], Embedder], model_id: str, dim: int,
-                 map_: tuple[float, float] = IDENTITY) -> None:
+                 map_: tuple[float, float] = IDENTITY, maps: dict[str, tuple[float, float]] | None = None) -> None:
         self._factory = factory
         self.model_id, self.dim, self.score_map = model_id, dim, map_
+        self.language_maps = maps or {}
         self._made: Embedder | None = None
         self._lock = threading.Lock()
 
@@ -197,9 +231,11 @@ class LazyEmbedder:
             with self._lock:
                 if self._made is None:
                     made = self._factory()
-                    if (made.model_id, made.dim, score_map(made)) != (self.model_id, self.dim, score_map(self)):
-                        raise ValueError(f"{made.model_id} ({made.dim}-d, map {score_map(made)}) is not the announced"
-                                         f" {self.model_id} ({self.dim}-d, map {score_map(self)})")
+                    if ((made.model_id, made.dim, score_map(made), language_maps(made))
+                            != (self.model_id, self.dim, score_map(self), language_maps(self))):
+                        raise ValueError(f"{made.model_id} ({made.dim}-d, map {score_map(made)}, {language_maps(made)})"
+                                         f" is not the announced {self.model_id} ({self.dim}-d, map {score_map(self)},"
+                                         f" {language_maps(self)})")
                     self._made = made
         return self._made
 

@@ -27,6 +27,9 @@ class Embedder(Protocol):
     - An optional ``score_map = (scale, shift)`` puts the model's cosines on MiniLM's scale
       (:func:`electa.embedders.chain.score_map`): the dense leg reports, and thresholds apply to,
       ``scale * cosine + shift``. Without one, the cosine itself.
+    - Optional ``language_maps = {lang: (scale, shift)}``: the map instead of ``score_map`` for
+      a question and a text both written in ``lang``, where the model scores that language's
+      pairs on another scale than English's (:func:`electa.embedders.chain.language_correction`).
 
     Example::
 

@@ -36,10 +36,12 @@ def _e5_multilingual() -> Embedder:
 
 
 def _lazy(model: type) -> Embedder:
-    """``model`` (a class with ``model_id``, ``dim``, maybe ``score_map``) made on first use."""
-    from electa.embedders.chain import LazyEmbedder, score_map
+    """``model`` (a class with ``model_id``, ``dim``, maybe ``score_map`` and ``language_maps``)
+    made on first use."""
+    from electa.embedders.chain import LazyEmbedder, language_maps, score_map
 
-    return LazyEmbedder(model, model.model_id, model.dim, score_map(model))  # type: ignore[attr-defined]
+    return LazyEmbedder(model, model.model_id, model.dim, score_map(model),  # type: ignore[attr-defined]
+                        language_maps(model))
 
 
 def _chain() -> Embedder:

@@ -16,7 +16,8 @@ the question's are scored again by the chain's ``crossing`` model (USE): the cos
 question and the unit's title trail and text (its first :data:`MAX_CHARS` characters), on the
 common scale through its ``score_map`` (USE's is the identity). The half's other units of
 another language keep their model's score, held under the lowest of those read again; units
-of the question's language keep their model's score. Where the answer is in the question's
+of the question's language keep their model's score (through its map for that language, where
+it has one: :func:`electa.embedders.chain.language_correction`). Where the answer is in the question's
 language and the other languages hold sentences on the same subject (XQuAD-R's pool with the
 answer's translations left out), scoring every one of them by USE would put one before the
 answer for many questions (``bench/crossing_scores.py``: nDCG@10 0.744 against e5's 0.844 for
@@ -53,7 +54,7 @@ from electa.embedders.chain import ENGLISH, LazyEmbedder, score_map
 from electa.embedders.protocol import Embedder
 from electa.ingest.chunker import embed_text
 from electa.stores.protocol import StoredUnit
-from electa.text.analysis import DEFAULT_LANGUAGE, question_language
+from electa.text.analysis import DEFAULT_LANGUAGE, asked_language
 from electa.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -113,20 +114,23 @@ class CrossingScorer:
         self._lock = threading.Lock()
 
     def rescore(self, question: str, halves: Sequence[Mapping[int, float]],
-                languages: Sequence[str] | None = None) -> list[dict[int, float]]:
+                languages: Sequence[str] | None = None,
+                unit_languages: Mapping[int, str] | None = None) -> list[dict[int, float]]:
         """Each half's scores (unit id -> score on the common scale) with its best
         :data:`CROSSING_DEPTH` units of another language than ``question``'s scored by the
         crossing model instead, and its other units of another language held under them.
         ``languages``: those the caller's units are written in, when known: a question in the
         only one of them crosses nothing and costs nothing more, and a question too short or
-        unclear to read is read as in that one (else as English, as the chain reads it)."""
+        unclear to read is read as in that one (else as English, as the chain reads it;
+        :func:`electa.text.analysis.asked_language`). ``unit_languages``: the halves' units'
+        languages, when the caller has read them already."""
         out = [dict(scores) for scores in halves]
-        own = sorted({_language(lang) for lang in languages}) if languages is not None else None
-        asked = _language(question_language(question) or (own[0] if own is not None and len(own) == 1 else ""))
-        if (not any(halves) or (own is not None and set(own) <= {asked})
+        asked = _language(asked_language(question, languages))
+        if (not any(halves) or (languages is not None and {_language(lang) for lang in languages} <= {asked})
                 or not self.ready(languages if languages is not None else ("und",))):  # (unknown: not English only)
             return out
-        langs = self._languages_of(sorted({uid for scores in halves for uid in scores}))
+        langs = (unit_languages if unit_languages is not None
+                 else self._languages_of(sorted({uid for scores in halves for uid in scores})))
         query: np.ndarray | None = None
         scale, shift = score_map(self.model)
         for scores in out:

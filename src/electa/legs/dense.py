@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
-from electa.embedders.chain import LanguageRouted, score_map
+from electa.embedders.chain import LanguageRouted, language_correction, score_map
 from electa.embedders.protocol import Embedder
 from electa.legs.crossing import CrossingScorer
 from electa.stores.protocol import AllowedSet, VectorIndex
+from electa.text.analysis import DEFAULT_LANGUAGE, map_language
 from electa.types import Caller
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,8 @@ class DenseLeg:
     def __init__(self, embedder: Embedder | None, index: VectorIndex | None, why: str = "",
                  languages: Callable[[Caller, int], tuple[str, ...]] | None = None,
                  own: Callable[[Caller, int], tuple[Embedder, VectorIndex] | None] | None = None,
-                 crossing: CrossingScorer | None = None) -> None:
+                 crossing: CrossingScorer | None = None,
+                 languages_of: Callable[[Sequence[int]], Mapping[int, str]] | None = None) -> None:
         self.embedder = embedder
         self.index = index
         self._why = why
@@ -37,6 +39,10 @@ class DenseLeg:
         # The languages of the caller's units at a store generation: a chain of models embeds
         # the question only with the models that read them.
         self._languages = languages
+        # Each unit's language (the store's), read only for a question in a language whose
+        # model has a map of its own for it.
+        self._languages_of = languages_of
+        self._languages_failed = False
         # The model and index of an organisation that reads with its own
         # (:mod:`electa.legs.dense_readings`), or None for the engine's.
         self._own = own
@@ -51,12 +57,13 @@ class DenseLeg:
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> list[tuple[int, float]]:
         if self.embedder is None or self.index is None:
             return []
-        own = self._own(caller, allowed.generation) if self._own is not None else None
-        if own is not None:
-            return _mapped(own[1].search(own[0].embed_query(query), depth, allowed), score_map(own[0]))
-        if not isinstance(self.embedder, LanguageRouted):
-            return _mapped(self.index.search(self.embedder.embed_query(query), depth, allowed), score_map(self.embedder))
         languages = self._languages(caller, allowed.generation) if self._languages is not None else None
+        own = self._own(caller, allowed.generation) if self._own is not None else None
+        if own is not None or not isinstance(self.embedder, LanguageRouted):
+            model, index = own if own is not None else (self.embedder, self.index)
+            scale, shift = score_map(model)
+            hits = {uid: scale * score + shift for uid, score in index.search(model.embed_query(query), depth, allowed)}
+            return _ranked(self._in_own_language(model, query, languages, [hits])[0][0], depth)
         vec = self.embedder.embed_query(query) if languages is None else self.embedder.embed_query_in(query, languages)
         halves = []
         for part, (scale, shift) in self.embedder.halves(vec):
@@ -64,18 +71,49 @@ class DenseLeg:
             # its score is the one of its own half, whatever this half's map makes of 0.
             halves.append({uid: scale * score + shift for uid, score in self.index.search(part, depth, allowed)
                            if score != 0.0})
+        halves, unit_languages = self._in_own_language(self.embedder, query, languages, halves)
         if self._crossing is not None:
             try:
-                halves = self._crossing.rescore(query, halves, languages)
+                halves = self._crossing.rescore(query, halves, languages, unit_languages)
             except Exception as exc:  # (the chain's own scores still answer)
                 if not self._crossing_failed:
                     log.warning("scoring units in another language than the question's failed (%s): the chain's"
                                 " scores stand (said once)", exc)
                     self._crossing_failed = True
-        best = {uid: score for half in halves for uid, score in half.items()}
-        return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:depth]
+        return _ranked({uid: score for half in halves for uid, score in half.items()}, depth)
+
+    def _in_own_language(self, model: Embedder, query: str, languages: Sequence[str] | None,
+                         halves: list[dict[int, float]]) -> tuple[list[dict[int, float]], Mapping[int, str] | None]:
+        """``halves`` with the units written in the question's language scored by the map
+        ``model`` has of its own for that language (:func:`electa.embedders.chain.language_correction`:
+        e5 scores a Chinese question and an unrelated Chinese page as high as an English answer),
+        and the units' languages when they had to be read (the caller's languages decide
+        without them when the caller writes in the question's language alone, or not in it).
+
+        The index cut its ``depth`` by the model's cosine, before this: a unit of another
+        language just past the cut is not weighed against the Chinese units it would now
+        outrank (those of another language are read again by the crossing model, which meets
+        only what the cut kept, as before)."""
+        asked = map_language(query, languages)
+        correction = language_correction(model, asked)
+        own = {lang or DEFAULT_LANGUAGE for lang in languages} if languages is not None else None
+        if correction is None or not any(halves) or (own is not None and asked not in own):
+            return halves, None
+        a, b = correction
+        if own == {asked}:
+            return [{uid: a * score + b for uid, score in half.items()} for half in halves], None
+        if self._languages_of is None:
+            return halves, None
+        try:
+            unit_languages = self._languages_of(sorted({uid for half in halves for uid in half}))
+        except Exception as exc:  # (a store that cannot say costs the map, not the leg)
+            if not self._languages_failed:
+                log.warning("reading units' languages failed (%s): the model's own map scores them (said once)", exc)
+                self._languages_failed = True
+            return halves, None
+        return [{uid: a * score + b if unit_languages.get(uid) == asked else score for uid, score in half.items()}
+                for half in halves], unit_languages
 
 
-def _mapped(hits: list[tuple[int, float]], map_: tuple[float, float]) -> list[tuple[int, float]]:
-    scale, shift = map_
-    return hits if map_ == (1.0, 0.0) else [(uid, scale * score + shift) for uid, score in hits]
+def _ranked(scores: Mapping[int, float], depth: int) -> list[tuple[int, float]]:
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]

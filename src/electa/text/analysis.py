@@ -35,7 +35,7 @@ import Stemmer
 
 from electa.errors import StoreError
 from electa.text import fold, lower, split_words
-from electa.text.language import detect_question
+from electa.text.language import detect_question, traditional_chinese
 from electa.text.stopwords import stopwords
 
 # a1: FTS5's ``porter unicode61 remove_diacritics 2`` (every store before issue 14; named by
@@ -150,6 +150,52 @@ def question_language(text: str) -> str:
     """The language a question is written in, or '' when too short or unclear to read
     (:func:`electa.text.language.detect_question`); cached, since every leg and the score ask."""
     return detect_question(text)
+
+
+def asked_language(text: str, languages: Iterable[str] | None = None) -> str:
+    """The language a question is taken to be asked in: as read (:func:`question_language`),
+    else, when too short or unclear to read, the language its script names (Chinese, Japanese,
+    Korean, Thai), else the one language of the units it is asked of (``languages``, when
+    known; '' is English), else English.
+
+    >>> asked_language("Passwort", ["de"]), asked_language("Passwort", ["de", "en"]), asked_language("退款")
+    ('de', 'en', 'zh')
+    >>> asked_language("Apple ID 密码", ["en", "zh"]), asked_language("E1042", ["zh"])
+    ('zh', 'zh')
+    """
+    own = {lang or DEFAULT_LANGUAGE for lang in languages} if languages is not None else set()
+    return (question_language(text) or _by_script(text)
+            or (next(iter(own)) if len(own) == 1 else DEFAULT_LANGUAGE))
+
+
+def map_language(text: str, languages: Iterable[str] | None = None) -> str:
+    """The language whose own score map may read a question and the units written in it
+    (:func:`electa.embedders.chain.language_correction`): :func:`asked_language`, but 'zh-Hant'
+    for Traditional Chinese, which py3langid reads as 'zh' like Simplified while e5's scale in
+    the two differs (``bench/e5_language_maps.py``: through the English map, Simplified's
+    catalog pairs sit 0.29 above English's, Traditional's 0.12, like German's 0.08). No unit is
+    stored as 'zh-Hant', so a Traditional question keeps the English map.
+
+    >>> map_language("我忘记了密码怎么办？"), map_language("我忘記了密碼怎麼辦？"), map_language("Passwort", ["de"])
+    ('zh', 'zh-Hant', 'de')
+    """
+    asked = asked_language(text, languages)
+    return "zh-Hant" if asked == "zh" and traditional_chinese(text) else asked
+
+
+# Scripts that name their language, in the order they are looked for (kana before Han: Japanese
+# writes both; Chinese never kana): "Apple ID 密码" reads as no language at 0.5 confidence.
+_SCRIPTS = ((regex.compile(r"[\p{Hiragana}\p{Katakana}]"), "ja"), (regex.compile(r"\p{Hangul}"), "ko"),
+            (regex.compile(r"\p{Han}"), "zh"), (regex.compile(r"\p{Thai}"), "th"))
+
+
+def _by_script(text: str) -> str:
+    """The language ``text``'s script names, or ''.
+
+    >>> _by_script("Apple ID 密码"), _by_script("iPhone のパスワード"), _by_script("refund")
+    ('zh', 'ja', '')
+    """
+    return next((lang for pattern, lang in _SCRIPTS if pattern.search(text)), "")
 
 
 def query_terms(text: str, languages: Iterable[str] = (DEFAULT_LANGUAGE,)) -> list[str]:

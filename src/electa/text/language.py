@@ -102,6 +102,26 @@ def detect_question(text: str) -> str:
     return detect(text, QUESTION_CONFIDENCE)
 
 
+# Common characters written one way in Simplified Chinese and another in Traditional (each
+# set holds one form of the same words: 这/這, 们/們, 码/碼, 请/請…), so that a text can be told
+# as one or the other where py3langid reads both as "zh".
+_SIMPLIFIED = frozenset("这个们来说时会为对发国过么没还点开问间关电进动学经与实现务户码请订单费货运买卖页设删认证帐号"
+                        "机网线应该让从当题东车长门听见话语钱银报邮换达选择显错误载处图书无头两边样种总师帮办试统导执记")
+_TRADITIONAL = frozenset("這個們來說説時會為爲對發國過麼沒還點開問間關電進動學經與實現務戶碼請訂單費貨運買賣頁設刪認證"
+                         "帳號機網線應該讓從當題東車長門聽見話語錢銀報郵換達選擇顯錯誤載處圖書無頭兩邊樣種總師幫辦試統導執記")
+
+
+def traditional_chinese(text: str) -> bool:
+    """Whether ``text`` is written in Traditional Chinese characters rather than Simplified
+    (more of its characters are the Traditional forms of common words than the Simplified).
+
+    >>> traditional_chinese("我忘記了密碼怎麼辦？"), traditional_chinese("我忘记了密码怎么办？"), traditional_chinese("退款")
+    (True, False, False)
+    """
+    traditional = sum(c in _TRADITIONAL for c in text)
+    return traditional > 0 and traditional > sum(c in _SIMPLIFIED for c in text)
+
+
 def language_name(code: str) -> str:
     """The English name of a language :func:`detect` may answer, or '' for none.
 
