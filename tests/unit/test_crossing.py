@@ -120,6 +120,9 @@ def test_an_unclear_question_is_read_in_the_callers_only_language() -> None:
     units = _Units([_unit(1, "de"), _unit(2, "en")])
     scorer = _scorer(_Counting(16), units)
     assert scorer.rescore("Passwort", [{1: 0.3}], ("de",)) == [{1: 0.3}] and units.asked == []
+    # A script names the language only where the caller writes in it (review: "Passwort 密码"
+    # read as Chinese had every German unit of a German-only help center read again by USE).
+    assert scorer.rescore("Passwort 密码", [{1: 0.3}], ("de",)) == [{1: 0.3}] and units.asked == []
     assert scorer.rescore("Passwort", [{2: 0.6}, {1: 0.3}], ("de", "en")) == [{2: 0.6}, {1: pytest.approx(
         float(HashEmbedder(16).embed(["T\ntext of unit 1"])[0] @ HashEmbedder(16).embed_query("Passwort")), abs=1e-6)}]
 

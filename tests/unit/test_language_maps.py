@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ class _Inflated(HashEmbedder):
     """A model whose cosines sit high (``score_map``), higher still in Chinese."""
 
     score_map = (2.0, -1.0)
-    language_maps = {"zh": (4.0, -3.0)}
+    language_maps: ClassVar[dict[str, tuple[float, float]]] = {"zh": (4.0, -3.0)}
 
 
 def test_a_languages_own_map_replaces_the_models_map_for_a_pair_in_that_language() -> None:
@@ -138,7 +139,15 @@ def test_a_chains_units_languages_are_read_once_for_its_map_and_the_crossing_mod
     found = dict(leg.search(CHINESE_Q, Caller("acme"), AllowedSet(np.arange(10), 0), depth=3))
     assert langs.reads == 1
     assert found[7] == pytest.approx(4 * 0.9 - 3)  # (Chinese: its own map)
-    assert found[8] != pytest.approx(2 * 0.9 - 1)  # (German: read again by the crossing model)
+    # German: read again by the crossing model, no map of e5's.
+    crossing = HashEmbedder(40)
+    assert found[8] == pytest.approx(float(crossing.embed(["T\ntext 8"])[0] @ crossing.embed_query(CHINESE_Q)), abs=1e-6)
+    # A question in Traditional characters keeps the English map, yet still crosses to the
+    # German unit as a Chinese question.
+    traditional = dict(leg.search("退款需要多長時間才能到賬？", Caller("acme"), AllowedSet(np.arange(10), 0), depth=3))
+    assert traditional[7] == pytest.approx(2 * 0.9 - 1)
+    assert traditional[8] == pytest.approx(float(crossing.embed(["T\ntext 8"])[0]
+                                                 @ crossing.embed_query("退款需要多長時間才能到賬？")), abs=1e-6)
 
 
 def test_similarities_score_texts_in_the_questions_language_by_its_map() -> None:
@@ -169,7 +178,7 @@ class _Deflated(HashEmbedder):
     """A model whose Chinese pairs score far lower by their own map (1.0 -> 0.5)."""
 
     score_map = (2.0, -1.0)
-    language_maps = {"zh": (4.0, -3.5)}
+    language_maps: ClassVar[dict[str, tuple[float, float]]] = {"zh": (4.0, -3.5)}
 
 
 def test_a_curated_pairs_question_in_the_questions_language_is_compared_by_its_map() -> None:
@@ -182,6 +191,22 @@ def test_a_curated_pairs_question_in_the_questions_language_is_compared_by_its_m
         answerer = ExtractiveAnswerer(model)
         cosine = answerer._pair_cosines(prompt, question, answerer._query(question, prompt))[1]
         assert cosine == pytest.approx(expected, abs=1e-5)
+
+
+def test_the_answerer_decides_a_questions_language_as_retrieval_did() -> None:
+    """A question too short to read is taken in the caller's one language, as the dense leg
+    takes it (the prompt carries the caller's languages); Traditional Chinese keeps the English
+    map there too."""
+    hit = Hit(1, 1, 1, ChunkKind.QA, "E1042", "导出错误。", "https://h/qa", "qa", 0.03, 0.9, True, (), lang="zh")
+    answerer = ExtractiveAnswerer(_Deflated(16))
+    for languages, question, expected in (((), "E1042", 0.5), (("en", "zh"), "E1042", 1.0),
+                                          (("zh",), "E1042", 0.5), ((), "導出錯誤在哪裡？", None)):
+        prompt = Prompt((), (Passage(hit, hit.text),), languages)
+        cosine = answerer._pair_cosines(prompt, question, answerer._query(question, prompt))[1]
+        if expected is None:  # (the English map of the same cosine)
+            raw = float(answerer.embedder.embed(["E1042"])[0] @ answerer.embedder.embed_query(question))  # type: ignore[union-attr]
+            expected = 2 * raw - 1
+        assert cosine == pytest.approx(expected, abs=1e-5), (languages, question)
 
 
 def test_a_lazy_model_announces_its_language_maps_and_is_held_to_them() -> None:

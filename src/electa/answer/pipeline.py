@@ -263,7 +263,8 @@ class AskPipeline:
         passing = result.passing
         s = self.engine.settings
         passages = cut_passages(passing[: req.top_k or config.top_k or s.top_passages], s.passage_chars, s.context_chars)
-        prompt = build_prompt(profile, req.question, passages, history, req.page_url)
+        prompt = replace(build_prompt(profile, req.question, passages, history, req.page_url),
+                         languages=self.engine.store.languages(caller))
         if self.on_prompt is not None:
             self.on_prompt(prompt)
         text, incident = yield from self._generate(prompt, req.question, self._extractive_for(req.caller))

@@ -94,6 +94,10 @@ class Turn:
 class Prompt:
     messages: tuple[Message, ...]
     sources: tuple[Passage, ...] = field(default=())
+    # The languages of the caller's units, as retrieval read them: they decide the language of
+    # a question too short to read for the answerer as they did for the dense leg
+    # (:func:`electa.text.analysis.map_language`); empty: the sources' languages decide.
+    languages: tuple[str, ...] = ()
 
 
 # A "<" that would open or close a source block: "<source", "</source", "< / SOURCE"…

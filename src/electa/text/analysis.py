@@ -155,17 +155,26 @@ def question_language(text: str) -> str:
 def asked_language(text: str, languages: Iterable[str] | None = None) -> str:
     """The language a question is taken to be asked in: as read (:func:`question_language`),
     else, when too short or unclear to read, the language its script names (Chinese, Japanese,
-    Korean, Thai), else the one language of the units it is asked of (``languages``, when
-    known; '' is English), else English.
+    Korean, Thai) where the units it is asked of (``languages``, when known; '' is English) are
+    written in it, else their one language, else English.
 
     >>> asked_language("Passwort", ["de"]), asked_language("Passwort", ["de", "en"]), asked_language("退款")
     ('de', 'en', 'zh')
     >>> asked_language("Apple ID 密码", ["en", "zh"]), asked_language("E1042", ["zh"])
     ('zh', 'zh')
+    >>> asked_language("Passwort 密码", ["de"]), asked_language("What does 退款 mean", ["en", "de"])
+    ('de', 'en')
     """
-    own = {lang or DEFAULT_LANGUAGE for lang in languages} if languages is not None else set()
-    return (question_language(text) or _by_script(text)
-            or (next(iter(own)) if len(own) == 1 else DEFAULT_LANGUAGE))
+    own = {lang or DEFAULT_LANGUAGE for lang in languages} if languages is not None else None
+    read = question_language(text)
+    if read:
+        return read
+    script = _by_script(text)
+    # (a script names the language only where the caller writes in it: "Passwort 密码" of a
+    # German-only help center stays German, crossing nothing)
+    if script and (own is None or script in own):
+        return script
+    return next(iter(own)) if own is not None and len(own) == 1 else DEFAULT_LANGUAGE
 
 
 def map_language(text: str, languages: Iterable[str] | None = None) -> str:
