@@ -23,10 +23,12 @@ cosines where English's are (as distributions: pair by pair the two correlate li
 for Chinese, as most of these pairs are unrelated messages), and English's map then on the
 common scale: the language's map is ``SCORE_MAP ∘ (a, b)``. Last, a few paraphrases and a
 non-paraphrase, in English and Chinese, through MiniLM and e5 (the high end, where a curated
-pair answers by itself at 0.8: the fit saw mostly the middle). Printed for each language: the pairs used, R² of the aligned pairs
-(how alike e5 reads the two), the map, the same map fitted on each half of the questions (its
-spread), and the median of each question's best pair before and after, beside English's, and
-how far above English's it was before.
+pair answers by itself at 0.8: the fit saw mostly the middle), and how many Traditional and
+Simplified catalog messages :func:`electa.text.language.traditional_chinese` tells apart.
+Printed for each language: the pairs used, R² of the aligned pairs (how alike e5 reads the
+two), the map, the same map fitted on each half of the questions (its spread), and the median
+of each question's best pair before and after, beside English's, and how far above English's
+it was before.
 
 XQuAD-R (not used to fit) checks the result: ``bench/crossing_scores.py`` reads every
 same-language pair through the shipped maps. It also chose which fits ship (:data:`SHIP`), so
@@ -155,6 +157,32 @@ def paraphrases(chinese: tuple[float, float]) -> None:
               f" {chinese[0] * zh + chinese[1]:8.3f}")
 
 
+def told_apart(root: Path) -> None:
+    """How :func:`electa.text.language.traditional_chinese` reads every Chinese message of the
+    Traditional (zh_TW) and Simplified (zh_CN) catalogs."""
+    from electa.text.language import _SIMPLIFIED, _TRADITIONAL, traditional_chinese
+
+    for folder, traditional in (("zh_TW", True), ("zh_CN", False)):
+        texts = []
+        for path in sorted((root / folder / "LC_MESSAGES").glob("*.mo")):
+            try:
+                with path.open("rb") as handle:
+                    catalog = gettext.GNUTranslations(handle)._catalog  # type: ignore[attr-defined]
+            except Exception:
+                continue
+            texts += [v for v in catalog.values() if isinstance(v, str) and _HAN.search(v)]
+        if not texts:
+            continue
+        telling = [t for t in texts if any(c in _SIMPLIFIED or c in _TRADITIONAL for c in t)]
+        right = sum(traditional_chinese(t) == traditional for t in texts)
+        print(f"{folder}: {len(texts)} Chinese messages, told {'Traditional' if traditional else 'Simplified'}"
+              f" {right / len(texts):.1%}; {len(telling) / len(texts):.1%} hold a character the table tells,"
+              f" {sum(traditional_chinese(t) == traditional for t in telling) / max(len(telling), 1):.1%} of them told right")
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--locale", type=Path, default=Path("/usr/share/locale"))
@@ -203,6 +231,8 @@ def main() -> None:
           + "}")
     if "zh" in chosen:
         paraphrases(chosen["zh"])
+    print()
+    told_apart(args.locale)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@
    scores its cross-language retrieval. Rows per question language and all together. Then the
    same runs with the answer in the question's own language alone relevant (its translations
    dropped, every other sentence in another language a distractor): what reading across
-   languages costs a help center whose answer is in the visitor's language.
+   languages costs a help center whose answer is in the visitor's language. ``--corpus en``:
+   the pool of the English sentences alone, every language's questions asked of it (an English
+   help center and its visitors).
 
 The stores are cached like ``electa eval``'s (``~/.cache/electa/eval``); the first run of each
 embeds its corpus (the pool: about 4,900 sentences).
@@ -105,14 +107,17 @@ def by_language(runs: Path, part: BeirSet, own_only: bool = False) -> dict[str, 
     return out
 
 
-def pool(data: Path, langs: list[str], folder: Path) -> tuple[BeirSet, dict[str, BeirSet]]:
-    """The mixed pool as a BEIR set in ``folder``, and its questions split by language."""
+def pool(data: Path, langs: list[str], folder: Path,
+         corpus_langs: list[str] | None = None) -> tuple[BeirSet, dict[str, BeirSet]]:
+    """The mixed pool as a BEIR set in ``folder``, and its questions split by language;
+    ``corpus_langs``: only these languages' sentences in it (every language's questions)."""
     sets = {lang: load_beir(data / lang, "test") for lang in langs}
-    ids = {d.ext_id for s in sets.values() for d in s.corpus}
+    corpus_langs = corpus_langs or langs
+    ids = {d.ext_id for lang in corpus_langs for d in sets[lang].corpus}
     (folder / "qrels").mkdir(parents=True, exist_ok=True)
     with gzip.open(folder / "corpus.jsonl.gz", "wt", encoding="utf-8") as out:
-        for s in sets.values():
-            for d in s.corpus:
+        for lang in corpus_langs:
+            for d in sets[lang].corpus:
                 out.write(json.dumps({"_id": d.ext_id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n")
     with gzip.open(folder / "queries.jsonl.gz", "wt", encoding="utf-8") as out:
         for s in sets.values():
@@ -128,7 +133,8 @@ def pool(data: Path, langs: list[str], folder: Path) -> tuple[BeirSet, dict[str,
                         if f"{lang}-{sentence}" in ids:
                             out.write(f"{qid}\t{lang}-{sentence}\t{grade}\n")
     beir = load_beir(folder, "test")
-    beir = BeirSet(f"xquad-r-pool-{'-'.join(langs)}", beir.corpus, beir.queries, beir.qrels, beir.corpus_hash)
+    name = f"xquad-r-pool-{'-'.join(langs)}" + (f"-in-{'-'.join(corpus_langs)}" if corpus_langs != langs else "")
+    beir = BeirSet(name, beir.corpus, beir.queries, beir.qrels, beir.corpus_hash)
     by_lang = {lang: BeirSet(beir.name, [], {q: t for q, t in beir.queries.items() if q.startswith(f"{lang}-")},
                              {q: j for q, j in beir.qrels.items() if q.startswith(f"{lang}-")}, beir.corpus_hash)
                for lang in langs}
@@ -146,6 +152,8 @@ def main() -> None:
     parser.add_argument("--pool-only", action="store_true", help="skip identification and each language alone")
     parser.add_argument("--configs", default="", help="only these configurations, ';'-separated")
     parser.add_argument("--no-identification", action="store_true")
+    parser.add_argument("--corpus", default="", help="the pool holds these languages' sentences only (en: an English"
+                        " help center asked in every language); default: every language of --langs")
     args = parser.parse_args()
     langs = args.langs.split(",")
     configs = {"English only (MiniLM)": Settings(language="en", embedder="minilm"),
@@ -168,9 +176,10 @@ def main() -> None:
     if args.no_pool:
         return
     with tempfile.TemporaryDirectory() as folder:
-        beir, parts = pool(args.data, langs, Path(folder))
-        print(f"\nThe pool: {len(beir.corpus)} sentences, {len(beir.queries)} questions,"
-              f" {sum(len(j) for j in beir.qrels.values())} relevant (question, sentence) pairs")
+        corpus_langs = args.corpus.split(",") if args.corpus else None
+        beir, parts = pool(args.data, langs, Path(folder), corpus_langs)
+        print(f"\nThe pool: {len(beir.corpus)} sentences ({', '.join(corpus_langs or langs)}), {len(beir.queries)}"
+              f" questions, {sum(len(j) for j in beir.qrels.values())} relevant (question, sentence) pairs")
         results, own = {}, {}
         for config, settings in configs.items():
             embedder = create_embedder(settings.embedder)
@@ -183,13 +192,15 @@ def main() -> None:
                 report = evaluate(engine, parts["all"], "test", runs_dir=runs, depth=100)
             results[config] = {name: by_language(runs, part) for name, part in parts.items() if name != "all"}
             results[config]["all"] = report.metrics
-            own[config] = {name: by_language(runs, part, own_only=True) for name, part in parts.items()}
+            if not corpus_langs:  # (else a question's own language may hold no answer)
+                own[config] = {name: by_language(runs, part, own_only=True) for name, part in parts.items()}
             again = by_language(runs, parts["all"])  # (the split reads the runs as the report did)
             assert all(abs(again[k]["ndcg@10"] - report.metrics[k]["ndcg@10"]) < 1e-3 for k in again), (again, report.metrics)
         table("The mixed pool (a question in any language; the answer's sentence in every language is relevant)",
               results)
-        table("The same runs, the answer in the question's language alone relevant (its translations dropped from"
-              " the ranking, every other sentence in another language a distractor)", own)
+        if own:
+            table("The same runs, the answer in the question's language alone relevant (its translations dropped"
+                  " from the ranking, every other sentence in another language a distractor)", own)
 
 
 if __name__ == "__main__":

@@ -193,20 +193,46 @@ def test_a_curated_pairs_question_in_the_questions_language_is_compared_by_its_m
         assert cosine == pytest.approx(expected, abs=1e-5)
 
 
-def test_the_answerer_decides_a_questions_language_as_retrieval_did() -> None:
-    """A question too short to read is taken in the caller's one language, as the dense leg
-    takes it (the prompt carries the caller's languages); Traditional Chinese keeps the English
-    map there too."""
+def test_the_answerer_reads_sentences_through_the_map_retrieval_read_them_with() -> None:
+    """The prompt carries the language retrieval decided (``asked``): a question too short to
+    read is taken as retrieval took it (English in an English and Chinese help center, though
+    every source is Chinese); without it, the answerer decides from its sources. Traditional
+    Chinese keeps the English map there too."""
     hit = Hit(1, 1, 1, ChunkKind.QA, "E1042", "导出错误。", "https://h/qa", "qa", 0.03, 0.9, True, (), lang="zh")
     answerer = ExtractiveAnswerer(_Deflated(16))
-    for languages, question, expected in (((), "E1042", 0.5), (("en", "zh"), "E1042", 1.0),
-                                          (("zh",), "E1042", 0.5), ((), "導出錯誤在哪裡？", None)):
-        prompt = Prompt((), (Passage(hit, hit.text),), languages)
+    raw = float(answerer.embedder.embed(["E1042"])[0] @ answerer.embedder.embed_query("E1042"))  # type: ignore[union-attr]
+    for asked, question, expected in (("", "E1042", 4 * raw - 3.5), ("en", "E1042", 2 * raw - 1),
+                                      ("zh", "E1042", 4 * raw - 3.5), ("", "導出錯誤在哪裡？", None)):
+        prompt = Prompt((), (Passage(hit, hit.text),), asked)
         cosine = answerer._pair_cosines(prompt, question, answerer._query(question, prompt))[1]
         if expected is None:  # (the English map of the same cosine)
-            raw = float(answerer.embedder.embed(["E1042"])[0] @ answerer.embedder.embed_query(question))  # type: ignore[union-attr]
-            expected = 2 * raw - 1
-        assert cosine == pytest.approx(expected, abs=1e-5), (languages, question)
+            expected = 2 * float(answerer.embedder.embed(["E1042"])[0]  # type: ignore[union-attr]
+                                 @ answerer.embedder.embed_query(question)) - 1  # type: ignore[union-attr]
+        assert cosine == pytest.approx(expected, abs=1e-5), (asked, question)
+
+
+def test_the_ask_pipeline_hands_the_answerer_the_language_retrieval_decided(tmp_path: Path) -> None:
+    from electa.answer.pipeline import AskPipeline, AskRequest
+
+    with Engine.open(tmp_path, Settings(), ChainEmbedder(HashEmbedder(32), _Inflated(16))) as engine:
+        engine.ingest_loaded("en", _doc("en", "Refunds", "Refunds are paid within fourteen days of purchase."),
+                             Access("acme"))
+        engine.ingest_loaded("zh", _doc("zh", "退款", "退款将在购买后十四天内支付，请通过联系表格写信给我们。"),
+                             Access("acme"))
+        seen: list[Prompt] = []
+        pipeline = AskPipeline(engine, engine.store, record=False, on_prompt=seen.append)
+        for question in ("E1042", "退款需要多长时间？", "退款需要多長時間？"):
+            list(pipeline.run(AskRequest(question, Caller("acme"))))
+        assert [p.asked for p in seen] == ["en", "zh", "zh-Hant"]
+
+
+def test_the_two_scripts_character_table_pairs_distinct_characters() -> None:
+    from electa.text import language
+
+    pairs = [language._PAIRS[i:i + 2] for i in range(0, len(language._PAIRS), 2)]
+    assert len(language._PAIRS) % 2 == 0 and all(a != b for a, b in pairs)
+    assert len(set(pairs)) == len(pairs) and not language._SIMPLIFIED & language._TRADITIONAL
+    assert language.traditional_chinese("帳户登入") and not language.traditional_chinese("账户登录")
 
 
 def test_a_lazy_model_announces_its_language_maps_and_is_held_to_them() -> None:

@@ -163,10 +163,10 @@ def _content(text: str) -> frozenset[str]:
 
 
 def _asked(question: str, prompt: Prompt) -> str:
-    """The language whose map reads the question and its sources in it; when too short to
-    read, as retrieval decided it, from the caller's languages (else the sources')
+    """The language whose map reads the question and its sources in it: as retrieval decided
+    it (``prompt.asked``), else from the question and the sources' languages
     (:func:`electa.text.analysis.map_language`)."""
-    return map_language(question, prompt.languages or [p.hit.lang for p in prompt.sources])
+    return prompt.asked or map_language(question, [p.hit.lang for p in prompt.sources])
 
 
 @lru_cache(maxsize=1024)

@@ -47,6 +47,7 @@ from electa.answer.smalltalk import small_talk
 from electa.engine import cut_passages
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
+from electa.text.analysis import map_language
 from electa.types import AnswerEvent, Caller, Person, stage_json
 
 if TYPE_CHECKING:
@@ -264,7 +265,7 @@ class AskPipeline:
         s = self.engine.settings
         passages = cut_passages(passing[: req.top_k or config.top_k or s.top_passages], s.passage_chars, s.context_chars)
         prompt = replace(build_prompt(profile, req.question, passages, history, req.page_url),
-                         languages=self.engine.store.languages(caller))
+                         asked=self._asked(query, caller))
         if self.on_prompt is not None:
             self.on_prompt(prompt)
         text, incident = yield from self._generate(prompt, req.question, self._extractive_for(req.caller))
@@ -281,6 +282,17 @@ class AskPipeline:
             "timings_ms": {**{k: round(v, 2) for k, v in result.timings_ms.items()}, "total": _ms(start)},
             # (a failure's text can name server hosts and files: its kind only, as for the legs)
             "stages": [stage_json(st, detail=False) for st in result.stages]})
+
+    def _asked(self, query: str, caller: Caller) -> str:
+        """The language whose score map the dense leg read ``query`` with, for the extractive
+        answer to read its sentences alike ('' when the store cannot say: the answerer then
+        decides from the question and its sources)."""
+        try:
+            return map_language(query, self.engine.store.languages(caller))
+        except Exception:  # (an answer is not lost for it)
+            log.warning("the caller's languages could not be read: the answer reads its sources' languages",
+                        exc_info=True)
+            return ""
 
     def _extractive_for(self, caller: Caller) -> ExtractiveAnswerer:
         """The extractive answerer that reads with the caller's organisation's model: one that

@@ -94,10 +94,11 @@ class Turn:
 class Prompt:
     messages: tuple[Message, ...]
     sources: tuple[Passage, ...] = field(default=())
-    # The languages of the caller's units, as retrieval read them: they decide the language of
-    # a question too short to read for the answerer as they did for the dense leg
-    # (:func:`electa.text.analysis.map_language`); empty: the sources' languages decide.
-    languages: tuple[str, ...] = ()
+    # The language whose score map read the question and its units in retrieval
+    # (:func:`electa.text.analysis.map_language` of the search query and the caller's
+    # languages): the extractive answerer reads the sources' sentences through the same map.
+    # Empty: the answerer decides from the question and the sources' languages.
+    asked: str = ""
 
 
 # A "<" that would open or close a source block: "<source", "</source", "< / SOURCE"…

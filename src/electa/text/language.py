@@ -103,29 +103,30 @@ def detect_question(text: str) -> str:
 
 
 # Common characters written one way in Simplified Chinese and another in Traditional, as pairs
-# (这這: Simplified, then Traditional), and Traditional characters whose Simplified form is also
-# a Traditional character (後 for 后, 裡 for 里, 於 for 于): a text is told as one or the other
-# where py3langid reads both as "zh".
+# (这這: Simplified, then Traditional; none whose Simplified form is Hong Kong's standard one, as
+# 户 温 税), and Traditional characters alone: variants (説 爲 衞 閲 綫) and those whose Simplified
+# form is also a Traditional character (後 for 后, 裡 for 里, 於 for 于). A text is told as one
+# or the other where py3langid reads both as "zh".
 _PAIRS = ("这這个個们們来來说說时時会會为為对對发發国國过過么麼没沒还還点點开開问問间間关關电電进進动動学學"
-          "经經与與实實现現务務户戶码碼请請订訂单單费費货貨运運买買卖賣页頁设設删刪认認证證帐帳账賬号號机機网網"
+          "经經与與实實现現务務码碼请請订訂单單费費货貨运運买買卖賣页頁设設删刪认認证證帐帳账賬号號机機网網"
           "线線应應该該让讓从從当當题題东東车車长長门門听聽见見话話语語钱錢银銀报報邮郵换換达達选選择擇显顯错錯"
           "误誤载載处處图圖书書无無头頭两兩边邊样樣种種总總师師帮幫办辦试試统統导導执執记記吗嗎册冊联聯络絡隐隱"
           "权權湾灣远遠兰蘭华華马馬鸟鳥鱼魚龙龍钟鐘铁鐵阅閱闻聞阳陽阴陰陈陳陆陸际際队隊阶階难難双雙杂雜虽雖离離"
           "灵靈响響项項顺順须須预預领領频頻颜顏类類顾顧风風飞飛饭飯饮飲馆館验驗体體鲜鮮丽麗麦麥齐齊岁歲价價优優"
           "传傳众眾仅僅伤傷员員园園围圍块塊坏壞备備够夠复復宝寶宽寬寻尋层層岛島币幣带帶广廣库庫张張归歸态態恶惡"
           "战戰扫掃护護担擔拥擁损損据據旧舊条條极極构構标標档檔检檢欢歡气氣汇匯测測浏瀏览覽满滿灯燈热熱爱愛环環"
-          "盘盤确確礼禮积積称稱税稅稳穩简簡签簽纸紙级級纳納练練组組细細终終结結给給绝絕继繼续續维維编編缓緩罗羅"
+          "盘盤确確礼禮积積称稱稳穩简簡签簽纸紙级級纳納练練组組细細终終结結给給绝絕继繼续續维維编編缓緩罗羅"
           "职職脑腦节節获獲药藥补補装裝规規视視觉覺计計讨討议議讯訊许許论論访訪评評识識诉訴词詞译譯询詢详詳诚誠"
           "读讀调調谁誰谈談谢謝负負质質购購贴貼贵貴资資赛賽转轉轻輕输輸迟遲适適递遞释釋键鍵锁鎖闭閉险險随隨顶頂"
           "额額馈饋败敗数數亚亞钥鑰录錄变變尔爾则則击擊拟擬写寫区區储儲仓倉义義乐樂产產亲親农農决決况況减減"
           "刚剛创創剧劇势勢协協卫衛压壓历歷县縣参參团團场場坚堅声聲奖獎将將尽盡属屬废廢异異弃棄弹彈强強径徑扩擴"
-          "挂掛携攜摄攝断斷术術杀殺枪槍柜櫃树樹梦夢楼樓横橫欧歐残殘毕畢毁毀沟溝洁潔浅淺润潤涨漲渐漸温溫湿濕滚滾"
+          "携攜摄攝断斷术術杀殺枪槍柜櫃树樹梦夢楼樓横橫欧歐残殘毕畢毁毀沟溝洁潔浅淺润潤涨漲渐漸湿濕滚滾"
           "滤濾灭滅灾災烟煙烦煩烧燒状狀独獨献獻画畫疗療盖蓋监監矿礦础礎穷窮竞競笔筆纠糾红紅约約纪紀织織绑綁绕繞"
           "绘繪罚罰肤膚艺藝荣榮营營虚虛触觸讲講诊診课課谓謂贡貢财財责責贸貿贺賀赔賠赖賴赞贊趋趨践踐轨軌软軟轮輪"
           "轴軸较較辅輔辑輯辞辭迁遷违違连連逻邏遗遺针針钢鋼钮鈕铃鈴链鏈销銷锅鍋镇鎮闪閃闹鬧阵陣雾霧静靜韩韓饰飾"
           "驱驅驶駛骗騙鸡雞黄黃龄齡别別内內宁寧吕呂")
 _SIMPLIFIED = frozenset(_PAIRS[0::2])
-_TRADITIONAL = frozenset(_PAIRS[1::2]) | frozenset("說為爲後裡裏於髮複臺幾準製係雲歷麵")
+_TRADITIONAL = frozenset(_PAIRS[1::2]) | frozenset("説爲衞閲綫後裡裏於髮複臺幾準製係雲麵")
 
 
 def traditional_chinese(text: str) -> bool:
