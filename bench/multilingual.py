@@ -41,7 +41,7 @@ from electa.embedders.registry import create_embedder
 from electa.engine import Engine
 from electa.eval.beir import BeirSet, load_beir
 from electa.eval.metrics import mean_metrics
-from electa.eval.runner import default_data_dir, evaluate, ingest_corpus
+from electa.eval.runner import EVAL_ORG, default_data_dir, evaluate, ingest_corpus
 from electa.text.language import detect
 
 ROWS = [("fulltext", "full text"), ("dense", "dense"), ("fused", "fused (RRF)"), ("scored", "served")]
@@ -142,6 +142,8 @@ def pool(data: Path, langs: list[str], folder: Path,
 
 
 WITHOUT_CROSSING = "own language, chain without crossing"
+# The chain, the evaluation's organisation reading ``by-question`` (:mod:`electa.legs.dense_readings`).
+BY_QUESTION = "own language, chain, by-question"
 
 
 def main() -> None:
@@ -164,7 +166,8 @@ def main() -> None:
                "own language, chain": Settings(embedder="chain"),
                # (the chain's units in other languages scored by their own model: the chain before
                # issue 14's fifth part; the pool only)
-               WITHOUT_CROSSING: Settings(embedder="chain")}
+               WITHOUT_CROSSING: Settings(embedder="chain"),
+               BY_QUESTION: Settings(embedder="chain")}
     configs = {name: s for name, s in configs.items() if not args.configs or name in args.configs.split(";")}
     if not args.no_identification and not args.pool_only:
         print("Language identification (py3langid, langid.py's 97 languages)\n")
@@ -172,7 +175,7 @@ def main() -> None:
     if not args.pool_only:
         table("Each language alone (test split)",
               {c: {lang: run(load_beir(args.data / lang, "test"), s)["all"] for lang in langs}
-               for c, s in configs.items() if c != WITHOUT_CROSSING})
+               for c, s in configs.items() if c not in (WITHOUT_CROSSING, BY_QUESTION)})
     if args.no_pool:
         return
     with tempfile.TemporaryDirectory() as folder:
@@ -187,6 +190,8 @@ def main() -> None:
                 ingest_corpus(engine, beir, progress=True)
                 if config == WITHOUT_CROSSING:
                     engine.dense._crossing = None  # (a measurement's switch, not a setting)
+                if settings.embedder == "chain":  # (the chain's configurations share a cached store)
+                    engine.set_dense_reading(EVAL_ORG, "by-question" if config == BY_QUESTION else "by-language")
                 # Every question once; each language's rows from its questions' runs.
                 runs = Path(folder) / "runs" / config
                 report = evaluate(engine, parts["all"], "test", runs_dir=runs, depth=100)

@@ -46,7 +46,7 @@ from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
 from electa.legs.crossing import CrossingScorer, WhenLoaded
 from electa.legs.dense import DenseLeg
-from electa.legs.dense_readings import BY_LANGUAGE, MULTILINGUAL, DenseReadings, check_reading
+from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTILINGUAL, DenseReadings, check_reading
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
@@ -362,18 +362,19 @@ class Engine:
         own = self.readings.model_id(org, None)
         model = self.readings.model if own is not None and self.readings.model is not None else self.embedder
         crossing = own is None and self.crossing is not None
+        # (``by-question``: the engine's scores, marked with the model of the other questions)
         if not crossing and not language_maps(model.other if isinstance(model, ChainEmbedder) else model):
-            return own if own is not None else self.embedder.model_id
+            return own if own is not None else self.readings.model_id(org, self.embedder.model_id)
         languages = self.store.languages(Caller(org))
         crosses = crossing and any(lang not in ENGLISH for lang in languages)
         maps = {lang: correction for lang in sorted(set(languages))
                 if (correction := language_correction(model, lang)) is not None}
         marks = ("+crossing" if crosses else "") + (f"+maps-{_digest(maps)}" if maps else "")
-        return (own if own is not None else self.embedder.model_id) + marks
+        return own + marks if own is not None else self.readings.model_id(org, self.embedder.model_id + marks)
 
     def set_dense_reading(self, org: str, reading: str, progress: bool = False) -> int:
         """Make ``org`` read with ``reading`` (:mod:`electa.legs.dense_readings`). For
-        ``multilingual``, every unit of the organisation is first given the multilingual model's
+        ``multilingual`` and ``by-question``, every unit of the organisation is first given the multilingual model's
         vector (committed in batches: interrupt and run again, it resumes), then the setting
         flips, then units another process wrote meanwhile are embedded too. Returns how many
         units were embedded; the organisation's searches read the new way from its next one."""
@@ -385,11 +386,11 @@ class Engine:
                               + (f" ({self._mismatch})" if self._mismatch else ""))
         current = dict(self.store.org_settings().get(org) or {})
         done = 0
-        if reading == MULTILINGUAL:
+        if reading in KEEPING:
             done, _ = self._embed_missing(model, 256, None, progress, orgs=[org])
         if current.get("dense", BY_LANGUAGE) != reading:
             self.store.set_org_settings(org, {**current, "dense": reading})
-        if reading == MULTILINGUAL:
+        if reading in KEEPING:
             self._own_checked = 0  # what another process wrote before it saw the switch
             done += self._embed_own_readings(progress=progress)
         return done
@@ -1020,8 +1021,10 @@ class Engine:
             # Chunks that should carry a vector of this model and do not (`electa reindex` embeds them).
             out["chunks_without_vector"] = self.store.count_vector_chunks() - self.store.count_vectors(self.embedder.model_id)
         out["legs"] = {name: (leg.available(), leg.why) for name, leg in self.legs.items()}
-        # Organisations that read with the multilingual model (`electa orgs dense`).
-        out["dense_multilingual"] = sorted(self.readings.multilingual())
+        # Organisations that read with the multilingual model (`electa orgs dense`), for all
+        # their questions or for those in a language they do not write in.
+        out["dense_multilingual"] = sorted(o for o in self.readings.multilingual() if self.readings.reading(o) == MULTILINGUAL)
+        out["dense_by_question"] = sorted(o for o in self.readings.multilingual() if self.readings.reading(o) == BY_QUESTION)
         return out
 
 

@@ -93,6 +93,57 @@ def test_an_organisation_reading_multilingual_is_searched_by_that_model_alone(tm
         assert (english.queries, other.queries) == (2, 0)
 
 
+GERMAN_Q = "Wie bekomme ich mein Geld für die Bestellung zurück?"
+
+
+def test_an_organisation_reading_by_question_searches_a_question_in_another_language_with_that_model(
+        tmp_path: Path) -> None:
+    """An English help center asked in German: by default MiniLM reads the German question
+    (XQuAD-R, English sentences alone: served 0.4420 for German questions, 0.1003 for Chinese
+    ones, against 0.6693 and 0.6216 with every unit read by USE). ``by-question`` keeps both
+    readings: English questions as by-language, the others in USE's space."""
+    english, other = _Counting(32), _Counting(16)
+    chain = ChainEmbedder(english, other)
+    with Engine.open(tmp_path / "d", Settings(), chain) as engine:
+        for org in ("acme", "beta"):
+            engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access(org))
+        embedded = engine.set_dense_reading("acme", "by-question")
+        assert engine.readings.reading("acme") == "by-question"
+        assert embedded == len(engine.store.allowed(Caller("acme"))) == engine.store.count_vectors(other.model_id)
+        # An English question: the chain's scores, exactly as an organisation reading by language.
+        english.queries = other.queries = 0
+        assert _dense(engine, "refund order number", Caller("acme")) == _dense(engine, "refund order number",
+                                                                                 Caller("beta"))
+        assert (english.queries, other.queries) == (2, 0)
+        # A German question of a help center written in English: the multilingual model alone.
+        english.queries = other.queries = 0
+        found = _dense(engine, GERMAN_Q, Caller("acme"))
+        assert (english.queries, other.queries) == (0, 1)
+        _, vecs = engine.store.vectors_of(other.model_id, engine.store.allowed(Caller("acme")).ids)
+        assert found[0][1] == pytest.approx(float(max(vecs @ other.embed_query(GERMAN_Q))), abs=1e-5)
+        english.queries = other.queries = 0
+        _dense(engine, GERMAN_Q, Caller("beta"))
+        assert other.queries == 0  # (by language: MiniLM reads it)
+        # Its scores come from two models: their own lineage; the stats name the reading.
+        assert engine.dense_model_id("acme") == f"{chain.model_id}+by-question:{other.model_id}"
+        assert engine.stats()["dense_by_question"] == ["acme"] and engine.stats()["dense_multilingual"] == []
+        # Pages written later get both vectors.
+        engine.ingest_loaded("parking", _page("parking", PARKING), Access("acme"))
+        assert engine.store.count_vectors(other.model_id) == len(engine.store.allowed(Caller("acme")))
+        # The extractive answer reads as the dense leg did.
+        from electa.answer.pipeline import AskPipeline
+
+        pipeline = AskPipeline(engine, engine.store, record=False)
+        assert pipeline._extractive_for(Caller("acme"), elsewhere=True).embedder is other
+        assert pipeline._extractive_for(Caller("acme"), elsewhere=False) is pipeline.extractive
+        # Switching to multilingual or back embeds nothing more.
+        assert engine.set_dense_reading("acme", "multilingual") == 0
+        assert engine.set_dense_reading("acme", "by-language") == 0
+        english.queries = other.queries = 0
+        _dense(engine, GERMAN_Q, Caller("acme"))
+        assert other.queries == 0
+
+
 def test_an_organisations_own_index_never_shows_another_organisations_pages(tmp_path: Path) -> None:
     with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(HashEmbedder(32), HashEmbedder(16))) as engine:
         engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))

@@ -47,6 +47,7 @@ from electa.answer.smalltalk import small_talk
 from electa.engine import cut_passages
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
+from electa.legs.dense import elsewhere
 from electa.text.analysis import map_language
 from electa.types import AnswerEvent, Caller, Person, stage_json
 
@@ -264,11 +265,13 @@ class AskPipeline:
         passing = result.passing
         s = self.engine.settings
         passages = cut_passages(passing[: req.top_k or config.top_k or s.top_passages], s.passage_chars, s.context_chars)
+        languages = self._languages(caller)
         prompt = replace(build_prompt(profile, req.question, passages, history, req.page_url),
-                         asked=self._asked(query, caller))
+                         asked=map_language(query, languages) if languages is not None else "")
         if self.on_prompt is not None:
             self.on_prompt(prompt)
-        text, incident = yield from self._generate(prompt, req.question, self._extractive_for(req.caller))
+        text, incident = yield from self._generate(prompt, req.question,
+                                                   self._extractive_for(req.caller, elsewhere(query, languages)))
         cited = [passages[i - 1] for i in citations(text, len(passages))]
         yield AnswerEvent("citations", {"citations": [
             {"id": passages.index(p) + 1, "title": quarantine(p.hit.title), "url": p.hit.url} for p in cited]})
@@ -283,24 +286,27 @@ class AskPipeline:
             # (a failure's text can name server hosts and files: its kind only, as for the legs)
             "stages": [stage_json(st, detail=False) for st in result.stages]})
 
-    def _asked(self, query: str, caller: Caller) -> str:
-        """The language whose score map the dense leg read ``query`` with, for the extractive
-        answer to read its sentences alike ('' when the store cannot say: the answerer then
-        decides from the question and its sources)."""
+    def _languages(self, caller: Caller) -> tuple[str, ...] | None:
+        """The languages of the caller's units, which decide (as for the dense leg) the
+        language whose score map reads the question and, for a ``by-question`` organisation,
+        which model reads the answer's sentences (None when the store cannot say: the answerer
+        then decides from the question and its sources, by the organisation's main reading)."""
         try:
-            return map_language(query, self.engine.store.languages(caller))
+            return self.engine.store.languages(caller)
         except Exception:  # (an answer is not lost for it)
             log.warning("the caller's languages could not be read: the answer reads its sources' languages",
                         exc_info=True)
-            return ""
+            return None
 
-    def _extractive_for(self, caller: Caller) -> ExtractiveAnswerer:
+    def _extractive_for(self, caller: Caller, elsewhere: bool = False) -> ExtractiveAnswerer:
         """The extractive answerer that reads with the caller's organisation's model: one that
         reads with the multilingual model alone (:mod:`electa.legs.dense_readings`) compares a
-        German question with English sentences in that model's space, not MiniLM's."""
+        German question with English sentences in that model's space, not MiniLM's; one that
+        reads ``by-question`` does so for a question in a language it does not write in
+        (``elsewhere``), as its dense leg does."""
         readings = self.engine.readings
         model = readings.model
-        if model is None or caller.org not in readings.multilingual():
+        if model is None or not readings.reads_own(caller, elsewhere=elsewhere):
             return self.extractive
         with self._lock:
             if self._own_extractive is None or self._own_extractive.embedder is not model:

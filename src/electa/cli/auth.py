@@ -77,9 +77,11 @@ def orgs_rotate_secret(name: str, data_dir: str | None) -> None:
 @friendly
 def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
     """Show or set which model reads NAME's units and questions: by-language (the default: MiniLM
-    for English, multilingual-e5-small for the rest) or multilingual (USE multilingual for all;
+    for English, multilingual-e5-small for the rest), multilingual (USE multilingual for all;
     one space in which a question best meets pages of other languages, at a cost to each
-    language's own pages)."""
+    language's own pages) or by-question (both: a question in a language NAME writes in is
+    read by-language, one in another language by USE; for a help center whose visitors ask in
+    languages it is not written in)."""
     from electa.cli.common import open_engine
 
     if reading is None:  # (the store alone: no model to load)

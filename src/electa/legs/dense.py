@@ -9,7 +9,7 @@ from electa.embedders.chain import LanguageRouted, language_correction, score_ma
 from electa.embedders.protocol import Embedder
 from electa.legs.crossing import CrossingScorer
 from electa.stores.protocol import AllowedSet, VectorIndex
-from electa.text.analysis import DEFAULT_LANGUAGE, map_language
+from electa.text.analysis import DEFAULT_LANGUAGE, asked_language, map_language
 from electa.types import Caller
 
 log = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ class DenseLeg:
 
     def __init__(self, embedder: Embedder | None, index: VectorIndex | None, why: str = "",
                  languages: Callable[[Caller, int], tuple[str, ...]] | None = None,
-                 own: Callable[[Caller, int], tuple[Embedder, VectorIndex] | None] | None = None,
+                 own: Callable[[Caller, int, bool], tuple[Embedder, VectorIndex] | None] | None = None,
                  crossing: CrossingScorer | None = None,
                  languages_of: Callable[[Sequence[int]], Mapping[int, str]] | None = None) -> None:
         self.embedder = embedder
@@ -58,7 +58,7 @@ class DenseLeg:
         if self.embedder is None or self.index is None:
             return []
         languages = self._languages(caller, allowed.generation) if self._languages is not None else None
-        own = self._own(caller, allowed.generation) if self._own is not None else None
+        own = self._own(caller, allowed.generation, elsewhere(query, languages)) if self._own is not None else None
         if own is not None or not isinstance(self.embedder, LanguageRouted):
             model, index = own if own is not None else (self.embedder, self.index)
             scale, shift = score_map(model)
@@ -113,6 +113,22 @@ class DenseLeg:
             return halves, None
         return [{uid: a * score + b if unit_languages.get(uid) == asked else score for uid, score in half.items()}
                 for half in halves], unit_languages
+
+
+def elsewhere(query: str, languages: Sequence[str] | None) -> bool:
+    """Whether ``query`` is asked in a language none of ``languages`` (the caller's units') is:
+    what a ``by-question`` organisation searches with its multilingual model
+    (:mod:`electa.legs.dense_readings`). A question too short to read is taken in the caller's
+    language (:func:`electa.text.analysis.asked_language`); unknown languages: not elsewhere.
+
+    >>> elsewhere("Wie bekomme ich mein Geld zurück?", ["en"]), elsewhere("refund", ["en"])
+    (True, False)
+    >>> elsewhere("Wie bekomme ich mein Geld zurück?", ["de", "en"]), elsewhere("退款多久？", ["", "en"])
+    (False, True)
+    """
+    if languages is None:
+        return False
+    return asked_language(query, languages) not in {lang or DEFAULT_LANGUAGE for lang in languages}
 
 
 def _ranked(scores: Mapping[int, float], depth: int) -> list[tuple[int, float]]:

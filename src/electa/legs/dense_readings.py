@@ -11,6 +11,13 @@ other (measured in the README's Languages section: XQuAD-R's cross-language pool
 with USE for all against the chain's 0.4312; SciFact train served 0.6369 with USE alone
 against 0.7222).
 
+``by-question`` keeps both: each unit read by its language's model and by USE, a question in a
+language the organisation writes in searched by language (exactly as by default), one in
+another language in USE's space. An English help center asked in other languages needs it:
+XQuAD-R's English sentences alone, asked in every language, served German questions 0.4420,
+Chinese ones 0.1003 by language, 0.6664 and 0.6191 by question, English ones 0.8796 either way
+(USE for all: 0.6693, 0.6216, 0.8740; ``bench/multilingual.py --corpus en``).
+
 How it is kept: the multilingual model's vectors of that organisation's units are stored beside
 the chain's, under the multilingual model's own id, in an index of their own (both kept by
 reindex). The organisation's searches use that index; every other organisation's never read it,
@@ -40,8 +47,13 @@ from electa.types import Caller
 
 BY_LANGUAGE = "by-language"
 MULTILINGUAL = "multilingual"
+BY_QUESTION = "by-question"
 READINGS = {BY_LANGUAGE: "each unit read by the model of its document's language (the default)",
-            MULTILINGUAL: "every unit and question read by one model that crosses languages (USE)"}
+            MULTILINGUAL: "every unit and question read by one model that crosses languages (USE)",
+            BY_QUESTION: "each unit read both ways; a question in a language the organisation writes in is"
+                         " searched by-language, one in another language multilingual"}
+# The readings that keep the multilingual model's vectors of the organisation's units.
+KEEPING = frozenset({MULTILINGUAL, BY_QUESTION})
 
 
 def check_reading(reading: str) -> str:
@@ -62,22 +74,27 @@ class DenseReadings:
         self._open_index = open_index
         self._index: VectorIndex | None = None
         self._lock = threading.Lock()
-        self._read: tuple[int, frozenset[str]] = (-1, frozenset())
+        self._read: tuple[int, dict[str, str]] = (-1, {})
 
-    def multilingual(self, generation: int | None = None) -> frozenset[str]:
-        """The organisations reading ``multilingual``, as of the store's ``generation`` (its
-        current one when not given; one read of the settings per generation, which a switch
-        moves)."""
+    def _readings(self, generation: int | None) -> dict[str, str]:
+        """Organisation -> its reading, for those that keep the multilingual model's vectors,
+        as of the store's ``generation`` (its current one when not given; one read of the
+        settings per generation, which a switch moves)."""
         generation = self.store.generation if generation is None else generation
         read = self._read  # (one tuple, replaced whole: never a generation with another's set)
         if read[0] != generation:
-            read = (generation, frozenset(org for org, s in self.store.org_settings().items()
-                                          if s.get("dense") == MULTILINGUAL))
+            read = (generation, {org: str(s["dense"]) for org, s in self.store.org_settings().items()
+                                 if s.get("dense") in KEEPING})
             self._read = read
         return read[1]
 
-    def reading(self, org: str) -> str:
-        return MULTILINGUAL if org in self.multilingual() else BY_LANGUAGE
+    def multilingual(self, generation: int | None = None) -> frozenset[str]:
+        """The organisations whose units keep the multilingual model's vectors (reading
+        ``multilingual`` or ``by-question``)."""
+        return frozenset(self._readings(generation))
+
+    def reading(self, org: str, generation: int | None = None) -> str:
+        return self._readings(generation).get(org, BY_LANGUAGE)
 
     @property
     def model(self) -> Embedder | None:
@@ -88,9 +105,13 @@ class DenseReadings:
 
     def model_id(self, org: str, engine_model: str | None) -> str | None:
         """The model whose scores ``org``'s dense leg gives: what a calibration or a learned
-        ranker fitted on them must record."""
-        if self.model is not None and org in self.multilingual():
+        ranker fitted on them must record (``by-question``: the engine's, marked with the
+        model that reads the questions in other languages)."""
+        reading = self.reading(org)
+        if self.model is not None and reading == MULTILINGUAL:
             return self.model.model_id
+        if self.model is not None and reading == BY_QUESTION and engine_model is not None:
+            return f"{engine_model}+{BY_QUESTION}:{self.model.model_id}"
         return engine_model
 
     def index(self) -> VectorIndex:
@@ -101,12 +122,21 @@ class DenseReadings:
                 self._index = self._open_index(self.model)
             return self._index
 
-    def own(self, caller: Caller, generation: int | None = None) -> tuple[Embedder, VectorIndex] | None:
+    def own(self, caller: Caller, generation: int | None = None,
+            elsewhere: bool = True) -> tuple[Embedder, VectorIndex] | None:
         """The model and index that ``caller``'s organisation searches with, when not the engine's
-        (``generation``: the search's, read with its allowed set)."""
-        if self.model is None or caller.org not in self.multilingual(generation):
+        (``generation``: the search's, read with its allowed set; ``elsewhere``: the question is
+        in a language none of the caller's units is written in, which a ``by-question``
+        organisation searches with the multilingual model)."""
+        if not self.reads_own(caller, generation, elsewhere):
             return None
+        assert self.model is not None
         return self.model, self.index()
+
+    def reads_own(self, caller: Caller, generation: int | None = None, elsewhere: bool = True) -> bool:
+        """Whether ``caller``'s question is read by the multilingual model (see :meth:`own`)."""
+        reading = self.reading(caller.org, generation)
+        return self.model is not None and (reading == MULTILINGUAL or (reading == BY_QUESTION and elsewhere))
 
     def save(self) -> None:
         if self._index is not None:
