@@ -1023,8 +1023,9 @@ class Engine:
         out["legs"] = {name: (leg.available(), leg.why) for name, leg in self.legs.items()}
         # Organisations that read with the multilingual model (`electa orgs dense`), for all
         # their questions or for those in a language they do not write in.
-        out["dense_multilingual"] = sorted(o for o in self.readings.multilingual() if self.readings.reading(o) == MULTILINGUAL)
-        out["dense_by_question"] = sorted(o for o in self.readings.multilingual() if self.readings.reading(o) == BY_QUESTION)
+        readings = self.readings.readings()
+        out["dense_multilingual"] = sorted(o for o, r in readings.items() if r == MULTILINGUAL)
+        out["dense_by_question"] = sorted(o for o, r in readings.items() if r == BY_QUESTION)
         return out
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from electa import Access, Caller, Engine
+from electa.answer.pipeline import AskRequest
 from electa.config import Settings
 from electa.embedders.chain import ChainEmbedder
 from electa.embedders.hashing import HashEmbedder
@@ -93,55 +94,66 @@ def test_an_organisation_reading_multilingual_is_searched_by_that_model_alone(tm
         assert (english.queries, other.queries) == (2, 0)
 
 
+GERMAN = ("Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns über das"
+          " Kontaktformular schreiben und die Bestellnummer angeben.")
 GERMAN_Q = "Wie bekomme ich mein Geld für die Bestellung zurück?"
+FRENCH_Q = "Comment puis-je obtenir le remboursement de ma commande ?"
 
 
 def test_an_organisation_reading_by_question_searches_a_question_in_another_language_with_that_model(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An English help center asked in German: by default MiniLM reads the German question
     (XQuAD-R, English sentences alone: served 0.4420 for German questions, 0.1003 for Chinese
     ones, against 0.6693 and 0.6216 with every unit read by USE). ``by-question`` keeps both
-    readings: English questions as by-language, the others in USE's space."""
-    english, other = _Counting(32), _Counting(16)
-    chain = ChainEmbedder(english, other)
+    readings: a question in a language the organisation writes in as by-language (the chain,
+    its crossing model), the others in the crossing model's space alone."""
+    from electa.answer.pipeline import AskPipeline
+
+    english, other, crossing = _Counting(32), _Counting(16), _Counting(24)
+    chain = ChainEmbedder(english, other, crossing)
     with Engine.open(tmp_path / "d", Settings(), chain) as engine:
         for org in ("acme", "beta"):
             engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access(org))
+            engine.ingest_loaded("de", _page("erstattung", GERMAN), Access(org))
         embedded = engine.set_dense_reading("acme", "by-question")
         assert engine.readings.reading("acme") == "by-question"
-        assert embedded == len(engine.store.allowed(Caller("acme"))) == engine.store.count_vectors(other.model_id)
-        # An English question: the chain's scores, exactly as an organisation reading by language.
-        english.queries = other.queries = 0
-        assert _dense(engine, "refund order number", Caller("acme")) == _dense(engine, "refund order number",
-                                                                                 Caller("beta"))
-        assert (english.queries, other.queries) == (2, 0)
-        # A German question of a help center written in English: the multilingual model alone.
-        english.queries = other.queries = 0
-        found = _dense(engine, GERMAN_Q, Caller("acme"))
-        assert (english.queries, other.queries) == (0, 1)
-        _, vecs = engine.store.vectors_of(other.model_id, engine.store.allowed(Caller("acme")).ids)
-        assert found[0][1] == pytest.approx(float(max(vecs @ other.embed_query(GERMAN_Q))), abs=1e-5)
-        english.queries = other.queries = 0
-        _dense(engine, GERMAN_Q, Caller("beta"))
-        assert other.queries == 0  # (by language: MiniLM reads it)
+        assert embedded == len(engine.store.allowed(Caller("acme"))) == engine.store.count_vectors(crossing.model_id)
+        # A question in a language the organisation writes in: exactly the by-language reading
+        # (the chain, and its crossing model for the units in the other language).
+        for question in ("refund order number", GERMAN_Q):
+            english.queries = other.queries = crossing.queries = 0
+            assert _dense(engine, question, Caller("acme")) == _dense(engine, question, Caller("beta"))
+            assert english.queries == other.queries == 2 and crossing.queries == 2, question
+        # A French question of a help center written in English and German: the crossing model alone.
+        english.queries = other.queries = crossing.queries = 0
+        found = _dense(engine, FRENCH_Q, Caller("acme"))
+        assert (english.queries, other.queries, crossing.queries) == (0, 0, 1)
+        _, vecs = engine.store.vectors_of(crossing.model_id, engine.store.allowed(Caller("acme")).ids)
+        assert found[0][1] == pytest.approx(float(max(vecs @ crossing.embed_query(FRENCH_Q))), abs=1e-5)
+        english.queries = other.queries = crossing.queries = 0
+        _dense(engine, FRENCH_Q, Caller("beta"))
+        assert english.queries == other.queries == 1  # (by language: the chain reads it)
         # Its scores come from two models: their own lineage; the stats name the reading.
-        assert engine.dense_model_id("acme") == f"{chain.model_id}+by-question:{other.model_id}"
+        assert engine.dense_model_id("acme") == f"{engine.dense_model_id('beta')}+by-question:{crossing.model_id}"
         assert engine.stats()["dense_by_question"] == ["acme"] and engine.stats()["dense_multilingual"] == []
         # Pages written later get both vectors.
         engine.ingest_loaded("parking", _page("parking", PARKING), Access("acme"))
-        assert engine.store.count_vectors(other.model_id) == len(engine.store.allowed(Caller("acme")))
+        assert engine.store.count_vectors(crossing.model_id) == len(engine.store.allowed(Caller("acme")))
         # The extractive answer reads as the dense leg did.
-        from electa.answer.pipeline import AskPipeline
-
         pipeline = AskPipeline(engine, engine.store, record=False)
-        assert pipeline._extractive_for(Caller("acme"), elsewhere=True).embedder is other
-        assert pipeline._extractive_for(Caller("acme"), elsewhere=False) is pipeline.extractive
-        # Switching to multilingual or back embeds nothing more.
-        assert engine.set_dense_reading("acme", "multilingual") == 0
-        assert engine.set_dense_reading("acme", "by-language") == 0
-        english.queries = other.queries = 0
-        _dense(engine, GERMAN_Q, Caller("acme"))
-        assert other.queries == 0
+        assert pipeline._extractive_for(Caller("acme"), True).embedder is crossing
+        assert pipeline._extractive_for(Caller("acme"), False) is pipeline.extractive
+        asked: list[bool] = []
+        monkeypatch.setattr(AskPipeline, "_extractive_for",
+                            lambda self, caller, elsewhere=False: asked.append(elsewhere) or self.extractive)
+        for question in (FRENCH_Q, GERMAN_Q, "refund"):
+            list(AskPipeline(engine, engine.store, record=False).run(AskRequest(question, Caller("acme"))))
+        assert asked == [True, False, False]
+        # Back to by-language: the chain reads every question again.
+        engine.set_dense_reading("acme", "by-language")
+        english.queries = other.queries = crossing.queries = 0
+        _dense(engine, FRENCH_Q, Caller("acme"))
+        assert english.queries == other.queries == 1
 
 
 def test_an_organisations_own_index_never_shows_another_organisations_pages(tmp_path: Path) -> None:

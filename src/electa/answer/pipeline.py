@@ -265,13 +265,11 @@ class AskPipeline:
         passing = result.passing
         s = self.engine.settings
         passages = cut_passages(passing[: req.top_k or config.top_k or s.top_passages], s.passage_chars, s.context_chars)
-        languages = self._languages(caller)
-        prompt = replace(build_prompt(profile, req.question, passages, history, req.page_url),
-                         asked=map_language(query, languages) if languages is not None else "")
+        asked, other_language = self._read_as(query, caller)
+        prompt = replace(build_prompt(profile, req.question, passages, history, req.page_url), asked=asked)
         if self.on_prompt is not None:
             self.on_prompt(prompt)
-        text, incident = yield from self._generate(prompt, req.question,
-                                                   self._extractive_for(req.caller, elsewhere(query, languages)))
+        text, incident = yield from self._generate(prompt, req.question, self._extractive_for(req.caller, other_language))
         cited = [passages[i - 1] for i in citations(text, len(passages))]
         yield AnswerEvent("citations", {"citations": [
             {"id": passages.index(p) + 1, "title": quarantine(p.hit.title), "url": p.hit.url} for p in cited]})
@@ -286,17 +284,19 @@ class AskPipeline:
             # (a failure's text can name server hosts and files: its kind only, as for the legs)
             "stages": [stage_json(st, detail=False) for st in result.stages]})
 
-    def _languages(self, caller: Caller) -> tuple[str, ...] | None:
-        """The languages of the caller's units, which decide (as for the dense leg) the
-        language whose score map reads the question and, for a ``by-question`` organisation,
-        which model reads the answer's sentences (None when the store cannot say: the answerer
-        then decides from the question and its sources, by the organisation's main reading)."""
+    def _read_as(self, query: str, caller: Caller) -> tuple[str, bool]:
+        """How the dense leg read ``query``: the language whose score map read it, and whether
+        it is in a language none of the caller's units is (which a ``by-question``
+        organisation reads with its multilingual model), from the caller's languages as the
+        leg read them (``("", False)`` when the store cannot say: the answerer then decides
+        from the question and its sources, by the organisation's main reading)."""
         try:
-            return self.engine.store.languages(caller)
+            languages = self.engine.fulltext.languages(caller, self.engine.store.generation)
+            return map_language(query, languages), elsewhere(query, languages)
         except Exception:  # (an answer is not lost for it)
             log.warning("the caller's languages could not be read: the answer reads its sources' languages",
                         exc_info=True)
-            return None
+            return "", False
 
     def _extractive_for(self, caller: Caller, elsewhere: bool = False) -> ExtractiveAnswerer:
         """The extractive answerer that reads with the caller's organisation's model: one that

@@ -9,7 +9,7 @@ from electa.embedders.chain import LanguageRouted, language_correction, score_ma
 from electa.embedders.protocol import Embedder
 from electa.legs.crossing import CrossingScorer
 from electa.stores.protocol import AllowedSet, VectorIndex
-from electa.text.analysis import DEFAULT_LANGUAGE, asked_language, map_language
+from electa.text.analysis import DEFAULT_LANGUAGE, map_language, question_language, script_language
 from electa.types import Caller
 
 log = logging.getLogger(__name__)
@@ -116,19 +116,23 @@ class DenseLeg:
 
 
 def elsewhere(query: str, languages: Sequence[str] | None) -> bool:
-    """Whether ``query`` is asked in a language none of ``languages`` (the caller's units') is:
+    """Whether ``query`` is written in a language none of ``languages`` (the caller's units') is:
     what a ``by-question`` organisation searches with its multilingual model
-    (:mod:`electa.legs.dense_readings`). A question too short to read is taken in the caller's
-    language (:func:`electa.text.analysis.asked_language`); unknown languages: not elsewhere.
+    (:mod:`electa.legs.dense_readings`). Only a language read from the question, or named by its
+    script, counts: a question too short to read ("Passwort" of a German and French help
+    center) is searched by language. Unknown languages: not elsewhere.
 
     >>> elsewhere("Wie bekomme ich mein Geld zurück?", ["en"]), elsewhere("refund", ["en"])
     (True, False)
     >>> elsewhere("Wie bekomme ich mein Geld zurück?", ["de", "en"]), elsewhere("退款多久？", ["", "en"])
     (False, True)
+    >>> elsewhere("Passwort", ["de", "fr"]), elsewhere("Apple ID 密码", ["en", "zh"])
+    (False, False)
     """
     if languages is None:
         return False
-    return asked_language(query, languages) not in {lang or DEFAULT_LANGUAGE for lang in languages}
+    read = question_language(query) or script_language(query)
+    return bool(read) and read not in {lang or DEFAULT_LANGUAGE for lang in languages}
 
 
 def _ranked(scores: Mapping[int, float], depth: int) -> list[tuple[int, float]]:

@@ -37,7 +37,8 @@ change of model does.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from electa.embedders.chain import ChainEmbedder
 from electa.embedders.protocol import Embedder
@@ -74,27 +75,27 @@ class DenseReadings:
         self._open_index = open_index
         self._index: VectorIndex | None = None
         self._lock = threading.Lock()
-        self._read: tuple[int, dict[str, str]] = (-1, {})
+        self._read: tuple[int, Mapping[str, str]] = (-1, MappingProxyType({}))
 
-    def _readings(self, generation: int | None) -> dict[str, str]:
+    def readings(self, generation: int | None = None) -> Mapping[str, str]:
         """Organisation -> its reading, for those that keep the multilingual model's vectors,
         as of the store's ``generation`` (its current one when not given; one read of the
         settings per generation, which a switch moves)."""
         generation = self.store.generation if generation is None else generation
         read = self._read  # (one tuple, replaced whole: never a generation with another's set)
         if read[0] != generation:
-            read = (generation, {org: str(s["dense"]) for org, s in self.store.org_settings().items()
-                                 if s.get("dense") in KEEPING})
+            read = (generation, MappingProxyType({org: s["dense"] for org, s in self.store.org_settings().items()
+                                                  if isinstance(s.get("dense"), str) and s["dense"] in KEEPING}))
             self._read = read
         return read[1]
 
     def multilingual(self, generation: int | None = None) -> frozenset[str]:
         """The organisations whose units keep the multilingual model's vectors (reading
         ``multilingual`` or ``by-question``)."""
-        return frozenset(self._readings(generation))
+        return frozenset(self.readings(generation))
 
     def reading(self, org: str, generation: int | None = None) -> str:
-        return self._readings(generation).get(org, BY_LANGUAGE)
+        return self.readings(generation).get(org, BY_LANGUAGE)
 
     @property
     def model(self) -> Embedder | None:
@@ -107,10 +108,12 @@ class DenseReadings:
         """The model whose scores ``org``'s dense leg gives: what a calibration or a learned
         ranker fitted on them must record (``by-question``: the engine's, marked with the
         model that reads the questions in other languages)."""
+        if self.model is None:  # (no organisation reads otherwise: the settings are not read)
+            return engine_model
         reading = self.reading(org)
-        if self.model is not None and reading == MULTILINGUAL:
+        if reading == MULTILINGUAL:
             return self.model.model_id
-        if self.model is not None and reading == BY_QUESTION and engine_model is not None:
+        if reading == BY_QUESTION and engine_model is not None:
             return f"{engine_model}+{BY_QUESTION}:{self.model.model_id}"
         return engine_model
 
@@ -135,8 +138,10 @@ class DenseReadings:
 
     def reads_own(self, caller: Caller, generation: int | None = None, elsewhere: bool = True) -> bool:
         """Whether ``caller``'s question is read by the multilingual model (see :meth:`own`)."""
+        if self.model is None:
+            return False
         reading = self.reading(caller.org, generation)
-        return self.model is not None and (reading == MULTILINGUAL or (reading == BY_QUESTION and elsewhere))
+        return reading == MULTILINGUAL or (reading == BY_QUESTION and elsewhere)
 
     def save(self) -> None:
         if self._index is not None:

@@ -169,7 +169,7 @@ def asked_language(text: str, languages: Iterable[str] | None = None) -> str:
     read = question_language(text)
     if read:
         return read
-    script = _by_script(text)
+    script = script_language(text)
     # (a script names the language only where the caller writes in it: "Passwort 密码" of a
     # German-only help center stays German, crossing nothing)
     if script and (own is None or script in own):
@@ -198,10 +198,10 @@ _SCRIPTS = ((regex.compile(r"[\p{Hiragana}\p{Katakana}]"), "ja"), (regex.compile
             (regex.compile(r"\p{Han}"), "zh"), (regex.compile(r"\p{Thai}"), "th"))
 
 
-def _by_script(text: str) -> str:
+def script_language(text: str) -> str:
     """The language ``text``'s script names, or ''.
 
-    >>> _by_script("Apple ID 密码"), _by_script("iPhone のパスワード"), _by_script("refund")
+    >>> script_language("Apple ID 密码"), script_language("iPhone のパスワード"), script_language("refund")
     ('zh', 'ja', '')
     """
     return next((lang for pattern, lang in _SCRIPTS if pattern.search(text)), "")
