@@ -149,8 +149,10 @@ def test_an_organisation_reading_by_question_searches_a_question_in_another_lang
         for question in (FRENCH_Q, GERMAN_Q, "refund"):
             list(AskPipeline(engine, engine.store, record=False).run(AskRequest(question, Caller("acme"))))
         assert asked == [True, False, False]
-        # Back to by-language: the chain reads every question again.
-        engine.set_dense_reading("acme", "by-language")
+        # To multilingual, and back to by-language: nothing more to embed; the chain reads
+        # every question again.
+        assert engine.set_dense_reading("acme", "multilingual") == 0
+        assert engine.set_dense_reading("acme", "by-language") == 0
         english.queries = other.queries = crossing.queries = 0
         _dense(engine, FRENCH_Q, Caller("acme"))
         assert english.queries == other.queries == 1
