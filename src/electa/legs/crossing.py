@@ -54,7 +54,7 @@ from electa.embedders.chain import ENGLISH, LazyEmbedder, score_map
 from electa.embedders.protocol import Embedder
 from electa.ingest.chunker import embed_text
 from electa.stores.protocol import StoredUnit
-from electa.text.analysis import DEFAULT_LANGUAGE, asked_language
+from electa.text.analysis import DEFAULT_LANGUAGE, asked_language, written_in
 from electa.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class CrossingScorer:
         languages, when the caller has read them already."""
         out = [dict(scores) for scores in halves]
         asked = _language(asked_language(question, languages))
-        if (not any(halves) or (languages is not None and {_language(lang) for lang in languages} <= {asked})
+        if (not any(halves) or (languages is not None and written_in(languages) <= {asked})
                 or not self.ready(languages if languages is not None else ("und",))):  # (unknown: not English only)
             return out
         langs = (unit_languages if unit_languages is not None

@@ -9,7 +9,7 @@ from electa.embedders.chain import LanguageRouted, language_correction, score_ma
 from electa.embedders.protocol import Embedder
 from electa.legs.crossing import CrossingScorer
 from electa.stores.protocol import AllowedSet, VectorIndex
-from electa.text.analysis import DEFAULT_LANGUAGE, map_language, question_language, script_language
+from electa.text.analysis import map_language, question_language, script_language, written_in
 from electa.types import Caller
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class DenseLeg:
         only what the cut kept, as before)."""
         asked = map_language(query, languages)
         correction = language_correction(model, asked)
-        own = {lang or DEFAULT_LANGUAGE for lang in languages} if languages is not None else None
+        own = written_in(languages) if languages is not None else None
         if correction is None or not any(halves) or (own is not None and asked not in own):
             return halves, None
         a, b = correction
@@ -132,7 +132,7 @@ def elsewhere(query: str, languages: Sequence[str] | None) -> bool:
     if languages is None:
         return False
     read = question_language(query) or script_language(query)
-    return bool(read) and read not in {lang or DEFAULT_LANGUAGE for lang in languages}
+    return bool(read) and read not in written_in(languages)
 
 
 def _ranked(scores: Mapping[int, float], depth: int) -> list[tuple[int, float]]:

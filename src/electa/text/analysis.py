@@ -152,6 +152,16 @@ def question_language(text: str) -> str:
     return detect_question(text)
 
 
+def written_in(languages: Iterable[str]) -> set[str]:
+    """The languages units are written in, a unit read as no language ('') counted as English
+    (as it is analysed and embedded).
+
+    >>> sorted(written_in(["", "de", "en"]))
+    ['de', 'en']
+    """
+    return {lang or DEFAULT_LANGUAGE for lang in languages}
+
+
 def asked_language(text: str, languages: Iterable[str] | None = None) -> str:
     """The language a question is taken to be asked in: as read (:func:`question_language`),
     else, when too short or unclear to read, the language its script names (Chinese, Japanese,
@@ -165,7 +175,7 @@ def asked_language(text: str, languages: Iterable[str] | None = None) -> str:
     >>> asked_language("Passwort 密码", ["de"]), asked_language("What does 退款 mean", ["en", "de"])
     ('de', 'en')
     """
-    own = {lang or DEFAULT_LANGUAGE for lang in languages} if languages is not None else None
+    own = written_in(languages) if languages is not None else None
     read = question_language(text)
     if read:
         return read
