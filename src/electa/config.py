@@ -56,6 +56,13 @@ class Settings(BaseSettings):
     # Which units the model reads: "pooled" (parents with child windows and whole-document units
     # get the mean of their parts' vectors) or "encoded" (every unit read); electa.ingest.unit_vectors.
     unit_vectors: str = "pooled"
+    # How a new organisation's units and questions are read under the chain, stored with it at
+    # its first write (electa.legs.dense_readings; `electa orgs dense` changes it after):
+    # "by-question" (each unit read by its language's model and by USE; a question in a language
+    # the organisation does not write in searched in USE's space: an English help center's German
+    # visitors), "by-language" (the chain alone: no USE vectors, the release before's default),
+    # or "multilingual" (USE for all). Organisations that wrote before keep what they had.
+    dense_reading: Literal["by-language", "multilingual", "by-question"] = "by-question"
     # The language of every document ingested (ISO 639-1, "de"), or "" to read each document's
     # own from its text (issue 14: electa.text.language). Fixing it to "en" is the English-only
     # analysis of releases before issue 14, the baseline `bench/multilingual.py` measures against.

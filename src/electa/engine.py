@@ -151,6 +151,7 @@ class Engine:
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
         self._own_checked = 0  # the same for the multilingual vectors of organisations that read with them
+        self._settled: set[str] = set()  # organisations whose reading this process has seen stored or left alone
         self._stale_tunings: set[tuple[str, str, str]] = set()  # (org, agent, model) said once each
         self.ltr_models = AgentModels(store.agent_settings, Serving(
             embedder.model_id if embedder else None, CHUNKER_VERSION,
@@ -257,12 +258,28 @@ class Engine:
         self.close()
 
     # -- ingest ------------------------------------------------------------------------------
-    def _ingestor(self) -> Ingestor:
+    def _ingestor(self, org: str) -> Ingestor:
         if self._mismatch:
             raise ModelMismatchError(self._mismatch)
+        self._first_reading(org)
         s = self.settings
         return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,
                         s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20), self.recipe, s.language)
+
+    def _first_reading(self, org: str) -> None:
+        """Store the default reading (``settings.dense_reading``) with an organisation that has
+        none and no source yet, before its first write, so that its units are read that way from
+        the first (``by-question``: its USE vectors made with its chain ones after each write). An
+        organisation that wrote before keeps what it reads with (``by-language`` where none is
+        stored): its units lack USE's vectors, which ``electa orgs dense ORG by-question`` makes."""
+        if org in self._settled or self.readings.model is None or self.crossing is None:
+            return  # (no chain, or one whose crossing model is e5: every unit read twice by e5)
+        reading = self.settings.dense_reading
+        if reading != BY_LANGUAGE:
+            current = self.store.org_settings().get(org) or {}
+            if "dense" not in current and not self.store.list_sources(org):
+                self.store.set_org_settings(org, {**current, "dense": reading})
+        self._settled.add(org)
 
     def _warm_chain(self) -> bool:
         """Load the chain's models that the stored languages need, and its crossing model where
@@ -501,7 +518,7 @@ class Engine:
                progress: bool = False, as_name: str | None = None) -> IngestReport:
         """Ingest files and folders; bad files are reported by name and skipped (SPEC A8).
         Sources are named under each folder's name, or ``as_name`` for a single path."""
-        report = self._ingestor().ingest_paths([Path(p) for p in paths], access, base_url, progress, as_name)
+        report = self._ingestor(access.org).ingest_paths([Path(p) for p in paths], access, base_url, progress, as_name)
         self._written()
         return report
 
@@ -516,7 +533,7 @@ class Engine:
         for root in roots:
             if not root.is_dir():
                 raise NotFoundError(f"{root} is not a folder; `electa sync` mirrors folders (use `electa ingest` for files)")
-        report = self._ingestor().ingest_paths(roots, access, base_url, progress, as_name)
+        report = self._ingestor(access.org).ingest_paths(roots, access, base_url, progress, as_name)
         listed = {root: name for root, name in report.roots.items() if root not in report.unlisted}
         prefixes = tuple(f"{name}/" for name in listed.values())
         # Sources an older Electa named by absolute path, whose file is gone (those still there were renamed).
@@ -552,7 +569,7 @@ class Engine:
         if same_source(existing, record):
             assert existing is not None
             return SourceOutcome(uri, "unchanged", existing["version"], existing["documents"])
-        outcome = self._ingestor().store_loaded(record, loaded, progress)
+        outcome = self._ingestor(access.org).store_loaded(record, loaded, progress)
         self._written()
         return outcome
 

@@ -287,7 +287,8 @@ def test_an_organisation_chooses_the_multilingual_model_for_all_its_pages(tmp_pa
     beside others that keep reading by language in the same store."""
     pages = Loaded([Document(i, t, x, f"https://help/{i}", sections=(Section((), x),)) for i, t, x in PAGES])
     data = str(tmp_path / "d")
-    with Engine.open(data, Settings()) as engine:
+    # (organisations that wrote reading by language, the default before by-question)
+    with Engine.open(data, Settings(dense_reading="by-language")) as engine:
         engine.ingest_loaded("kb", pages, Access("acme"))
         engine.ingest_loaded("kb", pages, Access("beta"))
     out = subprocess.run([*electa_cmd(), "orgs", "dense", "acme", "multilingual", "--data", data],
@@ -309,6 +310,49 @@ def test_an_organisation_chooses_the_multilingual_model_for_all_its_pages(tmp_pa
         assert vote.raw_score == pytest.approx(max(float(use.embed_query(question) @ v) for v in own), abs=1e-4)
         # beta's English page is still scored by MiniLM
         assert next(v for v in beta.votes if v.leg == "dense").raw_score != pytest.approx(vote.raw_score, abs=1e-3)
+
+
+ENGLISH_HELP = [
+    ("Refunds", "You get a refund within fourteen days of purchase when you send us your order number. The money"
+     " goes back to the original means of payment."),
+    ("Shipping costs", "Shipping within the country costs 4.90 euros; orders over 50 euros are delivered free."),
+    ("Delivery time", "Orders usually ship within two working days and arrive three to five days later."),
+    ("Reset your password", "On the sign-in page click \"Forgot password\" and follow the link in the email we"
+     " send you."),
+    ("Delete your account", "You can delete your account for good under Settings, Privacy; all data is removed"
+     " after thirty days."),
+    ("Download an invoice", "Invoices are kept as PDF files in your account under Orders, next to each order."),
+    ("Payment methods", "We accept credit cards, PayPal, direct debit and payment on invoice."),
+    ("Export error E1042", "Error E1042 appears when you export more than a million rows as CSV; split the export"
+     " by date."),
+]
+
+
+def test_a_new_english_help_center_answers_visitors_asking_in_other_languages(tmp_path: Path) -> None:
+    """Issue 14: by default an English help center served XQuAD-R's German questions 0.4420 and
+    its Chinese ones 0.1003 (MiniLM reads the question; no word of it is an English term). A new
+    organisation reads by question: its units read by MiniLM and by USE, a question in another
+    language searched in USE's space; an English question exactly as before."""
+    settings = Settings()
+    pages = Loaded([Document(f"en{i}", t, x, f"https://help/en{i}", sections=(Section((), x),))
+                    for i, (t, x) in enumerate(ENGLISH_HELP)])
+    use = create_embedder("use-multilingual")
+    with Engine.open(tmp_path / "d", settings, create_embedder(settings.embedder)) as engine:
+        engine.ingest_loaded("kb", pages, Access("acme"))
+        assert engine.readings.reading("acme") == "by-question"
+        units = engine.store.allowed(Caller("acme")).ids
+        assert len(engine.store.vectors_of(use.model_id, units)[0]) == len(units)
+        for question, page in [("Wie bekomme ich mein Geld zurück?", 0), ("¿Cuánto tarda la entrega?", 2),
+                               ("我忘记了密码怎么办？", 3), ("Wo finde ich meine Rechnung?", 5),
+                               ("How long does delivery take?", 2)]:
+            hits = engine.search(question, Caller("acme"), legs=["dense"], floor=0.0).hits
+            assert hits[0].url == f"https://help/en{page}", (question, [h.url for h in hits[:3]])
+        top = engine.search("Wie bekomme ich mein Geld zurück?", Caller("acme"), legs=["dense"], floor=0.0).hits[0]
+        ids, vecs = engine.store.vectors_of(use.model_id, units)
+        stored = engine.store.units([int(i) for i in ids])
+        own = [v for uid, v in zip(ids, vecs, strict=True) if stored[int(uid)].document_id == top.document_id]
+        assert _dense(top) == pytest.approx(max(float(use.embed_query("Wie bekomme ich mein Geld zurück?") @ v)
+                                                for v in own), abs=1e-4)  # (USE's own cosine)
 
 
 # A German help center of twenty pages (forty units with their titles).

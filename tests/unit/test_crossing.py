@@ -180,14 +180,17 @@ def test_the_crossing_model_is_loaded_with_the_first_page_not_in_english_and_use
     chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16), lazy)
     english = Loaded([Document("en", "Refunds", "Refunds are paid within fourteen days of purchase.", "https://help/en",
                                sections=(Section((), "Refunds are paid within fourteen days of purchase."),))])
-    with Engine.open(tmp_path, Settings(), chain) as engine:
+    # (organisations reading by language: a new one reads by question, whose USE vectors load it
+    # at its first write)
+    by_language = Settings(dense_reading="by-language")
+    with Engine.open(tmp_path, by_language, chain) as engine:
         engine.ingest_loaded("en", english, Access("acme"))
         engine.search(GERMAN_Q, Caller("acme"), legs=["dense"])
         assert not lazy.loaded and not made
         engine.ingest_loaded("de", _pages(), Access("acme"))
         assert lazy.loaded and made == [1]
-    with Engine.open(tmp_path, Settings(), ChainEmbedder(HashEmbedder(32), HashEmbedder(16),
-                                                         LazyEmbedder(use, "electa/hash-bow-40", 40))) as engine:
+    with Engine.open(tmp_path, by_language, ChainEmbedder(HashEmbedder(32), HashEmbedder(16),
+                                                          LazyEmbedder(use, "electa/hash-bow-40", 40))) as engine:
         assert made == [1, 1]  # (a store with German pages loads it as it opens)
 
 
@@ -211,8 +214,8 @@ def test_a_crossing_model_that_cannot_load_is_said_once_and_the_chains_scores_st
 def test_the_scores_of_a_chain_that_crosses_have_their_own_lineage(tmp_path: Path) -> None:
     """A calibration or learned ranker fitted on the chain's scores before the crossing model
     scored its units in other languages is not read after (tune again)."""
-    with Engine.open(tmp_path / "a", Settings(), ChainEmbedder(HashEmbedder(32), HashEmbedder(16),
-                                                               HashEmbedder(40))) as engine:
+    with Engine.open(tmp_path / "a", Settings(dense_reading="by-language"),
+                     ChainEmbedder(HashEmbedder(32), HashEmbedder(16), HashEmbedder(40))) as engine:
         model = engine.embedder.model_id  # type: ignore[union-attr]
         english = Loaded([Document("en", "Refunds", "Refunds are paid within fourteen days of purchase.", "https://h/en",
                                    sections=(Section((), "Refunds are paid within fourteen days of purchase."),))])
@@ -234,7 +237,7 @@ def test_a_caller_with_english_pages_only_never_crosses_whatever_is_loaded(tmp_p
     chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16), _Counting(40))
     english = Loaded([Document("en", "Refunds", "Refunds are paid within fourteen days of purchase.", "https://h/en",
                                sections=(Section((), "Refunds are paid within fourteen days of purchase."),))])
-    with Engine.open(tmp_path, Settings(), chain) as engine:
+    with Engine.open(tmp_path, Settings(dense_reading="by-language"), chain) as engine:
         engine.ingest_loaded("en", english, Access("acme"))
         caller = Caller("acme")
         before = engine.dense.search(GERMAN_Q, caller, engine.store.allowed(caller), depth=10)

@@ -111,7 +111,8 @@ def test_an_organisation_reading_by_question_searches_a_question_in_another_lang
 
     english, other, crossing = _Counting(32), _Counting(16), _Counting(24)
     chain = ChainEmbedder(english, other, crossing)
-    with Engine.open(tmp_path / "d", Settings(), chain) as engine:
+    # (organisations that wrote reading by language, as before by-question was a new one's default)
+    with Engine.open(tmp_path / "d", Settings(dense_reading="by-language"), chain) as engine:
         for org in ("acme", "beta"):
             engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access(org))
             engine.ingest_loaded("de", _page("erstattung", GERMAN), Access(org))
@@ -156,6 +157,72 @@ def test_an_organisation_reading_by_question_searches_a_question_in_another_lang
         english.queries = other.queries = crossing.queries = 0
         _dense(engine, FRENCH_Q, Caller("acme"))
         assert english.queries == other.queries == 1
+
+
+def test_a_new_organisation_reads_by_question_from_its_first_write(tmp_path: Path) -> None:
+    """The default reading of a new organisation (``Settings.dense_reading``): an English help
+    center's German visitors are searched in the crossing model's space from its first page on,
+    its units read by both. One that wrote before keeps reading by language (its units lack the
+    crossing model's vectors) until switched."""
+    english, other, crossing = _Counting(32), _Counting(16), _Counting(24)
+    with Engine.open(tmp_path / "d", Settings(dense_reading="by-language"), ChainEmbedder(english, other, crossing)) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("old"))
+        assert engine.store.org_settings() == {} and engine.store.count_vectors(crossing.model_id) == 0
+    with Engine.open(tmp_path / "d", Settings(), ChainEmbedder(english, other, crossing)) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme"))
+        english.queries = crossing.queries = 0
+        assert _dense(engine, GERMAN_Q, Caller("acme"))[0][0] == "https://help/refunds"
+        assert (english.queries, crossing.queries) == (0, 1)
+        english.queries = crossing.queries = 0
+        assert _dense(engine, "refund order number", Caller("acme")) == _dense(engine, "refund order number",
+                                                                            Caller("old"))
+        assert (english.queries, crossing.queries) == (2, 0)  # (in its own language: by language)
+        engine.ingest_loaded("parking", _page("parking", PARKING), Access("old"))
+        assert engine.readings.reading("acme") == "by-question" and engine.readings.reading("old") == "by-language"
+        assert engine.store.org_settings() == {"acme": {"dense": "by-question"}}
+        assert engine.store.count_vectors(crossing.model_id) == len(engine.store.allowed(Caller("acme")))
+        engine.ingest_loaded("parking", _page("parking", PARKING), Access("acme"))
+        assert engine.store.count_vectors(crossing.model_id) == len(engine.store.allowed(Caller("acme")))
+        english.queries = crossing.queries = 0
+        _dense(engine, GERMAN_Q, Caller("old"))
+        assert (english.queries, crossing.queries) == (1, 0)
+        # A help center with no English page is searched by language whatever the question's
+        # language (e5 reads it; USE's space gained nothing there): its units get both vectors.
+        engine.ingest_loaded("de", _page("erstattung", GERMAN), Access("gamma"))
+        assert engine.readings.reading("gamma") == "by-question"
+        assert engine.store.count_vectors(crossing.model_id) == len(engine.store.allowed(Caller("acme"))) + 2
+        english.queries = other.queries = crossing.queries = 0
+        assert _dense(engine, FRENCH_Q, Caller("gamma"))[0][0] == "https://help/erstattung"
+        assert (english.queries, other.queries) == (0, 1)  # (the chain: e5's half, then the crossing scorer)
+    # Without a crossing model of its own (USE missing: e5 would read every unit twice), or
+    # with by-language chosen, nothing is stored.
+    for settings, chain in ((Settings(), ChainEmbedder(HashEmbedder(32), HashEmbedder(16))),
+                            (Settings(dense_reading="by-language"), ChainEmbedder(english, other, crossing))):
+        with Engine.open(tmp_path / "e", settings, chain) as engine:
+            engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("new"))
+            assert engine.store.org_settings() == {}
+    with pytest.raises(ValueError, match="dense_reading"):
+        Settings(dense_reading="by-tone")  # type: ignore[arg-type]
+
+
+def test_the_command_line_shows_a_reading_stored_or_to_come(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from electa.cli.main import cli
+
+    with Engine.open(tmp_path / "d", Settings(dense_reading="by-language"),
+                     ChainEmbedder(HashEmbedder(32), HashEmbedder(16), HashEmbedder(24))) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("old"))
+        engine.store.add_organisation("new")
+    shown = {}
+    for org in ("old", "new"):
+        out = CliRunner().invoke(cli, ["orgs", "dense", org, "--data", str(tmp_path / "d")])
+        assert out.exit_code == 0, out.output
+        shown[org] = out.output.strip()
+    assert shown == {"old": "old: by-language", "new": "new: by-question (from its first write)"}
+    monkeypatch.setenv("ELECTA_DENSE_READING", "by-language")
+    out = CliRunner().invoke(cli, ["orgs", "dense", "new", "--data", str(tmp_path / "d")])
+    assert out.output.strip() == "new: by-language (from its first write)"
 
 
 def test_an_organisations_own_index_never_shows_another_organisations_pages(tmp_path: Path) -> None:
@@ -241,13 +308,15 @@ def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: 
     """Review: `electa tune DATASET --agent ORG/AGENT` tunes on the chain's scores (the set is
     searched as the evaluation's organisation) but recorded the agent's organisation's model,
     so a multilingual organisation would have used it on the other model's scores. It records
-    the scores it was fitted on, and refuses an organisation that reads with another model."""
+    the scores it was fitted on; the set is searched as the organisation reads (a new
+    organisation reads by question, the store's evaluation organisation may be older), and an
+    organisation whose scores still differ (its pages in other languages) is refused."""
     import gzip
     import json
 
     from electa.eval import runner
 
-    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16))
+    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16), HashEmbedder(24))
     monkeypatch.setattr(runner, "create_embedder", lambda name: chain)
     data = tmp_path / "set"
     (data / "qrels").mkdir(parents=True)
@@ -261,14 +330,21 @@ def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: 
     with Engine.open(store, Settings(), chain) as engine:
         engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("acme", "bot"))
         engine.set_dense_reading("acme", "multilingual")
-    # (second review: recorded rightly, such a tuning would never be used for the organisation)
-    with pytest.raises(ConfigError, match="would never be used"):
-        runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("acme", "bot"))
+        engine.ingest_loaded("de", _page("erstattung", GERMAN), Access("gamma", "bot"))
+        engine.set_dense_reading("gamma", "by-language")  # (German pages: scores crossed by USE)
+    runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("acme", "bot"))
+    with Engine.open(store, Settings(), chain) as engine:
+        stored = engine.store.agent_settings("acme", "bot") or {}
+        assert engine.readings.reading(runner.EVAL_ORG) == "multilingual"
+    assert stored["model_id"] == chain.crossing.model_id == stored["tuned_on"]["model_id"]  # type: ignore[index]
     runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("beta", "bot"))
     with Engine.open(store, Settings(), chain) as engine:
         stored = engine.store.agent_settings("beta", "bot") or {}
-        assert engine.store.agent_settings("acme", "bot") is None
+        assert engine.readings.reading(runner.EVAL_ORG) == "by-language"
     assert stored["model_id"] == chain.model_id and stored["tuned_on"]["model_id"] == chain.model_id  # type: ignore[index]
+    # (second review: recorded rightly, such a tuning would never be used for the organisation)
+    with pytest.raises(ConfigError, match="would never be used"):
+        runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("gamma", "bot"))
 
 
 def test_a_failure_of_the_second_model_never_fails_the_write(tmp_path: Path) -> None:

@@ -76,18 +76,23 @@ def orgs_rotate_secret(name: str, data_dir: str | None) -> None:
 @store_option
 @friendly
 def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
-    """Show or set which model reads NAME's units and questions: by-language (the default: MiniLM
-    for English, multilingual-e5-small for the rest), multilingual (USE multilingual for all;
-    one space in which a question best meets pages of other languages, at a cost to each
-    language's own pages) or by-question (both: a question in a language NAME writes in is
-    read by-language, one in another language by USE; for a help center whose visitors ask in
-    languages it is not written in)."""
+    """Show or set which model reads NAME's units and questions: by-question (a new
+    organisation's default, ELECTA_DENSE_READING: each unit read by its language's model and by
+    USE multilingual; a question in a language NAME writes in is read by-language, one in
+    another language by USE: an English help center's German visitors), by-language (MiniLM for
+    English, multilingual-e5-small for the rest; organisations that wrote before the default
+    changed keep it) or multilingual (USE for all; one space in which a question best meets
+    pages of other languages, at a cost to each language's own pages)."""
     from electa.cli.common import open_engine
 
     if reading is None:  # (the store alone: no model to load)
         store = open_store(data_dir)
         try:
-            click.echo(f"{name}: {(store.org_settings().get(name) or {}).get('dense', BY_LANGUAGE)}")
+            stored = (store.org_settings().get(name) or {}).get("dense")
+            if stored is None and not store.list_sources(name):
+                click.echo(f"{name}: {Settings().dense_reading} (from its first write)")
+            else:
+                click.echo(f"{name}: {stored or BY_LANGUAGE}")
         finally:
             store.shutdown()
         return

@@ -212,8 +212,9 @@ class ChainEmbedder:
 
 class LazyEmbedder:
     """An embedder made on its first use: a chain whose help center is all English never loads
-    its multilingual model (USE's session took seconds to build and 120 MB to hold; e5's engine
-    maps its 72 MB file)."""
+    e5 (its engine maps its 72 MB file), nor USE unless an organisation reads with it (a new
+    one's default, ``by-question``: its session takes about 3 s to build and 300 MB to hold,
+    ``bench/reading_cost.py``)."""
 
     def __init__(self, factory: Callable[[], Embedder], model_id: str, dim: int,
                  map_: tuple[float, float] = IDENTITY, maps: dict[str, tuple[float, float]] | None = None) -> None:

@@ -312,6 +312,12 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
         else:
             caller, key, legs = Caller(EVAL_ORG), "ext_id", None
+            if agent is not None and engine.readings.model is not None \
+                    and (reading := engine.readings.reading(agent[0])) != engine.readings.reading(caller.org):
+                # The set is searched as the organisation reads (a new one reads by question, a
+                # store's evaluation organisation may have been made before): its scores are those
+                # the tuning will meet (the set's units get the vectors that reading needs).
+                engine.set_dense_reading(caller.org, reading, progress)
             if agent is not None and engine.dense_model_id(agent[0]) != engine.dense_model_id(caller.org):
                 raise ConfigError(f"organisation {agent[0]} reads with {engine.dense_model_id(agent[0])}, but the set is"
                                   f" searched with {engine.dense_model_id(caller.org)}: a tuning fitted on those scores"

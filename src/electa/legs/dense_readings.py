@@ -2,7 +2,9 @@
 
 Under the default embedder chain (:mod:`electa.embedders.chain`) each unit is read by the model
 of its document's language: MiniLM for English, multilingual-e5-small for the rest. That is the
-``by-language`` reading, every organisation's default. An organisation whose visitors ask in
+``by-language`` reading, of every organisation that wrote before ``by-question`` became a new
+one's default (``Settings.dense_reading``, stored with it before its first write:
+:meth:`electa.engine.Engine._first_reading`). An organisation whose visitors ask in
 many languages about pages in one, or whose pages mix languages, may choose ``multilingual``:
 every unit of its own, English ones too, read by one model that carries a question across
 languages (USE, the chain's ``crossing``), and its questions searched in that model's space
@@ -12,8 +14,9 @@ with USE for all against the chain's 0.4312; SciFact train served 0.6369 with US
 against 0.7222).
 
 ``by-question`` keeps both: each unit read by its language's model and by USE, a question in a
-language the organisation writes in searched by language (exactly as by default), one in
-another language in USE's space. An English help center asked in other languages needs it:
+language the organisation writes in searched by language (exactly as ``by-language``), one in
+another language, where some of its pages are English, in USE's space
+(:func:`electa.legs.dense.elsewhere`). An English help center asked in other languages needs it:
 XQuAD-R's English sentences alone, asked in every language, served German questions 0.4420,
 Chinese ones 0.1003 by language, 0.6664 and 0.6191 by question, English ones 0.8796 either way
 (USE for all: 0.6693, 0.6216, 0.8740; ``bench/multilingual.py --corpus en``).
@@ -49,10 +52,11 @@ from electa.types import Caller
 BY_LANGUAGE = "by-language"
 MULTILINGUAL = "multilingual"
 BY_QUESTION = "by-question"
-READINGS = {BY_LANGUAGE: "each unit read by the model of its document's language (the default)",
+READINGS = {BY_LANGUAGE: "each unit read by the model of its document's language",
             MULTILINGUAL: "every unit and question read by one model that crosses languages (USE)",
             BY_QUESTION: "each unit read both ways; a question in a language the organisation writes in is"
-                         " searched by-language, one in another language multilingual"}
+                         " searched by-language, one in another language (pages partly English) multilingual"
+                         " (a new organisation's default)"}
 # The readings that keep the multilingual model's vectors of the organisation's units.
 KEEPING = frozenset({MULTILINGUAL, BY_QUESTION})
 

@@ -162,8 +162,9 @@ class IndexStore(Protocol):
     def languages(self, caller: Caller) -> tuple[str, ...]:
         """The languages (ISO 639-1) the units of the caller's organisation and agent (every
         agent's, for a caller naming none) are analysed in, sorted; the default language alone
-        for none. Never another organisation's: a question is analysed in each of them, and
-        its scores must not move with another tenant's writes."""
+        for none. Only those a stored document is written in now (the last German page deleted,
+        German is no longer one). Never another organisation's: a question is analysed in each
+        of them, and its scores must not move with another tenant's writes."""
         ...
 
     def stored_languages(self) -> tuple[str, ...]:

@@ -148,8 +148,9 @@ CREATE TABLE IF NOT EXISTS chunk_flags(
 -- the writes (drop these, add the ids above the last read) instead of being read again whole.
 CREATE TABLE IF NOT EXISTS removed_units(after_generation INTEGER NOT NULL, chunk_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS removed_units_generation ON removed_units(after_generation);
--- The languages each organisation's agent has units in (issue 14): a question is analysed in each.
--- Only ever added to: a language left over after its last unit is deleted costs a few query terms.
+-- The languages each organisation's agent has had units in (issue 14): a question is analysed in
+-- each that a document of the agent is still written in (read through documents_lang). Only
+-- ever added to, so that a delete never races a write of the same language.
 CREATE TABLE IF NOT EXISTS languages(org TEXT NOT NULL, agent TEXT NOT NULL, lang TEXT NOT NULL,
   PRIMARY KEY(org, agent, lang));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
@@ -288,6 +289,7 @@ class SqliteStore(OperationalTables):
                 add_missing_columns(self.con)  # older stores: keys gain scope, name, expiry
                 # On a column older stores gain above: made after it.
                 self.con.execute("CREATE INDEX IF NOT EXISTS feedback_person ON feedback(org, person)")
+                self.con.execute("CREATE INDEX IF NOT EXISTS documents_lang ON documents(org, agent, lang)")
             with self.transaction() as con:
                 con.execute(
                     "INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (SCHEMA_VERSION,)
@@ -722,11 +724,11 @@ class SqliteStore(OperationalTables):
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def languages(self, caller: Caller) -> tuple[str, ...]:
-        if caller.agent is None:  # every agent of the organisation
-            rows = self.con.execute("SELECT DISTINCT lang FROM languages WHERE org=? ORDER BY lang", (caller.org,))
-        else:
-            rows = self.con.execute("SELECT lang FROM languages WHERE org=? AND agent=? ORDER BY lang",
-                                    (caller.org, caller.agent))
+        agent = "" if caller.agent is None else " AND l.agent=?"  # (none: every agent of the organisation)
+        rows = self.con.execute(
+            f"SELECT DISTINCT l.lang FROM languages l WHERE l.org=?{agent} AND EXISTS(SELECT 1 FROM documents d"
+            " WHERE d.org=l.org AND d.agent=l.agent AND d.lang IN (l.lang, CASE l.lang WHEN ? THEN '' END))"
+            " ORDER BY l.lang", (caller.org, *(() if caller.agent is None else (caller.agent,)), DEFAULT_LANGUAGE))
         return tuple(str(r[0]) for r in rows) or (DEFAULT_LANGUAGE,)
 
     def stored_languages(self) -> tuple[str, ...]:

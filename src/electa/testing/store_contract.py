@@ -253,6 +253,31 @@ class StoreContract:
         assert store.mentions("客服", caller) and not store.mentions("客服", Caller("rival", "bot"))
         assert store.title_matches("政策", caller, 10) == [zh]
 
+    def test_a_language_whose_last_page_is_gone_is_no_longer_the_organisations(self, store) -> None:  # type: ignore[no-untyped-def]
+        """An English help center that once had a German page: its German visitors are again
+        asked in a language it does not write in (a ``by-question`` organisation searches them
+        with the multilingual model), and no German analysis is added to its questions."""
+        bot = Access("acme", "bot")
+        store.put_source(record("de.md", "1", bot), [prepared(
+            "d", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben.",
+            title="Erstattung")])
+        store.put_source(record("en.md", "2", bot), [prepared(
+            "e", "Refunds are issued within fourteen days of purchase.", title="Refunds")])
+        store.put_source(record("de.md", "1", Access("acme", "web")), [prepared(
+            "d", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben.",
+            title="Erstattung")])
+        assert store.languages(Caller("acme", "bot")) == ("de", "en")
+        assert store.delete_source("acme", "bot", "de.md") > 0
+        assert store.languages(Caller("acme", "bot")) == ("en",)
+        assert store.languages(Caller("acme")) == ("de", "en")  # (the web agent's German page stays)
+        store.put_source(record("de.md", "3", bot), [prepared(
+            "d2", "Die Rechnung wird jeden Monat per E-Mail verschickt, sobald die Zahlung eingegangen ist.",
+            title="Rechnung")])
+        assert store.languages(Caller("acme", "bot")) == ("de", "en")  # back with a page in it
+        for uri in ("de.md", "en.md"):
+            store.delete_source("acme", "bot", uri)
+        assert store.languages(Caller("acme", "bot")) == ("en",)  # none left: the default
+
     def test_lexical_image_weights_title_twice(self, store) -> None:  # type: ignore[no-untyped-def]
         # Five rows of four words each (so every length is the average): "refund" in X's title,
         # in Y's body, nowhere else. N=5, n_t=2: idf = ln(3.5/2.5). With k1=1.2, b=0.75 and

@@ -529,12 +529,14 @@ class PostgresStore(PgOperationalTables):
 
     @matches_nothing_with_nul(lambda: (DEFAULT_LANGUAGE,), "caller")
     def languages(self, caller: Caller) -> tuple[str, ...]:
+        agent = "" if caller.agent is None else " AND l.agent=%s"  # (none: every agent of the organisation)
         with self.db.tx(caller.org) as con:
-            if caller.agent is None:  # every agent of the organisation
-                rows = con.execute("SELECT DISTINCT lang FROM languages WHERE org=%s ORDER BY lang", (caller.org,))
-            else:
-                rows = con.execute("SELECT lang FROM languages WHERE org=%s AND agent=%s ORDER BY lang",
-                                   (caller.org, caller.agent))
+            # Those a document of the agent is still written in (the table is only ever added to:
+            # a delete never races a write of the same language; documents_lang answers each).
+            rows = con.execute(
+                f"SELECT DISTINCT l.lang FROM languages l WHERE l.org=%s{agent} AND EXISTS(SELECT 1 FROM documents d"
+                " WHERE d.org=l.org AND d.agent=l.agent AND d.lang IN (l.lang, CASE l.lang WHEN %s THEN '' END))"
+                " ORDER BY l.lang", (caller.org, *(() if caller.agent is None else (caller.agent,)), DEFAULT_LANGUAGE))
             return tuple(str(r[0]) for r in rows.fetchall()) or (DEFAULT_LANGUAGE,)
 
     def stored_languages(self) -> tuple[str, ...]:
