@@ -46,7 +46,7 @@ from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
 from electa.legs.crossing import CrossingScorer, WhenLoaded
 from electa.legs.dense import DenseLeg
-from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTILINGUAL, DenseReadings, check_reading
+from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTILINGUAL, READINGS, DenseReadings, check_reading
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
@@ -151,7 +151,6 @@ class Engine:
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
         self._own_checked = 0  # the same for the multilingual vectors of organisations that read with them
-        self._settled: set[str] = set()  # organisations whose reading this process has seen stored or left alone
         self._stale_tunings: set[tuple[str, str, str]] = set()  # (org, agent, model) said once each
         self.ltr_models = AgentModels(store.agent_settings, Serving(
             embedder.model_id if embedder else None, CHUNKER_VERSION,
@@ -261,25 +260,37 @@ class Engine:
     def _ingestor(self, org: str) -> Ingestor:
         if self._mismatch:
             raise ModelMismatchError(self._mismatch)
-        self._first_reading(org)
+        self.adopt_default_reading(org)
         s = self.settings
         return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,
                         s.child_chars, s.child_overlap, int(s.max_file_mb * 2**20), self.recipe, s.language)
 
-    def _first_reading(self, org: str) -> None:
-        """Store the default reading (``settings.dense_reading``) with an organisation that has
-        none and no source yet, before its first write, so that its units are read that way from
-        the first (``by-question``: its USE vectors made with its chain ones after each write). An
-        organisation that wrote before keeps what it reads with (``by-language`` where none is
-        stored): its units lack USE's vectors, which ``electa orgs dense ORG by-question`` makes."""
-        if org in self._settled or self.readings.model is None or self.crossing is None:
-            return  # (no chain, or one whose crossing model is e5: every unit read twice by e5)
-        reading = self.settings.dense_reading
-        if reading != BY_LANGUAGE:
-            current = self.store.org_settings().get(org) or {}
-            if "dense" not in current and not self.store.list_sources(org):
-                self.store.set_org_settings(org, {**current, "dense": reading})
-        self._settled.add(org)
+    @property
+    def new_reading(self) -> str:
+        """The dense reading a new organisation gets at its first write: ``settings.dense_reading``
+        under the chain with a crossing model of its own (USE), else ``by-language`` (without
+        USE, e5 would read every unit twice; without the chain, there is no other)."""
+        if self.readings.model is None or self.crossing is None:
+            return BY_LANGUAGE
+        return self.settings.dense_reading
+
+    def adopt_default_reading(self, org: str) -> str:
+        """Store :attr:`new_reading` with an organisation that has no reading stored and no
+        source (before its first write, so that its units are read that way from the first:
+        ``by-question``'s USE vectors made after each write, with the chain's). One that wrote
+        before keeps ``by-language`` (its units lack USE's vectors, which ``electa orgs dense
+        ORG by-question`` makes); one whose every source was deleted starts again as new.
+        Returns the organisation's reading. (Two first writes store the same; an `electa orgs
+        dense` made by another process between this read and write is overwritten.)"""
+        current = self.store.org_settings().get(org) or {}
+        stored = current.get("dense")
+        if isinstance(stored, str) and stored in READINGS:
+            return stored
+        reading = self.new_reading
+        if reading != BY_LANGUAGE and not self.store.has_sources(org):
+            self.store.set_org_settings(org, {**current, "dense": reading})
+            return reading
+        return BY_LANGUAGE
 
     def _warm_chain(self) -> bool:
         """Load the chain's models that the stored languages need, and its crossing model where
@@ -382,7 +393,7 @@ class Engine:
         # (``by-question``: the engine's scores, marked with the model of the other questions)
         if not crossing and not language_maps(model.other if isinstance(model, ChainEmbedder) else model):
             return own if own is not None else self.readings.model_id(org, self.embedder.model_id)
-        languages = self.store.languages(Caller(org))
+        languages = self.fulltext.languages(Caller(org), self.store.generation)  # (read once per generation)
         crosses = crossing and any(lang not in ENGLISH for lang in languages)
         maps = {lang: correction for lang in sorted(set(languages))
                 if (correction := language_correction(model, lang)) is not None}
@@ -405,7 +416,7 @@ class Engine:
         done = 0
         if reading in KEEPING:
             done, _ = self._embed_missing(model, 256, None, progress, orgs=[org])
-        if current.get("dense", BY_LANGUAGE) != reading:
+        if current.get("dense") != reading:  # (by-language too: else a first write would store the default)
             self.store.set_org_settings(org, {**current, "dense": reading})
         if reading in KEEPING:
             self._own_checked = 0  # what another process wrote before it saw the switch

@@ -194,6 +194,16 @@ def test_a_new_organisation_reads_by_question_from_its_first_write(tmp_path: Pat
         english.queries = other.queries = crossing.queries = 0
         assert _dense(engine, FRENCH_Q, Caller("gamma"))[0][0] == "https://help/erstattung"
         assert (english.queries, other.queries) == (0, 1)  # (the chain: e5's half, then the crossing scorer)
+        # Review: a reading chosen before an organisation's first write is kept by it.
+        assert engine.set_dense_reading("chosen", "by-language") == 0
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("chosen"))
+        assert engine.readings.reading("chosen") == "by-language"
+        assert not len(engine.store.vectors_of(crossing.model_id, engine.store.allowed(Caller("chosen")).ids)[0])
+        # An organisation whose every source was deleted starts again as a new one.
+        for source in engine.store.list_sources("old"):
+            engine.delete_source("old", str(source["agent"]), str(source["uri"]))
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("old"))
+        assert engine.readings.reading("old") == "by-question"
     # Without a crossing model of its own (USE missing: e5 would read every unit twice), or
     # with by-language chosen, nothing is stored.
     for settings, chain in ((Settings(), ChainEmbedder(HashEmbedder(32), HashEmbedder(16))),
@@ -219,10 +229,11 @@ def test_the_command_line_shows_a_reading_stored_or_to_come(tmp_path: Path, monk
         out = CliRunner().invoke(cli, ["orgs", "dense", org, "--data", str(tmp_path / "d")])
         assert out.exit_code == 0, out.output
         shown[org] = out.output.strip()
-    assert shown == {"old": "old: by-language", "new": "new: by-question (from its first write)"}
+    assert shown == {"old": "old: by-language",
+                     "new": "new: by-question from its first write, under the embedder chain with USE (else by-language)"}
     monkeypatch.setenv("ELECTA_DENSE_READING", "by-language")
     out = CliRunner().invoke(cli, ["orgs", "dense", "new", "--data", str(tmp_path / "d")])
-    assert out.output.strip() == "new: by-language (from its first write)"
+    assert out.output.strip() == "new: by-language"
 
 
 def test_an_organisations_own_index_never_shows_another_organisations_pages(tmp_path: Path) -> None:
@@ -332,16 +343,22 @@ def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: 
         engine.set_dense_reading("acme", "multilingual")
         engine.ingest_loaded("de", _page("erstattung", GERMAN), Access("gamma", "bot"))
         engine.set_dense_reading("gamma", "by-language")  # (German pages: scores crossed by USE)
-    runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("acme", "bot"))
-    with Engine.open(store, Settings(), chain) as engine:
-        stored = engine.store.agent_settings("acme", "bot") or {}
-        assert engine.readings.reading(runner.EVAL_ORG) == "multilingual"
-    assert stored["model_id"] == chain.crossing.model_id == stored["tuned_on"]["model_id"]  # type: ignore[index]
-    runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("beta", "bot"))
-    with Engine.open(store, Settings(), chain) as engine:
-        stored = engine.store.agent_settings("beta", "bot") or {}
-        assert engine.readings.reading(runner.EVAL_ORG) == "by-language"
-    assert stored["model_id"] == chain.model_id and stored["tuned_on"]["model_id"] == chain.model_id  # type: ignore[index]
+    with Engine.open(store, Settings(dense_reading="by-language"), chain) as engine:
+        engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("delta", "bot"))  # (one that wrote before)
+    # Each agent's tuning is fitted on the scores of its organisation's reading, and used:
+    # multilingual; a new organisation's (stored now, as its first write would); by-language,
+    # after the store's evaluation organisation read by question (review: fitted on the set as
+    # that organisation read it, it was never used).
+    expected = {"acme": chain.crossing.model_id, "beta": f"{chain.model_id}+by-question:{chain.crossing.model_id}",
+                "delta": chain.model_id}
+    for org, model in expected.items():
+        runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=(org, "bot"))
+        with Engine.open(store, Settings(), chain) as engine:
+            stored = engine.store.agent_settings(org, "bot") or {}
+            assert engine.readings.reading(runner.EVAL_ORG) == engine.readings.reading(org)
+            assert stored["model_id"] == model == stored["tuned_on"]["model_id"], org  # type: ignore[index]
+            assert engine._agent_profile(Caller(org, "bot"), stored)["fusion"], org
+    assert Engine.open(store, Settings(), chain).readings.reading("beta") == "by-question"
     # (second review: recorded rightly, such a tuning would never be used for the organisation)
     with pytest.raises(ConfigError, match="would never be used"):
         runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("gamma", "bot"))

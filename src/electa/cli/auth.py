@@ -89,8 +89,10 @@ def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
         store = open_store(data_dir)
         try:
             stored = (store.org_settings().get(name) or {}).get("dense")
-            if stored is None and not store.list_sources(name):
-                click.echo(f"{name}: {Settings().dense_reading} (from its first write)")
+            new = Settings().dense_reading
+            if stored is None and not store.has_sources(name) and new != BY_LANGUAGE:
+                click.echo(f"{name}: {new} from its first write, under the embedder chain with USE"
+                           f" (else {BY_LANGUAGE})")
             else:
                 click.echo(f"{name}: {stored or BY_LANGUAGE}")
         finally:

@@ -85,8 +85,15 @@ def default_data_dir(beir: BeirSet, model_id: str, settings: Settings | None = N
     return root / f"{beir.name}-{beir.corpus_hash}-{tag}"
 
 
-def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool) -> float:
+def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool, reading: str | None = None) -> float:
+    """Ingest the set's corpus as the evaluation's organisation (skipped when unchanged), which
+    reads with ``reading``, by default the one a new organisation gets (:attr:`Engine.new_reading`):
+    set before the write, so that a cached store measures the same reading whatever was run on it
+    before (a switch embeds what that reading lacks, once)."""
     start = time.perf_counter()
+    wanted = reading or engine.new_reading
+    if engine.readings.model is not None and (engine.store.org_settings().get(EVAL_ORG) or {}).get("dense") != wanted:
+        engine.set_dense_reading(EVAL_ORG, wanted, progress)
     outcome = engine.ingest_loaded(f"beir:{beir.name}", Loaded(documents=beir.corpus), Access(EVAL_ORG),
                                    kind="beir", content_hash=beir.corpus_hash, progress=progress)
     if engine.embedder is not None and engine.store.documents_missing_title_units(1):
@@ -216,11 +223,13 @@ def _dedupe(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress: bool = False,
                       caller: Caller | None = None, key: str = "ext_id", legs: Sequence[str] | None = None,
-                      tables: dict[str, list[Candidate]] | None = None) -> dict[str, LegLists]:
+                      tables: dict[str, list[Candidate]] | None = None,
+                      reading: str | None = None) -> dict[str, LegLists]:
     """Per query, each leg's ranked document keys and raw scores (documents, not units: C6).
-    With ``tables``, also fills each query's scored candidates (for calibration)."""
+    With ``tables``, also fills each query's scored candidates (for calibration); ``reading``:
+    the evaluation organisation's dense reading (:func:`ingest_corpus`)."""
     if beir.corpus:
-        ingest_corpus(engine, beir, progress)
+        ingest_corpus(engine, beir, progress, reading)
     engine.fulltext.warm()
     caller = caller or Caller(EVAL_ORG)
     legs = [name for name, leg in engine.legs.items() if leg.available() and (legs is None or name in legs)]
@@ -312,19 +321,17 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
         else:
             caller, key, legs = Caller(EVAL_ORG), "ext_id", None
-            if agent is not None and engine.readings.model is not None \
-                    and (reading := engine.readings.reading(agent[0])) != engine.readings.reading(caller.org):
-                # The set is searched as the organisation reads (a new one reads by question, a
-                # store's evaluation organisation may have been made before): its scores are those
-                # the tuning will meet (the set's units get the vectors that reading needs).
-                engine.set_dense_reading(caller.org, reading, progress)
-            if agent is not None and engine.dense_model_id(agent[0]) != engine.dense_model_id(caller.org):
-                raise ConfigError(f"organisation {agent[0]} reads with {engine.dense_model_id(agent[0])}, but the set is"
-                                  f" searched with {engine.dense_model_id(caller.org)}: a tuning fitted on those scores"
-                                  f" would never be used for it; tune on its golden set (`electa tune --agent"
-                                  f" {agent[0]}/{agent[1]} --data DIR`)")
+        # The set is searched as the organisation reads (a new one's reading stored now, as its
+        # first write would): its scores are those the tuning will meet.
+        reading = engine.adopt_default_reading(agent[0]) if agent is not None and dataset is not None else None
         tables: dict[str, list[Candidate]] = {}
-        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables)
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, reading)
+        if agent is not None and dataset is not None and engine.dense_model_id(agent[0]) != engine.dense_model_id(caller.org):
+            # (the model ids read after the set is stored: they name its languages too)
+            raise ConfigError(f"organisation {agent[0]} reads with {engine.dense_model_id(agent[0])}, but the set is"
+                              f" searched with {engine.dense_model_id(caller.org)}: a tuning fitted on those scores"
+                              f" would never be used for it; tune on its golden set (`electa tune --agent"
+                              f" {agent[0]}/{agent[1]} --data DIR`)")
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         # The served order (C4, lift 0.1) under default settings is what tuning has to beat.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,

@@ -4,7 +4,7 @@ Under the default embedder chain (:mod:`electa.embedders.chain`) each unit is re
 of its document's language: MiniLM for English, multilingual-e5-small for the rest. That is the
 ``by-language`` reading, of every organisation that wrote before ``by-question`` became a new
 one's default (``Settings.dense_reading``, stored with it before its first write:
-:meth:`electa.engine.Engine._first_reading`). An organisation whose visitors ask in
+:meth:`electa.engine.Engine.adopt_default_reading`). An organisation whose visitors ask in
 many languages about pages in one, or whose pages mix languages, may choose ``multilingual``:
 every unit of its own, English ones too, read by one model that carries a question across
 languages (USE, the chain's ``crossing``), and its questions searched in that model's space

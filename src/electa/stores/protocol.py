@@ -169,7 +169,9 @@ class IndexStore(Protocol):
 
     def stored_languages(self) -> tuple[str, ...]:
         """Every language any organisation's units are analysed in, sorted (the engine's own
-        use, never a caller's: it loads the models those languages need when it opens)."""
+        use, never a caller's: it loads the models those languages need when it opens); unlike
+        :meth:`languages`, one whose last page was deleted may still be listed (a model loaded
+        for nothing, no search changed)."""
         ...
 
     def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:
@@ -182,6 +184,10 @@ class IndexStore(Protocol):
         """Every source (of ``org``), ordered by org, agent, uri: ``id, org, agent, uri, kind,
         url, version, content_hash, documents, access`` (a dict: ``org, agent, public,
         principals`` sorted) ``, updated_at``."""
+        ...
+
+    def has_sources(self, org: str) -> bool:
+        """Whether ``org`` holds any source (one index probe, whatever its number)."""
         ...
 
     def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:

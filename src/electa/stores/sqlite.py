@@ -1097,6 +1097,9 @@ class SqliteStore(OperationalTables):
             params = (org,)
         return [_source_record(row) for row in self.con.execute(sql + " ORDER BY org, agent, uri", params)]
 
+    def has_sources(self, org: str) -> bool:
+        return self.con.execute("SELECT 1 FROM sources WHERE org=? LIMIT 1", (org,)).fetchone() is not None
+
     # -- feedback and per-agent settings ------------------------------------------------------
     def stats(self) -> dict[str, object]:
         con = self.con

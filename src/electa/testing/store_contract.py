@@ -267,6 +267,7 @@ class StoreContract:
             "d", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben.",
             title="Erstattung")])
         assert store.languages(Caller("acme", "bot")) == ("de", "en")
+        assert store.has_sources("acme") and not store.has_sources("nobody") and not store.has_sources("acme\x00")
         assert store.delete_source("acme", "bot", "de.md") > 0
         assert store.languages(Caller("acme", "bot")) == ("en",)
         assert store.languages(Caller("acme")) == ("de", "en")  # (the web agent's German page stays)
@@ -277,6 +278,19 @@ class StoreContract:
         for uri in ("de.md", "en.md"):
             store.delete_source("acme", "bot", uri)
         assert store.languages(Caller("acme", "bot")) == ("en",)  # none left: the default
+        assert store.has_sources("acme")  # (the web agent's)
+        store.delete_source("acme", "web", "de.md")
+        assert not store.has_sources("acme")
+        # A page read as no language counts as English (as it is analysed), and goes with its page.
+        store.put_source(record("n.md", "4", bot), [prepared("n", "4711 0815 2024 1999 42", title="42")])
+        store.put_source(record("de.md", "5", bot), [prepared(
+            "d3", "Die Rechnung wird jeden Monat per E-Mail verschickt, sobald die Zahlung eingegangen ist.",
+            title="Rechnung")])
+        (number,) = [u for u, lang in store.unit_languages(store.allowed(Caller("acme", "bot")).ids.tolist()).items()
+                     if lang == ""][:1]
+        assert number and store.languages(Caller("acme", "bot")) == ("de", "en")
+        store.delete_source("acme", "bot", "n.md")
+        assert store.languages(Caller("acme", "bot")) == ("de",)
 
     def test_lexical_image_weights_title_twice(self, store) -> None:  # type: ignore[no-untyped-def]
         # Five rows of four words each (so every length is the average): "refund" in X's title,

@@ -219,6 +219,11 @@ class PostgresStore(PgOperationalTables):
             rows = con.execute(sql + ' ORDER BY org COLLATE "C", agent COLLATE "C", uri COLLATE "C"', params).fetchall()
         return [_source_record(r) for r in rows]
 
+    @matches_nothing_with_nul(lambda: False, "org")
+    def has_sources(self, org: str) -> bool:
+        with self.db.tx(org) as con:
+            return con.execute("SELECT 1 FROM sources WHERE org=%s LIMIT 1", (org,)).fetchone() is not None
+
     @matches_nothing_with_nul(set, "org", "agent")
     def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
         with self.db.tx(org) as con:
