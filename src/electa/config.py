@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     # get the mean of their parts' vectors) or "encoded" (every unit read); electa.ingest.unit_vectors.
     unit_vectors: str = "pooled"
     # How a new organisation's units and questions are read under the chain, stored with it at
-    # its first write (electa.legs.dense_readings; `electa orgs dense` changes it after):
+    # its first write (electa.legs.dense_readings; `electa orgs dense` sets it, before or after):
     # "by-question" (each unit read by its language's model and by USE; a question in a language
     # the organisation does not write in searched in USE's space: an English help center's German
     # visitors), "by-language" (the chain alone: no USE vectors, the release before's default),

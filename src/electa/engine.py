@@ -46,7 +46,7 @@ from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
 from electa.legs.crossing import CrossingScorer, WhenLoaded
 from electa.legs.dense import DenseLeg
-from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTILINGUAL, READINGS, DenseReadings, check_reading
+from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTILINGUAL, DenseReadings, check_reading
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
@@ -282,15 +282,27 @@ class Engine:
         ORG by-question`` makes); one whose every source was deleted starts again as new.
         Returns the organisation's reading. (Two first writes store the same; an `electa orgs
         dense` made by another process between this read and write is overwritten.)"""
-        current = self.store.org_settings().get(org) or {}
-        stored = current.get("dense")
-        if isinstance(stored, str) and stored in READINGS:
+        if self.readings.model is None:
+            return BY_LANGUAGE  # (no chain: no other reading, nothing read)
+        stored = self.readings.readings().get(org)  # (read once per generation)
+        if stored is not None:
             return stored
         reading = self.new_reading
-        if reading != BY_LANGUAGE and not self.store.has_sources(org):
-            self.store.set_org_settings(org, {**current, "dense": reading})
-            return reading
-        return BY_LANGUAGE
+        if reading == BY_LANGUAGE or self.store.has_sources(org):
+            return BY_LANGUAGE
+        self.store.set_org_settings(org, {**(self.store.org_settings().get(org) or {}), "dense": reading})
+        return reading
+
+    def read_as(self, org: str, reading: str | None = None, progress: bool = False) -> int:
+        """Make ``org`` read with ``reading``, by default :attr:`new_reading` (an evaluation's
+        organisation measures what a new one gets, whatever its cached store ran before), storing
+        it only where needed (not ``by-language`` where none is stored and none is to come).
+        Returns how many units were embedded (:meth:`set_dense_reading`)."""
+        wanted = check_reading(reading or self.new_reading)
+        stored = self.readings.readings().get(org)
+        if self.readings.model is None or stored == wanted or (stored is None and wanted == BY_LANGUAGE == self.new_reading):
+            return 0
+        return self.set_dense_reading(org, wanted, progress)
 
     def _warm_chain(self) -> bool:
         """Load the chain's models that the stored languages need, and its crossing model where

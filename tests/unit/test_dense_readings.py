@@ -346,11 +346,11 @@ def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: 
     with Engine.open(store, Settings(dense_reading="by-language"), chain) as engine:
         engine.ingest_loaded("kb", _page("refunds", REFUNDS), Access("delta", "bot"))  # (one that wrote before)
     # Each agent's tuning is fitted on the scores of its organisation's reading, and used:
-    # multilingual; a new organisation's (stored now, as its first write would); by-language,
-    # after the store's evaluation organisation read by question (review: fitted on the set as
-    # that organisation read it, it was never used).
-    expected = {"acme": chain.crossing.model_id, "beta": f"{chain.model_id}+by-question:{chain.crossing.model_id}",
-                "delta": chain.model_id}
+    # by-language, the set stored first (review: the evaluation organisation's first write
+    # stored by-question after the readings were compared, and the tuning was never used);
+    # multilingual; a new organisation's (stored now, as its first write would).
+    expected = {"delta": chain.model_id, "acme": chain.crossing.model_id,
+                "beta": f"{chain.model_id}+by-question:{chain.crossing.model_id}"}
     for org, model in expected.items():
         runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=(org, "bot"))
         with Engine.open(store, Settings(), chain) as engine:
@@ -358,10 +358,42 @@ def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: 
             assert engine.readings.reading(runner.EVAL_ORG) == engine.readings.reading(org)
             assert stored["model_id"] == model == stored["tuned_on"]["model_id"], org  # type: ignore[index]
             assert engine._agent_profile(Caller(org, "bot"), stored)["fusion"], org
-    assert Engine.open(store, Settings(), chain).readings.reading("beta") == "by-question"
+    with Engine.open(store, Settings(), chain) as engine:
+        assert engine.readings.reading("beta") == "by-question"
+
     # (second review: recorded rightly, such a tuning would never be used for the organisation)
     with pytest.raises(ConfigError, match="would never be used"):
         runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=10, agent=("gamma", "bot"))
+
+
+def test_an_evaluation_reads_its_set_as_a_new_organisation_would(tmp_path: Path) -> None:
+    """Review: a cached evaluation store kept the reading it was made with (or that a tune left),
+    so the same `electa eval` measured by-language on one machine and by-question on another."""
+    from electa.eval.answer_sets import AnswerSet, Ingestion, SetKind, ingest_set
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import EVAL_ORG, ingest_corpus
+
+    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16), HashEmbedder(24))
+    beir = BeirSet("set", [Document("d0", "Refunds", REFUNDS, ""), Document("d1", "Parking", PARKING, "")],
+                   {"q": "refund"}, {"q": {"d0": 1}}, "h")
+    with Engine.open(tmp_path / "d", Settings(dense_reading="by-language"), chain) as engine:
+        ingest_corpus(engine, beir, progress=False)
+        assert engine.store.org_settings() == {} and engine.store.count_vectors(chain.crossing.model_id) == 0
+    with Engine.open(tmp_path / "d", Settings(), chain) as engine:
+        ingest_corpus(engine, beir, progress=False)  # (the corpus unchanged: its USE vectors made by the switch)
+        assert engine.readings.reading(EVAL_ORG) == "by-question"
+        assert engine.store.count_vectors(chain.crossing.model_id) == len(engine.store.allowed(Caller(EVAL_ORG)))
+        ingest_corpus(engine, beir, progress=False, reading="by-language")  # (what a tune for such an agent asks)
+        assert engine.readings.reading(EVAL_ORG) == "by-language"
+        answers = AnswerSet("a", SetKind.XQUAD, "test", (), (Ingestion("kb", Access(EVAL_ORG), loaded=_page("p", PARKING)),),
+                            "h")
+        ingest_set(engine, answers)
+        assert engine.readings.reading(EVAL_ORG) == "by-question"
+    # Under a chain with no crossing model of its own, nothing is stored.
+    with Engine.open(tmp_path / "e", Settings(), ChainEmbedder(HashEmbedder(32), HashEmbedder(16))) as engine:
+        assert engine.new_reading == "by-language"
+        ingest_corpus(engine, beir, progress=False)
+        assert engine.store.org_settings() == {}
 
 
 def test_a_failure_of_the_second_model_never_fails_the_write(tmp_path: Path) -> None:

@@ -89,7 +89,10 @@ class AnswerSet:
 
 def ingest_set(engine: Engine, answer_set: AnswerSet, progress: bool = False) -> None:
     """Put the set's knowledge into ``engine`` (unchanged sources are skipped, so a cached store
-    only pays for the questions)."""
+    only pays for the questions), each organisation reading as a new one would
+    (:meth:`Engine.read_as`), whatever a cached store ran before."""
+    for org in dict.fromkeys(ing.access.org for ing in answer_set.ingestions):
+        engine.read_as(org, progress=progress)
     for ing in answer_set.ingestions:
         if ing.loaded is not None:
             engine.ingest_loaded(ing.uri, ing.loaded, ing.access, kind="beir", content_hash=answer_set.content_hash,

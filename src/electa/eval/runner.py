@@ -91,9 +91,7 @@ def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool, reading: str | 
     set before the write, so that a cached store measures the same reading whatever was run on it
     before (a switch embeds what that reading lacks, once)."""
     start = time.perf_counter()
-    wanted = reading or engine.new_reading
-    if engine.readings.model is not None and (engine.store.org_settings().get(EVAL_ORG) or {}).get("dense") != wanted:
-        engine.set_dense_reading(EVAL_ORG, wanted, progress)
+    engine.read_as(EVAL_ORG, reading, progress)
     outcome = engine.ingest_loaded(f"beir:{beir.name}", Loaded(documents=beir.corpus), Access(EVAL_ORG),
                                    kind="beir", content_hash=beir.corpus_hash, progress=progress)
     if engine.embedder is not None and engine.store.documents_missing_title_units(1):
@@ -321,17 +319,20 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
         else:
             caller, key, legs = Caller(EVAL_ORG), "ext_id", None
-        # The set is searched as the organisation reads (a new one's reading stored now, as its
-        # first write would): its scores are those the tuning will meet.
-        reading = engine.adopt_default_reading(agent[0]) if agent is not None and dataset is not None else None
+        reading = None
+        if agent is not None and dataset is not None:
+            # The set is searched as the organisation reads (a new one's reading stored now, as its
+            # first write would): its scores are those the tuning will meet. The model ids are
+            # compared once the set is stored (they name its languages too).
+            reading = engine.adopt_default_reading(agent[0])
+            ingest_corpus(engine, beir, progress, reading)
+            if engine.dense_model_id(agent[0]) != engine.dense_model_id(caller.org):
+                raise ConfigError(f"organisation {agent[0]} reads with {engine.dense_model_id(agent[0])}, but the set is"
+                                  f" searched with {engine.dense_model_id(caller.org)}: a tuning fitted on those scores"
+                                  f" would never be used for it; tune on its golden set (`electa tune --agent"
+                                  f" {agent[0]}/{agent[1]} --data DIR`)")
         tables: dict[str, list[Candidate]] = {}
         lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, reading)
-        if agent is not None and dataset is not None and engine.dense_model_id(agent[0]) != engine.dense_model_id(caller.org):
-            # (the model ids read after the set is stored: they name its languages too)
-            raise ConfigError(f"organisation {agent[0]} reads with {engine.dense_model_id(agent[0])}, but the set is"
-                              f" searched with {engine.dense_model_id(caller.org)}: a tuning fitted on those scores"
-                              f" would never be used for it; tune on its golden set (`electa tune --agent"
-                              f" {agent[0]}/{agent[1]} --data DIR`)")
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         # The served order (C4, lift 0.1) under default settings is what tuning has to beat.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,

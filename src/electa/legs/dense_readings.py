@@ -82,23 +82,23 @@ class DenseReadings:
         self._read: tuple[int, Mapping[str, str]] = (-1, MappingProxyType({}))
 
     def readings(self, generation: int | None = None) -> Mapping[str, str]:
-        """Organisation -> its reading, for those that keep the multilingual model's vectors,
-        as of the store's ``generation`` (its current one when not given; one read of the
-        settings per generation, which a switch moves)."""
+        """Organisation -> its stored reading, as of the store's ``generation`` (its current one
+        when not given; one read of the settings per generation, which a switch moves)."""
         generation = self.store.generation if generation is None else generation
         read = self._read  # (one tuple, replaced whole: never a generation with another's set)
         if read[0] != generation:
             read = (generation, MappingProxyType({org: s["dense"] for org, s in self.store.org_settings().items()
-                                                  if isinstance(s.get("dense"), str) and s["dense"] in KEEPING}))
+                                                  if isinstance(s.get("dense"), str) and s["dense"] in READINGS}))
             self._read = read
         return read[1]
 
     def multilingual(self, generation: int | None = None) -> frozenset[str]:
         """The organisations whose units keep the multilingual model's vectors (reading
         ``multilingual`` or ``by-question``)."""
-        return frozenset(self.readings(generation))
+        return frozenset(org for org, reading in self.readings(generation).items() if reading in KEEPING)
 
     def reading(self, org: str, generation: int | None = None) -> str:
+        """``org``'s reading (``by-language`` where none is stored)."""
         return self.readings(generation).get(org, BY_LANGUAGE)
 
     @property

@@ -17,7 +17,7 @@ import pytest
 
 from electa.auth.scopes import Scope
 from electa.errors import ConfigError, ModelMismatchError, NotFoundError
-from electa.stores.protocol import IndexStore, OperationalStore, PreparedDocument, SourceRecord, TextIndex
+from electa.stores.protocol import IndexStore, OperationalStore, PreparedDocument, SourceRecord, Store, TextIndex
 from electa.types import Access, Caller, Chunk, ChunkKind
 
 HALF = np.ones(4, dtype=np.float32) / 2.0  # the unit vector every prepared parent carries
@@ -39,6 +39,15 @@ def prepared_pair(kind: ChunkKind, question: str, answer: str, url: str) -> Prep
 
 def record(uri: str, content: str, access: Access) -> SourceRecord:
     return SourceRecord(access.org, access.agent, uri, "md", "", content, access)
+
+
+GERMAN_REFUND = "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben."
+GERMAN_INVOICE = "Die Rechnung wird jeden Monat per E-Mail verschickt, sobald die Zahlung eingegangen ist."
+
+
+def put_page(store: Store, uri: str, content: str, access: Access, ext_id: str, text: str, title: str) -> None:
+    """One page as one source (``content``: its content hash)."""
+    store.put_source(record(uri, content, access), [prepared(ext_id, text, title=title)])
 
 
 class StoreContract:
@@ -224,9 +233,7 @@ class StoreContract:
         from electa.stores.bm25_memory import search_segments
 
         bot = Access("acme", "bot")
-        store.put_source(record("de.md", "1", bot), [prepared(
-            "d", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben.",
-            title="Erstattung")])
+        put_page(store, "de.md", "1", bot, "d", GERMAN_REFUND, "Erstattung")
         store.put_source(record("zh.md", "2", bot), [prepared(
             "z", "退款将在购买后十四天内发放，请联系我们的客服团队。", title="退款政策")])
         store.put_source(record("en.md", "3", Access("rival", "bot")), [prepared(
@@ -258,22 +265,15 @@ class StoreContract:
         asked in a language it does not write in (a ``by-question`` organisation searches them
         with the multilingual model), and no German analysis is added to its questions."""
         bot = Access("acme", "bot")
-        store.put_source(record("de.md", "1", bot), [prepared(
-            "d", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben.",
-            title="Erstattung")])
-        store.put_source(record("en.md", "2", bot), [prepared(
-            "e", "Refunds are issued within fourteen days of purchase.", title="Refunds")])
-        store.put_source(record("de.md", "1", Access("acme", "web")), [prepared(
-            "d", "Die Rückerstattungen erfolgen innerhalb von vierzehn Tagen nach dem Kauf, wenn Sie uns schreiben.",
-            title="Erstattung")])
+        put_page(store, "de.md", "1", bot, "d", GERMAN_REFUND, "Erstattung")
+        put_page(store, "en.md", "2", bot, "e", "Refunds are issued within fourteen days of purchase.", "Refunds")
+        put_page(store, "de.md", "1", Access("acme", "web"), "d", GERMAN_REFUND, "Erstattung")
         assert store.languages(Caller("acme", "bot")) == ("de", "en")
         assert store.has_sources("acme") and not store.has_sources("nobody") and not store.has_sources("acme\x00")
         assert store.delete_source("acme", "bot", "de.md") > 0
         assert store.languages(Caller("acme", "bot")) == ("en",)
         assert store.languages(Caller("acme")) == ("de", "en")  # (the web agent's German page stays)
-        store.put_source(record("de.md", "3", bot), [prepared(
-            "d2", "Die Rechnung wird jeden Monat per E-Mail verschickt, sobald die Zahlung eingegangen ist.",
-            title="Rechnung")])
+        put_page(store, "de.md", "3", bot, "d2", GERMAN_INVOICE, "Rechnung")
         assert store.languages(Caller("acme", "bot")) == ("de", "en")  # back with a page in it
         for uri in ("de.md", "en.md"):
             store.delete_source("acme", "bot", uri)
@@ -282,10 +282,8 @@ class StoreContract:
         store.delete_source("acme", "web", "de.md")
         assert not store.has_sources("acme")
         # A page read as no language counts as English (as it is analysed), and goes with its page.
-        store.put_source(record("n.md", "4", bot), [prepared("n", "4711 0815 2024 1999 42", title="42")])
-        store.put_source(record("de.md", "5", bot), [prepared(
-            "d3", "Die Rechnung wird jeden Monat per E-Mail verschickt, sobald die Zahlung eingegangen ist.",
-            title="Rechnung")])
+        put_page(store, "n.md", "4", bot, "n", "4711 0815 2024 1999 42", "42")
+        put_page(store, "de.md", "5", bot, "d3", GERMAN_INVOICE, "Rechnung")
         (number,) = [u for u, lang in store.unit_languages(store.allowed(Caller("acme", "bot")).ids.tolist()).items()
                      if lang == ""][:1]
         assert number and store.languages(Caller("acme", "bot")) == ("de", "en")
