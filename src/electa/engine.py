@@ -299,8 +299,10 @@ class Engine:
         it only where needed (not ``by-language`` where none is stored and none is to come).
         Returns how many units were embedded (:meth:`set_dense_reading`)."""
         wanted = check_reading(reading or self.new_reading)
+        if self.readings.model is None:
+            return 0  # (no chain: no other reading)
         stored = self.readings.readings().get(org)
-        if self.readings.model is None or stored == wanted or (stored is None and wanted == BY_LANGUAGE == self.new_reading):
+        if stored == wanted or (stored is None and wanted == BY_LANGUAGE == self.new_reading):
             return 0
         return self.set_dense_reading(org, wanted, progress)
 
