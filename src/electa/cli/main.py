@@ -636,6 +636,7 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int) -> None:
         click.echo(f"\nElecta is serving the sample help center at {url} (OpenAPI: {url}/docs). Stream an answer:")
         click.echo(f"  curl -N -X POST {url}/v1/ask -H 'Authorization: Bearer {key}' "
                    "-H 'Content-Type: application/json' -d '{\"question\": \"Can I get my money back?\"}'", nl=True)
+        click.echo(f"Or search in a browser: {url}/ui/search with the key {key}")
         click.echo("Press Ctrl-C to stop.")
         sys.stdout.flush()
         uvicorn.run(create_app(engine, settings.admin_token, settings.cache_ttl_s), host="127.0.0.1", port=port,

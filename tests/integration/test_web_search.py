@@ -1,0 +1,169 @@
+"""The search page (issue 13) in a real browser: Debian's chromium, headless, driven by Selenium,
+against a real `electa serve` (scripts/browser.sh installs the browser at install time)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.integration.test_server import admin_headers, serve_process
+
+pytestmark = pytest.mark.integration
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+HOSTILE = '<img src=x onerror="document.title=\'pwned\'">Refund <b>trick</b>'
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A server with acme's pages, and a search key of acme's (browser-safe)."""
+    with serve_process(tmp_path_factory.mktemp("web-data")) as url:
+        assert httpx.post(f"{url}/v1/orgs", json={"name": "acme"}, headers=admin_headers()).status_code == 201
+        ingest = httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": "ingest"}, headers=admin_headers()).json()["key"]
+        pages = [("refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days of purchase. Monthly plans"
+                                " are not refunded, but you can cancel at any time.\n", "https://help.acme.test/refunds"),
+                 ("pricing.md", "# Pricing\nThe Free plan costs $0/mo. Growth costs $29/mo per seat.\n",
+                  "https://help.acme.test/pricing"),
+                 ("hostile.md", f"# {HOSTILE}\nA refund page whose title tries to run a script.\n",
+                  "javascript:alert(1)")]
+        for name, text, page_url in pages:
+            r = httpx.post(f"{url}/v1/sources", json={"name": name, "content": text, "url": page_url},
+                           headers={"Authorization": f"Bearer {ingest}"}, timeout=60)
+            assert r.status_code == 201, r.text
+        search = httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": "search"}, headers=admin_headers()).json()["key"]
+        yield url, search
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "the browser tests need Debian's chromium and chromium-driver (make test installs them)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(arg)
+    session = webdriver.Chrome(options=options, service=Service(executable_path=driver))
+    session.set_page_load_timeout(30)
+    try:
+        yield session
+    finally:
+        session.quit()
+
+
+@contextmanager
+def shot_on_failure(session: object, name: str) -> Iterator[None]:
+    """A screenshot of the page in test-artifacts/ when the block fails (for a person to look at)."""
+    try:
+        yield
+    except BaseException:
+        ARTIFACTS.mkdir(exist_ok=True)
+        session.save_screenshot(str(ARTIFACTS / f"{name}.png"))  # type: ignore[attr-defined]
+        raise
+
+
+def search(session: object, url: str, key: str, question: str) -> list[object]:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    session.get(f"{url}/ui/search")  # type: ignore[attr-defined]
+    field = session.find_element(By.ID, "key")  # type: ignore[attr-defined]
+    field.clear()
+    field.send_keys(key)
+    box = session.find_element(By.ID, "q")  # type: ignore[attr-defined]
+    box.send_keys(question, Keys.ENTER)
+    WebDriverWait(session, 30).until(ec.text_to_be_present_in_element((By.ID, "status"), "results"))
+    return session.find_elements(By.CSS_SELECTOR, "#results .hit")  # type: ignore[attr-defined,no-any-return]
+
+
+def test_the_page_is_served_with_a_policy_that_runs_only_its_own_script(site: tuple[str, str]) -> None:
+    url, _ = site
+    page = httpx.get(f"{url}/ui/search")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert httpx.get(f"{url}/ui/search.js").headers["content-type"].startswith("text/javascript")
+    for name in ("../app.py", "..%2Fapp.py", "web.py", "search.html"):
+        assert httpx.get(f"{url}/ui/{name}").status_code == 404, name
+    assert httpx.get(f"{url}/ui", follow_redirects=False).headers["location"] == "/ui/search"
+
+
+def test_the_search_page_shows_each_hits_votes_and_whether_it_passes(site: tuple[str, str], browser: object) -> None:
+    from selenium.webdriver.common.by import By
+
+    url, key = site
+    with shot_on_failure(browser, "search-votes"):
+        hits = search(browser, url, key, "refund annual plan")
+        first = hits[0]
+        assert first.find_element(By.CSS_SELECTOR, "h2").text == "Refund policy"  # type: ignore[attr-defined]
+        assert first.find_element(By.CSS_SELECTOR, "h2 a").get_attribute("href") == "https://help.acme.test/refunds"  # type: ignore[attr-defined]
+        assert "passes the floor" in first.find_element(By.CSS_SELECTOR, ".badge").text  # type: ignore[attr-defined]
+        legs = {v.get_attribute("data-leg"): v for v in first.find_elements(By.CSS_SELECTOR, ".vote")}  # type: ignore[attr-defined]
+        assert {"fulltext", "dense"} <= set(legs)
+        for vote in legs.values():
+            width = vote.find_element(By.CSS_SELECTOR, ".fill").size["width"]
+            assert width > 0 and "#" in vote.find_element(By.CSS_SELECTOR, ".nums").text
+        marked = {m.text.lower() for m in first.find_elements(By.CSS_SELECTOR, ".snippet mark")}  # type: ignore[attr-defined]
+        assert {"annual", "refunded"} & marked or "annual" in marked, marked
+        timings = browser.find_element(By.ID, "timings").text  # type: ignore[attr-defined]
+        assert "fulltext ok" in timings and "dense ok" in timings
+
+
+def test_hostile_titles_and_links_stay_text(site: tuple[str, str], browser: object) -> None:
+    from selenium.webdriver.common.by import By
+
+    url, key = site
+    with shot_on_failure(browser, "search-hostile"):
+        hits = search(browser, url, key, "refund page title script")
+        shown = [h for h in hits if "trick" in h.find_element(By.CSS_SELECTOR, "h2").text]  # type: ignore[attr-defined]
+        assert shown, [h.text for h in hits]  # type: ignore[attr-defined]
+        title = shown[0].find_element(By.CSS_SELECTOR, "h2")  # type: ignore[attr-defined]
+        assert "<img" in title.text and not title.find_elements(By.CSS_SELECTOR, "img, b, a")
+        assert browser.title == "Electa search"  # type: ignore[attr-defined]  # (its onerror never ran)
+
+
+def test_the_keyboard_moves_through_the_results(site: tuple[str, str], browser: object) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    url, key = site
+    with shot_on_failure(browser, "search-keyboard"):
+        hits = search(browser, url, key, "plan")
+        assert len(hits) >= 2
+        body = browser.find_element(By.TAG_NAME, "body")  # type: ignore[attr-defined]
+        browser.find_element(By.ID, "q").send_keys(Keys.ARROW_DOWN)  # type: ignore[attr-defined]
+        assert browser.switch_to.active_element.get_attribute("data-index") == "0"  # type: ignore[attr-defined]
+        browser.switch_to.active_element.send_keys(Keys.ARROW_DOWN)  # type: ignore[attr-defined]
+        assert browser.switch_to.active_element.get_attribute("data-index") == "1"  # type: ignore[attr-defined]
+        browser.switch_to.active_element.send_keys(Keys.ARROW_UP, Keys.ARROW_UP)  # type: ignore[attr-defined]
+        assert browser.switch_to.active_element.get_attribute("id") == "q"  # type: ignore[attr-defined]
+        body.click()
+        body.send_keys("/")
+        assert browser.switch_to.active_element.get_attribute("id") == "q"  # type: ignore[attr-defined]
+
+
+def test_a_wrong_key_is_said_on_the_page(site: tuple[str, str], browser: object) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, _ = site
+    with shot_on_failure(browser, "search-wrong-key"):
+        browser.get(f"{url}/ui/search")  # type: ignore[attr-defined]
+        browser.find_element(By.ID, "key").clear()  # type: ignore[attr-defined]
+        browser.find_element(By.ID, "key").send_keys("not-a-key")  # type: ignore[attr-defined]
+        browser.find_element(By.ID, "q").send_keys("refund", Keys.ENTER)  # type: ignore[attr-defined]
+        WebDriverWait(browser, 30).until(ec.text_to_be_present_in_element((By.ID, "status"), "failed"))
+        assert "401" in browser.find_element(By.ID, "status").text  # type: ignore[attr-defined]
+        assert not browser.find_elements(By.CSS_SELECTOR, "#results .hit")  # type: ignore[attr-defined]
