@@ -12,8 +12,9 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q --no-install-recommends chromium chromium-driver \
-    || { apt-get update -q && apt-get install -y -q --no-install-recommends chromium chromium-driver; }
+  apt=(apt-get -o DPkg::Lock::Timeout=120 -y -q --no-install-recommends)
+  "${apt[@]}" install chromium chromium-driver || { apt-get -o DPkg::Lock::Timeout=120 update -q \
+    && "${apt[@]}" install chromium chromium-driver; }
 fi
 chromedriver --version
 touch "$stamp"

@@ -20,7 +20,7 @@ PAGES = {"search": ("search.html", "text/html; charset=utf-8"),
          "ui.css": ("ui.css", "text/css; charset=utf-8")}
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
-                               " img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+                               " img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",
@@ -32,11 +32,11 @@ def add_pages(app: FastAPI) -> None:
     folder = files("electa") / "web"
     bodies = {name: (folder.joinpath(file).read_bytes(), kind) for name, (file, kind) in PAGES.items()}
 
-    @app.get("/ui", include_in_schema=False)
+    @app.api_route("/ui", methods=["GET", "HEAD"], include_in_schema=False)
     def ui_root() -> Response:
         return RedirectResponse("/ui/search", status_code=307)
 
-    @app.get("/ui/{name}", include_in_schema=False)
+    @app.api_route("/ui/{name}", methods=["GET", "HEAD"], include_in_schema=False)
     def ui_page(name: str) -> Response:
         found = bodies.get(name)
         if found is None:

@@ -20,9 +20,12 @@
     return node;
   }
 
+  // An absolute http(s) URL, else null: a page stored without one (its URL "") or with a
+  // relative one is shown without a link, never resolved against this page.
   function safeUrl(url) {
+    if (!url) return null;
     try {
-      const parsed = new URL(url, window.location.href);
+      const parsed = new URL(url);
       return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
     } catch (e) {
       return null;
@@ -47,13 +50,17 @@
     return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   }
 
+  // Lookbehind is missing from older browsers (Safari before 16.4): there a word is marked
+  // wherever it starts, inside a longer one too.
+  const LOOKBEHIND = (() => { try { return Boolean(new RegExp("(?<!a)b")); } catch (e) { return false; } })();
+
   // A word of the question as the page may write it: from the start of a word, with an ending
   // after it when it is longer than three letters ("refund" marks "refunds", "on" not "only");
   // anywhere in a script written without spaces.
   function wordPattern(word) {
     if (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]/u.test(word)) return escapeRegExp(word);
     const tail = word.length > 3 ? "[\\p{L}\\p{M}]*" : "";
-    return "(?<![\\p{L}\\p{N}])" + escapeRegExp(word) + tail + "(?![\\p{L}\\p{N}])";
+    return (LOOKBEHIND ? "(?<![\\p{L}\\p{N}])" : "") + escapeRegExp(word) + tail + "(?![\\p{L}\\p{N}])";
   }
 
   // ``text`` as text nodes and <mark> elements around the question's words (case folded).
@@ -92,6 +99,9 @@
     if (url) return new URL(url).host;
     return hit.ext_id ? hit.ext_id.split("/")[0] : "(no source name)";
   }
+
+  // The answer to the newest search only: an older one that arrives later is dropped.
+  let asked = 0;
 
   function votes(hit) {
     const box = el("div", "votes");
@@ -132,6 +142,7 @@
         const a = el("a", "", title);
         a.href = url;
         a.rel = "noopener noreferrer";
+        a.tabIndex = -1;  // (one stop per result: the result itself; Enter opens its link)
         h2.append(a);
       } else {
         h2.append(el("span", "", title));
@@ -167,11 +178,23 @@
       + (data.cached ? " (from the cache)" : "") : "No results.";
   }
 
+  // What went wrong, in a sentence: the server's own words when it said any.
+  function failure(response, data) {
+    let detail = "";
+    if (data && typeof data.detail === "string") detail = data.detail;
+    else if (data && Array.isArray(data.detail)) detail = data.detail.map((d) => d.msg || String(d)).join("; ");
+    else detail = response.statusText || "no reason given";
+    if (response.status === 429) {
+      detail += " (try again in " + (response.headers.get("Retry-After") || "a few") + " s)";
+    }
+    return new Error(response.status + ": " + detail);
+  }
+
   async function search(event) {
     event.preventDefault();
     const query = q.value.trim();
     if (!query) return;
-    sessionStorage.setItem(KEY_ITEM, key.value);
+    const mine = ++asked;
     status.className = "";
     status.textContent = "Searching…";
     const body = { query: query, top: 10 };
@@ -182,14 +205,17 @@
         headers: { "Content-Type": "application/json", "Authorization": "Bearer " + key.value.trim() },
         body: JSON.stringify(body),
       });
-      const data = await response.json().catch(() => ({}));
-      if (!response.ok) {
-        const detail = typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail || response.statusText);
-        throw new Error(response.status + ": " + detail);
-      }
+      let data = null;
+      try { data = await response.json(); } catch (e) { data = null; }
+      if (mine !== asked) return;
+      if (!response.ok) throw failure(response, data);
+      if (!data || !Array.isArray(data.hits)) throw new Error("the server's answer was not a search result");
+      sessionStorage.setItem(KEY_ITEM, key.value);
       render(data, query);
     } catch (error) {
+      if (mine !== asked) return;
       results.replaceChildren();
+      timings.replaceChildren();
       timings.hidden = true;
       status.className = "error";
       status.textContent = "The search failed: " + error.message;
@@ -205,6 +231,7 @@
   }
 
   document.addEventListener("keydown", (event) => {
+    if (event.isComposing || event.ctrlKey || event.metaKey || event.altKey) return;
     const inField = event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement;
     if (event.key === "/" && !inField) {
       event.preventDefault();
@@ -213,7 +240,8 @@
       return;
     }
     const hits = visibleHits();
-    const at = hits.indexOf(document.activeElement);
+    const current = document.activeElement ? document.activeElement.closest(".hit") : null;
+    const at = hits.indexOf(current);
     if (event.key === "ArrowDown" && (at >= 0 || event.target === q) && hits.length) {
       event.preventDefault();
       hits[Math.min(hits.length - 1, at + 1)].focus();
