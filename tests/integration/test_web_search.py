@@ -203,3 +203,43 @@ def test_a_wrong_key_is_said_on_the_page(site: tuple[str, str], browser: object)
         WebDriverWait(browser, 30).until(ec.text_to_be_present_in_element((By.ID, "status"), "failed"))
         assert "401" in browser.find_element(By.ID, "status").text  # type: ignore[attr-defined]
         assert not browser.find_elements(By.CSS_SELECTOR, "#results .hit")  # type: ignore[attr-defined]
+
+
+# In the page: each form control's accessible name, and the contrast of each visible text
+# against the background it sits on (WCAG 2.1: 4.5:1, 3:1 for large or bold text of 18.66 px).
+AUDIT = r"""
+const lum = (c) => { const [r, g, b] = c.match(/[\d.]+/g).slice(0, 3).map(Number).map((v) => v / 255)
+  .map((v) => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+const opaque = (el) => { for (let n = el; n; n = n.parentElement) { const bg = getComputedStyle(n).backgroundColor;
+  if (!/rgba\(.*, 0\)$/.test(bg) && bg !== "transparent") return bg; } return "rgb(255, 255, 255)"; };
+const out = {unlabelled: [], low: [], lang: document.documentElement.lang, h1: document.querySelectorAll("h1").length};
+for (const c of document.querySelectorAll("input, select, button")) {
+  const named = c.labels && c.labels.length || c.getAttribute("aria-label") || (c.tagName === "BUTTON" && c.textContent.trim());
+  if (!named) out.unlabelled.push(c.id || c.tagName);
+}
+for (const el of document.querySelectorAll("body *")) {
+  const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+  if (!own || !el.offsetParent) continue;
+  const s = getComputedStyle(el), a = lum(s.color), b = lum(opaque(el));
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  const large = parseFloat(s.fontSize) >= 24 || (parseFloat(s.fontSize) >= 18.66 && Number(s.fontWeight) >= 700);
+  if (ratio < (large ? 3 : 4.5)) out.low.push(el.tagName + "." + el.className + " " + ratio.toFixed(2));
+}
+return out;
+"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_page_is_labelled_and_readable_in_light_and_dark(site: tuple[str, str], browser: object, scheme: str) -> None:
+    url, key = site
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia",  # type: ignore[attr-defined]
+                            {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+    try:
+        with shot_on_failure(browser, f"search-audit-{scheme}"):
+            search(browser, url, key, "refund annual plan")
+            found = browser.execute_script(AUDIT)  # type: ignore[attr-defined]
+            assert found["lang"] == "en" and found["h1"] == 1
+            assert found["unlabelled"] == [], found
+            assert found["low"] == [], found
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})  # type: ignore[attr-defined]
