@@ -221,13 +221,11 @@ def _dedupe(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress: bool = False,
                       caller: Caller | None = None, key: str = "ext_id", legs: Sequence[str] | None = None,
-                      tables: dict[str, list[Candidate]] | None = None,
-                      reading: str | None = None) -> dict[str, LegLists]:
+                      tables: dict[str, list[Candidate]] | None = None) -> dict[str, LegLists]:
     """Per query, each leg's ranked document keys and raw scores (documents, not units: C6).
-    With ``tables``, also fills each query's scored candidates (for calibration); ``reading``:
-    the evaluation organisation's dense reading (:func:`ingest_corpus`)."""
+    With ``tables``, also fills each query's scored candidates (for calibration)."""
     if beir.corpus:
-        ingest_corpus(engine, beir, progress, reading)
+        ingest_corpus(engine, beir, progress)
     engine.fulltext.warm()
     caller = caller or Caller(EVAL_ORG)
     legs = [name for name, leg in engine.legs.items() if leg.available() and (legs is None or name in legs)]
@@ -319,7 +317,6 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
         else:
             caller, key, legs = Caller(EVAL_ORG), "ext_id", None
-        reading = None
         if agent is not None and dataset is not None:
             # The set is searched as the organisation reads (a new one's reading stored now, as its
             # first write would): its scores are those the tuning will meet. The model ids are
@@ -331,8 +328,9 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
                                   f" searched with {engine.dense_model_id(caller.org)}: a tuning fitted on those scores"
                                   f" would never be used for it; tune on its golden set (`electa tune --agent"
                                   f" {agent[0]}/{agent[1]} --data DIR`)")
+            beir = replace(beir, corpus=[])  # (stored, as that organisation reads: the questions alone from here)
         tables: dict[str, list[Candidate]] = {}
-        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, reading)
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables)
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         # The served order (C4, lift 0.1) under default settings is what tuning has to beat.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,
