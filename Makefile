@@ -29,7 +29,7 @@ $(VENV)/lib/%/RECORD: ;
 install: $(BIN)/electa $(VENV)/.pgvector-portable
 
 demo: install
-	$(BIN)/electa demo --serve
+	$(BIN)/electa demo --serve --open
 
 # Debian's chromium and its driver for the browser tests (scripts/browser.sh: installed once, never at run time).
 $(VENV)/.browser: scripts/browser.sh

@@ -133,6 +133,12 @@ class Settings(BaseSettings):
     # The longest a visitor token may live (exp - iat); an org backend signs short ones (minutes).
     visitor_token_max_s: float = 86400.0
     cache_ttl_s: float = 300.0
+    # Pages that may call search, ask and feedback from a browser (the chat widget on a site):
+    # "*" any page, since a search key is public in page source anyway and a bearer credential is
+    # never sent by the browser on its own; or a comma-separated list of origins
+    # ("https://acme.com, https://help.acme.com") so that another site cannot spend your key's
+    # budget from its visitors' browsers. Every other route is never offered to another origin.
+    widget_origins: str = "*"
     # A Redis shared by every worker (redis://host:6379/0): the result cache and the rate limits
     # live there instead of in each process. Unset: both stay in-process. Redis being down never
     # fails a request (the cache is skipped, the limits fall back to per-process buckets).

@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,22 @@ def env() -> dict[str, str]:
     out = dict(os.environ)
     out["PYTHONUNBUFFERED"] = "1"
     return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "the browser tests need Debian's chromium and chromium-driver (make test installs them)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(arg)
+    session = webdriver.Chrome(options=options, service=Service(executable_path=driver))
+    session.set_page_load_timeout(30)
+    try:
+        yield session
+    finally:
+        session.quit()

@@ -3,19 +3,16 @@ against a real `electa serve` (scripts/browser.sh installs the browser at instal
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.integration.browser import AUDIT, shot_on_failure
 from tests.integration.test_server import admin_headers, serve_process
 
 pytestmark = pytest.mark.integration
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 HOSTILE = '<img src=x onerror="document.title=\'pwned\'">Refund <b>trick</b>'
 
 
@@ -40,36 +37,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
             assert r.status_code == 201, r.text
         search = httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": "search"}, headers=admin_headers()).json()["key"]
         yield url, search
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "the browser tests need Debian's chromium and chromium-driver (make test installs them)"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
-        options.add_argument(arg)
-    session = webdriver.Chrome(options=options, service=Service(executable_path=driver))
-    session.set_page_load_timeout(30)
-    try:
-        yield session
-    finally:
-        session.quit()
-
-
-@contextmanager
-def shot_on_failure(session: object, name: str) -> Iterator[None]:
-    """A screenshot of the page in test-artifacts/ when the block fails (for a person to look at)."""
-    try:
-        yield
-    except BaseException:
-        ARTIFACTS.mkdir(exist_ok=True)
-        session.save_screenshot(str(ARTIFACTS / f"{name}.png"))  # type: ignore[attr-defined]
-        raise
 
 
 def search(session: object, url: str, key: str, question: str) -> list[object]:
@@ -203,30 +170,6 @@ def test_a_wrong_key_is_said_on_the_page(site: tuple[str, str], browser: object)
         WebDriverWait(browser, 30).until(ec.text_to_be_present_in_element((By.ID, "status"), "failed"))
         assert "401" in browser.find_element(By.ID, "status").text  # type: ignore[attr-defined]
         assert not browser.find_elements(By.CSS_SELECTOR, "#results .hit")  # type: ignore[attr-defined]
-
-
-# In the page: each form control's accessible name, and the contrast of each visible text
-# against the background it sits on (WCAG 2.1: 4.5:1, 3:1 for large or bold text of 18.66 px).
-AUDIT = r"""
-const lum = (c) => { const [r, g, b] = c.match(/[\d.]+/g).slice(0, 3).map(Number).map((v) => v / 255)
-  .map((v) => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-const opaque = (el) => { for (let n = el; n; n = n.parentElement) { const bg = getComputedStyle(n).backgroundColor;
-  if (!/rgba\(.*, 0\)$/.test(bg) && bg !== "transparent") return bg; } return "rgb(255, 255, 255)"; };
-const out = {unlabelled: [], low: [], lang: document.documentElement.lang, h1: document.querySelectorAll("h1").length};
-for (const c of document.querySelectorAll("input, select, button")) {
-  const named = c.labels && c.labels.length || c.getAttribute("aria-label") || (c.tagName === "BUTTON" && c.textContent.trim());
-  if (!named) out.unlabelled.push(c.id || c.tagName);
-}
-for (const el of document.querySelectorAll("body *")) {
-  const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
-  if (!own || !el.offsetParent) continue;
-  const s = getComputedStyle(el), a = lum(s.color), b = lum(opaque(el));
-  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-  const large = parseFloat(s.fontSize) >= 24 || (parseFloat(s.fontSize) >= 18.66 && Number(s.fontWeight) >= 700);
-  if (ratio < (large ? 3 : 4.5)) out.low.push(el.tagName + "." + el.className + " " + ratio.toFixed(2));
-}
-return out;
-"""
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -44,6 +44,7 @@ from electa.api.contract import (
     json_safe,
     sse_frames,
 )
+from electa.api.cors import BrowserCors, allowed_origins
 from electa.api.web import add_pages
 from electa.auth import Authenticator, Identity, RateLimiter, Scope
 from electa.auth.conversations import ConversationIds
@@ -190,6 +191,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     app = FastAPI(title="Electa", version="0.1.0",
                   description="Hybrid retrieval and grounded answers over an organisation's own knowledge.")
     app.add_middleware(AllowEveryMethod, routes=app.router.routes)
+    # Outside it: a preflight of a browser route is answered, not refused as a 405.
+    app.add_middleware(BrowserCors, origins=allowed_origins(engine.settings.widget_origins))
 
     @app.middleware("http")
     async def name_the_worker(request: Request, call_next: Any) -> Any:

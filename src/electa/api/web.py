@@ -15,9 +15,13 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 # Name in the URL -> (file in electa/web, content type). Only these are served: a name is never
 # joined to a path, so nothing else of the package or the disk can be asked for.
-PAGES = {"search": ("search.html", "text/html; charset=utf-8"),
-         "search.js": ("search.js", "text/javascript; charset=utf-8"),
-         "ui.css": ("ui.css", "text/css; charset=utf-8")}
+HTML, JS, CSS = "text/html; charset=utf-8", "text/javascript; charset=utf-8", "text/css; charset=utf-8"
+PAGES = {"search": ("search.html", HTML), "search.js": ("search.js", JS), "ui.css": ("ui.css", CSS),
+         "demo": ("demo.html", HTML), "demo.js": ("demo.js", JS), "demo.css": ("demo.css", CSS),
+         "widget.js": ("widget.js", JS)}
+# The widget's script is loaded by other sites' pages: any of them may fetch it (a page with
+# Cross-Origin-Embedder-Policy needs the resource policy to say so).
+SHARED = {"widget.js"}
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
                                " img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -28,7 +32,9 @@ HEADERS = {
 
 
 def add_pages(app: FastAPI) -> None:
-    """``GET /ui/search`` (the search page) and its assets; ``GET /ui`` goes to the search page."""
+    """``GET /ui/search`` (the search page), ``/ui/demo`` (a sample help-center page with the
+    chat widget), ``/ui/widget.js`` (the widget, for any site) and their assets; ``GET /ui``
+    goes to the search page."""
     folder = files("electa") / "web"
     bodies = {name: (folder.joinpath(file).read_bytes(), kind) for name, (file, kind) in PAGES.items()}
 
@@ -40,6 +46,7 @@ def add_pages(app: FastAPI) -> None:
     def ui_page(name: str) -> Response:
         found = bodies.get(name)
         if found is None:
-            return JSONResponse({"detail": f"no page {name!r}; the pages are /ui/search"}, status_code=404)
+            return JSONResponse({"detail": f"no page {name!r}; the pages are /ui/search and /ui/demo"}, status_code=404)
         body, kind = found
-        return Response(body, media_type=kind, headers=HEADERS)
+        shared = {"Cross-Origin-Resource-Policy": "cross-origin", "Access-Control-Allow-Origin": "*"} if name in SHARED else {}
+        return Response(body, media_type=kind, headers={**HEADERS, **shared})

@@ -613,10 +613,13 @@ def serve_llm(model: str | None, data_dir: str | None, host: str, port: int, max
 @click.option("--embedder", default=None)
 @click.option("--serve", is_flag=True, help="Then serve the sample knowledge base over HTTP until Ctrl-C.")
 @click.option("--port", default=8765, show_default=True)
+@click.option("--open", "open_page", is_flag=True, help="With --serve, open the sample help-center page (with the chat"
+              " widget) in this machine's web browser, if it has one.")
 @friendly
-def demo(data_dir: Path, embedder: str | None, serve: bool, port: int) -> None:
+def demo(data_dir: Path, embedder: str | None, serve: bool, port: int, open_page: bool) -> None:
     """Ingest the bundled sample help center, answer a few questions with provenance, and with
-    --serve start the API on it and print a curl line that streams an answer."""
+    --serve start the API on it: a sample help-center page with the chat widget, the search
+    page, and a curl line that streams an answer."""
     from electa.cli.demo import ORG, run_demo
 
     run_demo(data_dir, embedder)
@@ -636,9 +639,29 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int) -> None:
         click.echo(f"\nElecta is serving the sample help center at {url} (OpenAPI: {url}/docs). Stream an answer:")
         click.echo(f"  curl -N -X POST {url}/v1/ask -H 'Authorization: Bearer {key}' "
                    "-H 'Content-Type: application/json' -d '{\"question\": \"Can I get my money back?\"}'", nl=True)
+        page = f"{url}/ui/demo#key={key}"
+        click.echo(f"Chat with the widget on a sample help-center page: {page}")
         click.echo(f"Or search in a browser: {url}/ui/search with the key {key}")
         click.echo("Press Ctrl-C to stop.")
         sys.stdout.flush()
+        if open_page:
+            import threading
+            import webbrowser
+
+            # In a thread: a terminal browser (the only kind a machine without a display offers)
+            # must not hold up the server it is about to show.
+            def open_when_up() -> None:
+                import contextlib
+                import socket
+                import time
+
+                for _ in range(100):  # the page once the server answers (10 s at most)
+                    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.1):
+                        break
+                    time.sleep(0.1)
+                webbrowser.open(page)
+
+            threading.Thread(target=open_when_up, daemon=True).start()
         uvicorn.run(create_app(engine, settings.admin_token, settings.cache_ttl_s), host="127.0.0.1", port=port,
                     log_level="warning")
 

@@ -1,0 +1,52 @@
+"""What the browser tests share: Debian's chromium driven by Selenium (the ``browser`` fixture is
+in conftest.py), screenshots on failure, and an accessibility audit run in the page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+@contextmanager
+def shot_on_failure(session: object, name: str) -> Iterator[None]:
+    """A screenshot of the page in test-artifacts/ when the block fails (for a person to look at)."""
+    try:
+        yield
+    except BaseException:
+        ARTIFACTS.mkdir(exist_ok=True)
+        session.save_screenshot(str(ARTIFACTS / f"{name}.png"))  # type: ignore[attr-defined]
+        raise
+
+
+# In the page (or in a shadow root, the script's first argument): each form control's accessible
+# name, and the contrast of each visible text against the background it sits on (WCAG 2.1: 4.5:1,
+# 3:1 for large or bold text of 18.66 px); the page's language and its number of h1 headings.
+AUDIT = r"""
+const root = arguments[0] || document;
+const lum = (c) => { const [r, g, b] = c.match(/[\d.]+/g).slice(0, 3).map(Number).map((v) => v / 255)
+  .map((v) => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+const up = (n) => n.parentElement || (n.getRootNode() instanceof ShadowRoot ? n.getRootNode().host : null);
+const opaque = (el) => { for (let n = el; n; n = up(n)) { const bg = getComputedStyle(n).backgroundColor;
+  if (!/rgba\(.*, 0\)$/.test(bg) && bg !== "transparent") return bg; } return "rgb(255, 255, 255)"; };
+const out = {unlabelled: [], low: [], checked: 0, lang: document.documentElement.lang,
+             h1: document.querySelectorAll("h1").length};
+for (const c of root.querySelectorAll("input, select, button, textarea")) {
+  const named = c.labels && c.labels.length || c.getAttribute("aria-label") || (c.tagName === "BUTTON" && c.textContent.trim());
+  if (!named) out.unlabelled.push(c.id || c.tagName);
+}
+for (const el of root.querySelectorAll(root === document ? "body *" : "*")) {
+  const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+  if (!own || !el.getClientRects().length || getComputedStyle(el).visibility === "hidden") continue;
+  const s = getComputedStyle(el);
+  if (s.clip === "rect(0px, 0px, 0px, 0px)") continue;  // (visually hidden: read by screen readers alone)
+  const a = lum(s.color), b = lum(opaque(el));
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  const large = parseFloat(s.fontSize) >= 24 || (parseFloat(s.fontSize) >= 18.66 && Number(s.fontWeight) >= 700);
+  out.checked += 1;
+  if (ratio < (large ? 3 : 4.5)) out.low.push(el.tagName + "." + el.className + " " + ratio.toFixed(2));
+}
+return out;
+"""
