@@ -195,6 +195,22 @@ def test_curated_triggers_short_circuit_within_the_callers_access(engine: Engine
     assert "curated" not in after
 
 
+def test_a_curated_answer_is_not_folded_into_the_qa_pair_with_its_text(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A curated answer whose one trigger is a Q&A pair's question, with the same answer, was
+    taken for the same document and stored as the pair alone: its trigger never fired."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "qa.csv").write_text("question,answer,url\nOpening hours?,We are open 9 to 5.,https://a/hours\n", encoding="utf-8")
+    (kb / "curated.csv").write_text("triggers,answer,url\nOpening hours?,We are open 9 to 5.,https://a/hours\n",
+                                    encoding="utf-8")
+    engine.ingest([kb], Access("org-a"))
+    _, _, done = _events(engine, "Opening hours?", Caller("org-a"))
+    assert done.get("curated") == "opening hours"
+    engine.delete_source("org-a", "default", "kb/curated.csv")
+    _, _, after = _events(engine, "Opening hours?", Caller("org-a"))
+    assert "curated" not in after and after["legs"]  # (the Q&A pair stays, and answers)
+
+
 def test_curated_answers_load_from_csv_and_json() -> None:
     from electa.ingest.loaders import loader_for
 

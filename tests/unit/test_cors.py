@@ -54,8 +54,9 @@ def test_other_routes_are_never_offered_to_another_site(engine: Engine) -> None:
     for path in ("/v1/sources", "/v1/probe", "/v1/orgs", "/v1/agents/default", "/v1/gaps"):
         r = _preflight(client, path)
         assert "access-control-allow-origin" not in r.headers, path  # type: ignore[attr-defined]
-    r = client.get("/v1/gaps", headers={"Origin": SITE})
-    assert "access-control-allow-origin" not in r.headers
+    for path in ("/v1/gaps", "/v1/feedback"):  # (GET /v1/feedback lists votes: the organisation's, not a page's)
+        r = client.get(path, headers={"Origin": SITE})
+        assert "access-control-allow-origin" not in r.headers, path
 
 
 def test_listed_origins_alone_when_the_setting_names_them(engine: Engine) -> None:

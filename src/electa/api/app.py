@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import logging
 import math
+import re
 import secrets
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -51,8 +53,8 @@ from electa.auth.conversations import ConversationIds
 from electa.auth.identity import Credential
 from electa.engine import Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
-from electa.ingest.loaders import loader_for
-from electa.types import Access, Caller, LegStatus, Person, hit_json, stage_json
+from electa.ingest.loaders import Loaded, loader_for
+from electa.types import Access, Caller, CuratedAnswer, LegStatus, Person, QAPair, hit_json, stage_json
 
 if TYPE_CHECKING:
     from electa.redis_link import RedisLink
@@ -159,6 +161,31 @@ class FeedbackIn(BaseModel):
     positive: bool = True
     user: str | None = Field(None, min_length=1, max_length=200, pattern=USER_PATTERN, description="Whom the vote is about: it "
                              "personalises that user's later searches (see `user` in search).")
+
+
+class CuratedIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    question: str = Field(min_length=1, max_length=2000, description="The question it answers (a content gap's): "
+                          "asked again, or inside a longer question, it gets this answer at once.")
+    answer: str = Field(min_length=1, max_length=4000)
+    url: str = Field("", max_length=2000, description="The page it points to (http or https), if any.")
+    agent: str = "default"
+    triggers: list[Annotated[str, Field(min_length=1, max_length=300)]] = Field(
+        [], max_length=20, description="Other phrasings that trigger it too.")
+
+    @field_validator("url")
+    @classmethod
+    def _web_page(cls, url: str) -> str:
+        if url and not re.fullmatch(r"https?://[^\s]+", url):
+            raise ValueError("the url must be an http(s) address, or empty")
+        return url
+
+
+class EvalIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    agent: str = "default"
+    visitors: bool = Field(False, description="Count visitors' feedback too (search keys, visitor tokens), once per visitor.")
+    limit: JsonInt = Field(300, ge=1, le=2000, description="At most this many of the golden set's questions.")
 
 
 class PersonalisationIn(BaseModel):
@@ -494,7 +521,57 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
 
     @app.get("/v1/gaps", responses=AUTHED)
     def gaps(agent: str | None = None, org: str = Depends(org_of)) -> list[dict[str, object]]:
-        return store.gaps(org, agent)
+        """Recorded gaps, newest first; ``answered`` says whether a curated answer now meets the
+        question (one written with ``POST /v1/curated``, say)."""
+        rows = store.gaps(org, agent)
+        answered: dict[tuple[str, str], bool] = {}
+        for row in rows:
+            asked = (str(row["agent"]), str(row["question"]))
+            if asked not in answered:
+                public = store.allowed(Caller(org, asked[0])).ids  # (a visitor's view: what the gap's asker could get)
+                answered[asked] = store.curated_answer(asked[1], org, public) is not None
+            row["answered"] = answered[asked]
+        return rows
+
+    @app.post("/v1/curated", status_code=201, responses=AUTHED)
+    def add_curated(body: CuratedIn, org: str = Depends(org_of)) -> dict[str, object]:
+        """An answer written for a question (a content gap's): a curated answer that meets the
+        question and the phrasings in ``triggers`` at once, and a Q&A pair that the Q&A leg
+        finds for questions that mean the same. Stored as one public source
+        ``curated/<digest of the question>``: writing the same question again replaces it, and
+        deleting the source (``DELETE /v1/sources``) removes both."""
+        question = " ".join(body.question.split())
+        uri = "curated/" + hashlib.sha256(question.casefold().encode()).hexdigest()[:16]
+        triggers = tuple(dict.fromkeys([question, *(" ".join(t.split()) for t in body.triggers)]))
+        loaded = Loaded(qa_pairs=[QAPair(f"{uri}#qa", question, body.answer, body.url)],
+                        curated=[CuratedAnswer(f"{uri}#curated", triggers, body.answer, body.url)])
+        outcome = engine.ingest_loaded(uri, loaded, Access(org, body.agent), kind="api", url=body.url)
+        return {"uri": outcome.uri, "status": outcome.status, "version": outcome.version, "triggers": list(triggers)}
+
+    @app.get("/v1/feedback", responses=AUTHED)
+    def list_feedback(agent: str = "default", visitors: bool = False,
+                      org: str = Depends(org_of)) -> list[dict[str, object]]:
+        """The agent's feedback: each question and page with its net vote, each voter counted
+        once (the organisation's backend's; visitors' too with ``visitors=true``)."""
+        return [{"query": q, "url": u, "net": n} for q, u, n in store.feedback(org, agent, visitors)]
+
+    @app.post("/v1/eval", responses=AUTHED)
+    def evaluate_agent(body: EvalIn, org: str = Depends(org_of)) -> dict[str, object]:
+        """The agent measured on its golden set (its curated Q&A with a URL and its feedback): nDCG@10,
+        MRR@10, Recall@10/100 and MAP@100 per leg, fused and scored, with recall against depth and
+        latency (what `electa eval --agent` prints). Its own ranker (learning to rank) learned from
+        these very questions, so it is left out: measured here it would score its training data."""
+        from electa.eval.golden import golden_set
+        from electa.eval.runner import evaluate
+
+        golden = golden_set(store, org, body.agent, body.visitors)
+        if not golden.queries:
+            raise HTTPException(422, f"agent {body.agent!r} has no golden set yet: curated Q&A with a URL, or feedback")
+        judges = [n for n in engine.funnel.chosen(None) if n != "ltr"]
+        report = evaluate(engine, golden, "golden", caller=Caller(org, body.agent), key="url",
+                          legs=["fulltext", "dense"], limit=body.limit, judges=judges)
+        return {"agent": body.agent, "queries": report.queries, "metrics": report.metrics,
+                "recall_curve": report.recall_curve, "latency_ms": report.latency_ms}
 
     @app.get("/v1/usage", responses=AUTHED)
     def usage(org: str = Depends(org_of)) -> dict[str, object]:

@@ -67,7 +67,7 @@ class BrowserCors:
                                           (b"access-control-max-age", str(PREFLIGHT_MAX_AGE_S).encode())])
             await preflight(scope, receive, send)
             return
-        if allow is None:  # the browser withholds the response from the page
+        if allow is None or scope["method"] != "POST":  # the browser withholds the response from the page
             await self.app(scope, receive, send)
             return
 

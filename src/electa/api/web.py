@@ -18,7 +18,8 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 HTML, JS, CSS = "text/html; charset=utf-8", "text/javascript; charset=utf-8", "text/css; charset=utf-8"
 PAGES = {"search": ("search.html", HTML), "search.js": ("search.js", JS), "ui.css": ("ui.css", CSS),
          "demo": ("demo.html", HTML), "demo.js": ("demo.js", JS), "demo.css": ("demo.css", CSS),
-         "widget.js": ("widget.js", JS)}
+         "widget.js": ("widget.js", JS), "admin": ("admin.html", HTML), "admin.js": ("admin.js", JS),
+         "admin.css": ("admin.css", CSS)}
 # The widget's script is loaded by other sites' pages: any of them may fetch it (a page with
 # Cross-Origin-Embedder-Policy needs the resource policy to say so).
 SHARED = {"widget.js"}
@@ -32,7 +33,7 @@ HEADERS = {
 
 
 def add_pages(app: FastAPI) -> None:
-    """``GET /ui/search`` (the search page), ``/ui/demo`` (a sample help-center page with the
+    """``GET /ui/search`` (the search page), ``/ui/admin`` (the admin console), ``/ui/demo`` (a sample help-center page with the
     chat widget), ``/ui/widget.js`` (the widget, for any site) and their assets; ``GET /ui``
     goes to the search page."""
     folder = files("electa") / "web"
@@ -46,7 +47,8 @@ def add_pages(app: FastAPI) -> None:
     def ui_page(name: str) -> Response:
         found = bodies.get(name)
         if found is None:
-            return JSONResponse({"detail": f"no page {name!r}; the pages are /ui/search and /ui/demo"}, status_code=404)
+            return JSONResponse({"detail": f"no page {name!r}; the pages are /ui/search, /ui/admin and /ui/demo"},
+                                status_code=404)
         body, kind = found
         shared = {"Cross-Origin-Resource-Policy": "cross-origin", "Access-Control-Allow-Origin": "*"} if name in SHARED else {}
         return Response(body, media_type=kind, headers={**HEADERS, **shared})

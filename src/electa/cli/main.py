@@ -635,6 +635,8 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int, open_page
 
         engine.store.add_organisation(ORG)
         key, _ = engine.store.add_api_key(ORG, Scope.SEARCH, "demo")  # search, ask, feedback: browser-safe
+        # The console's: sources, gaps, probe, settings (on this machine's loopback address only).
+        console_key, _ = engine.store.add_api_key(ORG, Scope.INGEST, "demo console")
         url = f"http://127.0.0.1:{port}"
         click.echo(f"\nElecta is serving the sample help center at {url} (OpenAPI: {url}/docs). Stream an answer:")
         click.echo(f"  curl -N -X POST {url}/v1/ask -H 'Authorization: Bearer {key}' "
@@ -642,6 +644,7 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int, open_page
         page = f"{url}/ui/demo#key={key}"
         click.echo(f"Chat with the widget on a sample help-center page: {page}")
         click.echo(f"Or search in a browser: {url}/ui/search with the key {key}")
+        click.echo(f"The admin console (sources, content gaps, probe, settings): {url}/ui/admin with the key {console_key}")
         click.echo("Press Ctrl-C to stop.")
         sys.stdout.flush()
         if open_page:

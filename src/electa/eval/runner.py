@@ -108,13 +108,15 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
              orders: Sequence[Order] = (Order.FUSED, Order.SCORED, Order.ABSOLUTE),
              tuned: FusionSetting | None = None, caller: Caller | None = None, key: str = "ext_id",
              legs: Sequence[str] | None = None,
-             calibration: tuple[Mapping[str, Calibrator], float, Mapping[str, object]] | None = None) -> EvalReport:
+             calibration: tuple[Mapping[str, Calibrator], float, Mapping[str, object]] | None = None,
+             judges: Sequence[str] | None = None) -> EvalReport:
     """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``.
 
     A BEIR set's corpus is ingested first (cached); a golden set (no corpus) is evaluated on the
     store as it is, as ``caller``, with documents keyed by ``url`` instead of ``ext_id``.
     ``calibration`` (calibrators, floor, provenance from a tune file) adds an abstention row
-    measured at that floor on these queries."""
+    measured at that floor on these queries. ``judges`` names the judges measured (default:
+    every one the settings turn on that can run)."""
     ingest_seconds = ingest_corpus(engine, beir, progress) if beir.corpus else 0.0
     engine.fulltext.warm()
     caller = caller or Caller(EVAL_ORG)
@@ -125,7 +127,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     latency: dict[str, list[float]] = {"search": []}
     tables: dict[str, list[Candidate]] = {}
     # Each judge the settings turn on that can run here, alone and all together: rows after the served order.
-    judges = engine.funnel.runnable(caller)
+    judges = engine.funnel.runnable(caller, judges)
     ltr = engine.funnel.judges.get("ltr")
     if engine.settings.ltr not in ("", "agent") and ltr is not None and not ltr.available(caller):
         # A ranker file named for this run that cannot judge (another model, an earlier served

@@ -67,8 +67,13 @@ def nul_free(text: str) -> str:
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
-def text_hash(title: str, text: str) -> str:
-    return hashlib.sha256(f"{title.strip()}\n{text.strip()}".encode()).hexdigest()
+def text_hash(title: str, text: str, kind: str = "") -> str:
+    """What makes two units the same document (stored once, vectors reused): their title and
+    text, and their kind when it is not a page's. A curated answer whose one trigger is a Q&A
+    pair's question, with the same answer, is not that pair: it was folded into it, and its
+    trigger lost (review: an answer written for a content gap never answered it)."""
+    head = f"{kind}\x00" if kind else ""
+    return hashlib.sha256(f"{head}{title.strip()}\n{text.strip()}".encode()).hexdigest()
 
 
 def gunzip_limited(name: str, data: bytes, max_bytes: int) -> bytes:
@@ -192,11 +197,11 @@ class Ingestor:
         for pair in loaded.qa_pairs:
             chunk = Chunk(ChunkKind.QA, 0, pair.question, pair.answer)
             prepared.append((pair.ext_id, pair.question, pair.url or record.url,
-                             text_hash(pair.question, pair.answer), [chunk]))
+                             text_hash(pair.question, pair.answer, "qa"), [chunk]))
         for curated in loaded.curated:
             chunk = Chunk(ChunkKind.CURATED, 0, "\n".join(curated.triggers), curated.answer)
             prepared.append((curated.ext_id, curated.triggers[0], curated.url or record.url,
-                             text_hash("\n".join(curated.triggers), curated.answer), [chunk]))
+                             text_hash("\n".join(curated.triggers), curated.answer, "curated"), [chunk]))
         if not prepared:
             raise IngestError(record.uri, "nothing to index in this source")
         fresh: list[int] = []
