@@ -198,36 +198,6 @@ def test_twenty_concurrent_askers_all_complete(server: str, keys: dict[str, dict
     assert all("30 days" in text for text, _, _ in results)
 
 
-def test_demo_serve_prints_a_curl_line_that_streams_an_answer(tmp_path: Path) -> None:
-    port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([*electa_cmd(), "demo", "--serve", "--port", str(port), "--data", str(tmp_path / "d")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert proc.stdout is not None
-        curl = ""
-        deadline = time.time() + 120
-        while time.time() < deadline and not curl:
-            line = proc.stdout.readline()
-            if line.strip().startswith("curl -N"):
-                curl = line
-        key = curl.split("Bearer ")[1].split("'")[0]
-        for _ in range(100):
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        text, citations, _ = ask(f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {key}"},
-                                    "Can I get my money back?")
-        assert "refund" in text.lower() and any("refund-policy" in c["url"] for c in citations)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-        if proc.stdout is not None:
-            proc.stdout.close()
-
-
 def test_follow_up_uses_the_stored_conversation(server: str, keys: dict[str, dict[str, str]]) -> None:
     _, _, first = ask(server, keys["acme"], "How much is the Growth plan?", conversation_id="c-42")
     assert first["search_query"] == "How much is the Growth plan?"

@@ -41,6 +41,7 @@ from electa.api.contract import (
     EventStreamResponse,
     JsonInt,
     LegWeights,
+    PageUrl,
     errors,
     json_errors,
     json_safe,
@@ -123,7 +124,8 @@ class SearchIn(BaseModel):
     floor: float | None = Field(None, ge=0, le=1, description="Floor on the absolute score (`hit.score`).")
     calibrated_floor: float | None = Field(None, ge=0, le=1, description="Floor on the calibrated probability "
                                            "(`hit.probability`) of an agent tuned by `electa tune --agent`.")
-    page_url: str | None = None
+    page_url: PageUrl = Field(None, description="The page the visitor is on (http or https; its query and "
+                              "fragment are dropped).")
     judges: list[str] | None = Field(None, max_length=8, description="The judges to run after fusion (default: every"
                                      " one the server turns on; `[]`: none). Each reports a stage in `stages`.")
     user: str | None = Field(None, min_length=1, max_length=200, pattern=USER_PATTERN,
@@ -142,7 +144,8 @@ class AskIn(BaseModel):
     question: str = Field(min_length=1, max_length=2000)
     agent: str = "default"
     principals: list[str] = []
-    page_url: str | None = None
+    page_url: PageUrl = Field(None, description="The page the visitor is on (http or https; its query and "
+                              "fragment are dropped).")
     conversation_id: str | None = Field(None, max_length=200, description="Stored turns of this conversation are "
                                         "the history when `history` is not sent. With a search key or visitor token, "
                                         "omit it on the first question and send back the `conversation_id` of `done`"
@@ -214,12 +217,13 @@ class AgentIn(BaseModel):
 
 WORKER_NAME = secrets.token_hex(4)  # this process's name in the X-Electa-Worker header
 
-def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300.0) -> FastAPI:
+def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300.0,
+               demo_key: str | None = None) -> FastAPI:
+    """The HTTP API and the pages over ``engine``. ``demo_key`` (``electa demo --serve``
+    alone) serves the sample help-center page ``/ui/demo`` with that search key in it."""
     app = FastAPI(title="Electa", version="0.1.0",
                   description="Hybrid retrieval and grounded answers over an organisation's own knowledge.")
     app.add_middleware(AllowEveryMethod, routes=app.router.routes)
-    # Outside it: a preflight of a browser route is answered, not refused as a 405.
-    app.add_middleware(BrowserCors, origins=allowed_origins(engine.settings.widget_origins))
 
     @app.middleware("http")
     async def name_the_worker(request: Request, call_next: Any) -> Any:
@@ -320,7 +324,9 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         return JSONResponse({"detail": f"internal error; quote incident {incident}", "incident": incident},
                             status_code=500)
 
-    add_pages(app)  # the search page people use (issue 13): /ui/search
+    # Outside AllowEveryMethod: a preflight of a browser route is answered, not refused as a 405.
+    app.add_middleware(BrowserCors, origins=allowed_origins(engine.settings.widget_origins), on_error=unexpected)
+    add_pages(app, demo_key)  # the pages people use (issue 13): /ui/search, /ui/admin, the widget
 
     @app.get("/healthz")
     def healthz() -> dict[str, object]:

@@ -9,9 +9,10 @@ import json
 import logging
 from collections.abc import Iterator
 from typing import Annotated, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -122,6 +123,32 @@ class AllowEveryMethod:
             await send(message)
 
         await self.app(scope, receive, send_allow)
+
+
+def page_address(url: str | None) -> str | None:
+    """The page a visitor is on, as the page boost and the prompt read it: an http(s) address
+    without its query and fragment. Those can carry a reset token, an e-mail address or text
+    written to steer the assistant (a crafted link to the real site would put it in the prompt),
+    and a stored page's address is matched without them.
+
+    >>> page_address("https://Help.acme.com/billing/refunds?utm=x&q=Ignore+your+rules#top")
+    'https://help.acme.com/billing/refunds'
+    >>> page_address("javascript:alert(1)")
+    Traceback (most recent call last):
+    ...
+    ValueError: page_url must be an http(s) address (https://host/path), got 'javascript:alert(1)'
+    """
+    if url is None or url == "":
+        return None
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or len(url) > 2000:
+        shown = url if len(url) <= 80 else url[:77] + "..."
+        raise ValueError(f"page_url must be an http(s) address (https://host/path), got {shown!r}")
+    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme.lower(), host, parts.path or "/", "", ""))
+
+
+PageUrl = Annotated[str | None, AfterValidator(page_address)]
 
 
 def json_safe(error: Any) -> dict[str, Any]:

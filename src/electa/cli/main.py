@@ -641,7 +641,7 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int, open_page
         click.echo(f"\nElecta is serving the sample help center at {url} (OpenAPI: {url}/docs). Stream an answer:")
         click.echo(f"  curl -N -X POST {url}/v1/ask -H 'Authorization: Bearer {key}' "
                    "-H 'Content-Type: application/json' -d '{\"question\": \"Can I get my money back?\"}'", nl=True)
-        page = f"{url}/ui/demo#key={key}"
+        page = f"{url}/ui/demo"  # (the page carries the search key: no address or command line does)
         click.echo(f"Chat with the widget on a sample help-center page: {page}")
         click.echo(f"Or search in a browser: {url}/ui/search with the key {key}")
         click.echo(f"The admin console (sources, content gaps, probe, settings): {url}/ui/admin with the key {console_key}")
@@ -651,8 +651,7 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int, open_page
             import threading
             import webbrowser
 
-            # In a thread: a terminal browser (the only kind a machine without a display offers)
-            # must not hold up the server it is about to show.
+            # In a thread: the server must be up first.
             def open_when_up() -> None:
                 import contextlib
                 import socket
@@ -662,11 +661,18 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int, open_page
                     with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.1):
                         break
                     time.sleep(0.1)
-                webbrowser.open(page)
+                try:
+                    browser = webbrowser.get()
+                except webbrowser.Error:
+                    return  # (no browser: the address is printed above)
+                # A terminal browser (lynx, w3m: all a machine without a display offers) would
+                # take over the terminal the server logs to.
+                if type(browser) is not webbrowser.GenericBrowser:
+                    browser.open(page)
 
             threading.Thread(target=open_when_up, daemon=True).start()
-        uvicorn.run(create_app(engine, settings.admin_token, settings.cache_ttl_s), host="127.0.0.1", port=port,
-                    log_level="warning")
+        uvicorn.run(create_app(engine, settings.admin_token, settings.cache_ttl_s, demo_key=key), host="127.0.0.1",
+                    port=port, log_level="warning")
 
 
 for _group in (orgs, keys, tokens, models):

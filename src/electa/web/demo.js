@@ -1,10 +1,10 @@
-// The demo help-center page: adds the widget with the search key given after "#key=" in the
-// address (a fragment never reaches a server, nor a log). A site of your own writes the
-// <script> tag itself, as the page shows.
+// The demo help-center page: adds the widget with the search key `electa demo --serve` wrote
+// into the page (a site of your own writes the <script> tag itself, as the page shows).
 "use strict";
 
 (function () {
-  const key = new URLSearchParams(location.hash.slice(1)).get("key");
+  const meta = document.querySelector('meta[name="electa-demo-key"]');
+  const key = meta ? meta.content : "";
   if (!key) {
     document.getElementById("missing").hidden = false;
     return;

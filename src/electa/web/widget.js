@@ -9,7 +9,9 @@
 // read from a fetch() body (POST /v1/ask; EventSource can send neither a body nor a header).
 // Nothing the server returns is parsed as HTML: text goes in as text nodes, and a citation becomes
 // a link only when its URL is http(s). The conversation id the server issues is kept in
-// localStorage, with the last messages, so a visitor's conversation survives page loads.
+// localStorage, with the last messages, so a visitor's conversation survives page loads; it is
+// forgotten after data-keep-hours without a question (default 24: a shared computer's next
+// visitor does not continue it), or kept for the tab alone with data-keep-hours="0".
 "use strict";
 
 (function () {
@@ -22,8 +24,13 @@
   const HANDOFF = safeUrl(conf.handoff || "", true);
   const HANDOFF_LABEL = conf.handoffLabel || "Talk to a person";
   const SEND_PAGE = conf.page !== "none";
+  const KEEP_HOURS = conf.keepHours === undefined || conf.keepHours === "" || !(Number(conf.keepHours) >= 0)
+    ? 24 : Number(conf.keepHours);
+  // An answer whose stream goes quiet this long is given up (a dead connection never ends).
+  const IDLE_S = Number(conf.timeoutS) > 0 ? Number(conf.timeoutS) : 60;
   const KEPT_MESSAGES = 40;
   const MAX_QUESTION = 2000;
+  const PREFIX = "electa.chat.v2:";
   let credential = conf.key || "";
 
   // An absolute http(s) URL (or mailto: where allowed), else null: a page stored without a URL,
@@ -40,26 +47,69 @@
   }
 
   // Storage the page may forbid (a sandboxed frame, a blocked third party): then memory only.
+  // With data-keep-hours="0", the tab's sessionStorage: gone when the tab closes.
   const memory = {};
+  const area = () => (KEEP_HOURS === 0 ? sessionStorage : localStorage);
   const store = {
     get(name) {
-      try { return JSON.parse(localStorage.getItem(name) || "null"); } catch (e) { return memory[name] || null; }
+      try { return JSON.parse(area().getItem(name) || "null"); } catch (e) { return memory[name] || null; }
     },
     set(name, value) {
       memory[name] = value;
-      try { localStorage.setItem(name, JSON.stringify(value)); } catch (e) { /* memory only */ }
+      try { area().setItem(name, JSON.stringify(value)); } catch (e) { /* memory only */ }
     },
   };
 
-  // One conversation per server, agent and credential (an id is bound to the credential that
-  // got it): the credential enters the name only as a short hash.
   function hash(text) {
     let h = 2166136261;
     for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
     return (h >>> 0).toString(36);
   }
-  const slot = () => "electa.chat:" + SERVER + "|" + AGENT + "|" + hash(credential);
-  let saved = store.get(slot()) || { conversation: null, messages: [], open: false };
+
+  // Whose conversation it is, as the server binds its ids: a visitor token's organisation and
+  // subject (a fresh token for the same visitor continues it), else the key (as a short hash).
+  function owner(token) {
+    const parts = token.split(".");
+    if (parts.length === 3) {
+      try {
+        const claims = JSON.parse(atob(parts[1].replace(/-/g, "+").replace(/_/g, "/")));
+        if (claims && typeof claims.sub === "string") return "visitor:" + hash(String(claims.org) + "\u0000" + claims.sub);
+      } catch (e) { /* not a token we can read: the key's hash */ }
+    }
+    return "key:" + hash(token);
+  }
+  const slot = () => PREFIX + SERVER + "|" + AGENT + "|" + owner(credential);
+
+  // What is stored, if it has the shape this widget writes (another script of the page, or an
+  // older widget, may have left anything there); else a new conversation.
+  const blank = () => ({ conversation: null, messages: [], at: Date.now() });
+  const isText = (v) => typeof v === "string";
+  function valid(record) {
+    if (!record || typeof record !== "object" || !isText(record.who) || !isText(record.text)) return false;
+    if (record.who === "you") return true;
+    return Array.isArray(record.citations || []) && (record.citations || []).every((c) => c && typeof c === "object")
+      && isText(record.kind || "");
+  }
+  function load() {
+    const got = store.get(slot());
+    if (!got || typeof got !== "object" || !Array.isArray(got.messages) || !got.messages.every(valid)
+        || (got.conversation !== null && !isText(got.conversation)) || typeof got.at !== "number"
+        || (KEEP_HOURS > 0 && Date.now() - got.at > KEEP_HOURS * 3600e3)) {
+      return blank();
+    }
+    return got;
+  }
+  // Conversations of this widget gone quiet past the keeping time are removed, whoever's.
+  try {
+    for (let i = localStorage.length - 1; i >= 0; i--) {
+      const name = localStorage.key(i);
+      if (!name || !name.startsWith("electa.chat")) continue;
+      let at = 0;
+      try { at = Number(JSON.parse(localStorage.getItem(name) || "{}").at) || 0; } catch (e) { /* unreadable: removed */ }
+      if (!name.startsWith(PREFIX) || Date.now() - at > Math.max(KEEP_HOURS, 24) * 3600e3) localStorage.removeItem(name);
+    }
+  } catch (e) { /* storage forbidden */ }
+  let saved = load();
 
   function el(tag, attrs, text) {
     const node = document.createElement(tag);
@@ -78,8 +128,11 @@
   border-radius: 50%; border: 2px solid #ffffff; background: var(--accent); color: var(--accent-text);
   cursor: pointer; box-shadow: 0 4px 16px rgba(0,0,0,.28); display: grid; place-items: center; padding: 0; }
 .launcher svg { width: 26px; height: 26px; fill: currentColor; }
-.launcher:focus-visible, button:focus-visible, a:focus-visible, textarea:focus-visible {
-  outline: 3px solid #ffb020; outline-offset: 2px; }
+/* The ring in the control's own text colour (white on blue, dark on white: each over 3:1 against
+   what it sits on); the launcher's, over any page, dark with a white halo. */
+button:focus-visible, a:focus-visible, textarea:focus-visible { outline: 3px solid currentColor; outline-offset: 2px; }
+textarea:focus-visible { outline-color: #1c2430; }
+.launcher:focus-visible { outline: 3px solid #1c2430; outline-offset: 2px; box-shadow: 0 0 0 7px #ffffff; }
 .panel { position: fixed; right: 20px; bottom: 88px; z-index: 2147483000; width: 380px; height: min(580px, calc(100vh - 110px));
   display: flex; flex-direction: column; background: var(--bg); color: #1c2430; border: 1px solid var(--line);
   border-radius: 14px; box-shadow: 0 10px 40px rgba(0,0,0,.3); overflow: hidden; }
@@ -128,12 +181,11 @@ form button:disabled { background: #6b7685; cursor: default; }
 @media (prefers-color-scheme: dark) {
   .root { --bg: #161b22; --soft: #242c37; --line: #3d4756; --accent: #2f6fd0; --muted: #a9b4c2; --error: #ff8f80; }
   .panel, .bot, textarea { color: #e8edf3; } textarea { background: #0f1318; border-color: #8792a1; }
-  a { color: #8cb8ff; } form button:disabled { background: #4f5966; }
+  a { color: #8cb8ff; } form button:disabled { background: #4f5966; } textarea:focus-visible { outline-color: #e8edf3; }
 }`;
 
-  const ICON = '<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9'
-    + 'l-5 4v-4H4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm3 6.5a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3zm5 0a1.5 1.5 0 1 0 0 3 1.5'
-    + ' 1.5 0 0 0 0-3zm5 0a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3z"/></svg>';
+  const ICON_PATH = "M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4H4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm3 6.5a1.5 1.5 0 1 0 0 3"
+    + " 1.5 1.5 0 0 0 0-3zm5 0a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3zm5 0a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3z";
 
   const host = document.createElement("electa-chat");
   // Inline and !important: outranks any rule of the page (display: none !important included).
@@ -152,22 +204,34 @@ form button:disabled { background: #6b7685; cursor: default; }
   const root = el("div", { class: "root" });
   const launcher = el("button", { class: "launcher", type: "button", "aria-haspopup": "dialog",
     "aria-expanded": "false", "aria-controls": "electa-panel", "aria-label": "Open chat: " + TITLE });
-  launcher.innerHTML = ICON; // (a constant of this file, never server text)
-  const panel = el("div", { class: "panel", id: "electa-panel", role: "dialog", "aria-modal": "true",
-    "aria-labelledby": "electa-title", hidden: "" });
+  // (made element by element: a page that enforces Trusted Types refuses innerHTML)
+  const icon = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  icon.setAttribute("viewBox", "0 0 24 24");
+  icon.setAttribute("aria-hidden", "true");
+  icon.setAttribute("focusable", "false");
+  const shape = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  shape.setAttribute("d", ICON_PATH);
+  icon.append(shape);
+  launcher.append(icon);
+  // A dialog beside the page, not a modal one: the page stays usable; Tab cycles inside it.
+  const panel = el("div", { class: "panel", id: "electa-panel", role: "dialog", "aria-labelledby": "electa-title",
+    hidden: "" });
   const header = el("header");
   const title = el("h2", { id: "electa-title" }, TITLE);
-  const fresh = el("button", { type: "button", class: "new", "aria-label": "Start a new conversation" }, "New chat");
+  const fresh = el("button", { type: "button", class: "new", title: "Start a new conversation" }, "New chat");
   const close = el("button", { type: "button", class: "close", "aria-label": "Close chat" }, "×");
   header.append(title, fresh, close);
-  const log = el("ol", { class: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
+  // The conversation is not a live region (a streamed answer would be read token by token, and
+  // again when it is finished): each finished answer is said once by ``announcer``.
+  const log = el("ol", { class: "log", "aria-label": "Conversation" });
+  const announcer = el("div", { class: "hidden", role: "status", "aria-live": "polite" });
   const form = el("form", { "aria-label": "Ask a question" });
   const label = el("label", { for: "electa-question", class: "hidden" }, "Your question");
   const box = el("textarea", { id: "electa-question", rows: "1", maxlength: String(MAX_QUESTION),
     placeholder: "Ask a question…", autocomplete: "off" });
   const send = el("button", { type: "submit" }, "Send");
   form.append(label, box, send);
-  panel.append(header, log, form);
+  panel.append(header, log, form, announcer);
   root.append(panel, launcher);
   shadow.append(root);
 
@@ -247,9 +311,11 @@ form button:disabled { background: #6b7685; cursor: default; }
     item.removeAttribute("aria-busy");
   }
 
-  function remember(record) {
-    saved.messages = [...saved.messages, record].slice(-KEPT_MESSAGES);
-    store.set(slot(), saved);
+  // The finished turn (question and answer) joins the stored conversation; a failed one does not.
+  function remember(state, question, record) {
+    state.messages = [...state.messages, { who: "you", text: question }, record].slice(-KEPT_MESSAGES);
+    state.at = Date.now();
+    if (state === saved) store.set(slot(), state);
   }
 
   function restore() {
@@ -262,25 +328,36 @@ form button:disabled { background: #6b7685; cursor: default; }
 
   // ---- the stream -----------------------------------------------------------------------
 
-  async function* events(response) {
+  // Server-Sent Events from a fetch body: frames end with a blank line (LF, CRLF or CR, even one
+  // split across reads); "data:" lines join with a newline; a frame that is not JSON is an error.
+  async function* events(response, signal, idle) {
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
     for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-      let at;
-      while ((at = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, at);
-        buffer = buffer.slice(at + 2);
-        let kind = "message", data = "";
+      const { value, done } = await idle(reader.read());
+      if (done || signal.aborted) break;
+      buffer += decoder.decode(value, { stream: true });
+      // A lone CR at the end may be the first half of a CRLF: wait for the next read.
+      const ready = buffer.endsWith("\r") ? buffer.length - 1 : buffer.length;
+      const text = buffer.slice(0, ready).replace(/\r\n?/g, "\n");
+      buffer = buffer.slice(ready);
+      let rest = text, at;
+      while ((at = rest.indexOf("\n\n")) >= 0) {
+        const frame = rest.slice(0, at);
+        rest = rest.slice(at + 2);
+        let kind = "message";
+        const data = [];
         for (const line of frame.split("\n")) {
           if (line.startsWith("event:")) kind = line.slice(6).trim();
-          else if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
         }
-        if (data) yield { kind, data: JSON.parse(data) };
+        if (!data.length) continue;
+        let parsed;
+        try { parsed = JSON.parse(data.join("\n")); } catch (e) { throw new Error("The answer arrived garbled. Please try again."); }
+        yield { kind, data: parsed };
       }
+      buffer = rest + buffer;
     }
   }
 
@@ -301,40 +378,67 @@ form button:disabled { background: #6b7685; cursor: default; }
     return "Sorry, the answer could not be given (" + response.status + (detail ? ": " + detail : "") + ").";
   }
 
-  function post(question) {
+  // The page the visitor is on, without its query and fragment: they can carry tokens, e-mail
+  // addresses or text written to steer the assistant, and no stored page's address has them.
+  function currentPage() {
+    if (!SEND_PAGE || !/^https?:$/.test(location.protocol)) return undefined;
+    return (location.origin + location.pathname).slice(0, 2000);
+  }
+
+  function post(question, conversation, signal) {
     const body = { question, agent: AGENT };
-    if (saved.conversation) body.conversation_id = saved.conversation;
-    if (SEND_PAGE) body.page_url = location.href.slice(0, 2000);
-    return fetch(SERVER + "/v1/ask", { method: "POST", mode: "cors", credentials: "omit",
+    if (conversation) body.conversation_id = conversation;
+    const page = currentPage();
+    if (page) body.page_url = page;
+    return fetch(SERVER + "/v1/ask", { method: "POST", mode: "cors", credentials: "omit", signal,
       headers: { "Authorization": "Bearer " + credential, "Content-Type": "application/json" },
       body: JSON.stringify(body) });
   }
 
-  let busy = false;
+  // The ask in flight: "New chat", a new token or a newer question stops it, and its outcome
+  // then goes nowhere (never into the conversation that replaced its own).
+  let flight = null;
+
+  function stop() {
+    if (flight) flight.abort();
+    flight = null;
+    send.disabled = false;
+  }
 
   async function ask(question) {
     question = question.trim().slice(0, MAX_QUESTION);
-    if (!question || busy) return;
-    busy = true;
+    if (!question || flight) return false;
+    const control = new AbortController();
+    flight = control;
+    const state = saved; // the conversation this ask belongs to
     send.disabled = true;
     addMessage("you", question);
-    remember({ who: "you", text: question });
     const shown = addMessage("bot", "");
     shown.item.setAttribute("aria-busy", "true");
     const typing = el("span", { class: "typing" });
     typing.append(el("i"), el("i"), el("i"), el("span", { class: "hidden" }, "Answering…"));
     shown.body.append(typing);
+    announcer.textContent = "Answering…";
     const record = { who: "bot", text: "", citations: [], kind: "answer", handoff: false };
+    // Each read must bring something within IDLE_S, or the answer is given up.
+    const idle = (promise) => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { control.abort(); reject(new Error("The answer stopped arriving. Please try again.")); },
+        IDLE_S * 1000);
+      promise.then((v) => { clearTimeout(timer); resolve(v); }, (e) => { clearTimeout(timer); reject(e); });
+    });
     try {
-      let response = await post(question);
-      if (response.status === 403 && saved.conversation) {
-        // An id this credential did not get (the key was changed): a new conversation.
-        saved.conversation = null;
-        response = await post(question);
+      let response = await idle(post(question, state.conversation, control.signal));
+      if (response.status === 403 && state.conversation) {
+        const said = await response.clone().text();
+        if (/conversation_id/.test(said)) {
+          // An id this credential did not get (the key was changed): a new conversation.
+          state.conversation = null;
+          response = await idle(post(question, null, control.signal));
+        }
       }
       if (!response.ok) throw new Error(await refusal(response));
       let text = null, finished = false;
-      for await (const { kind, data } of events(response)) {
+      for await (const { kind, data } of events(response, control.signal, idle)) {
         if (kind === "token") {
           if (text === null) { shown.body.replaceChildren(); text = document.createTextNode(""); shown.body.append(text); }
           record.text += String(data.token);
@@ -344,30 +448,34 @@ form button:disabled { background: #6b7685; cursor: default; }
           record.text = "";
           if (text !== null) text.data = "";
         } else if (kind === "citations") {
-          record.citations = Array.isArray(data.citations) ? data.citations : [];
+          record.citations = Array.isArray(data.citations) ? data.citations.filter((c) => c && typeof c === "object") : [];
         } else if (kind === "done") {
           finished = true;
-          if (data.conversation_id) saved.conversation = data.conversation_id;
+          if (typeof data.conversation_id === "string") state.conversation = data.conversation_id;
           record.kind = data.small_talk ? "small-talk" : data.curated ? "curated" : data.strict ? "strict" : "answer";
           record.handoff = Boolean(data.strict || data.low_confidence);
         } else if (kind === "error") {
           throw new Error("Sorry, the answer could not be completed (incident " + data.incident + "). Please try again.");
         }
       }
+      if (control.signal.aborted) throw new Error("stopped");
       if (!finished) throw new Error("The answer was cut off. Please try again.");
       finish(shown, record);
-      remember(record);
+      remember(state, question, record);
+      announcer.textContent = "Answer: " + record.text + (record.handoff && HANDOFF ? " " + HANDOFF_LABEL + " is offered." : "");
     } catch (error) {
+      if (flight !== control && control.signal.aborted) return false; // stopped by New chat or a new token: shown nowhere
       const said = error instanceof TypeError ? "Could not reach the assistant. Check your connection and try again."
         : String(error.message || error);
-      shown.body.replaceChildren(el("span", { class: "error", role: "alert" }, said));
+      shown.body.replaceChildren(el("span", { class: "error" }, said));
       shown.item.dataset.kind = "error";
       shown.item.removeAttribute("aria-busy");
+      announcer.textContent = "Error: " + said;
     } finally {
-      busy = false;
-      send.disabled = false;
+      if (flight === control) { flight = null; send.disabled = false; }
       log.scrollTop = log.scrollHeight;
     }
+    return true;
   }
 
   // ---- opening, closing, the keyboard ----------------------------------------------------
@@ -377,8 +485,6 @@ form button:disabled { background: #6b7685; cursor: default; }
     root.classList.toggle("open", open);
     launcher.setAttribute("aria-expanded", String(open));
     launcher.setAttribute("aria-label", (open ? "Close chat: " : "Open chat: ") + TITLE);
-    saved.open = open;
-    store.set(slot(), saved);
     if (open) {
       log.scrollTop = log.scrollHeight;
       if (focus) box.focus();
@@ -387,18 +493,24 @@ form button:disabled { background: #6b7685; cursor: default; }
     }
   }
 
+  // Another conversation (a new one, or a new credential's): whatever was in flight stops.
+  function switchTo(state) {
+    stop();
+    saved = state;
+    store.set(slot(), saved);
+    restore();
+  }
+
   launcher.addEventListener("click", () => setOpen(panel.hidden, true));
   close.addEventListener("click", () => setOpen(false, true));
   fresh.addEventListener("click", () => {
-    saved = { conversation: null, messages: [], open: true };
-    store.set(slot(), saved);
-    restore();
+    switchTo(blank());
     box.focus();
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const question = box.value;
-    if (!question.trim() || busy) return;
+    if (!question.trim() || flight) return;
     box.value = "";
     ask(question);
   });
@@ -408,7 +520,7 @@ form button:disabled { background: #6b7685; cursor: default; }
       form.requestSubmit ? form.requestSubmit() : form.dispatchEvent(new Event("submit", { cancelable: true }));
     }
   });
-  // A modal dialog: Escape closes it, and Tab stays inside it while it is open.
+  // Escape closes the panel; Tab and Shift+Tab cycle among its controls.
   panel.addEventListener("keydown", (event) => {
     if (event.key === "Escape") {
       event.preventDefault();
@@ -420,20 +532,27 @@ form button:disabled { background: #6b7685; cursor: default; }
       .filter((n) => n.getClientRects().length);
     if (!stops.length) return;
     const first = stops[0], last = stops[stops.length - 1], at = shadow.activeElement;
-    if (event.shiftKey && (at === first || !panel.contains(at))) { event.preventDefault(); last.focus(); }
-    else if (!event.shiftKey && (at === last || !panel.contains(at))) { event.preventDefault(); first.focus(); }
+    if (event.shiftKey && at === first) { event.preventDefault(); last.focus(); }
+    else if (!event.shiftKey && at === last) { event.preventDefault(); first.focus(); }
   });
 
-  restore();
   (document.body || document.documentElement).append(host);
-  if (saved.open) setOpen(true, false);
+  try {
+    restore();
+  } catch (e) { // (whatever was stored, the widget is there, with a new conversation)
+    switchTo(blank());
+  }
 
-  // For the host page: open or close the panel, ask on the visitor's behalf, or hand in a
-  // fresh visitor token (they expire) without reloading.
+  // For the host page: open or close the panel, ask on the visitor's behalf (false when an
+  // answer is still coming), or hand in a fresh visitor token (they expire) without reloading.
   window.ElectaChat = Object.freeze({
     open: () => setOpen(true, true),
     close: () => setOpen(false, true),
     ask: (question) => { setOpen(true, false); return ask(String(question)); },
-    setToken: (token) => { credential = String(token); saved = store.get(slot()) || { conversation: null, messages: [], open: !panel.hidden }; restore(); },
+    setToken: (token) => {
+      const before = slot();
+      credential = String(token);
+      if (slot() !== before) switchTo(load()); // (the same visitor's new token: the conversation goes on)
+    },
   });
 })();
