@@ -3,11 +3,33 @@ in conftest.py), screenshots on failure, and an accessibility audit run in the p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
+
+from tests.integration.test_server import admin_headers
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# acme's help centre as the browser tests know it: (file, text, page address).
+ACME_PAGES = (("refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days of purchase. Monthly plans"
+                             " are not refunded, but you can cancel at any time.\n", "https://help.acme.test/refunds"),
+              ("pricing.md", "# Pricing\nThe Free plan costs $0/mo. The Growth plan costs $29/mo per seat.\n",
+               "https://help.acme.test/pricing"))
+
+
+def acme_site(url: str, pages: Sequence[tuple[str, str, str]] = ()) -> dict[str, str]:
+    """Organisation acme on the server at ``url`` with :data:`ACME_PAGES` and ``pages``
+    uploaded; its ingest key (the organisation's backend) and search key (a browser's)."""
+    assert httpx.post(f"{url}/v1/orgs", json={"name": "acme"}, headers=admin_headers()).status_code == 201
+    keys = {scope: httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": scope}, headers=admin_headers()).json()["key"]
+            for scope in ("ingest", "search")}
+    for name, text, page_url in (*ACME_PAGES, *pages):
+        r = httpx.post(f"{url}/v1/sources", json={"name": name, "content": text, "url": page_url},
+                       headers={"Authorization": f"Bearer {keys['ingest']}"}, timeout=60)
+        assert r.status_code == 201, r.text
+    return keys
 
 
 @contextmanager

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from electa.testing.sse import sse_events
-from tests.integration.browser import AUDIT, shot_on_failure
-from tests.integration.test_server import admin_headers, serve_process
+from tests.integration.browser import AUDIT, acme_site, shot_on_failure
+from tests.integration.test_server import serve_process
 
 pytestmark = pytest.mark.integration
 
@@ -26,18 +26,7 @@ ZEPHYR_Q = "How many seats does the Zephyr plan include?"
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A server with acme's pages; acme's ingest key (the console's) and search key (a visitor's)."""
     with serve_process(tmp_path_factory.mktemp("admin-data")) as url:
-        assert httpx.post(f"{url}/v1/orgs", json={"name": "acme"}, headers=admin_headers()).status_code == 201
-        keys = {scope: httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": scope}, headers=admin_headers()).json()["key"]
-                for scope in ("ingest", "search")}
-        pages = [("refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days of purchase. Monthly plans"
-                                " are not refunded, but you can cancel at any time.\n", "https://help.acme.test/refunds"),
-                 ("pricing.md", "# Pricing\nThe Free plan costs $0/mo. The Growth plan costs $29/mo per seat.\n",
-                  "https://help.acme.test/pricing")]
-        for name, text, page_url in pages:
-            r = httpx.post(f"{url}/v1/sources", json={"name": name, "content": text, "url": page_url},
-                           headers={"Authorization": f"Bearer {keys['ingest']}"}, timeout=60)
-            assert r.status_code == 201, r.text
-        yield {"url": url, **keys}
+        yield {"url": url, **acme_site(url)}
 
 
 def ask(site: dict[str, str], question: str) -> tuple[str, dict]:

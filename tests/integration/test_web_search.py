@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.integration.browser import AUDIT, shot_on_failure
-from tests.integration.test_server import admin_headers, serve_process
+from tests.integration.browser import AUDIT, acme_site, shot_on_failure
+from tests.integration.test_server import serve_process
 
 pytestmark = pytest.mark.integration
 
@@ -20,23 +20,11 @@ HOSTILE = '<img src=x onerror="document.title=\'pwned\'">Refund <b>trick</b>'
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """A server with acme's pages, and a search key of acme's (browser-safe)."""
     with serve_process(tmp_path_factory.mktemp("web-data")) as url:
-        assert httpx.post(f"{url}/v1/orgs", json={"name": "acme"}, headers=admin_headers()).status_code == 201
-        ingest = httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": "ingest"}, headers=admin_headers()).json()["key"]
-        pages = [("refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days of purchase. Monthly plans"
-                                " are not refunded, but you can cancel at any time.\n", "https://help.acme.test/refunds"),
-                 ("pricing.md", "# Pricing\nThe Free plan costs $0/mo. Growth costs $29/mo per seat.\n",
-                  "https://help.acme.test/pricing"),
-                 ("hostile.md", f"# {HOSTILE}\nA refund page whose title tries to run a script.\n",
-                  "javascript:alert(1)"),
+        pages = [("hostile.md", f"# {HOSTILE}\nA refund page whose title tries to run a script.\n", "javascript:alert(1)"),
                  # (stored without a URL: shown without a link, never one to the search page itself)
                  ("mailbox.md", "# Refund by e-mail\nWrite to refunds@acme.test with your order number for a refund.\n",
                   "")]
-        for name, text, page_url in pages:
-            r = httpx.post(f"{url}/v1/sources", json={"name": name, "content": text, "url": page_url},
-                           headers={"Authorization": f"Bearer {ingest}"}, timeout=60)
-            assert r.status_code == 201, r.text
-        search = httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": "search"}, headers=admin_headers()).json()["key"]
-        yield url, search
+        yield url, acme_site(url, pages)["search"]
 
 
 def search(session: object, url: str, key: str, question: str) -> list[object]:

@@ -18,10 +18,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from tests.integration.browser import AUDIT, shot_on_failure
+from tests.integration.browser import AUDIT, acme_site, shot_on_failure
 from tests.integration.conftest import electa_cmd
-from tests.integration.test_server import admin_headers, free_port, serve_process
 from tests.integration.test_server import ask as server_ask
+from tests.integration.test_server import free_port, serve_process
 
 pytestmark = pytest.mark.integration
 
@@ -42,20 +42,9 @@ html { font-size: 4px !important; }
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """A server with acme's pages, and a search key of acme's (what a widget's page carries)."""
     with serve_process(tmp_path_factory.mktemp("widget-data")) as url:
-        assert httpx.post(f"{url}/v1/orgs", json={"name": "acme"}, headers=admin_headers()).status_code == 201
-        ingest = httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": "ingest"}, headers=admin_headers()).json()["key"]
-        pages = [("refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days of purchase. Monthly plans"
-                                " are not refunded, but you can cancel at any time.\n", "https://help.acme.test/refunds"),
-                 ("pricing.md", "# Pricing\nThe Free plan costs $0/mo. The Growth plan costs $29/mo per seat.\n",
-                  "https://help.acme.test/pricing"),
-                 ("gift.md", f"# {HOSTILE_TITLE}\nGift cards are valid for 12 months and cannot be exchanged for cash.\n",
-                  "javascript:alert(1)")]
-        for name, text, page_url in pages:
-            r = httpx.post(f"{url}/v1/sources", json={"name": name, "content": text, "url": page_url},
-                           headers={"Authorization": f"Bearer {ingest}"}, timeout=60)
-            assert r.status_code == 201, r.text
-        search = httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": "search"}, headers=admin_headers()).json()["key"]
-        yield url, search
+        gift = ("gift.md", f"# {HOSTILE_TITLE}\nGift cards are valid for 12 months and cannot be exchanged for cash.\n",
+                "javascript:alert(1)")
+        yield url, acme_site(url, [gift])["search"]
 
 
 # A stand-in server for what Electa's own cannot be made to do on cue: an answer that arrives
@@ -91,6 +80,7 @@ def host(site: tuple[str, str]) -> Iterator[dict[str, object]]:
     (``/``), and a page whose widget talks to a fake server on this origin (``/fake``)."""
     server_url, key = site
     asked: list[dict] = []
+    cut: list[str] = []  # the questions whose reader went away before their answer ended
 
     def page(tag: str) -> bytes:
         return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme shop</title>'
@@ -137,7 +127,7 @@ def host(site: tuple[str, str]) -> Iterator[dict[str, object]]:
                     self.wfile.write(chunk)
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
-                pass
+                cut.append(question)
             self.close_connection = True
 
         def log_message(self, *args: object) -> None:
@@ -147,21 +137,26 @@ def host(site: tuple[str, str]) -> Iterator[dict[str, object]]:
     shop.daemon_threads = True
     threading.Thread(target=shop.serve_forever, daemon=True).start()
     try:
-        yield {"page": f"http://127.0.0.1:{shop.server_address[1]}/", "asked": asked}
+        yield {"page": f"http://127.0.0.1:{shop.server_address[1]}/", "asked": asked, "cut": cut}
     finally:
         shop.shutdown()
         shop.server_close()
 
 
-def fresh(session: object, page: str) -> object:
-    """``page`` with nothing kept from an earlier test; the widget's shadow root once it is there."""
+def reloaded(session: object) -> object:
+    """The page loaded again; the widget's shadow root once it is there."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    session.get(page)  # type: ignore[attr-defined]
-    session.execute_script("localStorage.clear()")  # type: ignore[attr-defined]
     session.refresh()  # type: ignore[attr-defined]
     return WebDriverWait(session, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, "electa-chat").shadow_root)
+
+
+def fresh(session: object, page: str) -> object:
+    """``page`` with nothing kept from an earlier test; the widget's shadow root once it is there."""
+    session.get(page)  # type: ignore[attr-defined]
+    session.execute_script("localStorage.clear()")  # type: ignore[attr-defined]
+    return reloaded(session)
 
 
 def ask(session: object, root: object, question: str) -> object:
@@ -187,6 +182,13 @@ def open_panel(session: object, root: object) -> None:
     root.find_element(By.CSS_SELECTOR, "button.launcher").click()  # type: ignore[attr-defined]
     # (once it has risen: it fades in over 160 ms, and a nearly transparent panel counts as hidden)
     WebDriverWait(session, 5).until(lambda _: root.find_element(By.CSS_SELECTOR, ".panel").is_displayed())  # type: ignore[attr-defined]
+
+
+def opened(session: object, page: str) -> object:
+    """``page`` afresh with the widget's panel open; the widget's shadow root."""
+    root = fresh(session, page)
+    open_panel(session, root)
+    return root
 
 
 def test_the_widget_streams_an_answer_with_citations_on_a_hostile_page(host: dict[str, object], browser: object) -> None:
@@ -216,8 +218,7 @@ def test_the_widget_streams_an_answer_with_citations_on_a_hostile_page(host: dic
 
 def test_a_greeting_is_answered_without_retrieval(host: dict[str, object], browser: object) -> None:
     with shot_on_failure(browser, "widget-greeting"):
-        root = fresh(browser, str(host["page"]))
-        open_panel(browser, root)
+        root = opened(browser, str(host["page"]))
         reply = ask(browser, root, "hello")
         assert reply.get_attribute("data-kind") == "small-talk"  # type: ignore[attr-defined]
         assert reply.text.strip()  # type: ignore[attr-defined]
@@ -227,8 +228,7 @@ def test_the_strict_reply_offers_the_hand_off(host: dict[str, object], browser: 
     from selenium.webdriver.common.by import By
 
     with shot_on_failure(browser, "widget-strict"):
-        root = fresh(browser, str(host["page"]))
-        open_panel(browser, root)
+        root = opened(browser, str(host["page"]))
         reply = ask(browser, root, "How do I teach a parrot to sing opera?")
         assert reply.get_attribute("data-kind") == "strict", reply.text  # type: ignore[attr-defined]
         offer = reply.find_element(By.CSS_SELECTOR, ".handoff a")  # type: ignore[attr-defined]
@@ -240,8 +240,7 @@ def test_hostile_source_titles_and_links_stay_text(host: dict[str, object], brow
     from selenium.webdriver.common.by import By
 
     with shot_on_failure(browser, "widget-hostile"):
-        root = fresh(browser, str(host["page"]))
-        open_panel(browser, root)
+        root = opened(browser, str(host["page"]))
         reply = ask(browser, root, "How long are gift cards valid?")
         assert "12 months" in reply.text, reply.text  # type: ignore[attr-defined]
         # Its page's URL is "javascript:…": cited, but never a link, and its title never markup
@@ -260,16 +259,13 @@ STORED = ("return Object.entries(localStorage).filter(([k]) => k.startsWith('ele
 
 def test_the_conversation_survives_a_reload(host: dict[str, object], browser: object) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     with shot_on_failure(browser, "widget-reload"):
-        root = fresh(browser, str(host["page"]))
-        open_panel(browser, root)
+        root = opened(browser, str(host["page"]))
         ask(browser, root, "How much is the Growth plan?")
         kept = browser.execute_script(STORED)  # type: ignore[attr-defined]
         assert len(kept) == 1 and kept[0][1]["conversation"].startswith("cv_") and len(kept[0][1]["messages"]) == 2
-        browser.refresh()  # type: ignore[attr-defined]
-        root = WebDriverWait(browser, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, "electa-chat").shadow_root)
+        root = reloaded(browser)
         # The panel starts closed on the next page; opened, it shows the earlier turn.
         assert not root.find_element(By.CSS_SELECTOR, ".panel").is_displayed()  # type: ignore[attr-defined]
         open_panel(browser, root)
@@ -287,18 +283,15 @@ def test_the_conversation_survives_a_reload(host: dict[str, object], browser: ob
 
 def test_a_stored_conversation_of_any_shape_leaves_the_widget_working(host: dict[str, object], browser: object) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     with shot_on_failure(browser, "widget-corrupt"):
-        root = fresh(browser, str(host["page"]))
-        open_panel(browser, root)
+        root = opened(browser, str(host["page"]))
         ask(browser, root, "hello")
         name = browser.execute_script(STORED)[0][0]  # type: ignore[attr-defined]
         for junk in ("5", "[]", "{}", '{"messages": {}, "at": 1e15}', '{"messages": [null], "at": 1e15, "conversation": null}',
                      '{"messages": [{"who": "bot", "text": 5}], "at": 1e15, "conversation": null}', "not json"):
             browser.execute_script("localStorage.setItem(arguments[0], arguments[1])", name, junk)  # type: ignore[attr-defined]
-            browser.refresh()  # type: ignore[attr-defined]
-            root = WebDriverWait(browser, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, "electa-chat").shadow_root)
+            root = reloaded(browser)
             open_panel(browser, root)
             assert not root.find_elements(By.CSS_SELECTOR, "li.msg"), junk  # type: ignore[attr-defined]
         assert ask(browser, root, "hello").get_attribute("data-kind") == "small-talk"  # type: ignore[attr-defined]
@@ -306,19 +299,16 @@ def test_a_stored_conversation_of_any_shape_leaves_the_widget_working(host: dict
         browser.execute_script(  # type: ignore[attr-defined]
             "const v = JSON.parse(localStorage.getItem(arguments[0])); v.at -= 25 * 3600e3;"
             " localStorage.setItem(arguments[0], JSON.stringify(v))", name)
-        browser.refresh()  # type: ignore[attr-defined]
-        root = WebDriverWait(browser, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, "electa-chat").shadow_root)
+        root = reloaded(browser)
         open_panel(browser, root)
         assert not root.find_elements(By.CSS_SELECTOR, "li.msg")  # type: ignore[attr-defined]
 
 
 def fake(host: dict[str, object], browser: object) -> object:
     """The widget on the page whose answers come from the fake server (requests recorded anew)."""
-    asked: list[dict] = host["asked"]  # type: ignore[assignment]
-    asked.clear()
-    root = fresh(browser, str(host["page"]) + "fake?reset=secret-token#access_token=abc")
-    open_panel(browser, root)
-    return root
+    for kept in (host["asked"], host["cut"]):
+        kept.clear()  # type: ignore[attr-defined]
+    return opened(browser, str(host["page"]) + "fake?reset=secret-token#access_token=abc")
 
 
 def test_an_answer_is_shown_as_it_arrives(host: dict[str, object], browser: object) -> None:
@@ -384,6 +374,7 @@ def test_a_new_chat_stops_the_answer_in_flight(host: dict[str, object], browser:
         root.find_element(By.CSS_SELECTOR, "button.new").click()  # type: ignore[attr-defined]
         clock.sleep(2.0)  # (past the end of the slow answer)
         assert not root.find_elements(By.CSS_SELECTOR, "li.msg")  # type: ignore[attr-defined]
+        assert host["cut"] == ["slow"]  # (the answer's connection was closed, not read to its end)
         stored = browser.execute_script(STORED)[0][1]  # type: ignore[attr-defined]
         assert stored["conversation"] is None and stored["messages"] == []
         assert ask(browser, root, "next").text == "You asked next."  # type: ignore[attr-defined]
@@ -423,8 +414,7 @@ def test_a_phone_gets_the_whole_screen(host: dict[str, object], browser: object)
                             {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
     try:
         with shot_on_failure(browser, "widget-phone"):
-            root = fresh(browser, str(host["page"]))
-            open_panel(browser, root)
+            root = opened(browser, str(host["page"]))
             ask(browser, root, "Can I get a refund on an annual plan?")
             box = browser.execute_script(  # type: ignore[attr-defined]
                 "const r = document.querySelector('electa-chat').shadowRoot.querySelector('.panel')"
@@ -451,8 +441,7 @@ def test_the_widget_is_labelled_readable_and_still_when_asked(host: dict[str, ob
     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": features})  # type: ignore[attr-defined]
     try:
         with shot_on_failure(browser, f"widget-audit-{scheme}"):
-            root = fresh(browser, str(host["page"]))
-            open_panel(browser, root)
+            root = opened(browser, str(host["page"]))
             ask(browser, root, "Can I get a refund on an annual plan?")
             ask(browser, root, "How do I teach a parrot to sing opera?")  # (the hand-off button too)
             shadow = browser.execute_script("return document.querySelector('electa-chat').shadowRoot")  # type: ignore[attr-defined]

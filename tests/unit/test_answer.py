@@ -211,6 +211,17 @@ def test_a_curated_answer_is_not_folded_into_the_qa_pair_with_its_text(engine: E
     assert "curated" not in after and after["legs"]  # (the Q&A pair stays, and answers)
 
 
+def test_pages_and_qa_pairs_keep_the_text_hash_stores_hold() -> None:
+    """Changing it would make every stored page and pair a stranger to its next ingest
+    (embedded again, and a duplicate beside the copy another source still holds)."""
+    import hashlib
+
+    from electa.ingest.pipeline import text_hash
+
+    assert text_hash(" Refunds ", "30 days\n") == hashlib.sha256(b"Refunds\n30 days").hexdigest()
+    assert text_hash("Refunds", "30 days", "curated") != text_hash("Refunds", "30 days")
+
+
 def test_curated_answers_load_from_csv_and_json() -> None:
     from electa.ingest.loaders import loader_for
 

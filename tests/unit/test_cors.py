@@ -88,8 +88,8 @@ def test_the_widget_script_may_be_loaded_by_any_page(engine: Engine) -> None:
 def test_the_demo_page_carries_its_key_escaped(engine: Engine) -> None:
     from electa.api.app import create_app
 
-    client = TestClient(create_app(engine, "admin-token", demo_key='k"><script>x</script>'))
-    page = client.get("/ui/demo").text
+    app = create_app(engine, "admin-token", demo_key='k"><script>x</script>')
+    page = TestClient(app, base_url="http://127.0.0.1:8765").get("/ui/demo").text
     assert '<meta name="electa-demo-key" content="k&quot;&gt;&lt;script&gt;x&lt;/script&gt;">' in page
     assert "<script>x" not in page
 
@@ -140,3 +140,12 @@ def test_the_page_address_goes_without_its_query_and_fragment(engine: Engine, ro
     engine.search = lambda *a, **k: seen.append(k.get("page_url")) or original(*a, **k)  # type: ignore[method-assign]
     ok = client.post(route, json={**body, "page_url": "https://a/refunds?reset=tok#access_token=x"}, headers=headers)
     assert ok.status_code == 200 and seen == ["https://a/refunds"]
+
+
+def test_the_demo_page_is_for_this_machine_alone(engine: Engine) -> None:
+    from electa.api.app import create_app
+
+    app = create_app(engine, "admin-token", demo_key="k")
+    assert TestClient(app, base_url="http://localhost:8765").get("/ui/demo").status_code == 200
+    rebound = TestClient(app, base_url="http://evil.test:8765").get("/ui/demo")  # (DNS rebinding: another site's name)
+    assert rebound.status_code == 403 and "k" not in rebound.headers.get("etag", "") and "electa-demo-key" not in rebound.text

@@ -21,11 +21,12 @@ HTML, JS, CSS = "text/html; charset=utf-8", "text/javascript; charset=utf-8", "t
 # joined to a path, so nothing else of the package or the disk can be asked for.
 PAGES = {"search": ("search.html", HTML), "search.js": ("search.js", JS), "ui.css": ("ui.css", CSS),
          "admin": ("admin.html", HTML), "admin.js": ("admin.js", JS), "admin.css": ("admin.css", CSS),
-         "widget.js": ("widget.js", JS)}
+         "common.js": ("common.js", JS), "widget.js": ("widget.js", JS)}
 # The sample help-center page, served by `electa demo --serve` alone: it carries that server's
 # search key, so that no address (nor a browser's command line) needs to.
 DEMO = {"demo": ("demo.html", HTML), "demo.js": ("demo.js", JS), "demo.css": ("demo.css", CSS)}
 DEMO_KEY_SLOT = b'<meta name="electa-demo-key" content="">'
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 # The widget's script is loaded by other sites' pages: any of them may fetch it (a page with
 # Cross-Origin-Embedder-Policy needs the resource policy to say so).
 SHARED = {"widget.js"}
@@ -61,6 +62,10 @@ def add_pages(app: FastAPI, demo_key: str | None = None) -> None:
         found = bodies.get(name)
         if found is None:
             return JSONResponse({"detail": f"no page {name!r}; the pages are {listed}"}, status_code=404)
+        if name in DEMO and request.url.hostname not in LOOPBACK:
+            # The page holds a key: only for this machine's own browser (a name that resolves
+            # here by DNS rebinding is another site).
+            return JSONResponse({"detail": "the demo page is served to 127.0.0.1 and localhost only"}, status_code=403)
         body, kind = found
         headers = {**HEADERS, "ETag": tags[name],
                    **({"Cross-Origin-Resource-Policy": "cross-origin", "Access-Control-Allow-Origin": "*"}

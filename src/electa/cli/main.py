@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -634,9 +635,11 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int, open_page
         from electa.auth.scopes import Scope
 
         engine.store.add_organisation(ORG)
-        key, _ = engine.store.add_api_key(ORG, Scope.SEARCH, "demo")  # search, ask, feedback: browser-safe
-        # The console's: sources, gaps, probe, settings (on this machine's loopback address only).
-        console_key, _ = engine.store.add_api_key(ORG, Scope.INGEST, "demo console")
+        # For this run (a day at most): search, ask, feedback (browser-safe), and the console's
+        # (sources, gaps, probe, settings), served on this machine's loopback address only.
+        until = time.time() + 86400
+        key, _ = engine.store.add_api_key(ORG, Scope.SEARCH, "demo", until)
+        console_key, _ = engine.store.add_api_key(ORG, Scope.INGEST, "demo console", until)
         url = f"http://127.0.0.1:{port}"
         click.echo(f"\nElecta is serving the sample help center at {url} (OpenAPI: {url}/docs). Stream an answer:")
         click.echo(f"  curl -N -X POST {url}/v1/ask -H 'Authorization: Bearer {key}' "
@@ -655,7 +658,6 @@ def demo(data_dir: Path, embedder: str | None, serve: bool, port: int, open_page
             def open_when_up() -> None:
                 import contextlib
                 import socket
-                import time
 
                 for _ in range(100):  # the page once the server answers (10 s at most)
                     with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.1):

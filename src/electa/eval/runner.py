@@ -33,7 +33,8 @@ from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.scoring import LIFT
-from electa.types import Access, Caller, LegResult, LegStatus
+from electa.stores.sqlite_ops import normalise_trigger
+from electa.types import Access, Caller, ChunkKind, LegResult, LegStatus
 
 EVAL_ORG = "eval"
 MIN_CALIBRATION_QUERIES = 50
@@ -109,14 +110,16 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
              tuned: FusionSetting | None = None, caller: Caller | None = None, key: str = "ext_id",
              legs: Sequence[str] | None = None,
              calibration: tuple[Mapping[str, Calibrator], float, Mapping[str, object]] | None = None,
-             judges: Sequence[str] | None = None) -> EvalReport:
+             judges: Sequence[str] | None = None, own_pairs: bool = False) -> EvalReport:
     """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``.
 
     A BEIR set's corpus is ingested first (cached); a golden set (no corpus) is evaluated on the
     store as it is, as ``caller``, with documents keyed by ``url`` instead of ``ext_id``.
     ``calibration`` (calibrators, floor, provenance from a tune file) adds an abstention row
     measured at that floor on these queries. ``judges`` names the judges measured (default:
-    every one the settings turn on that can run)."""
+    every one the settings turn on that can run). ``own_pairs`` (a golden set made of the
+    store's own Q&A pairs) drops each question's own pair from every leg's list: found by its
+    very words, it would carry the relevant URL and score the set for free."""
     ingest_seconds = ingest_corpus(engine, beir, progress) if beir.corpus else 0.0
     engine.fulltext.warm()
     caller = caller or Caller(EVAL_ORG)
@@ -127,9 +130,10 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     latency: dict[str, list[float]] = {"search": []}
     tables: dict[str, list[Candidate]] = {}
     # Each judge the settings turn on that can run here, alone and all together: rows after the served order.
+    asked_for = engine.funnel.chosen(judges)
     judges = engine.funnel.runnable(caller, judges)
     ltr = engine.funnel.judges.get("ltr")
-    if engine.settings.ltr not in ("", "agent") and ltr is not None and not ltr.available(caller):
+    if "ltr" in asked_for and engine.settings.ltr not in ("", "agent") and ltr is not None and not ltr.available(caller):
         # A ranker file named for this run that cannot judge (another model, an earlier served
         # order...) must say so, not leave its rows quietly out of the report.
         raise ConfigError(f"the ranker {engine.settings.ltr} cannot judge here: {ltr.why}")
@@ -139,6 +143,8 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         text = beir.queries[qid]
         t0 = time.perf_counter()
         results, _ = engine.retrieve(text, caller, legs=legs, depths=depths)
+        if own_pairs:
+            results = without_own_pair(engine, text, results)
         t1 = time.perf_counter()
         hits = engine.rank(text, results, order=Order.SCORED)
         latency["search"].append((time.perf_counter() - t0) * 1000.0)
@@ -211,6 +217,18 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         plot_report(runs_dir / "report.png", f"Electa on {beir.name} ({split}, {len(qids)} queries)",
                     report.metrics, report.recall_curve)
     return report
+
+
+def without_own_pair(engine: Engine, query: str, results: Sequence[LegResult]) -> list[LegResult]:
+    """``results`` without the Q&A units whose question is ``query`` (folded words), each leg's
+    ranks closed up. The units are read as the fused order shows them (kind and question)."""
+    asked = normalise_trigger(query)
+    own = {h.unit_id for h in engine.rank(query, list(results), order=Order.FUSED)
+           if h.kind is ChunkKind.QA and normalise_trigger(h.title) == asked}
+    if not own:
+        return list(results)
+    return [replace(r, hits=tuple(replace(x, rank=i) for i, x in enumerate((x for x in r.hits if x.unit_id not in own), 1)))
+            for r in results]
 
 
 def _dedupe(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -393,4 +411,4 @@ def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None =
         if not golden.queries:
             raise ConfigError(f"agent {org}/{agent} has no curated Q&A pairs with a URL and no feedback yet")
         return evaluate(engine, golden, "golden", runs_dir, caller=Caller(org, agent), key="url",
-                        legs=["fulltext", "dense"], **kwargs)  # type: ignore[arg-type]
+                        legs=["fulltext", "dense"], own_pairs=True, **kwargs)  # type: ignore[arg-type]

@@ -69,9 +69,10 @@ def nul_free(text: str) -> str:
 
 def text_hash(title: str, text: str, kind: str = "") -> str:
     """What makes two units the same document (stored once, vectors reused): their title and
-    text, and their kind when it is not a page's. A curated answer whose one trigger is a Q&A
-    pair's question, with the same answer, is not that pair: it was folded into it, and its
-    trigger lost (review: an answer written for a content gap never answered it)."""
+    text, and ``kind`` when given. A curated answer is hashed with its kind: one whose one
+    trigger is a Q&A pair's question, with the same answer, is not that pair, yet it was folded
+    into it and its trigger lost (an answer written for a content gap never answered it). Pages
+    and Q&A pairs keep the hash they always had, so that a store written before matches them."""
     head = f"{kind}\x00" if kind else ""
     return hashlib.sha256(f"{head}{title.strip()}\n{text.strip()}".encode()).hexdigest()
 
@@ -197,7 +198,7 @@ class Ingestor:
         for pair in loaded.qa_pairs:
             chunk = Chunk(ChunkKind.QA, 0, pair.question, pair.answer)
             prepared.append((pair.ext_id, pair.question, pair.url or record.url,
-                             text_hash(pair.question, pair.answer, "qa"), [chunk]))
+                             text_hash(pair.question, pair.answer), [chunk]))
         for curated in loaded.curated:
             chunk = Chunk(ChunkKind.CURATED, 0, "\n".join(curated.triggers), curated.answer)
             prepared.append((curated.ext_id, curated.triggers[0], curated.url or record.url,

@@ -6,6 +6,7 @@
 "use strict";
 
 (function () {
+  const { el, safeUrl } = window.ElectaUi;
   const $ = (id) => document.getElementById(id);
   const KEY_ITEM = "electa.admin.key", AGENT_ITEM = "electa.admin.agent";
   const SVG = "http://www.w3.org/2000/svg";
@@ -13,28 +14,11 @@
   key.value = sessionStorage.getItem(KEY_ITEM) || "";
   agent.value = sessionStorage.getItem(AGENT_ITEM) || "default";
 
-  function el(tag, attrs, text) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
   function svg(tag, attrs, text) {
     const node = document.createElementNS(SVG, tag);
     for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
     if (text !== undefined) node.textContent = String(text);
     return node;
-  }
-
-  function safeUrl(url) {
-    if (!url) return null;
-    try {
-      const parsed = new URL(url);
-      return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
-    } catch (e) {
-      return null;
-    }
   }
 
   function link(url, text) {
@@ -91,14 +75,17 @@
   }
 
   // Runs ``work``, saying ``doing`` meanwhile and the outcome after; an error is said, not thrown.
+  // Only the newest work speaks: a tab's load that ends after another began says nothing.
+  let newest = 0;
   async function run(doing, work) {
+    const mine = ++newest;
     say(doing);
     try {
       const done = await work();
-      say(done || "");
+      if (mine === newest) say(done || "");
       return true;
     } catch (error) {
-      say(String(error.message || error), true);
+      if (mine === newest) say(String(error.message || error), true);
       return false;
     }
   }
@@ -358,7 +345,8 @@
     const recent = [...perDay.entries()].sort().slice(-14);
     $("usage-chart").replaceChildren(...(recent.length ? [barChart(recent, "Questions answered per day (last 14 days)")] : []));
     fill("feedback-table", feedback.map((f) => {
-      const tr = row([f.query, link(f.url), (f.net > 0 ? "+" : "") + f.net]);
+      // (as text: a visitor's vote names any address it likes, and a console is no place to click it)
+      const tr = row([f.query, f.url, (f.net > 0 ? "+" : "") + f.net]);
       tr.className = f.net > 0 ? "pass" : f.net < 0 ? "fail" : "";
       return tr;
     }), "No feedback for this agent yet.");

@@ -5,6 +5,7 @@
 "use strict";
 
 (function () {
+  const { el, safeUrl } = window.ElectaUi;
   const $ = (id) => document.getElementById(id);
   const form = $("search"), key = $("key"), agent = $("agent"), q = $("q"), source = $("source");
   const status = $("status"), timings = $("timings"), results = $("results");
@@ -12,25 +13,6 @@
   const SNIPPET_CHARS = 320;
 
   key.value = sessionStorage.getItem(KEY_ITEM) || "";
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  // An absolute http(s) URL, else null: a page stored without one (its URL "") or with a
-  // relative one is shown without a link, never resolved against this page.
-  function safeUrl(url) {
-    if (!url) return null;
-    try {
-      const parsed = new URL(url);
-      return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
-    } catch (e) {
-      return null;
-    }
-  }
 
   // Words too common to be worth marking (English; the server's own analysis knows every
   // language's, this is only what the eye is drawn to).

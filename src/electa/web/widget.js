@@ -26,8 +26,9 @@
   const SEND_PAGE = conf.page !== "none";
   const KEEP_HOURS = conf.keepHours === undefined || conf.keepHours === "" || !(Number(conf.keepHours) >= 0)
     ? 24 : Number(conf.keepHours);
-  // An answer whose stream goes quiet this long is given up (a dead connection never ends).
-  const IDLE_S = Number(conf.timeoutS) > 0 ? Number(conf.timeoutS) : 60;
+  // An answer whose stream goes quiet this long is given up (a dead connection never ends);
+  // longer than the server's own deadline for a language model (60 s) plus its search.
+  const IDLE_S = Number(conf.timeoutS) > 0 ? Number(conf.timeoutS) : 120;
   const KEPT_MESSAGES = 40;
   const MAX_QUESTION = 2000;
   const PREFIX = "electa.chat.v2:";
@@ -95,18 +96,21 @@
     if (!got || typeof got !== "object" || !Array.isArray(got.messages) || !got.messages.every(valid)
         || (got.conversation !== null && !isText(got.conversation)) || typeof got.at !== "number"
         || (KEEP_HOURS > 0 && Date.now() - got.at > KEEP_HOURS * 3600e3)) {
-      return blank();
+      const fresh = blank();
+      if (got !== null) store.set(slot(), fresh); // (an expired or broken one is not kept)
+      return fresh;
     }
     return got;
   }
-  // Conversations of this widget gone quiet past the keeping time are removed, whoever's.
+  // Other conversations of this widget quiet for 30 days are removed (another page of the site
+  // may keep its own for longer than this one does, but not for ever).
   try {
     for (let i = localStorage.length - 1; i >= 0; i--) {
       const name = localStorage.key(i);
-      if (!name || !name.startsWith("electa.chat")) continue;
+      if (!name || !name.startsWith(PREFIX)) continue;
       let at = 0;
       try { at = Number(JSON.parse(localStorage.getItem(name) || "{}").at) || 0; } catch (e) { /* unreadable: removed */ }
-      if (!name.startsWith(PREFIX) || Date.now() - at > Math.max(KEEP_HOURS, 24) * 3600e3) localStorage.removeItem(name);
+      if (Date.now() - at > 30 * 86400e3) localStorage.removeItem(name);
     }
   } catch (e) { /* storage forbidden */ }
   let saved = load();
@@ -336,10 +340,11 @@ form button:disabled { background: #6b7685; cursor: default; }
     let buffer = "";
     for (;;) {
       const { value, done } = await idle(reader.read());
-      if (done || signal.aborted) break;
-      buffer += decoder.decode(value, { stream: true });
-      // A lone CR at the end may be the first half of a CRLF: wait for the next read.
-      const ready = buffer.endsWith("\r") ? buffer.length - 1 : buffer.length;
+      if (signal.aborted) break;
+      if (!done) buffer += decoder.decode(value, { stream: true });
+      // A lone CR at the end may be the first half of a CRLF: wait for the next read (at the
+      // end of the stream there is none).
+      const ready = buffer.endsWith("\r") && !done ? buffer.length - 1 : buffer.length;
       const text = buffer.slice(0, ready).replace(/\r\n?/g, "\n");
       buffer = buffer.slice(ready);
       let rest = text, at;
@@ -358,6 +363,7 @@ form button:disabled { background: #6b7685; cursor: default; }
         yield { kind, data: parsed };
       }
       buffer = rest + buffer;
+      if (done) break;
     }
   }
 
@@ -395,8 +401,8 @@ form button:disabled { background: #6b7685; cursor: default; }
       body: JSON.stringify(body) });
   }
 
-  // The ask in flight: "New chat", a new token or a newer question stops it, and its outcome
-  // then goes nowhere (never into the conversation that replaced its own).
+  // The ask in flight (one at a time): "New chat" or a new token stops it, and its outcome then
+  // goes nowhere (never into the conversation that replaced its own).
   let flight = null;
 
   function stop() {
@@ -429,14 +435,14 @@ form button:disabled { background: #6b7685; cursor: default; }
     try {
       let response = await idle(post(question, state.conversation, control.signal));
       if (response.status === 403 && state.conversation) {
-        const said = await response.clone().text();
+        const said = await idle(response.clone().text());
         if (/conversation_id/.test(said)) {
           // An id this credential did not get (the key was changed): a new conversation.
           state.conversation = null;
           response = await idle(post(question, null, control.signal));
         }
       }
-      if (!response.ok) throw new Error(await refusal(response));
+      if (!response.ok) throw new Error(await idle(refusal(response)));
       let text = null, finished = false;
       for await (const { kind, data } of events(response, control.signal, idle)) {
         if (kind === "token") {
@@ -472,6 +478,7 @@ form button:disabled { background: #6b7685; cursor: default; }
       shown.item.removeAttribute("aria-busy");
       announcer.textContent = "Error: " + said;
     } finally {
+      control.abort(); // (the body of an answer left early is not read on)
       if (flight === control) { flight = null; send.disabled = false; }
       log.scrollTop = log.scrollHeight;
     }
