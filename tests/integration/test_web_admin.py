@@ -234,3 +234,28 @@ def test_the_console_is_labelled_and_readable_in_light_and_dark(site: dict[str, 
         assert browser.find_element(By.ID, "gaps").is_displayed() and not browser.find_element(By.ID, "sources").is_displayed()  # type: ignore[attr-defined]
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})  # type: ignore[attr-defined]
+
+
+def test_several_files_upload_at_once_and_a_broken_one_is_named(site: dict[str, str], browser: object,
+                                                                 tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    good = tmp_path / "shipping.md"
+    good.write_text("---\ntitle: Shipping\nurl: https://help.acme.test/shipping\n---\n# Shipping\nWe ship to 40 countries.\n",
+                    encoding="utf-8")
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7 this is not a PDF at all")
+    with shot_on_failure(browser, "admin-upload-many"):
+        console(browser, site, "sources")
+        browser.find_element(By.ID, "file").send_keys(f"{good}\n{broken}")  # type: ignore[attr-defined]
+        browser.find_element(By.CSS_SELECTOR, "#upload button").click()  # type: ignore[attr-defined]
+        said = WebDriverWait(browser, 90).until(
+            lambda d: "Refused" in (t := d.find_element(By.ID, "status").text) and t)
+        assert said.startswith("Uploaded 1 of 2 files. Refused: broken.pdf (POST /v1/sources failed: 422"), said
+        listed = {r.find_element(By.CSS_SELECTOR, "td").text: r for r in  # type: ignore[attr-defined]
+                  browser.find_elements(By.CSS_SELECTOR, "#source-list tbody tr")}  # type: ignore[attr-defined]
+        assert "shipping.md" in listed and "broken.pdf" not in listed
+    hits = httpx.post(f"{site['url']}/v1/search", json={"query": "how many countries do you ship to"},
+                      headers={"Authorization": f"Bearer {site['search']}"}).json()["hits"]
+    assert hits[0]["url"] == "https://help.acme.test/shipping"  # (the address from its front matter)

@@ -174,18 +174,32 @@
     return btoa(text);
   }
 
+  // Each file its own source, one after another; a file refused is said and the rest go on.
   $("upload").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const file = $("file").files[0];
-    if (!file) return;
+    const files = [...$("file").files];
+    if (!files.length) return;
     const principals = list($("principals").value);
-    await run("Uploading " + file.name + "…", async () => {
-      const content = base64(await file.arrayBuffer());
-      const made = await api("POST", "/v1/sources", { name: file.name, content, base64: true, agent: agentName(),
-        url: $("file-url").value.trim(), principals });
+    const url = files.length === 1 ? $("file-url").value.trim() : "";
+    await run("Uploading " + (files.length === 1 ? files[0].name : files.length + " files") + "…", async () => {
+      const done = [], failed = [];
+      for (const file of files) {
+        try {
+          const content = base64(await file.arrayBuffer());
+          const made = await api("POST", "/v1/sources", { name: file.name, content, base64: true, agent: agentName(),
+            url, principals });
+          done.push(made);
+        } catch (error) {
+          failed.push(file.name + " (" + String(error.message || error) + ")");
+        }
+      }
       $("upload").reset();
       await loaders.sources();
-      return "Uploaded " + made.uri + ": " + made.status + ", " + made.documents + " documents.";
+      const said = done.length === 1 && !failed.length
+        ? "Uploaded " + done[0].uri + ": " + done[0].status + ", " + done[0].documents + " documents."
+        : "Uploaded " + done.length + " of " + files.length + " files.";
+      if (failed.length) throw new Error(said + " Refused: " + failed.join("; "));
+      return said;
     });
   });
 
