@@ -45,7 +45,9 @@ def shot_on_failure(session: object, name: str) -> Iterator[None]:
 
 # In the page (or in a shadow root, the script's first argument): each form control's accessible
 # name, and the contrast of each visible text against the background it sits on (WCAG 2.1: 4.5:1,
-# 3:1 for large or bold text of 18.66 px); the page's language and its number of h1 headings.
+# 3:1 for large or bold text of 18.66 px); the page's language and its number of h1 headings; and
+# the structural faults axe-core rates serious (``broken``). axe-core itself is not on the package
+# index: these are its rules the pages could break, written out.
 AUDIT = r"""
 const root = arguments[0] || document;
 const lum = (c) => { const [r, g, b] = c.match(/[\d.]+/g).slice(0, 3).map(Number).map((v) => v / 255)
@@ -69,6 +71,25 @@ for (const el of root.querySelectorAll(root === document ? "body *" : "*")) {
   const large = parseFloat(s.fontSize) >= 24 || (parseFloat(s.fontSize) >= 18.66 && Number(s.fontWeight) >= 700);
   out.checked += 1;
   if (ratio < (large ? 3 : 4.5)) out.low.push(el.tagName + "." + el.className + " " + ratio.toFixed(2));
+}
+// What axe-core counts serious beyond names and contrast: ids used twice, references to no
+// element, links and images without a name, a positive tabindex, tabs outside a tablist.
+out.broken = [];
+const all = [...root.querySelectorAll("*")], ids = new Map();
+for (const el of all) if (el.id) ids.set(el.id, (ids.get(el.id) || 0) + 1);
+for (const [id, n] of ids) if (n > 1) out.broken.push("id used " + n + " times: " + id);
+const find = (id) => root.getElementById ? root.getElementById(id) : root.querySelector("#" + CSS.escape(id));
+for (const el of all) {
+  for (const attr of ["aria-labelledby", "aria-describedby", "aria-controls", "for"]) {
+    for (const id of (el.getAttribute(attr) || "").split(/\s+/).filter(Boolean)) {
+      if (!find(id)) out.broken.push(el.tagName + " " + attr + " names no element: " + id);
+    }
+  }
+  if (el.matches("a[href]") && !(el.textContent.trim() || el.getAttribute("aria-label"))) out.broken.push("link without a name");
+  if (el.matches('[role="img"], img') && !(el.getAttribute("aria-label") || el.getAttribute("alt") !== null))
+    out.broken.push(el.tagName + " image without a name");
+  if (Number(el.getAttribute("tabindex")) > 0) out.broken.push(el.tagName + " with a positive tabindex");
+  if (el.getAttribute("role") === "tab" && !el.closest('[role="tablist"]')) out.broken.push("a tab outside a tablist");
 }
 return out;
 """

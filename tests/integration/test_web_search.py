@@ -171,6 +171,6 @@ def test_the_page_is_labelled_and_readable_in_light_and_dark(site: tuple[str, st
             found = browser.execute_script(AUDIT)  # type: ignore[attr-defined]
             assert found["lang"] == "en" and found["h1"] == 1
             assert found["unlabelled"] == [], found
-            assert found["low"] == [], found
+            assert found["low"] == [] and found["broken"] == [], found
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})  # type: ignore[attr-defined]

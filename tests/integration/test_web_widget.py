@@ -446,7 +446,7 @@ def test_the_widget_is_labelled_readable_and_still_when_asked(host: dict[str, ob
             ask(browser, root, "How do I teach a parrot to sing opera?")  # (the hand-off button too)
             shadow = browser.execute_script("return document.querySelector('electa-chat').shadowRoot")  # type: ignore[attr-defined]
             found = browser.execute_script(AUDIT, shadow)  # type: ignore[attr-defined]
-            assert found["unlabelled"] == [] and found["low"] == [], found
+            assert found["unlabelled"] == [] and found["low"] == [] and found["broken"] == [], found
             assert found["checked"] >= 8, found  # (the audit saw the conversation, not an empty root)
             panel = root.find_element(By.CSS_SELECTOR, ".panel")  # type: ignore[attr-defined]
             assert panel.value_of_css_property("animation-name") == "none"  # (reduced motion: no rise)
