@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import logging
 import math
-import re
 import secrets
-import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -33,6 +30,7 @@ from electa.answer.pipeline import SSE_CONTRACT, AskPipeline, AskRequest, settin
 from electa.answer.prompt import VISITORS_LANGUAGE, Turn
 from electa.answer.rewrite import LlmRewriter
 from electa.api.cache import Cache, ResultCache
+from electa.api.console import add_console_routes
 from electa.api.contract import (
     AUTHED,
     SSE_EVENT,
@@ -55,9 +53,8 @@ from electa.auth.conversations import ConversationIds
 from electa.auth.identity import Credential
 from electa.engine import Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
-from electa.ingest.loaders import Loaded, loader_for
-from electa.stores.sqlite_ops import normalise_trigger
-from electa.types import Access, Caller, CuratedAnswer, LegStatus, Person, QAPair, hit_json, stage_json
+from electa.ingest.loaders import loader_for
+from electa.types import Access, Caller, LegStatus, Person, hit_json, stage_json
 
 if TYPE_CHECKING:
     from electa.redis_link import RedisLink
@@ -168,32 +165,6 @@ class FeedbackIn(BaseModel):
                              "personalises that user's later searches (see `user` in search).")
 
 
-class CuratedIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    question: str = Field(min_length=1, max_length=2000, description="The question it answers (a content gap's): "
-                          "asked again, or inside a longer question, it gets this answer at once.")
-    answer: str = Field(min_length=1, max_length=4000)
-    url: str = Field("", max_length=2000, description="The page it points to (http or https), if any.")
-    agent: str = "default"
-    triggers: list[Annotated[str, Field(min_length=1, max_length=300, pattern=r"\S")]] = Field(
-        [], max_length=20, description="Other phrasings that trigger it too, wherever they appear in a question"
-                                       " (two words or more).")
-
-    @field_validator("url")
-    @classmethod
-    def _web_page(cls, url: str) -> str:
-        if url and not re.fullmatch(r"(?i)https?://[^\s]+", url):
-            raise ValueError("the url must be an http(s) address, or empty")
-        return url
-
-
-class EvalIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    agent: str = "default"
-    visitors: bool = Field(False, description="Count visitors' feedback too (search keys, visitor tokens), once per visitor.")
-    limit: JsonInt = Field(200, ge=1, le=500, description="At most this many of the golden set's questions.")
-
-
 class PersonalisationIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     enabled: bool
@@ -218,10 +189,6 @@ class AgentIn(BaseModel):
     language: str = VISITORS_LANGUAGE
 
 
-# A question of fewer words answered in the console gets a Q&A pair only: as a curated trigger it
-# would take over every longer question that holds it.
-MIN_QUESTION_TRIGGER_WORDS = 4
-FEEDBACK_SHOWN = 500
 WORKER_NAME = secrets.token_hex(4)  # this process's name in the X-Electa-Worker header
 
 def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300.0,
@@ -532,81 +499,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         org, person = person_of(user, who)
         return {"user": person, "deleted": store.forget_person(org, person)}
 
-    def written_for(question: str) -> str:
-        """The source ``POST /v1/curated`` stores an answer to ``question`` in: one per question
-        as its words read (case, spacing and punctuation aside)."""
-        return "curated/" + hashlib.sha256(normalise_trigger(question).encode()).hexdigest()[:16]
-
-    @app.get("/v1/gaps", responses=AUTHED)
-    def gaps(agent: str | None = None, org: str = Depends(org_of)) -> list[dict[str, object]]:
-        """Recorded gaps, newest first (500 at most); ``answered`` says whether an answer was
-        written for the question (``POST /v1/curated``) and is still stored."""
-        rows = store.gaps(org, agent)
-        answered: dict[tuple[str, str], bool] = {}
-        for row in rows:
-            asked = (str(row["agent"]), written_for(str(row["question"])))
-            if asked not in answered:
-                answered[asked] = store.source(org, *asked) is not None
-            row["answered"] = answered[asked]
-        return rows
-
-    @app.post("/v1/curated", status_code=201, responses=AUTHED)
-    def add_curated(body: CuratedIn, org: str = Depends(org_of)) -> dict[str, object]:
-        """An answer written for a question (a content gap's): a Q&A pair that the Q&A leg finds
-        for questions that mean the same and, for a question of four words or more, a curated
-        answer given at once when a question holds it; ``triggers`` add phrasings that do too.
-        (A curated trigger meets every question it appears in: a short one, "my account", would
-        take over "how do I delete my account?".) Stored as one public source
-        ``curated/<digest of the question's words>``: writing the same question again
-        (whatever its case or punctuation) replaces it, and deleting the source
-        (``DELETE /v1/sources``) removes both."""
-        question = " ".join(body.question.split())
-        uri = written_for(question)
-        whole = [question] if len(normalise_trigger(question).split()) >= MIN_QUESTION_TRIGGER_WORDS else []
-        triggers = tuple(dict.fromkeys([*whole, *(" ".join(t.split()) for t in body.triggers)]))
-        loaded = Loaded(qa_pairs=[QAPair(f"{uri}#qa", question, body.answer, body.url)],
-                        curated=[CuratedAnswer(f"{uri}#curated", triggers, body.answer, body.url)] if triggers else [])
-        outcome = engine.ingest_loaded(uri, loaded, Access(org, body.agent), kind="api", url=body.url)
-        return {"uri": outcome.uri, "status": outcome.status, "version": outcome.version, "triggers": list(triggers)}
-
-    @app.get("/v1/feedback", responses=AUTHED)
-    def list_feedback(agent: str = "default", visitors: bool = False,
-                      org: str = Depends(org_of)) -> list[dict[str, object]]:
-        """The agent's feedback: each question and page with its net vote, each voter counted
-        once (the organisation's backend's; visitors' too with ``visitors=true``); the first
-        500 by question."""
-        return [{"query": q, "url": u, "net": n} for q, u, n in store.feedback(org, agent, visitors)[:FEEDBACK_SHOWN]]
-
-    evaluating: set[str] = set()  # organisations whose evaluation runs now (one each at a time)
-    evaluating_lock = threading.Lock()
-
-    @app.post("/v1/eval", responses={**AUTHED, **errors(409)})
-    def evaluate_agent(body: EvalIn, org: str = Depends(org_of)) -> dict[str, object]:
-        """The agent's retrieval measured on its golden set (its curated Q&A with a URL and its
-        feedback): nDCG@10, MRR@10, Recall@10/100 and MAP@100 of the full-text and dense legs, their
-        fusion and the scored order, with recall against depth and latency (as `electa eval
-        --agent`). With the server's fusion settings and no judges: the agent's tuned fusion and
-        its own reranker and ranker are not applied (its ranker learned from these very
-        questions). Each question's own Q&A pair is left out of the lists (found by its words, it
-        would score itself). One at a time per organisation (409 while one runs)."""
-        from electa.eval.golden import golden_set
-        from electa.eval.runner import evaluate
-
-        golden = golden_set(store, org, body.agent, body.visitors)
-        if not golden.queries:
-            raise HTTPException(422, f"agent {body.agent!r} has no golden set yet: curated Q&A with a URL, or feedback")
-        with evaluating_lock:
-            if org in evaluating:
-                raise HTTPException(409, "this organisation's evaluation is already running: wait for it")
-            evaluating.add(org)
-        try:
-            report = evaluate(engine, golden, "golden", caller=Caller(org, body.agent), key="url",
-                              legs=["fulltext", "dense"], limit=body.limit, judges=[], own_pairs=True)
-        finally:
-            with evaluating_lock:
-                evaluating.discard(org)
-        return {"agent": body.agent, "queries": report.queries, "metrics": report.metrics,
-                "recall_curve": report.recall_curve, "latency_ms": report.latency_ms}
+    add_console_routes(app, engine, org_of)  # gaps, curated answers, feedback, eval
 
     @app.get("/v1/usage", responses=AUTHED)
     def usage(org: str = Depends(org_of)) -> dict[str, object]:
