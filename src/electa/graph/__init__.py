@@ -1,0 +1,1 @@
+"""The knowledge graph (SPEC A6, B5; issue 11): entities and relations extracted at ingest."""

@@ -1,0 +1,105 @@
+"""Entities and relations for the knowledge graph (issue 11, SPEC A6): hand-worked sentences
+of a support knowledge base, and every page of the sample one."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from electa.cli.demo import sample_kb
+from electa.errors import ConfigError
+from electa.graph.extract import PatternExtractor, Relation, create_extractor, fold
+
+SAMPLE_KB = sample_kb()
+
+
+def _found(text: str, title: str = "") -> tuple[list[str], list[tuple[str, str, str]]]:
+    got = PatternExtractor().extract(title, text)
+    return (sorted(e.key for e in got.entities),
+            [(r.source, r.kind, r.target) for r in got.relations if r.kind != "in_section"])
+
+
+def test_what_a_help_centre_names() -> None:
+    keys, _ = _found("Error E1042 stops the export. Upgrade to the Growth plan, open **Settings > Billing > Plan**,"
+                     " or ask for SKU TLY-2041. Fixed in v2.3.1 and in version 3.8. The Slack integration posts too.")
+    assert keys == ["error_code:e1042", "integration:slack", "plan:growth", "setting:settings > billing > plan",
+                    "sku:sku tly-2041", "version:v2.3.1", "version:version 3.8"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Open Settings > Billing > Plan and choose Pay annually.", ["setting:settings > billing > plan"]),
+    ("Go to **Settings > Workspace > Delete workspace** and type its name.", ["setting:settings > workspace > delete workspace"]),
+    ("Your plan renews yearly. Which plan is right? The plan page says more.", []),
+    ("It happened in 2024 and costs 1042 euros.", []),  # (a year, a price: no error code)
+    ("Free, Starter or Growth plans", ["plan:free", "plan:growth", "plan:starter"]),
+])
+def test_names_and_what_is_not_one(text: str, expected: list[str]) -> None:
+    assert _found(text)[0] == expected
+
+
+def test_a_cue_between_two_entities_names_the_relation_and_its_direction() -> None:
+    _, rels = _found("The Slack integration is part of the Growth and Enterprise plans.")
+    assert rels == [("integration:slack", "part_of", "plan:growth"), ("integration:slack", "part_of", "plan:enterprise")]
+    assert _found("Error E4020 requires the Scale plan.")[1] == [("error_code:e4020", "requires", "plan:scale")]
+    assert _found("The Growth plan includes the QuickBooks integration.")[1] == [
+        ("integration:quickbooks", "part_of", "plan:growth")]  # ("includes": the other way)
+    assert _found("Version 3.8 fixes E2001.")[1] == [("version:version 3.8", "fixes", "error_code:e2001")]
+
+
+def test_without_a_cue_entities_named_together_are_related_by_closeness() -> None:
+    got = PatternExtractor().extract("", "E1042 or E2001 appear when **Reports > Exports** is open.")
+    related = {(r.source, r.kind, r.target): r.weight for r in got.relations}
+    # The two codes are a list (no relation between them); the setting is one entity further
+    # from the first than from the second.
+    assert related == {("error_code:e1042", "related", "setting:reports > exports"): 0.5,
+                       ("error_code:e2001", "related", "setting:reports > exports"): 1.0}
+    # A plain list of one kind is not a web of relations.
+    assert _found("Everything in Starter plus the public API, Slack and QuickBooks integrations.")[1] == []
+
+
+def test_each_relation_keeps_the_sentence_that_states_it() -> None:
+    got = PatternExtractor().extract("", "Intro line.\nCSV exports on the Free plan stop at E1042 because of limits. Next.")
+    assert {r.evidence for r in got.relations} == {"CSV exports on the Free plan stop at E1042 because of limits."}
+    assert [(r.source, r.kind, r.target) for r in got.relations] == [("plan:free", "related", "error_code:e1042")]
+
+
+def test_headings_are_sections_that_hold_what_they_name() -> None:
+    got = PatternExtractor().extract("Export your data > Limits", "Larger exports stop with error E1042.")
+    assert sorted(e.key for e in got.entities) == ["error_code:e1042", "section:export your data",
+                                                   "section:export your data > limits"]
+    assert set(got.relations) == {
+        Relation("section:export your data > limits", "section:export your data", "part_of", 1.0, "Export your data > Limits"),
+        Relation("error_code:e1042", "section:export your data > limits", "in_section", 1.0, "Export your data > Limits")}
+
+
+def test_one_name_is_one_key_however_it_is_written() -> None:
+    assert fold("  **Growth**  ") == fold("growth") == "growth"
+    a = PatternExtractor().extract("", "Settings > Billing")
+    b = PatternExtractor().extract("", "**settings >  Billing**")
+    assert [e.key for e in a.entities] == [e.key for e in b.entities] == ["setting:settings > billing"]
+
+
+def test_mentions_do_not_overlap_and_come_in_order() -> None:
+    text = "The Growth plan fixes E1042; **Settings > Growth plan** shows it. Error ERR-404 on v1.2."
+    mentions = PatternExtractor().mentions(text)
+    assert [m.start for m in mentions] == sorted(m.start for m in mentions)
+    assert all(a.end <= b.start for a, b in itertools.pairwise(mentions))
+    assert [text[m.start:m.end] for m in mentions] == ["Growth", "E1042", "Settings > Growth plan", "ERR-404", "v1.2"]
+    assert [m.sentence for m in mentions] == [0, 0, 0, 1, 1]
+
+
+def test_every_page_of_the_sample_knowledge_base_is_read() -> None:
+    extractor = create_extractor()
+    seen: dict[str, set[str]] = {}
+    for page in sorted((SAMPLE_KB / "help-center").glob("*.md")):
+        got = extractor.extract(page.stem, page.read_text(encoding="utf-8"))
+        seen[page.stem] = {e.key for e in got.entities}
+    assert "error_code:e1042" in seen["error-e1042"] and "setting:reports > scheduled exports" in seen["error-e1042"]
+    assert {"integration:slack", "plan:growth", "plan:enterprise"} <= seen["slack-integration"]
+    assert "setting:settings > billing > plan" in seen["annual-billing"]
+
+
+def test_an_unknown_extractor_is_refused_with_the_valid_names() -> None:
+    with pytest.raises(ConfigError, match="valid: patterns"):
+        create_extractor("spacy-large")
