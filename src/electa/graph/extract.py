@@ -14,7 +14,15 @@ Relations come from sentences that name two entities or more:
   (``part_of`` the other way), "X fixes / resolves Y" (``fixes``);
 - without a cue they are ``related`` (named together), weighted by closeness: 1 / (1 + the
   number of entities between them);
-- and a unit's headings are sections: every entity a section names is ``in_section`` of it.
+- a cue counts within its clause, not after a negation ("does not include"), and only between
+  kinds it can join (a version ``fixes`` an error code, an integration is ``part_of`` a plan);
+  a list on either side of it is reached whole ("Slack and QuickBooks integrations require…");
+- and a unit's headings are sections: the entities of its text are ``in_section`` of its
+  deepest heading, each heading ``part_of`` the one above (the headings' own words are not
+  searched for entities).
+
+Work per unit is bounded (:data:`MAX_CHARS`, :data:`MAX_MENTIONS`, :data:`PAIR_WINDOW`), and no
+pattern backtracks without bound: the text is a document's, and a document can be hostile.
 
 Every relation keeps the sentence that states it, so a graph answer can quote its evidence.
 
@@ -103,70 +111,123 @@ def fold(name: str) -> str:
     return " ".join(name.replace("**", "").replace("__", "").split()).strip(" .,;:!?()[]\"'").casefold()
 
 
+# Each kind's names written one way: "SKU TLY-2041" and "TLY-2041", "version 3.8" and "v3.8",
+# "ERR-404" and "ERR404", arrows of any style in a settings path.
+_ARROW = re.compile(r"[ \t]*(?:>|→|›)[ \t]*")
+
+
+def canonical(kind: str, name: str) -> str:
+    """The folded name a key is made of, the same however the text wrote it.
+
+    >>> canonical("sku", "SKU TLY-2041"), canonical("version", "Version 3.8"), canonical("error_code", "ERR-404")
+    ('tly-2041', 'v3.8', 'err404')
+    >>> canonical("setting", "Settings→Billing ›  Plan")
+    'settings > billing > plan'
+    """
+    name = fold(name)
+    if kind == "sku":
+        return re.sub(r"^sku[ -]?", "", name)
+    if kind == "version":
+        return "v" + re.sub(r"^(?:version |v)", "", name)
+    if kind == "error_code":
+        return name.replace("-", "")
+    if kind == "setting":
+        return " > ".join(p.strip() for p in _ARROW.split(name))
+    return name
+
+
 def entity(kind: str, name: str) -> Entity:
     clean = " ".join(name.replace("**", "").replace("__", "").split()).strip(" .,;:!?()[]\"'")
-    return Entity(f"{kind}:{fold(clean)}", clean, kind)
+    return Entity(f"{kind}:{canonical(kind, clean)}", clean, kind)
 
 
+# Work per unit is bounded, whatever a document holds: its first MAX_CHARS characters are read
+# (the chunker's units are 2,000), a sentence's first MAX_MENTIONS mentions are paired, each
+# with the PAIR_WINDOW mentions after it.
+MAX_CHARS = 20_000
+MAX_MENTIONS = 24
+PAIR_WINDOW = 3
 # A sentence ends at . ! ? followed by a space (not inside "3.8" or "v1.2"), or at a line break
 # (lists, headings).
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-# Whole words of the question's kind; each group named by the entity kind it makes.
-_PLAN_NAME = r"[A-Z][A-Za-z0-9+]*(?:\s[A-Z][A-Za-z0-9+]*)?"
-# A sentence's words that are no part of a settings path.
-_VERB = r"(?:Open|Go|Click|Select|Choose|Pick|Under|In|From|Find|Use|Visit|Navigate|Then|And|Or)"
-_PART = r"[A-Z][\w'-]*(?: (?!(?:and|or|then|to|choose|click|select|pick|the|in|on|under|from|with)\b)[\w'-]+){0,2}"
+# A word that opens a phrase or a sentence, not a name ("The Slack integration", "Compare
+# Growth and Scale plans", "Only Enterprise plans", "If Settings > Exports ...").
+_OPENERS = ("The|A|An|Our|Your|This|That|These|Those|Which|What|Each|Every|Any|All|Both|My|Their|Its|On|In|Only|"
+            "Compare|Upgrade|Downgrade|Choose|Pick|Select|Open|Go|Click|Under|From|Find|Use|Visit|Navigate|Then|"
+            "And|Or|If|When|For|With|Native|Custom|Other|New|Current|Paid|Annual|Monthly|Yearly|Trial")
+OPENER = re.compile(rf"^(?:(?:{_OPENERS})\b[ \t]*)+")
+_CAP = r"[A-Z][A-Za-z0-9+]*+"
+_NAME = rf"(?!(?:{_OPENERS})\b){_CAP}(?:[ \t](?!(?:{_OPENERS})\b){_CAP})?"
+# A settings path outside bold: capitalised words only ("Developers > API"), on one line.
+_PART = rf"(?!(?:{_OPENERS})\b)[A-Z][\w'-]*+(?:[ \t][A-Z][\w'-]*+)?"
+# Prefixes of standards and ciphers, not SKUs ("AES-256", "ISO-8601", "CVE-2024-1234").
+NOT_SKU = frozenset({"AES", "SHA", "ISO", "UTF", "TLS", "SSL", "RFC", "CVE", "EN", "HTTP", "MD", "RSA", "ECDSA", "IEC",
+                     "DIN", "ANSI", "IEEE", "PCI", "SOC", "GDPR", "WCAG", "CSV", "PDF", "UTC", "GMT", "COVID"})
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # "**Settings > Billing > Plan**": a path in bold is taken whole.
-    ("setting", re.compile(r"\*\*(?P<name>[^*\n]*?(?:>|→|›)[^*\n]*?)\*\*")),
-    # "Settings > Billing > Plan", "Developers → API keys": two parts or more, each a capitalised
-    # word and at most two more, none of them a word of the sentence around ("Open", "and").
-    ("setting", re.compile(rf"\b(?!{_VERB}\b){_PART}(?:\s*(?:>|→|›)\s*{_PART})+")),
-    # "error E1042", "E1042", "ERR-404": letters then three digits or more (a year is not one).
-    ("error_code", re.compile(r"\b(?:E|ERR|ERROR)-?\d{3,5}\b")),
-    # "TLY-2041", "SKU 88-123": two capitals or more, a dash, digits.
-    ("sku", re.compile(r"\b(?:SKU[ -]?)?[A-Z]{2,5}-\d{2,6}(?:-[A-Z0-9]{1,6})?\b")),
-    # "v2.3", "v2.3.1", "version 3.8": a version named as one.
-    ("version", re.compile(r"\b(?:v\d+(?:\.\d+){1,3}|[Vv]ersion \d+(?:\.\d+){0,3})\b")),
+    # "Settings > Billing > Plan", "Developers → API keys": two parts or more.
+    ("setting", re.compile(rf"(?<![\w'-]){_PART}(?:[ \t]*(?:>|→|›)[ \t]*{_PART})+")),
+    # "error E1042", "ERR-404": E and four digits or more, or ERR/ERROR and three (a year or a
+    # price is not one; nor is a model "E300").
+    ("error_code", re.compile(r"\b(?:E-?[0-9]{4,5}|ERR(?:OR)?-?[0-9]{3,5})\b")),
+    # "TLY-2041", "SKU TLY-2041-B": two capitals or more, a dash, digits.
+    ("sku", re.compile(r"\b(?:SKU[ -]?)?(?P<prefix>[A-Z]{2,5})-[0-9]{2,6}(?:-[A-Z0-9]{1,6})?\b")),
+    # "v2.3", "V2.3.1", "version 3.8": a version named as one.
+    ("version", re.compile(r"\b(?:[vV][0-9]+(?:\.[0-9]+){1,3}|[Vv]ersion [0-9]+(?:\.[0-9]+){0,3})\b(?!\.[0-9])")),
 )
+# A path in bold is taken whole ("**Settings > Workspace > Delete workspace**"): bold spans are
+# paired left to right, and one with an arrow between two non-empty parts is a path.
+BOLD = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")
 # Names listed before what they name: "the Growth plan", "the Growth and Enterprise plans",
 # "Free, Starter or Growth plans", "the Slack integration", "Slack and QuickBooks integrations".
-LISTS = tuple((kind, re.compile(rf"\b(?P<names>{_PLAN_NAME}(?:(?:,\s*|\s+(?:and|or)\s+|,\s*(?:and|or)\s+){_PLAN_NAME})*)"
-                                rf"\s+{noun}s?\b")) for kind, noun in (("plan", "plan"), ("integration", "integration")))
+_SEP = r"(?:,[ \t]*(?:and|or)[ \t]+|,[ \t]*|[ \t]+(?:and|or)[ \t]+)"
+LISTS = tuple((kind, re.compile(rf"(?<![\w+])(?P<names>{_NAME}(?:{_SEP}{_NAME}){{0,8}})[ \t]+(?i:{noun}s?)\b"))
+              for kind, noun in (("plan", "plan"), ("integration", "integration")))
 LIST_GAP = re.compile(r"\s*(?:,|and|or|,\s*and|,\s*or)?\s*")
-LIST_SPLIT = re.compile(r",\s*(?:and|or)\s+|,\s*|\s+(?:and|or)\s+")
-# A word that opens a phrase, not a name ("The Slack integration", "Your plan").
-OPENER = re.compile(r"^(?:The|A|An|Our|Your|This|That|Which|Each|Every|Any|My|Their)\b\s*")
-# Words that are no plan's or integration's name ("Which plan", "the current plan").
-NOT_A_NAME = frozenset({"", "new", "current", "paid", "annual", "monthly", "yearly", "free trial", "same", "other"})
+LIST_SPLIT = re.compile(_SEP)
 
-# Cues between two entities of one sentence, and which way the relation goes.
+# Cues between two entities of one sentence, which way the relation goes, and the kinds it may
+# join (source kinds, target kinds, as the relation reads: "integration part_of plan").
 CUES: tuple[tuple[re.Pattern[str], str, bool], ...] = (
     (re.compile(r"\b(?:requires?|needs?|depends? on|only works with)\b", re.I), "requires", False),
     (re.compile(r"\b(?:is|are) (?:part of|included in|available (?:on|in)|only on)\b", re.I), "part_of", False),
     (re.compile(r"\b(?:includes?|contains?|comes? with)\b", re.I), "part_of", True),
     (re.compile(r"\b(?:fix(?:es)?|resolves?|solves?)\b", re.I), "fixes", False),
 )
+KINDS = {"requires": ({"integration", "setting", "error_code", "version", "sku"}, {"plan", "setting", "version", "integration"}),
+         "part_of": ({"integration", "setting", "sku", "version"}, {"plan", "integration"}),
+         "fixes": ({"version", "setting"}, {"error_code"})}
+# A negation just before a cue ("does not include"), and what ends a clause between a cue and an
+# entity ("…requires nothing; the Slack integration…").
+NEGATED = re.compile(r"\b(?:not|no|never|cannot)\s+(?:\w+\s+)?$|n't\s+(?:\w+\s+)?$", re.I)
+CLAUSE_BREAK = re.compile(r";|:|,\s*(?:and|but|while|which|so|because|although)\b|\bbut\b", re.I)
 
 
 class PatternExtractor:
-    """The default extractor: product-specific patterns (see :data:`PATTERNS` and
-    :data:`LISTS`), no model. A span already taken by an earlier pattern is not taken again."""
+    """The default extractor: product-specific patterns (see :data:`PATTERNS`, :data:`BOLD`
+    and :data:`LISTS`), no model. Where two patterns would take the same characters, the first
+    keeps them."""
 
-    name = "patterns-1"
+    name = "patterns-2"
 
     def mentions(self, text: str) -> list[Mention]:
+        text = text[:MAX_CHARS]
+        taken = bytearray(len(text))
         spans: list[tuple[int, int, Entity]] = []
 
-        def free(start: int, end: int) -> bool:
-            return all(end <= s or start >= e for s, e, _ in spans)
+        def take(start: int, end: int, kind: str, name: str) -> None:
+            if start < end and not any(taken[start:end]):
+                taken[start:end] = b"\x01" * (end - start)
+                spans.append((start, end, entity(kind, name)))
 
+        for m in BOLD.finditer(text):
+            parts = _ARROW.split(m.group(1))
+            if len(parts) > 1 and all(p.strip() for p in parts):
+                take(m.start(1), m.end(1), "setting", m.group(1))
         for kind, pattern in PATTERNS:
             for m in pattern.finditer(text):
-                name = m.group("name") if "name" in pattern.groupindex else m.group(0)
-                start, end = (m.start("name"), m.end("name")) if "name" in pattern.groupindex else m.span()
-                if free(start, end):
-                    spans.append((start, end, entity(kind, name)))
+                if kind == "sku" and m.group("prefix") in NOT_SKU:
+                    continue
+                take(m.start(), m.end(), kind, m.group(0))
         for kind, pattern in LISTS:
             for m in pattern.finditer(text):
                 at = m.start("names")
@@ -174,9 +235,7 @@ class PatternExtractor:
                     start = text.index(part, at)
                     at = start + len(part)
                     opener = OPENER.match(part)
-                    name_start = start + (opener.end() if opener else 0)
-                    if fold(text[name_start:at]) not in NOT_A_NAME and free(name_start, at):
-                        spans.append((name_start, at, entity(kind, text[name_start:at])))
+                    take(start + (opener.end() if opener else 0), at, kind, part[opener.end() if opener else 0:])
         ends = [s for s, _ in sentences(text)][1:]
         return [Mention(ent, s, e, bisect.bisect_right(ends, s)) for s, e, ent in sorted(spans, key=lambda x: x[0])]
 
@@ -203,6 +262,7 @@ def extract(extractor: EntityExtractor, title: str, text: str) -> Extracted:
     """A unit's entities and relations: those of its text (see the module's docstring) and
     its headings (``title``, "Page > Section > Subsection"), each a ``section`` entity that
     the text's entities are ``in_section`` of, and each section ``part_of`` the one above it."""
+    text = text[:MAX_CHARS]
     found = extractor.mentions(text)
     entities: dict[str, Entity] = {}
     for m in found:
@@ -234,39 +294,49 @@ def _sections(title: str) -> list[Entity]:
 
 
 def _sentence_relations(text: str, mentions: Sequence[Mention], evidence: str) -> list[Relation]:
-    distinct: list[Mention] = []
-    for m in mentions:
-        if all(m.entity.key != d.entity.key for d in distinct):
-            distinct.append(m)
-    if len(distinct) < 2:
+    """The relations one sentence states between its mentions (the first :data:`MAX_MENTIONS`,
+    each paired with the :data:`PAIR_WINDOW` after it): the cues are found once per sentence."""
+    ms = list(mentions[:MAX_MENTIONS])
+    if len(ms) < 2:
         return []
-    out: list[Relation] = []
-    for i, a in enumerate(distinct):
-        for j in range(i + 1, len(distinct)):
-            b = distinct[j]
-            between = text[a.end: b.start]
+    lo, hi = ms[0].end, ms[-1].start
+    cues = sorted((m.start(), m.end(), name, backwards) for cue, name, backwards in CUES
+                  for m in cue.finditer(text, lo, hi) if not NEGATED.search(text[max(0, m.start() - 24): m.start()]))
+    cue_starts = [c[0] for c in cues]
+    breaks = [m.start() for m in CLAUSE_BREAK.finditer(text, lo, hi)]
+    # Whether mention k and k + 1 are two names of one list ("Growth and Enterprise").
+    listed = [x.entity.kind == y.entity.kind and bool(LIST_GAP.fullmatch(text[x.end: y.start]))
+              for x, y in itertools.pairwise(ms)]
+
+    def one_list(first: int, last: int) -> bool:
+        return all(listed[first:last])
+
+    best: dict[tuple[str, str, str], Relation] = {}
+    for i, a in enumerate(ms):
+        for j in range(i + 1, min(len(ms), i + 1 + PAIR_WINDOW)):
+            b = ms[j]
+            if a.entity.key == b.entity.key:
+                continue
             kind, reverse = "related", False
-            for cue, name, backwards in CUES:
-                if cue.search(between):
-                    kind, reverse = name, backwards
-                    break
-            chain = distinct[i: j + 1]
-            if kind == "related" and all(m.entity.kind == a.entity.kind for m in chain) and all(
-                    LIST_GAP.fullmatch(text[x.end: y.start]) for x, y in itertools.pairwise(chain)):
-                continue  # ("the Growth, Scale and Enterprise plans": a list, not relations)
-            if kind != "related" and j > i + 1 and not _joined(text, distinct[i + 1: j], a, b):
-                kind, reverse = "related", False  # (the cue belongs to a nearer pair)
+            k = bisect.bisect_left(cue_starts, a.end)
+            cue = cues[k] if k < len(cues) and cues[k][1] <= b.start else None
+            n = bisect.bisect_left(breaks, a.end)
+            clause = n < len(breaks) and breaks[n] < b.start
+            if cue is not None and not clause:
+                # The cue reaches a and b when what lies on each side of it is one list with them.
+                left = max((n for n in range(i, j) if ms[n].end <= cue[0]), default=i)
+                if one_list(i, left) and one_list(left + 1, j) and left + 1 <= j:
+                    kind, reverse = cue[2], cue[3]
             src, dst = (b, a) if reverse else (a, b)
-            weight = 1.0 if kind != "related" else 1.0 / (j - i)
-            out.append(Relation(src.entity.key, dst.entity.key, kind, round(weight, 4), evidence))
-    return out
-
-
-def _joined(text: str, middle: Sequence[Mention], a: Mention, b: Mention) -> bool:
-    """Whether the entities between ``a`` and ``b`` are a list ``b`` belongs to ("part of the
-    Growth and Enterprise plans": the cue reaches both plans)."""
-    return all(m.entity.kind == b.entity.kind for m in middle) and not any(
-        cue.search(text[m.end: b.start]) for m in middle for cue, _, _ in CUES)
+            if kind != "related" and not (src.entity.kind in KINDS[kind][0] and dst.entity.kind in KINDS[kind][1]):
+                kind, src, dst = "related", a, b  # (a cue between kinds it cannot join: "E1042 ... needs ... Growth plan")
+            if kind == "related" and one_list(i, j):
+                continue  # ("the Growth, Scale and Enterprise plans": a list, not relations)
+            weight = 1.0 if kind != "related" else round(1.0 / (j - i), 4)
+            key = (src.entity.key, kind, dst.entity.key)
+            if key not in best or best[key].weight < weight:
+                best[key] = Relation(src.entity.key, dst.entity.key, kind, weight, evidence)
+    return list(best.values())
 
 
 EXTRACTORS = {"patterns": PatternExtractor}
