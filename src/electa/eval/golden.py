@@ -13,8 +13,39 @@ The Q&A leg is left out when evaluating on it: its pairs are where the questions
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol
+
 from electa.eval.beir import BeirSet
 from electa.stores.protocol import OperationalStore
+from electa.stores.sqlite_ops import normalise_trigger
+from electa.types import ChunkKind
+
+
+class _Unit(Protocol):
+    @property
+    def kind(self) -> ChunkKind: ...
+
+    @property
+    def title(self) -> str: ...
+
+
+def own_pair(question: str) -> Callable[[_Unit], bool]:
+    """A test of a unit: is it the Q&A pair whose question is ``question`` (folded words)? A
+    golden question finds its own pair by its very words, and the pair carries the URL that
+    counts relevant: evaluation and training leave it out.
+
+    >>> from types import SimpleNamespace as Unit
+    >>> mine = own_pair("Opening hours?")
+    >>> mine(Unit(kind=ChunkKind.QA, title="opening  hours")), mine(Unit(kind=ChunkKind.PARENT, title="Opening hours"))
+    (True, False)
+    """
+    asked = normalise_trigger(question)
+
+    def test(unit: _Unit) -> bool:
+        return unit.kind is ChunkKind.QA and normalise_trigger(unit.title) == asked
+
+    return test
 
 
 def golden_set(store: OperationalStore, org: str, agent: str, visitors: bool = False) -> BeirSet:

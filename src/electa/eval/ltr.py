@@ -31,14 +31,14 @@ from electa.config import Settings
 from electa.engine import Engine
 from electa.errors import ConfigError
 from electa.eval.beir import BeirSet, deal
+from electa.eval.golden import own_pair
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.judges.agent_rerank import rerank_identity
 from electa.judges.ltr import MIN_QUERIES, ORDER, LtrModel, fusion_digest
 from electa.judges.ltr_features import FEATURES, HitContext, features, question_digests, question_key, url_votes
 from electa.judges.trees import TreeEnsemble
-from electa.stores.sqlite_ops import normalise_trigger
-from electa.types import Caller, ChunkKind
+from electa.types import Caller
 
 ROUNDS = 200
 PARAMS: dict[str, object] = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 20,
@@ -86,8 +86,8 @@ def collect(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: int,
         text = beir.queries[qid]
         hits = list(engine.search(text, caller, top=depth, depths=depths, judges=before).hits)
         if own_pairs:
-            asked = normalise_trigger(text)
-            hits = [h for h in hits if not (h.kind is ChunkKind.QA and normalise_trigger(h.title) == asked)]
+            mine = own_pair(text)
+            hits = [h for h in hits if not mine(h)]
         if hits:
             context = HitContext(votes_of(text), engine.store.source_updated(caller.org, {h.source_id for h in hits}))
             rows[qid] = (features(text, hits, context=context), [str(getattr(h, key)) for h in hits],

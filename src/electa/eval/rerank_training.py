@@ -48,14 +48,14 @@ from electa.embedders.minilm import padded, tokenizer_path
 from electa.engine import Engine
 from electa.errors import ConfigError, ElectaError
 from electa.eval.beir import BeirSet
+from electa.eval.golden import own_pair
 from electa.eval.metrics import ndcg_at
 from electa.judges.agent_rerank import FORMAT, agent_folder, rerank_identity, valid_id
 from electa.judges.ltr import MIN_QUERIES
 from electa.judges.ltr_features import question_digests, question_key
 from electa.judges.protocol import order_by_score
 from electa.judges.rerank import PairScorer, RerankJudge, passage_of
-from electa.stores.sqlite_ops import normalise_trigger
-from electa.types import Caller, ChunkKind
+from electa.types import Caller
 
 KEPT = 2  # an agent's most recent rerankers kept on disk (see the module)
 
@@ -102,10 +102,10 @@ def candidates(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: i
     chars = engine.settings.rerank_chars
     for qid in sorted(beir.queries):
         text = beir.queries[qid]
-        asked = normalise_trigger(text)
+        mine = own_pair(text)
         seen: dict[str, str] = {}
         for hit in engine.search(text, caller, top=max(depth * 2, 50), judges=[]).hits:
-            if own_pairs and hit.kind is ChunkKind.QA and normalise_trigger(hit.title) == asked:
+            if own_pairs and mine(hit):
                 continue
             seen.setdefault(str(getattr(hit, key)), passage_of(hit, chars))
             if len(seen) == depth:

@@ -26,6 +26,7 @@ from electa.engine import Engine, Order
 from electa.errors import ConfigError
 from electa.eval.abstention import Candidate, at_given_floor, cross_validate
 from electa.eval.beir import BeirSet, load_beir
+from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
 from electa.eval.plot import plot_reliability, plot_report
 from electa.eval.trec import write_run
@@ -33,8 +34,7 @@ from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.scoring import LIFT
-from electa.stores.sqlite_ops import normalise_trigger
-from electa.types import Access, Caller, ChunkKind, LegResult, LegStatus
+from electa.types import Access, Caller, LegResult, LegStatus
 
 EVAL_ORG = "eval"
 MIN_CALIBRATION_QUERIES = 50
@@ -222,9 +222,8 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
 def without_own_pair(engine: Engine, query: str, results: Sequence[LegResult]) -> list[LegResult]:
     """``results`` without the Q&A units whose question is ``query`` (folded words), each leg's
     ranks closed up. The units are read as the fused order shows them (kind and question)."""
-    asked = normalise_trigger(query)
-    own = {h.unit_id for h in engine.rank(query, list(results), order=Order.FUSED)
-           if h.kind is ChunkKind.QA and normalise_trigger(h.title) == asked}
+    mine = own_pair(query)
+    own = {h.unit_id for h in engine.rank(query, list(results), order=Order.FUSED) if mine(h)}
     if not own:
         return list(results)
     return [replace(r, hits=tuple(replace(x, rank=i) for i, x in enumerate((x for x in r.hits if x.unit_id not in own), 1)))
@@ -302,8 +301,6 @@ def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent:
     """An engine over a labelled set, the set, and the settings and embedder it runs with: a
     BEIR directory's split over its cached evaluation store (embedded, whatever ``store`` says),
     or with ``dataset=None`` the golden set of ``agent`` in ``data_dir`` (that agent's only)."""
-    from electa.eval.golden import golden_set
-
     if dataset is None and (agent is None or data_dir is None):
         raise ConfigError("give a BEIR dataset and --split, or --agent ORG/AGENT with --data DIR")
     settings = settings or Settings()
@@ -403,8 +400,6 @@ def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None =
     """Evaluate an agent on its golden set: curated Q&A questions and recorded feedback. Its
     ranker (SPEC D2) learned from these very questions: measured here it would score its own
     training data, so it is left out (`electa train-ltr` reports it cross-validated)."""
-    from electa.eval.golden import golden_set
-
     settings = Settings(**{**Settings().model_dump(), "ltr": ""})
     with Engine.open(data_dir, settings) as engine:
         golden = golden_set(engine.store, org, agent, visitors)
