@@ -180,8 +180,12 @@ def open_panel(session: object, root: object) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     root.find_element(By.CSS_SELECTOR, "button.launcher").click()  # type: ignore[attr-defined]
-    # (once it has risen: it fades in over 160 ms, and a nearly transparent panel counts as hidden)
+    # Once it has risen: it fades in over 160 ms, a nearly transparent panel counts as hidden, and
+    # one still rising is a fraction of a pixel low (CI once measured it so, on a slow machine).
     WebDriverWait(session, 5).until(lambda _: root.find_element(By.CSS_SELECTOR, ".panel").is_displayed())  # type: ignore[attr-defined]
+    WebDriverWait(session, 5).until(lambda s: s.execute_script(  # type: ignore[attr-defined]
+        "return document.querySelector('electa-chat').shadowRoot.querySelector('.panel')"
+        ".getAnimations().every((a) => a.playState === 'finished')"))
 
 
 def opened(session: object, page: str) -> object:
