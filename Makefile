@@ -40,8 +40,8 @@ $(VENV)/.browser: scripts/browser.sh
 test: install $(VENV)/.browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	$(BIN)/pytest
-	ELECTA_TEST_BACKEND=postgres $(BIN)/pytest tests --ignore=tests/integration/test_local_llm.py \
+	$(BIN)/pytest --durations=15
+	ELECTA_TEST_BACKEND=postgres $(BIN)/pytest --durations=15 tests --ignore=tests/integration/test_local_llm.py \
 	  --ignore=tests/integration/test_llm_server.py
 
 bench: install

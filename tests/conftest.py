@@ -48,9 +48,12 @@ def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
 def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
     if BACKEND == "postgres":
         skip = pytest.mark.skip(reason="white-box test of the embedded store (marker: embedded)")
+        once = pytest.mark.skip(reason="browser test: run on the embedded pass (marker: browser)")
         for item in items:
             if "embedded" in item.keywords:
                 item.add_marker(skip)
+            elif "browser" in item.keywords:
+                item.add_marker(once)
 
 
 @pytest.fixture

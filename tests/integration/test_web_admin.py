@@ -16,7 +16,7 @@ from electa.testing.sse import sse_events
 from tests.integration.browser import AUDIT, acme_site, shot_on_failure
 from tests.integration.test_server import serve_process
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 ZEPHYR = "# The Zephyr plan\nThe Zephyr plan includes 7 seats and priority phone support for 49 euros a month.\n"
 ZEPHYR_Q = "How many seats does the Zephyr plan include?"

@@ -11,7 +11,7 @@ import pytest
 from tests.integration.browser import AUDIT, acme_site, shot_on_failure
 from tests.integration.test_server import serve_process
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 HOSTILE = '<img src=x onerror="document.title=\'pwned\'">Refund <b>trick</b>'
 

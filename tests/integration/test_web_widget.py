@@ -23,7 +23,7 @@ from tests.integration.conftest import electa_cmd
 from tests.integration.test_server import ask as server_ask
 from tests.integration.test_server import free_port, serve_process
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 HANDOFF = "https://help.acme.test/contact"
 HOSTILE_TITLE = '<img src=x onerror="document.title=\'pwned\'">Gift card <b>terms</b>'
