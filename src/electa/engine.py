@@ -18,7 +18,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +34,7 @@ from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder, create_sparse_encoder, kept_model
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
 from electa.fusion import Vote, lift_scale, rrf_rows
+from electa.graph.extract import create_extractor
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
@@ -48,11 +49,12 @@ from electa.legs.crossing import CrossingScorer, WhenLoaded
 from electa.legs.dense import DenseLeg
 from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTILINGUAL, DenseReadings, check_reading
 from electa.legs.fulltext import FullTextLeg, QaLeg
+from electa.legs.graph import GraphLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
-from electa.scoring import LIFT, QA_MIN, coverage_of, qa_earns_minimum
-from electa.stores.protocol import SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
+from electa.scoring import GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum
+from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.text import STOPWORDS, fold, language, stem_set, tokens
 from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
@@ -141,6 +143,10 @@ class Engine:
             self.legs["sparse"] = self.sparse
         # Units above this id had their term weights made by _written; older ones by reindex.
         self._sparse_checked = store.last_unit_id()
+        # The knowledge graph's leg: run when a search names it, not by default (see ``all_legs``).
+        self.extractor = create_extractor(settings.graph or "patterns")
+        self.graph = self._graph_leg()
+        self._graph_checked = self._sparse_checked
         try:
             self.recipe = Recipe(settings.unit_vectors)
         except ValueError:
@@ -216,6 +222,41 @@ class Engine:
         if leg.missing:
             log.warning("learned-sparse leg: %s", leg.why)
         return leg
+
+    def _graph_leg(self) -> GraphLeg:
+        """The knowledge-graph leg (SPEC B5), or the reason it cannot run."""
+        name = self.settings.graph
+        if not name:
+            return GraphLeg(None, "", "the knowledge graph is off (ELECTA_GRAPH='')")
+        if not isinstance(self.store, GraphStore):
+            return GraphLeg(None, "", "this store keeps no knowledge graph")
+        leg = GraphLeg(self.store, self.extractor.name)
+        leg.recount()
+        return leg
+
+    @property
+    def all_legs(self) -> dict[str, Leg]:
+        """Every leg a search may name: the default ones (:attr:`legs`) and the graph's."""
+        return {**self.legs, "graph": self.graph}
+
+    def read_graph_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
+                           max_batches: int | None = None) -> int:
+        """Read every unit above ``after_id`` the extractor has not read into the knowledge graph,
+        in committed batches (resumable). Returns how many were read."""
+        store = self.store
+        if self.graph.store is None or not isinstance(store, GraphStore):
+            return 0
+        done = batches = 0
+        while max_batches is None or batches < max_batches:
+            rows = store.units_missing_graph(self.extractor.name, batch, after_id)
+            if not rows:
+                break
+            store.put_graph(self.extractor.name, [(uid, self.extractor.extract(title, text)) for uid, title, text in rows])
+            done, batches, after_id = done + len(rows), batches + 1, rows[-1][0]
+            if progress:
+                print(f"reindex: {done} units read into the knowledge graph", flush=True)
+        self.graph.recount()
+        return done
 
     def encode_sparse_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
                                max_batches: int | None = None) -> int:
@@ -359,6 +400,16 @@ class Engine:
             except Exception:
                 log.warning("learned term weights of the units just written could not be made", exc_info=True)
                 self.sparse.recount(self.store)
+        if self.graph.store is not None:
+            # As the term weights: a failure costs the new units their place in the graph (the leg
+            # says how many lack one), never the write.
+            top = self.store.last_unit_id()
+            try:
+                self.read_graph_missing(after_id=self._graph_checked)
+                self._graph_checked = top
+            except Exception:
+                log.warning("the units just written could not be read into the knowledge graph", exc_info=True)
+                self.graph.recount()
 
     def _embed_own_readings(self, max_batches: int | None = None, progress: bool = False) -> int:
         """The multilingual model's vectors of the units of organisations that read with it and
@@ -634,6 +685,12 @@ class Engine:
             if not self.sparse.missing:
                 terms.drop_sparse_except(model)
                 self.sparse.index.rebuild()
+        if self.graph.store is not None and isinstance(terms, GraphStore):
+            # Every unit the extractor has not read (an older store, another extractor's reading);
+            # then the other extractors' readings go.
+            self.read_graph_missing(batch, progress=progress, max_batches=max_batches)
+            if not self.graph.missing:
+                terms.drop_graph_except(self.extractor.name)
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
         model_id = self.embedder.model_id
@@ -725,10 +782,11 @@ class Engine:
         s = self.settings
         run_judges = bool(self.funnel.chosen(judges))  # (an unknown judge is refused before any work)
         chosen = list(legs) if legs is not None else list(self.legs)
-        unknown = [name for name in chosen if name not in self.legs]
+        every = self.all_legs
+        unknown = [name for name in chosen if name not in every]
         if unknown:
-            raise ConfigError(f"unknown leg {unknown[0]!r}; valid legs: {', '.join(self.legs)}")
-        check_weights(weights, self.legs)
+            raise ConfigError(f"unknown leg {unknown[0]!r}; valid legs: {', '.join(every)}")
+        check_weights(weights, every)
         if agent_settings is None and caller.agent is not None:
             agent_settings = self.store.agent_settings(caller.org, caller.agent) or {}
         profile = self._agent_profile(caller, agent_settings)
@@ -771,7 +829,21 @@ class Engine:
             hits, stages = self.judge(text, caller, hits, judges, bound=bound)
             timings["judges"] = (time.perf_counter() - t2) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
-        return SearchResult(text, tuple(hits[:top]), tuple(results), timings, tuple(stages))
+        return SearchResult(text, tuple(self._with_graph_summaries(hits[:top], results)), tuple(results), timings,
+                            tuple(stages))
+
+    def _with_graph_summaries(self, hits: Sequence[Hit], results: Sequence[LegResult]) -> list[Hit]:
+        """Each hit the graph leg found, with its summary of how it connects to the question (the
+        graph's best-ranked unit of the hit's document)."""
+        notes = {h.unit_id: h.note for r in results if r.leg == "graph" and r.status is LegStatus.OK
+                 for h in r.hits if h.note}
+        if not notes:
+            return list(hits)
+        order = {unit_id: i for i, unit_id in enumerate(notes)}  # (the leg's rank order)
+        by_document: dict[int, str] = {}
+        for unit_id, unit in sorted(self.store.units(list(notes)).items(), key=lambda u: order[u[0]]):
+            by_document.setdefault(unit.document_id, notes[unit_id])
+        return [replace(h, graph=by_document[h.document_id]) if h.document_id in by_document else h for h in hits]
 
     def judge(self, text: str, caller: Caller, hits: Sequence[Hit], judges: Sequence[str] | None = None,
               budgets_ms: Mapping[str, float] | None = None,
@@ -911,7 +983,8 @@ class Engine:
         t0 = time.perf_counter()
         allowed = self.store.allowed(caller)
         t1 = time.perf_counter()
-        results = self._runner.run([self.legs[n] for n in chosen], text, caller, allowed,
+        every = self.all_legs
+        results = self._runner.run([every[n] for n in chosen], text, caller, allowed,
                                    {**self.settings.depths, **(depths or {})}, self.settings.budgets_ms)
         return results, {"acl": (t1 - t0) * 1000.0, "legs": (time.perf_counter() - t1) * 1000.0}
 
@@ -978,12 +1051,15 @@ class Engine:
             shared = len(asked[lang].intersection(passage))
             cosine = None
             qa_rank = dense_rank = 0
+            graph_minimum = False
             words_only = True
             for leg, rank, raw, _ in votes:
                 if leg == "dense":
                     cosine, dense_rank = raw, rank
                 elif leg == "qa":
                     qa_rank = rank
+                elif leg == "graph":
+                    graph_minimum = graph_earns_minimum(rank, raw)
                 if leg not in FULLTEXT_LEGS:
                     words_only = False
             if not shared and words_only:
@@ -995,6 +1071,8 @@ class Engine:
                 score = min(cosine, 1.0)  # (a mapped e5 score passes 1 for a near-copy: scoring.absolute_score)
             if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank):
                 score = QA_MIN
+            if graph_minimum and score < GRAPH_MIN:
+                score = GRAPH_MIN
             if order is Order.SCORED:
                 key = score + lift * min(1.0, fused_value / scale) if scale > 0 else score
             elif order is Order.ABSOLUTE:
@@ -1062,7 +1140,9 @@ class Engine:
         if self.embedder is not None:
             # Chunks that should carry a vector of this model and do not (`electa reindex` embeds them).
             out["chunks_without_vector"] = self.store.count_vector_chunks() - self.store.count_vectors(self.embedder.model_id)
-        out["legs"] = {name: (leg.available(), leg.why) for name, leg in self.legs.items()}
+        out["legs"] = {name: (leg.available(), leg.why) for name, leg in self.all_legs.items()}
+        if isinstance(self.store, GraphStore):
+            out["graph"] = self.store.count_graph()
         # Organisations that read with the multilingual model (`electa orgs dense`), for all
         # their questions or for those in a language they do not write in.
         readings = self.readings.readings()

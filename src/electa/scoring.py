@@ -5,7 +5,7 @@ From reference/support-bot-retrieval.txt:
 - lexical coverage = 0.25 + 0.6 × (share of the question's stemmed content words found in the
   passage), capped at 0.95;
 - a vector hit takes the higher of its cosine similarity and its coverage;
-- a hit of the Q&A leg takes at least 0.85 (graph summaries, when the graph leg arrives, 0.9);
+- a hit of the Q&A leg takes at least 0.85, a graph summary 0.9 (:func:`graph_earns_minimum`);
 - a candidate found only by full-text search takes its coverage, and must share at least one
   stemmed word with the question to survive at all;
 - the floor is 0.4: with four question stems one shared stem gives exactly 0.40.
@@ -100,6 +100,18 @@ def qa_earns_minimum(qa_rank: int, dense_rank: int) -> bool:
     (True, True, False, False)
     """
     return qa_rank == 1 or (qa_rank > 1 and 0 < dense_rank <= 3)
+
+
+def graph_earns_minimum(graph_rank: int, raw: float) -> bool:
+    """Whether a hit of the graph leg earns the 0.9 minimum (SPEC C3, B5): the reference gives it
+    to every graph summary; Electa to the leg's first three, and only when the passage names an
+    entity of the question (a raw score of 1 or more, :mod:`electa.legs.graph`), not when it was
+    reached by a hop or a fuzzy link alone.
+
+    >>> graph_earns_minimum(1, 1.4), graph_earns_minimum(4, 2.0), graph_earns_minimum(1, 0.6)
+    (True, False, False)
+    """
+    return 0 < graph_rank <= 3 and raw >= 1.0
 
 
 def order_value(score: float, fused: float, max_fused: float, lift: float = LIFT) -> float:

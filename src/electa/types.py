@@ -166,6 +166,7 @@ class LegHit:
     unit_id: int
     rank: int
     score: float
+    note: str = ""  # the leg's word on why it found it (the graph leg's summary of the path)
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,8 @@ class Hit:
     # Its document's language as read at ingest ('' for none): which model of an embedder chain
     # read it, and which reads its sentences for an extractive answer.
     lang: str = ""
+    # How it connects to the question's entities, when the graph leg found it (SPEC B5).
+    graph: str = ""
 
 
 @dataclass(frozen=True)
@@ -289,7 +292,7 @@ def hit_json(hit: Hit, server_paths: bool = True) -> dict[str, Any]:
         "votes": [{"leg": v.leg, "rank": v.rank, "raw_score": round(v.raw_score, 4),
                    "contribution": round(v.contribution, 6)} for v in hit.votes],
         "judged": {name: round(value, 6) for name, value in hit.judged},
-        "lang": hit.lang, "text": hit.text,
+        "lang": hit.lang, "graph": hit.graph, "text": hit.text,
     }
 
 

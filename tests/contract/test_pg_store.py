@@ -9,7 +9,7 @@ import pytest
 from electa.stores.postgres.connection import ALL_TENANTS
 from electa.stores.postgres.store import PostgresStore
 from electa.testing.pg_server import shared_server
-from electa.testing.store_contract import SparseTermStoreContract, StoreContract
+from electa.testing.store_contract import GraphStoreContract, SparseTermStoreContract, StoreContract
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def pg_store(tmp_path: Path) -> Iterator[PostgresStore]:
     server.drop(dsn)
 
 
-class TestPostgresStore(StoreContract, SparseTermStoreContract):
+class TestPostgresStore(StoreContract, SparseTermStoreContract, GraphStoreContract):
     @pytest.fixture
     def store(self, pg_store: PostgresStore) -> PostgresStore:
         return pg_store

@@ -4,6 +4,7 @@ import pytest
 
 from electa.stores.sqlite import SqliteStore
 from electa.testing.store_contract import (
+    GraphStoreContract,
     OperationalStoreContract,
     SparseTermStoreContract,
     StoreContract,
@@ -15,7 +16,7 @@ def test_the_contract_calls_every_protocol_method() -> None:
     assert untested_methods() == []
 
 
-class TestSqliteStore(StoreContract, OperationalStoreContract, SparseTermStoreContract):
+class TestSqliteStore(StoreContract, OperationalStoreContract, SparseTermStoreContract, GraphStoreContract):
     @pytest.fixture
     def store(self, tmp_path: Path):  # type: ignore[no-untyped-def]
         s = SqliteStore(tmp_path)

@@ -158,3 +158,28 @@ def test_every_page_of_the_sample_knowledge_base_is_read() -> None:
 def test_an_unknown_extractor_is_refused_with_the_valid_names() -> None:
     with pytest.raises(ConfigError, match="valid: patterns"):
         create_extractor("spacy-large")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # The passive voice turns the cue round.
+    ("E2001 is fixed by version 3.8.", [("version:v3.8", "fixes", "error_code:e2001")]),
+    ("SSO is required by the Okta integration.", []),  # (SSO is no entity: nothing to join)
+    ("The Growth plan is required for the Slack integration.", [("integration:slack", "requires", "plan:growth")]),
+    # A sentence opening with a pronoun speaks of the first thing the sentence before named.
+    ("Error E1042 appears when an export is too long. It is fixed by raising **Settings > Exports > Row limit**.",
+     [("setting:settings > exports > row limit", "fixes", "error_code:e1042")]),
+    ("Version 3.8 shipped today. It fixes E2001.", [("version:v3.8", "fixes", "error_code:e2001")]),
+    ("Version 3.8 shipped today. This version fixes E2001.", [("version:v3.8", "fixes", "error_code:e2001")]),
+    # Not a pronoun opening the sentence, or nothing named before it: nothing carried.
+    ("Version 3.8 shipped today. Then it fixes E2001.", []),
+    ("It fixes E2001.", []),
+    # A negated cue still names the two together.
+    ("The Growth plan is great. It does not include the Slack integration.", [("plan:growth", "related", "integration:slack")]),
+])
+def test_passive_cues_and_pronouns_reach_the_thing_named_before(text: str, expected: list) -> None:
+    assert _found(text)[1] == expected
+
+
+def test_a_pronouns_relation_keeps_both_sentences_as_evidence() -> None:
+    got = PatternExtractor().extract("", "Version 3.8 shipped today.\nIt fixes E2001.")
+    assert [r.evidence for r in got.relations] == ["Version 3.8 shipped today. It fixes E2001."]

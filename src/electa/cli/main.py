@@ -105,6 +105,8 @@ def _print_report(report: IngestReport) -> None:
 @caller_options
 @click.option("--top", default=10, show_default=True)
 @click.option("--weights", default=None, help="Per-leg RRF weights, e.g. fulltext=1,dense=1,qa=0.5.")
+@click.option("--legs", "leg_names", default=None,
+              help="The legs to run, e.g. fulltext,dense,qa,graph (default: fulltext, dense, qa, and sparse when on).")
 @click.option("--k", "rrf_k", type=float, default=None, help="RRF k (default 60).")
 @click.option("--floor", type=float, default=None, help="Absolute-score floor (default 0.4).")
 @click.option("--all", "show_all", is_flag=True, help="Show hits under the floor too.")
@@ -112,11 +114,12 @@ def _print_report(report: IngestReport) -> None:
 @click.option("--json", "as_json", is_flag=True, help="JSON with per-leg provenance.")
 @friendly
 def search(query: str, data_dir: str | None, embedder: str | None, org: str, agent: str | None,
-           principals: tuple[str, ...], top: int, weights: str | None, rrf_k: float | None,
+           principals: tuple[str, ...], top: int, weights: str | None, leg_names: str | None, rrf_k: float | None,
            floor: float | None, user: str | None, show_all: bool, as_json: bool) -> None:
     """Search: fused, scored hits with the legs that voted for each."""
+    legs = [n.strip() for n in leg_names.split(",") if n.strip()] if leg_names is not None else None
     with open_engine(data_dir, embedder) as engine:
-        result = engine.search(query, make_caller(org, agent, principals), top=top,
+        result = engine.search(query, make_caller(org, agent, principals), top=top, legs=legs,
                                weights=parse_pairs(weights), k=rrf_k, floor=floor, person=user)
     hits = result.hits if show_all else result.passing
     if as_json:
@@ -128,8 +131,11 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
         return
     rows = [[str(i), f"{h.score:.2f}", h.title[:60], h.url[:50], votes_text(h)] for i, h in enumerate(hits, 1)]
     click.echo(table(rows, ["#", "score", "title", "url", "votes (leg#rank(raw))"]) if rows else "no passing hits")
-    legs = ", ".join(f"{r.leg} {r.status.value} {r.elapsed_ms:.1f}ms" for r in result.legs)
-    click.echo(f"\nlegs: {legs}; total {result.timings_ms.get('total', 0):.1f}ms")
+    for i, h in enumerate(hits, 1):
+        if h.graph:
+            click.echo(f"#{i} graph: {h.graph}")
+    ran = ", ".join(f"{r.leg} {r.status.value} {r.elapsed_ms:.1f}ms" for r in result.legs)
+    click.echo(f"\nlegs: {ran}; total {result.timings_ms.get('total', 0):.1f}ms")
     for st in result.stages:
         if not st.ran and st.note.startswith("unavailable: "):  # nothing to judge with: one short line
             click.echo(f"judge {st.judge}: did not run ({st.note.removeprefix('unavailable: ')})")

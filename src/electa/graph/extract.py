@@ -192,7 +192,13 @@ CUES: tuple[tuple[re.Pattern[str], str, bool], ...] = (
     (re.compile(r"\b(?:is|are) (?:part of|included in|available (?:on|in)|only on)\b", re.I), "part_of", False),
     (re.compile(r"\b(?:includes?|contains?|comes? with)\b", re.I), "part_of", True),
     (re.compile(r"\b(?:fix(?:es)?|resolves?|solves?)\b", re.I), "fixes", False),
+    # The passive voice turns them round: "E1042 is fixed by v2.3", "Slack is required by SSO".
+    (re.compile(r"\b(?:is|are|was|were|gets?|can be) (?:fixed|resolved|solved) (?:by|in|with)\b", re.I), "fixes", True),
+    (re.compile(r"\b(?:is|are) (?:required|needed) (?:by|for)\b", re.I), "requires", True),
 )
+# A sentence that opens with a pronoun ("It is fixed by raising …", "This error means …") speaks
+# of the previous sentence's first entity: the pronoun stands for it.
+PRONOUN = re.compile(r"(?:It|This|That|These|They)(?:[ \t]+(?:error|code|setting|plan|integration|version|option|limit))?\b")
 KINDS = {"requires": ({"integration", "setting", "error_code", "version", "sku"}, {"plan", "setting", "version", "integration"}),
          "part_of": ({"integration", "setting", "sku", "version"}, {"plan", "integration"}),
          "fixes": ({"version", "setting"}, {"error_code"})}
@@ -207,7 +213,7 @@ class PatternExtractor:
     and :data:`LISTS`), no model. Where two patterns would take the same characters, the first
     keeps them."""
 
-    name = "patterns-2"
+    name = "patterns-3"
 
     def mentions(self, text: str) -> list[Mention]:
         text = text[:MAX_CHARS]
@@ -272,9 +278,18 @@ def extract(extractor: EntityExtractor, title: str, text: str) -> Extracted:
     for m in found:
         by_sentence.setdefault(m.sentence, []).append(m)
     spans = sentences(text)
-    for index, mentions in by_sentence.items():
-        start, end = spans[index] if index < len(spans) else (0, len(text))
-        relations.extend(_sentence_relations(text, mentions, " ".join(text[start:end].split())))
+    for index, (start, end) in enumerate(spans):
+        mentions = by_sentence.get(index, [])
+        evidence = " ".join(text[start:end].split())
+        opener = PRONOUN.match(text, start)
+        if opener and by_sentence.get(index - 1) and mentions and opener.end() <= mentions[0].start:
+            # (the pronoun as a mention of what the sentence before named first)
+            antecedent = by_sentence[index - 1][0].entity
+            mentions = [Mention(antecedent, opener.start(), opener.end(), index), *mentions]
+            before = spans[index - 1]
+            evidence = " ".join(text[before[0]:end].split())
+        if mentions:
+            relations.extend(_sentence_relations(text, mentions, evidence))
     sections = _sections(title)
     for upper, lower in itertools.pairwise(sections):
         relations.append(Relation(lower.key, upper.key, "part_of", 1.0, title))

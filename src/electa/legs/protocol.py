@@ -17,6 +17,8 @@ class Leg(Protocol):
     - Raw scores are the leg's own scale; fusion only uses ranks (SPEC C1).
     - It may raise; the runner drops a failing or late leg for that query (SPEC B9).
     - ``available()`` is False when the leg cannot run at all (no model), with ``why``.
+    - The list returned may carry ``notes`` (unit id -> a line on why the leg found it, as
+      :class:`electa.legs.graph.GraphHits` does); they reach :attr:`electa.types.LegHit.note`.
     """
 
     name: str

@@ -144,7 +144,8 @@ class LegRunner:
                 results.append(LegResult(name, LegStatus.ERROR, elapsed_ms=(time.perf_counter() - started) * 1000.0,
                                          detail=f"failed; incident {incident} in the server log"))
                 continue
-            ranked = tuple(LegHit(unit, rank, score) for rank, (unit, score) in enumerate(hits, 1))
+            notes = getattr(hits, "notes", None) or {}  # (a leg's word on each hit: the graph's summaries)
+            ranked = tuple(LegHit(unit, rank, score, notes.get(unit, "")) for rank, (unit, score) in enumerate(hits, 1))
             # A leg that runs may still say something (the learned-sparse leg: units without weights).
             results.append(LegResult(name, LegStatus.OK, ranked, elapsed, detail=by_name[name].why))
         order = {leg.name: i for i, leg in enumerate(legs)}

@@ -17,6 +17,8 @@ from electa.types import Access, Caller, Chunk, ChunkKind
 
 if TYPE_CHECKING:
     from electa.config import Settings
+    from electa.graph.extract import Extracted
+    from electa.graph.rows import OrgGraph
 
 
 @dataclass(frozen=True)
@@ -408,6 +410,57 @@ class SparseTermStore(Protocol):
         ...
 
     def drop_sparse_except(self, model_id: str) -> int: ...
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """A store that keeps the knowledge graph (SPEC A6, :mod:`electa.graph.rows`): nodes per
+    organisation, and per unit (sections of pages, Q&A pairs) the nodes it mentions and the
+    edges it states. The embedded store and the PostgreSQL backend do.
+
+    Contract (:class:`electa.testing.store_contract.GraphStoreContract`):
+    - ``put_graph(extractor, rows)`` stores each unit's extraction in one transaction, replacing
+      whatever an earlier reading of that unit stored, and marks the unit read by ``extractor``
+      (with nothing found, too); a unit deleted meanwhile is skipped; :attr:`IndexStore.version`
+      moves (search results change), the generation does not. Returns the units stored.
+    - A unit deleted (its source deleted or updated) takes its mentions and edges with it, and a
+      node no unit mentions any longer goes too: nothing is orphaned.
+    - The same key in two organisations is two nodes; ``org_graph(org)`` reads ``org``'s alone.
+      It is not filtered by access: a reader keeps only the rows of units its caller may see
+      (:meth:`electa.graph.rows.OrgGraph.visible`) before using any.
+    - ``units_missing_graph`` lists the units above an id that ``extractor`` has not read.
+    """
+
+    @property
+    def version(self) -> str:
+        """As :attr:`IndexStore.version` (a graph reader caches by it)."""
+        ...
+
+    def units_missing_graph(self, extractor: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
+        """``(id, title, text)`` of up to ``limit`` units above ``after_id`` not read by ``extractor``, by id."""
+        ...
+
+    def put_graph(self, extractor: str, rows: Sequence[tuple[int, Extracted]]) -> int: ...
+
+    def org_graph(self, org: str) -> OrgGraph: ...
+
+    def graph_evidence(self, org: str, edges: Sequence[tuple[int, int, str, int]]) -> dict[tuple[int, int, str, int], str]:
+        """The sentence each of ``org``'s edges ``(source id, target id, kind, unit id)`` was read
+        from (edges not stored are left out)."""
+        ...
+
+    def count_graph(self) -> dict[str, int]:
+        """``units`` read, ``nodes``, ``mentions`` and ``edges`` stored, every organisation's."""
+        ...
+
+    def count_graph_units(self) -> int:
+        """How many units there are to read (each should be read by the engine's extractor)."""
+        ...
+
+    def drop_graph_except(self, extractor: str) -> int:
+        """Forget every unit's reading by another extractor (its nodes, mentions and edges);
+        returns how many units were forgotten."""
+        ...
 
 
 class OperationalStore(Protocol):

@@ -43,6 +43,7 @@ from electa.stores.protocol import (
 )
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite_analysis import analyse_again
+from electa.stores.sqlite_graph import GRAPH_SCHEMA, GraphTables
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
 from electa.stores.unit_cache import UnitCache
 from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms
@@ -266,7 +267,7 @@ def note_injection_rules(con: sqlite3.Connection) -> None:
                     [("injection_rules", injection.RULES_VERSION), ("injection_pending", str(top)), ("injection_cursor", "0")])
 
 
-class SqliteStore(OperationalTables):
+class SqliteStore(OperationalTables, GraphTables):
     """The embedded store. ``SqliteStore(Path("data"))`` opens or creates ``data/electa.db``.
 
     Connections are per thread (legs query in parallel); writes are serialised by a lock.
@@ -286,6 +287,7 @@ class SqliteStore(OperationalTables):
         try:
             with self._write_lock:
                 self.con.executescript(_SCHEMA)
+                self.con.executescript(GRAPH_SCHEMA)
                 add_missing_columns(self.con)  # older stores: keys gain scope, name, expiry
                 # On a column older stores gain above: made after it.
                 self.con.execute("CREATE INDEX IF NOT EXISTS feedback_person ON feedback(org, person)")
@@ -994,6 +996,12 @@ class SqliteStore(OperationalTables):
             # its writes, made the main index scan every id of the store at the next search).
             con.executemany("INSERT INTO meta VALUES(?, '1') ON CONFLICT(key) DO UPDATE SET"
                             " value = CAST(value AS INTEGER) + 1", [("vector_backfills",), (f"vector_backfills:{model_id}",)])
+
+    def _bump_backfills(self, con: sqlite3.Connection) -> None:
+        """Move :attr:`version` (and so every cached result) for data added to units stored
+        earlier that is no dense vector (their graph): no vector index refetches anything."""
+        con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
+                    " value = CAST(value AS INTEGER) + 1")
 
     def drop_vectors_except(self, model_id: str, also: Sequence[str] = ()) -> None:
         with self.transaction() as con:

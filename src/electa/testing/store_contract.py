@@ -760,6 +760,94 @@ class SparseTermStoreContract:
         assert store.drop_sparse_except("m2") == 1 and store.count_sparse("m1") == 0 and store.count_sparse("m2") == 1
 
 
+class GraphStoreContract:
+    """:class:`electa.stores.protocol.GraphStore`: the knowledge graph, per unit, nothing orphaned."""
+
+    @staticmethod
+    def _read(store, extractor: str = "patterns-test") -> dict[str, int]:  # type: ignore[no-untyped-def]
+        """Read every unit not yet read, as the engine does; the unit id of each unit's text."""
+        from electa.graph.extract import PatternExtractor
+
+        rows = store.units_missing_graph(extractor, 100)
+        store.put_graph(extractor, [(uid, PatternExtractor().extract(title, text)) for uid, title, text in rows])
+        return {text: uid for uid, _, text in rows}
+
+    @staticmethod
+    def _keys(graph) -> dict[str, set[int]]:  # type: ignore[no-untyped-def]
+        """Each node's key -> the units mentioning it."""
+        out: dict[str, set[int]] = {}
+        for node, unit, _ in graph.mentions:
+            out.setdefault(graph.nodes[node][0], set()).add(unit)
+        return out
+
+    def test_units_are_read_once_and_share_nodes_by_key(self, store) -> None:  # type: ignore[no-untyped-def]
+        fixes, update = "Version 3.8 fixes E2001 on export.", "Upgrade to version 3.8 under **Settings > Updates**."
+        store.put_source(record("a.md", "h1", Access("acme")), [prepared("a", fixes, title="Errors")])
+        store.put_source(record("b.md", "h1", Access("acme")), [prepared("b", update, title="Updates")])
+        version = store.version
+        generation = store.generation
+        unit = self._read(store)
+        assert store.units_missing_graph("patterns-test", 100) == []
+        assert store.version != version and store.generation == generation  # cached results follow; images need not
+        graph = store.org_graph("acme")
+        keys = self._keys(graph)
+        assert keys["version:v3.8"] == {unit[fixes], unit[update]}  # one node, two units
+        assert keys["error_code:e2001"] == {unit[fixes]}
+        assert keys["setting:settings > updates"] == {unit[update]}
+        names = {name for node, _, name in graph.mentions if graph.nodes[node][0] == "version:v3.8"}
+        assert names == {"Version 3.8", "version 3.8"}  # the aliases, as each unit wrote it
+        by_id = {i: k for i, (k, _) in graph.nodes.items()}
+        stated = [(by_id[s], kind, by_id[t], c) for s, t, kind, c, _ in graph.edges if kind == "fixes"]
+        assert stated == [("version:v3.8", "fixes", "error_code:e2001", unit[fixes])]
+        s, t, kind, c, _ = next(e for e in graph.edges if e[2] == "fixes")
+        assert store.graph_evidence("acme", [(s, t, kind, c), (t, s, kind, c)]) == {(s, t, kind, c): fixes}
+        assert store.count_graph()["units"] == 2 and store.count_graph_units() == 2
+        # Read again by another extractor: its reading replaces the first, whole.
+        assert len(store.units_missing_graph("patterns-next", 100)) == 2
+        self._read(store, "patterns-next")
+        assert self._keys(store.org_graph("acme")) == keys and store.count_graph()["units"] == 2
+        assert store.drop_graph_except("patterns-next") == 0
+
+    def test_a_deleted_unit_takes_its_mentions_edges_and_lonely_nodes(self, store) -> None:  # type: ignore[no-untyped-def]
+        fixes, update = "Version 3.8 fixes E2001 on export.", "Upgrade to version 3.8 under **Settings > Updates**."
+        store.put_source(record("a.md", "h1", Access("acme")), [prepared("a", fixes, title="Errors")])
+        store.put_source(record("b.md", "h1", Access("acme")), [prepared("b", update, title="Updates")])
+        unit = self._read(store)
+        store.delete_source("acme", "default", "a.md")
+        graph = store.org_graph("acme")
+        keys = self._keys(graph)
+        assert set(keys) == {"version:v3.8", "setting:settings > updates", "section:updates"}
+        assert keys["version:v3.8"] == {unit[update]}
+        assert set(graph.nodes) == {node for node, _, _ in graph.mentions}  # no node without a mention
+        assert all(c == unit[update] for *_, c, _ in graph.edges) and store.count_graph()["units"] == 1
+        # An update that drops a unit drops its graph too; a unit deleted before its reading is stored is skipped.
+        store.put_source(record("b.md", "h2", Access("acme")), [prepared("b2", "Nothing to name here.", title="Other")])
+        assert store.org_graph("acme").nodes == {} and store.count_graph()["units"] == 0
+        from electa.graph.extract import PatternExtractor
+
+        assert store.put_graph("patterns-test", [(unit[update], PatternExtractor().extract("Updates", update))]) == 0
+        self._read(store)
+        assert set(self._keys(store.org_graph("acme"))) == {"section:other"}
+        assert store.count_graph() == {"units": 1, "nodes": 1, "mentions": 1, "edges": 0}
+
+    def test_each_organisation_has_its_own_graph_and_a_reader_sees_only_allowed_units(self, store) -> None:  # type: ignore[no-untyped-def]
+        text = "The Slack integration is part of the Growth plan."
+        store.put_source(record("a.md", "h1", Access("acme")), [prepared("a", text)])
+        store.put_source(record("t.md", "h1", Access("acme", principals=("team-x",))),
+                         [prepared("t", "Error E4040 requires the Growth plan.")])
+        store.put_source(record("g.md", "h1", Access("globex")), [prepared("g", text)])
+        self._read(store)
+        acme, globex = store.org_graph("acme"), store.org_graph("globex")
+        assert not set(acme.nodes) & set(globex.nodes)  # one key, two nodes
+        assert {k for k, _ in globex.nodes.values()} == {"integration:slack", "plan:growth", "section:t"}
+        assert not set(acme.units.tolist()) & set(globex.units.tolist())
+        public = store.allowed(Caller("acme"))
+        member = store.allowed(Caller("acme", principals=frozenset({"team-x"})))
+        seen, all_seen = acme.visible(public.ids), acme.visible(member.ids)
+        assert len(seen) == 1 and len(all_seen) == 2  # the team page's entities reach members only
+        assert store.org_graph("nobody").nodes == {}
+
+
 def untested_methods() -> list[str]:
     """Methods of the store Protocols no contract test calls (the suite's own check)."""
     suite = inspect.getsource(StoreContract) + inspect.getsource(OperationalStoreContract)

@@ -36,6 +36,7 @@ from electa.stores.allowed_sets import AllowedSets
 from electa.stores.bm25_memory import BM25Image, batches
 from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, tsquery_any, tsvector_literal
 from electa.stores.postgres.connection import ALL_TENANTS, PgDatabase, holds_nul, matches_nothing_with_nul, redact
+from electa.stores.postgres.graph import PgGraphTables
 from electa.stores.postgres.ops import PgOperationalTables
 from electa.stores.postgres.reanalysis import analyse_again
 from electa.stores.protocol import (
@@ -110,7 +111,7 @@ def _source_record(row: Sequence[Any]) -> dict[str, Any]:
     return rec
 
 
-class PostgresStore(PgOperationalTables):
+class PostgresStore(PgOperationalTables, PgGraphTables):
     """``PostgresStore("postgresql://…", Path("cache"))``: ``directory`` is a local folder for
     this worker's caches (none are needed today; the contract asks every store for one)."""
 

@@ -1,0 +1,344 @@
+"""The knowledge-graph leg (SPEC B5, issue 11): the question's entities linked to the
+organisation's graph, one and two hops walked, and the units behind the path returned, each with
+a short summary of how it connects to what was asked.
+
+From reference/support-bot-retrieval.txt: "looks up entities and relationships extracted from
+your documents at ingestion time and returns a short summary of how they connect, which helps
+with questions like 'which plans include the API?'", and graph summaries score at least 0.9
+(:data:`electa.scoring.GRAPH_MIN`, given by the engine to hits this leg ranks as *naming* an
+entity of the question).
+
+**Linking** (:meth:`GraphIndex.link`): the question's entities as the extractor reads them
+(exact, by key: "E-1042" is ``error_code:e1042``); then its runs of one to four words against
+every name a unit wrote a node with, and each node's own name (alias: "growth" is the Growth
+plan); then, for a word of five letters or more that linked nothing, names one edit away (fuzzy:
+"quickbook" is QuickBooks), weighed down. Section names weigh half: a heading is a weaker name.
+
+**Walking** (:meth:`GraphIndex.walk`): from the linked nodes (the seeds) along the edges the
+caller may see, both ways, one hop and then a second from the nodes reached, within
+:data:`MAX_EDGES` edges and :data:`MAX_FRONTIER` nodes a hop; each hop halves a node's weight,
+times the edge's.
+
+**Scoring** a unit: the number of the question's entities it names (linked exactly or by alias)
+before the point, and after it (below 1) the rest: its seeds' and reached nodes' weights, each
+weighed by how rare the node is (1 / (1 + ln of the units naming it)), and the edges it states
+between two seeds. So a raw score of 1 or more means "this passage names what was asked".
+
+**Access**: the organisation's graph is read whole and cached per store version; each search
+first keeps the units the caller may see, and links, walks and scores only through them: a
+team-only page's names, edges and nodes do not exist for a non-member.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from electa.graph.extract import PatternExtractor, canonical, fold
+from electa.graph.rows import OrgGraph
+from electa.stores.protocol import AllowedSet, GraphStore
+from electa.text import STOPWORDS
+from electa.types import Caller
+
+log = logging.getLogger(__name__)
+
+MAX_SEEDS = 8
+MAX_EDGES = 400  # edges looked at in a search, both hops
+MAX_FRONTIER = 24  # nodes a hop walks on from
+HOP_DECAY = 0.5
+FUZZY_WEIGHT = 0.7
+LEAF_WEIGHT = 0.8
+# Edges that lead from what was asked to what answers it: what fixes an error asked about, what a
+# thing asked about requires. A unit naming that answers the question as one naming the thing does
+# (a page that merely names the plan an integration is part of does not).
+def _answers(edge: tuple[int, int, str, int, float], asked: int) -> int | None:
+    """The node ``edge`` leads to from ``asked`` when it answers it, else None.
+
+    >>> _answers((7, 3, "fixes", 1, 1.0), 3), _answers((3, 9, "requires", 1, 1.0), 3), _answers((3, 9, "part_of", 1, 1.0), 3)
+    (7, 9, None)
+    """
+    if edge[2] == "fixes" and edge[1] == asked:
+        return edge[0]
+    if edge[2] == "requires" and edge[0] == asked:
+        return edge[1]
+    return None
+SECTION_WEIGHT = 0.5
+MAX_NGRAM = 4
+SUMMARY_CHARS = 280
+VERBS = {"requires": "requires", "part_of": "is part of", "fixes": "fixes", "related": "is named with",
+         "in_section": "is in the section"}
+Edge = tuple[int, int, str, int, float]  # (source node, target node, kind, unit, weight): OrgGraph.edges
+_WORD = re.compile(r"[\w+][\w+.'-]*[\w+]|[\w+]")
+
+
+class GraphHits(list[tuple[int, float]]):
+    """The leg's ``(unit id, raw score)`` pairs, best first, with ``notes``: each unit's summary
+    of how it connects to the question (the runner keeps them on :class:`electa.types.LegHit`)."""
+
+    notes: dict[int, str]
+
+    def __init__(self, pairs: Iterable[tuple[int, float]] = (), notes: dict[int, str] | None = None) -> None:
+        super().__init__(pairs)
+        self.notes = notes or {}
+
+
+@dataclass(frozen=True)
+class Seed:
+    node: int
+    weight: float
+    exact: bool  # linked by key or by a name a unit wrote (not fuzzy, not a section)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one insertion, deletion or substitution.
+
+    >>> _one_edit("quickbook", "quickbooks"), _one_edit("slakc", "slack"), _one_edit("growth", "grow")
+    (True, False, False)
+    """
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i:] == b[i + 1:] if len(a) < len(b) else a[i + 1:] == b[i + 1:]
+
+
+class GraphIndex:
+    """One organisation's graph in memory, for linking and walking (built once per store version)."""
+
+    def __init__(self, graph: OrgGraph) -> None:
+        self.graph = graph
+        self.key_node = {key: node for node, (key, _) in graph.nodes.items()}
+        self.names: dict[str, set[int]] = defaultdict(set)  # folded name -> nodes
+        self.units_of: dict[int, list[int]] = defaultdict(list)  # node -> units naming it
+        self.shown: dict[int, Counter[str]] = defaultdict(Counter)  # node -> names as written
+        self.name_units: dict[tuple[int, str], list[int]] = defaultdict(list)  # (node, folded name) -> units
+        for node, unit, name in graph.mentions:
+            self.units_of[node].append(unit)
+            self.name_units[(node, fold(name))].append(unit)
+            self.shown[node][name] += 1
+        for node, (key, kind) in graph.nodes.items():
+            own = key.split(":", 1)[1]
+            if kind == "section":
+                own = own.rsplit(" > ", 1)[-1]  # a heading by its own name
+            self.names[own].add(node)
+            self.name_units[(node, own)].extend(self.units_of[node])
+        for node, name in list(self.name_units):
+            self.names[name].add(node)
+        # A settings path by its last part ("the row limit" is Settings > Exports > Row limit).
+        self.leaves: dict[str, set[int]] = defaultdict(set)
+        for node, (key, kind) in graph.nodes.items():
+            if kind == "setting" and " > " in key:
+                self.leaves[key.rsplit(" > ", 1)[-1]].add(node)
+        self.by_length: dict[int, list[str]] = defaultdict(list)
+        for name in self.names:
+            if len(name) >= 5 and " " not in name:
+                self.by_length[len(name)].append(name)
+        self.edges_of: dict[int, list[Edge]] = defaultdict(list)
+        for edge in graph.edges:
+            self.edges_of[edge[0]].append(edge)
+            self.edges_of[edge[1]].append(edge)
+
+    def display(self, node: int, visible: frozenset[int]) -> str:
+        """A node's name as the units the caller may see write it most often."""
+        counts = Counter({name: n for name, n in self.shown[node].items()
+                          if any(u in visible for u in self.name_units.get((node, fold(name)), ()))})
+        if counts:
+            return counts.most_common(1)[0][0]
+        return self.graph.nodes[node][0].split(":", 1)[1]
+
+    def link(self, question: str, visible: frozenset[int]) -> list[Seed]:
+        """The question's entities as nodes the caller may see (see the module's docstring)."""
+        seeds: dict[int, Seed] = {}
+
+        def add(node: int, weight: float, exact: bool) -> None:
+            if self.graph.nodes[node][1] == "section":
+                weight, exact = weight * SECTION_WEIGHT, False
+            if node not in seeds or seeds[node].weight < weight:
+                seeds[node] = Seed(node, weight, exact)
+
+        def seen(node: int, name: str) -> bool:
+            # By a name a unit the caller may see writes: an alias only a team page uses links
+            # nothing for anyone else (it would tell them what the team calls a thing).
+            return any(u in visible for u in self.name_units.get((node, name), ()))
+
+        for m in PatternExtractor().mentions(question):
+            node = self.key_node.get(m.entity.key)
+            if node is not None and any(u in visible for u in self.units_of.get(node, ())):
+                add(node, 1.0, True)
+        words = [w.casefold() for w in _WORD.findall(question)]
+        linked_words: set[int] = set()
+        for n in range(min(MAX_NGRAM, len(words)), 0, -1):
+            for i in range(len(words) - n + 1):
+                gram = words[i:i + n]
+                if n == 1 and (gram[0] in STOPWORDS or (len(gram[0]) < 3 and not any(c.isdigit() for c in gram[0]))):
+                    continue
+                if gram[0] in STOPWORDS or gram[-1] in STOPWORDS:
+                    continue
+                name = " ".join(gram)
+                for candidate in {name, canonical("setting", name)}:
+                    for node in self.names.get(candidate, ()):
+                        if seen(node, candidate):
+                            add(node, 1.0, True)
+                            linked_words.update(range(i, i + n))
+                for node in self.leaves.get(name, ()) if n > 1 or name not in STOPWORDS else ():
+                    if any(u in visible for u in self.units_of.get(node, ())):
+                        add(node, LEAF_WEIGHT, False)
+                        linked_words.update(range(i, i + n))
+        for i, word in enumerate(words):
+            if i in linked_words or len(word) < 5 or word in STOPWORDS:
+                continue
+            for length in (len(word) - 1, len(word), len(word) + 1):
+                for name in self.by_length.get(length, ()):
+                    if name[0] == word[0] and _one_edit(word, name):
+                        for node in self.names[name]:
+                            if seen(node, name):
+                                add(node, FUZZY_WEIGHT, False)
+        return sorted(seeds.values(), key=lambda s: (-s.weight, s.node))[:MAX_SEEDS]
+
+    def walk(self, seeds: list[Seed], visible: frozenset[int]) -> dict[int, tuple[float, Edge | None]]:
+        """Every node reached within two hops: its weight and the edge it was reached by (None
+        for a seed), the heaviest way."""
+        reached: dict[int, tuple[float, Edge | None]] = {s.node: (s.weight, None) for s in seeds}
+        frontier = [s.node for s in seeds]
+        budget = MAX_EDGES
+        for _ in range(2):
+            step: dict[int, tuple[float, Edge]] = {}
+            for node in frontier[:MAX_FRONTIER]:
+                weight = reached[node][0]
+                for edge in self.edges_of.get(node, ()):
+                    if budget <= 0:
+                        break
+                    if edge[3] not in visible:
+                        continue
+                    budget -= 1
+                    other = edge[1] if edge[0] == node else edge[0]
+                    value = weight * HOP_DECAY * edge[4]
+                    if other not in reached and (other not in step or step[other][0] < value):
+                        step[other] = (value, edge)
+            reached.update(step)
+            frontier = sorted(step, key=lambda n: -step[n][0])
+            if not frontier or budget <= 0:
+                break
+        return reached
+
+    def rank(self, question: str, visible: frozenset[int], depth: int) -> GraphHits:
+        seeds = self.link(question, visible)
+        if not seeds:
+            return GraphHits()
+        reached = self.walk(seeds, visible)
+        seed_of = {s.node: s for s in seeds}
+        # What a passage must name to count as naming what was asked: an exact seed, or a node one
+        # typed edge from one ("How do I fix E1042?": the setting that fixes it).
+        asked = {n for n, s in seed_of.items() if s.exact}
+        for node in list(asked):
+            for edge in self.edges_of.get(node, ()):
+                answer = _answers(edge, node)
+                if answer is not None and edge[3] in visible and answer in reached:
+                    asked.add(answer)
+        named: dict[int, set[int]] = defaultdict(set)  # unit -> what was asked that it names
+        rest: dict[int, float] = defaultdict(float)
+        via: dict[int, list[int]] = defaultdict(list)  # unit -> reached nodes it names
+        for node, (weight, _) in reached.items():
+            units = [u for u in self.units_of.get(node, ()) if u in visible]
+            if not units:
+                continue
+            rarity = 1.0 / (1.0 + math.log(len(units)))
+            for u in units:
+                rest[u] += weight * rarity
+                via[u].append(node)
+                if node in asked:
+                    named[u].add(node)
+        stated: dict[int, list[Edge]] = defaultdict(list)
+        for s in seeds:
+            for edge in self.edges_of.get(s.node, ()):
+                between = edge[0] in seed_of and edge[1] in seed_of and edge[2] != "in_section"
+                if between and edge[3] in visible and edge not in stated[edge[3]]:
+                    stated[edge[3]].append(edge)
+                    rest[edge[3]] += 0.5 * edge[4]
+        scored = sorted(rest, key=lambda u: (-(len(named[u]) + rest[u] / (1.0 + rest[u])), u))[:depth]
+        notes = {u: self.summary(u, seeds, reached, named[u], via[u], stated[u], visible) for u in scored}
+        return GraphHits(((u, len(named[u]) + rest[u] / (1.0 + rest[u])) for u in scored), notes)
+
+    def summary(self, unit: int, seeds: list[Seed], reached: dict[int, tuple[float, Edge | None]],
+                named: set[int], via: list[int], stated: list[Edge], visible: frozenset[int]) -> str:
+        """How ``unit`` connects to the question, in a line: what it names, what it states
+        between the question's entities, and the path to what it names beyond them."""
+        def name(node: int) -> str:
+            return self.display(node, visible)
+
+        parts: list[str] = []
+        seeds_named = sorted((n for n in named if reached[n][1] is None), key=name)
+        if seeds_named:
+            parts.append("names " + ", ".join(name(n) for n in seeds_named))
+        said = set()
+        for s, t, kind, _, _ in stated[:2]:
+            said.add((s, t, kind))
+            parts.append(f"{name(s)} {VERBS.get(kind, kind)} {name(t)}")
+        for node in sorted(via, key=lambda n: (n not in named, -reached[n][0])):
+            edge = reached[node][1]
+            if edge is None or self.graph.nodes[node][1] == "section" or edge[:3] in said or len(parts) >= 3:
+                continue  # (a seed, said above; a section is the passage's own heading)
+            said.add(edge[:3])
+            parts.append(f"names {name(node)}: {name(edge[0])} {VERBS.get(edge[2], edge[2])} {name(edge[1])}")
+        text = "; ".join(parts)
+        return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+class GraphLeg:
+    """Walks the organisation's knowledge graph (see the module's docstring). With no graph in
+    the store, or graph reading off, the leg is unavailable and says why."""
+
+    name = "graph"
+
+    def __init__(self, store: GraphStore | None, extractor: str, why: str = "") -> None:
+        self.store, self.extractor, self._why = store, extractor, why
+        self._cache: dict[str, tuple[str, GraphIndex]] = {}
+        self._lock = threading.Lock()
+        self.missing = 0  # units the extractor has not read (the engine counts them)
+
+    def available(self) -> bool:
+        return self.store is not None
+
+    @property
+    def why(self) -> str:
+        if self.store is None:
+            return self._why
+        if self.missing:
+            return f"{self.missing} units are not in the knowledge graph yet: run `electa reindex`"
+        return ""
+
+    def recount(self) -> None:
+        if self.store is not None:
+            self.missing = max(0, self.store.count_graph_units() - self.store.count_graph()["units"])
+
+    def index(self, org: str, version: str) -> GraphIndex:
+        with self._lock:
+            found = self._cache.get(org)
+            if found is not None and found[0] == version:
+                return found[1]
+        assert self.store is not None
+        built = GraphIndex(self.store.org_graph(org))
+        with self._lock:
+            if len(self._cache) > 64:  # one per organisation searched lately
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[org] = (version, built)
+        return built
+
+    def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> GraphHits:
+        if self.store is None:
+            return GraphHits()
+        index = self.index(caller.org, self.store.version)
+        visible = index.graph.visible(np.asarray(allowed.ids))
+        if not visible:
+            return GraphHits()
+        return index.rank(query, visible, depth)

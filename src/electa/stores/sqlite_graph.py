@@ -1,0 +1,136 @@
+"""The embedded store's knowledge graph (SPEC A6; :class:`electa.stores.protocol.GraphStore`).
+
+A mixin of :class:`electa.stores.sqlite.SqliteStore` (which provides ``con``, ``transaction()``
+and ``_bump_backfills``), kept apart so the index-keeping half of the store stays readable. The
+model is :mod:`electa.graph.rows`': nodes per organisation, mentions and edges per unit.
+Deletion needs no code of its own: a unit deleted cascades to its ``graph_units`` row, that to
+its mentions and edges, and the trigger removes a node whose last mention went.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+
+from electa.graph.extract import Extracted
+from electa.graph.rows import OrgGraph, unit_graph
+
+GRAPH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS graph_nodes(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, UNIQUE(org, key));
+-- Each unit the extractor has read (with nothing found, too), so that it is not read again.
+CREATE TABLE IF NOT EXISTS graph_units(
+  chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, extractor TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS graph_mentions(
+  node_id INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  chunk_id INTEGER NOT NULL REFERENCES graph_units(chunk_id) ON DELETE CASCADE,
+  name TEXT NOT NULL, PRIMARY KEY(node_id, chunk_id));
+CREATE INDEX IF NOT EXISTS graph_mentions_chunk ON graph_mentions(chunk_id);
+CREATE TABLE IF NOT EXISTS graph_edges(
+  source_id INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  target_id INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL, chunk_id INTEGER NOT NULL REFERENCES graph_units(chunk_id) ON DELETE CASCADE,
+  weight REAL NOT NULL, evidence TEXT NOT NULL, PRIMARY KEY(source_id, target_id, kind, chunk_id));
+CREATE INDEX IF NOT EXISTS graph_edges_target ON graph_edges(target_id);
+CREATE INDEX IF NOT EXISTS graph_edges_chunk ON graph_edges(chunk_id);
+-- A node lives while a unit mentions it (every edge's unit mentions both its ends).
+CREATE TRIGGER IF NOT EXISTS graph_node_orphaned AFTER DELETE ON graph_mentions
+  WHEN NOT EXISTS (SELECT 1 FROM graph_mentions WHERE node_id = OLD.node_id)
+  BEGIN DELETE FROM graph_nodes WHERE id = OLD.node_id; END;
+"""
+
+# The units the graph is read from: sections of pages and Q&A pairs (children and title units
+# repeat their parent's words; curated answers are matched by trigger, never searched).
+GRAPH_KINDS_SQL = "'parent','qa'"
+
+
+class GraphTables:
+    """The graph tables of the embedded store (see the module's docstring)."""
+
+    @property
+    def con(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def _bump_backfills(self, con: sqlite3.Connection) -> None:
+        raise NotImplementedError
+
+    def units_missing_graph(self, extractor: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
+        return [(int(r[0]), r[1], r[2]) for r in self.con.execute(
+            f"SELECT c.id, c.title, c.text FROM chunks c WHERE c.id > ? AND c.kind IN ({GRAPH_KINDS_SQL}) AND NOT EXISTS"
+            " (SELECT 1 FROM graph_units g WHERE g.chunk_id=c.id AND g.extractor=?) ORDER BY c.id LIMIT ?",
+            (after_id, extractor, limit))]
+
+    def put_graph(self, extractor: str, rows: Sequence[tuple[int, Extracted]]) -> int:
+        if not rows:
+            return 0
+        stored = 0
+        with self.transaction() as con:
+            ids = [int(r[0]) for r in rows]
+            org_of = dict(con.execute(
+                f"SELECT c.id, d.org FROM chunks c JOIN documents d ON d.id=c.document_id WHERE c.id IN"
+                f" ({','.join('?' * len(ids))})", ids).fetchall())
+            for chunk_id, found in rows:
+                org = org_of.get(int(chunk_id))
+                if org is None:
+                    continue  # deleted meanwhile: its graph would outlive it
+                graph = unit_graph(found)
+                # An earlier extractor's reading goes whole (its mentions and edges cascade).
+                con.execute("DELETE FROM graph_units WHERE chunk_id=?", (chunk_id,))
+                con.execute("INSERT INTO graph_units VALUES(?, ?)", (chunk_id, extractor))
+                node_of: dict[str, int] = {}
+                for key, kind in graph.nodes:
+                    con.execute("INSERT OR IGNORE INTO graph_nodes(org, key, kind) VALUES(?,?,?)", (org, key, kind))
+                    node_of[key] = int(con.execute("SELECT id FROM graph_nodes WHERE org=? AND key=?",
+                                                   (org, key)).fetchone()[0])
+                con.executemany("INSERT INTO graph_mentions VALUES(?,?,?)",
+                                [(node_of[key], chunk_id, name) for key, name in graph.mentions])
+                con.executemany("INSERT INTO graph_edges VALUES(?,?,?,?,?,?)",
+                                [(node_of[s], node_of[t], kind, chunk_id, w, ev) for s, t, kind, w, ev in graph.edges])
+                stored += 1
+            if stored:
+                self._bump_backfills(con)
+        return stored
+
+    def org_graph(self, org: str) -> OrgGraph:
+        with self.snapshot() as con:
+            nodes = {int(i): (k, kind) for i, k, kind in con.execute(
+                "SELECT id, key, kind FROM graph_nodes WHERE org=?", (org,))}
+            mentions = tuple((int(n), int(c), name) for n, c, name in con.execute(
+                "SELECT m.node_id, m.chunk_id, m.name FROM graph_mentions m JOIN graph_nodes n ON n.id=m.node_id"
+                " WHERE n.org=? ORDER BY m.chunk_id, m.node_id", (org,)))
+            edges = tuple((int(s), int(t), kind, int(c), float(w)) for s, t, kind, c, w in con.execute(
+                "SELECT e.source_id, e.target_id, e.kind, e.chunk_id, e.weight FROM graph_edges e JOIN graph_nodes n"
+                " ON n.id=e.source_id WHERE n.org=? ORDER BY e.chunk_id, e.source_id, e.target_id, e.kind", (org,)))
+        return OrgGraph(nodes, mentions, edges)
+
+    def graph_evidence(self, org: str, edges: Sequence[tuple[int, int, str, int]]) -> dict[tuple[int, int, str, int], str]:
+        out: dict[tuple[int, int, str, int], str] = {}
+        for s, t, kind, c in edges:
+            row = self.con.execute(
+                "SELECT e.evidence FROM graph_edges e JOIN graph_nodes n ON n.id=e.source_id WHERE n.org=? AND"
+                " e.source_id=? AND e.target_id=? AND e.kind=? AND e.chunk_id=?", (org, s, t, kind, c)).fetchone()
+            if row is not None:
+                out[(s, t, kind, c)] = row[0]
+        return out
+
+    def count_graph(self) -> dict[str, int]:
+        row = self.con.execute("SELECT (SELECT count(*) FROM graph_units), (SELECT count(*) FROM graph_nodes),"
+                               " (SELECT count(*) FROM graph_mentions), (SELECT count(*) FROM graph_edges)").fetchone()
+        return {"units": int(row[0]), "nodes": int(row[1]), "mentions": int(row[2]), "edges": int(row[3])}
+
+    def count_graph_units(self) -> int:
+        return int(self.con.execute(f"SELECT count(*) FROM chunks WHERE kind IN ({GRAPH_KINDS_SQL})").fetchone()[0])
+
+    def drop_graph_except(self, extractor: str) -> int:
+        with self.transaction() as con:
+            gone = con.execute("DELETE FROM graph_units WHERE extractor<>?", (extractor,)).rowcount
+            if gone:
+                self._bump_backfills(con)
+            return gone

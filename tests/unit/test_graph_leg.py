@@ -1,0 +1,146 @@
+"""The knowledge graph at ingest and its leg (issue 11, SPEC A6, B5): hand-worked help-centre
+pages, the engine with the seeded hash embedder, the embedded store (the contract suite runs the
+store's part on PostgreSQL too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from electa.config import Settings
+from electa.embedders.hashing import HashEmbedder
+from electa.engine import Engine
+from electa.ingest.loaders import Loaded
+from electa.legs.graph import GraphIndex, _one_edit
+from electa.scoring import GRAPH_MIN
+from electa.types import Access, Caller, LegStatus, hit_json
+from tests.conftest import page
+
+ERRORS = page("e", "Export errors", "Error E1042 appears when an export holds too many rows. It is fixed by raising"
+              " **Settings > Exports > Row limit**.", "https://help.acme.test/e1042")
+ROWS = page("r", "Row limit", "Under **Settings > Exports > Row limit** an admin sets how many rows one export may"
+            " hold.", "https://help.acme.test/rows")
+SLACK = page("s", "Slack", "The Slack integration is part of the Growth and Enterprise plans.", "https://help.acme.test/slack")
+BOOKS = page("q", "QuickBooks", "The QuickBooks integration syncs invoices every hour.", "https://help.acme.test/quickbooks")
+HOLIDAYS = page("h", "Holidays", "Our office is closed on public holidays.", "https://help.acme.test/holidays")
+
+
+@pytest.fixture
+def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
+    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
+    eng.ingest_loaded("kb", Loaded([ERRORS, ROWS, SLACK, BOOKS, HOLIDAYS]), Access("acme"))
+    yield eng
+    eng.close()
+
+
+def _graph(engine: Engine, question: str, caller: Caller = Caller("acme")) -> list[tuple[str, float, bool, str]]:
+    """``(url, score, passes, summary)`` of each hit of the graph leg alone."""
+    result = engine.search(question, caller, legs=["graph"])
+    return [(h.url, h.score, h.passes, h.graph) for h in result.hits]
+
+
+def test_a_question_naming_an_error_finds_its_page_and_the_page_of_what_fixes_it(engine: Engine) -> None:
+    # Two pages joined by an entity: the error's page says which setting fixes it (in a second
+    # sentence, "It is fixed by"); the setting's own page never names the error.
+    hits = _graph(engine, "How do I fix error E1042?")
+    assert [h[0] for h in hits[:2]] == ["https://help.acme.test/e1042", "https://help.acme.test/rows"]
+    assert all(score == GRAPH_MIN and passes for _, score, passes, _ in hits[:2])  # both name what was asked
+    assert hits[0][3].startswith("names E1042")
+    assert "Settings > Exports > Row limit fixes E1042" in hits[1][3]
+    # Full text alone cannot reach the setting's page: it shares no word with the question.
+    words = engine.search("How do I fix error E1042?", Caller("acme"), legs=["fulltext"])
+    assert "https://help.acme.test/rows" not in [h.url for h in words.passing]
+
+
+def test_entities_are_linked_exactly_by_alias_and_by_one_edit(engine: Engine) -> None:
+    assert _graph(engine, "What does E-1042 mean?")[0][0] == "https://help.acme.test/e1042"  # the key, however spelled
+    assert _graph(engine, "Does slack work with growth?")[0][0] == "https://help.acme.test/slack"  # names as written
+    fuzzy = _graph(engine, "quickbook invoices")  # one edit from a name: found, but it does not earn the minimum
+    assert fuzzy[0][0] == "https://help.acme.test/quickbooks" and fuzzy[0][1] < GRAPH_MIN
+    # A heading is a weaker name: its page is found, below the minimum.
+    assert [(url, score < GRAPH_MIN) for url, score, _, _ in _graph(engine, "Is it closed on holidays?")] == [
+        ("https://help.acme.test/holidays", True)]
+    assert _graph(engine, "the and of is") == []  # stop words link nothing
+
+
+def test_a_hop_along_a_mere_mention_does_not_earn_the_minimum(engine: Engine) -> None:
+    hits = {url: (score, summary) for url, score, _, summary in _graph(engine, "Which plans include the Slack integration?")}
+    assert hits["https://help.acme.test/slack"][0] == GRAPH_MIN
+    assert "Slack is part of Growth" in hits["https://help.acme.test/slack"][1]
+    assert all(score < GRAPH_MIN for url, (score, _) in hits.items() if url != "https://help.acme.test/slack")
+
+
+def test_summaries_reach_the_hit_json_and_other_legs_hits_carry_none(engine: Engine) -> None:
+    result = engine.search("How do I fix error E1042?", Caller("acme"), legs=["fulltext", "dense", "qa", "graph"])
+    shown = {h.url: hit_json(h)["graph"] for h in result.hits}
+    assert shown["https://help.acme.test/e1042"].startswith("names E1042")
+    assert shown["https://help.acme.test/holidays"] == ""
+
+
+def test_a_team_page_and_another_tenant_are_out_of_the_graph(tmp_path: Path) -> None:
+    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
+    eng.ingest_loaded("kb", Loaded([SLACK]), Access("acme"))
+    secret = page("t", "Falcon", "Project Falcon requires the Growth plan. Error E7777 is fixed by version 9.1.", "https://in/falcon")
+    eng.ingest_loaded("team", Loaded([secret]), Access("acme", principals=("team:core",)))
+    eng.ingest_loaded("other", Loaded([page("o", "Errors", "Error E7777 is fixed by version 9.1.", "https://globex/e")]),
+                      Access("globex"))
+    outsider, member = Caller("acme"), Caller("acme", principals=frozenset({"team:core"}))
+    assert _graph(eng, "error E7777 version 9.1", outsider) == []  # (globex's page is not acme's graph)
+    assert [h[0] for h in _graph(eng, "error E7777", member) if h[1] == GRAPH_MIN] == ["https://in/falcon"]
+    # The Growth plan is named by both pages: an outsider reaches the public one only, and its
+    # summary names nothing the team page holds.
+    hits = _graph(eng, "growth plan", outsider)
+    assert [h[0] for h in hits] == ["https://help.acme.test/slack"]
+    assert "E7777" not in hits[0][3] and "9.1" not in hits[0][3]
+    assert {h[0] for h in _graph(eng, "growth plan", member)} == {"https://help.acme.test/slack", "https://in/falcon"}
+    assert [h[0] for h in _graph(eng, "error E7777", Caller("globex"))] == ["https://globex/e"]
+    eng.close()
+
+
+def test_a_deleted_source_leaves_nothing_of_its_graph(engine: Engine) -> None:
+    before = engine.stats()["graph"]
+    assert before == {"units": 5, "nodes": before["nodes"], "mentions": before["mentions"], "edges": before["edges"]}
+    engine.delete_source("acme", "default", "kb")
+    assert engine.stats()["graph"] == {"units": 0, "nodes": 0, "mentions": 0, "edges": 0}
+    assert _graph(engine, "How do I fix error E1042?") == []
+
+
+def test_an_updated_page_is_read_again(engine: Engine) -> None:
+    fixed = page("e", "Export errors", "Error E1042 is fixed by version 4.2.", "https://help.acme.test/e1042")
+    engine.ingest_loaded("kb", Loaded([fixed, ROWS, SLACK, BOOKS, HOLIDAYS]), Access("acme"))
+    hits = _graph(engine, "How do I fix error E1042?")
+    assert hits[0][0] == "https://help.acme.test/e1042" and "version 4.2 fixes E1042" in hits[0][3]
+    assert "https://help.acme.test/rows" not in [h[0] for h in hits if h[1] == GRAPH_MIN]
+
+
+def test_with_the_graph_off_the_leg_says_so_and_a_store_read_later_catches_up(tmp_path: Path) -> None:
+    off = Engine.open(tmp_path / "data", Settings(graph=""), HashEmbedder(dim=64))
+    off.ingest_loaded("kb", Loaded([ERRORS, ROWS]), Access("acme"))
+    result = off.search("E1042", Caller("acme"), legs=["graph", "fulltext"])
+    status = {r.leg: r for r in result.legs}
+    assert status["graph"].status is LegStatus.UNAVAILABLE and "ELECTA_GRAPH" in status["graph"].detail
+    assert [h.url for h in result.hits][:1] == ["https://help.acme.test/e1042"]  # the others carry on
+    off.close()
+    on = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
+    assert "2 units are not in the knowledge graph yet" in on.graph.why
+    on.reindex()
+    assert on.graph.why == "" and _graph(on, "E1042")[0][0] == "https://help.acme.test/e1042"
+    on.close()
+
+
+def test_a_failing_graph_leaves_the_other_legs_order(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = [h.url for h in engine.search("E1042 export", Caller("acme")).hits]
+
+    def broken(*_: object) -> object:
+        raise RuntimeError("graph down")
+
+    monkeypatch.setattr(GraphIndex, "rank", broken)
+    result = engine.search("E1042 export", Caller("acme"), legs=["fulltext", "dense", "qa", "graph"])
+    assert {r.leg: r.status for r in result.legs}["graph"] is LegStatus.ERROR
+    assert [h.url for h in result.hits] == plain
+
+
+def test_one_edit_apart() -> None:
+    assert _one_edit("quickbook", "quickbooks") and _one_edit("integraton", "integration")
+    assert not _one_edit("slack", "slack") and not _one_edit("growth", "grows") and not _one_edit("slakc", "slack")
