@@ -48,8 +48,16 @@ class Settings(BaseSettings):
     sparse: str = ""
     # The knowledge graph (SPEC A6, B5): the extractor that reads every unit after each write
     # ("patterns": product patterns, no model; electa.graph.extract), or "" (no graph kept). The
-    # graph leg runs when a search names it (`--legs graph`); it is not one of the default legs.
+    # graph leg runs in the graph, corrective and agentic modes, or when a search names it
+    # (`--legs graph`); it is not one of the default legs (hybrid's).
     graph: str = "patterns"
+    # The retrieval mode (SPEC F; electa.modes): standard, hybrid, corrective, graph or agentic. An
+    # agent's own (`retrieval.mode`) wins over this, and a request's over both; the default is
+    # hybrid. The modes of several searches take at most mode_rounds rounds (rewrites, hops) and
+    # stop starting searches after mode_budget_ms.
+    mode: str = "hybrid"
+    mode_rounds: int = Field(default=2, ge=0, le=5)
+    mode_budget_ms: float = Field(default=3000.0, ge=0.0, le=60_000.0, allow_inf_nan=False)
     floor: float = 0.4
     top_passages: int = 4
     passage_chars: int = 1000

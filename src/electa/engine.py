@@ -53,6 +53,8 @@ from electa.legs.graph import GraphLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
+from electa.modes import MODES, ModeContext, resolve_mode
+from electa.modes.llm import LlmSteps
 from electa.scoring import GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
@@ -143,7 +145,10 @@ class Engine:
             self.legs["sparse"] = self.sparse
         # Units above this id had their term weights made by _written; older ones by reindex.
         self._sparse_checked = store.last_unit_id()
-        # The knowledge graph's leg: run when a search names it, not by default (see ``all_legs``).
+        # The modes' LLM steps (SPEC E5-E7): set by whoever configures an LLM answerer (the server,
+        # the CLI); without one every mode runs its heuristics.
+        self.mode_llm: LlmSteps | None = None
+        # The knowledge graph's leg: the graph, corrective and agentic modes', not one of ``legs``.
         self.extractor = create_extractor(settings.graph or "patterns")
         self.graph = self._graph_leg()
         self._graph_checked = self._sparse_checked
@@ -760,8 +765,62 @@ class Engine:
                legs: Sequence[str] | None = None, order: Order = Order.SCORED,
                page_url: str | None = None, calibrated_floor: float | None = None,
                agent_settings: Mapping[str, object] | None = None,
-               judges: Sequence[str] | None = None, person: Person | str | None = None) -> SearchResult:
-        """Run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
+               judges: Sequence[str] | None = None, person: Person | str | None = None,
+               mode: str | None = None) -> SearchResult:
+        """Search as the retrieval mode says (SPEC F, :mod:`electa.modes`): ``mode``, else the
+        agent's, else ``ELECTA_MODE``, else hybrid (the default legs, fused); ``result.mode`` says
+        which ran and why. ``legs`` named run as they are,
+        with no mode. The other arguments are those of one search (:meth:`search_legs`)."""
+        options: dict[str, Any] = {"weights": weights, "k": k, "depths": depths, "floor": floor, "order": order,
+                                   "page_url": page_url, "calibrated_floor": calibrated_floor, "person": person}
+        if legs is not None:
+            return self.search_legs(text, caller, top=top, legs=legs, agent_settings=agent_settings, judges=judges,
+                                    **options)
+        if self._mismatch:
+            raise ModelMismatchError(self._mismatch)
+        if agent_settings is None and caller.agent is not None:
+            agent_settings = self.store.agent_settings(caller.org, caller.agent) or {}
+        s = self.settings
+        report = resolve_mode(mode, agent_settings, s.mode if "mode" in s.model_fields_set else None)
+        plan = MODES[report.name]
+        run_judges = bool(self.funnel.chosen(judges))
+        bound = self._bound_judges(caller, agent_settings, person, judges) if run_judges else {}
+        shown = max(top, self.funnel.depth(judges, caller, bound))  # (as one search shows its judges)
+        base = {**s.depths, **(depths or {})}
+        judged_ms = [0.0]
+
+        def one(query: str, chosen: Sequence[str] | None, factor: float, count: int) -> SearchResult:
+            scaled = {leg: max(1, int(d * factor)) for leg, d in base.items()}
+            return self.search_legs(query, caller, top=count, legs=list(chosen) if chosen is not None else list(self.legs),
+                                    agent_settings=agent_settings, judges=[], **{**options, "depths": scaled})
+
+        def judge(query: str, hits: Sequence[Hit]) -> tuple[list[Hit], list[Stage]]:
+            if not run_judges:
+                return list(hits), []
+            t = time.perf_counter()
+            try:
+                return self.judge(query, caller, hits, judges, bound=bound)
+            finally:
+                judged_ms[0] += (time.perf_counter() - t) * 1000.0
+
+        ctx = ModeContext(one, judge, lambda query: self.graph.linked_names(query, caller, self.store.allowed(caller)),
+                          tuple(self.legs), self.graph.available(), self.mode_llm,
+                          top, shown, s.mode_budget_ms, s.mode_rounds)
+        t0 = time.perf_counter()
+        result, done = plan.run(ctx, text)
+        timings = {**result.timings_ms, **({"judges": judged_ms[0]} if run_judges else {}),
+                   "total": (time.perf_counter() - t0) * 1000.0}
+        return replace(result, hits=tuple(self._with_graph_summaries(result.hits, result.legs)), timings_ms=timings,
+                       mode=replace(done, asked=report.asked, source=report.source, fallback=report.fallback))
+
+    def search_legs(self, text: str, caller: Caller, *, top: int = 10,
+                    weights: Mapping[str, float] | None = None, k: float | None = None,
+                    depths: Mapping[str, int] | None = None, floor: float | None = None,
+                    legs: Sequence[str] | None = None, order: Order = Order.SCORED,
+                    page_url: str | None = None, calibrated_floor: float | None = None,
+                    agent_settings: Mapping[str, object] | None = None,
+                    judges: Sequence[str] | None = None, person: Person | str | None = None) -> SearchResult:
+        """One search: run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
 
         ``weights``, ``k``, ``depths`` and ``floor`` override the settings for this request.
         Every hit keeps each leg's rank, raw score and contribution (``hit.votes``).
@@ -1050,16 +1109,18 @@ class Engine:
             lang = shown.lang or DEFAULT_LANGUAGE
             shared = len(asked[lang].intersection(passage))
             cosine = None
-            qa_rank = dense_rank = 0
-            graph_minimum = False
+            qa_rank = dense_rank = graph_rank = other_rank = 0
+            graph_raw = 0.0
             words_only = True
             for leg, rank, raw, _ in votes:
                 if leg == "dense":
                     cosine, dense_rank = raw, rank
                 elif leg == "qa":
                     qa_rank = rank
-                elif leg == "graph":
-                    graph_minimum = graph_earns_minimum(rank, raw)
+                if leg == "graph":
+                    graph_rank, graph_raw = rank, raw
+                elif not other_rank or rank < other_rank:
+                    other_rank = rank
                 if leg not in FULLTEXT_LEGS:
                     words_only = False
             if not shared and words_only:
@@ -1071,7 +1132,7 @@ class Engine:
                 score = min(cosine, 1.0)  # (a mapped e5 score passes 1 for a near-copy: scoring.absolute_score)
             if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank):
                 score = QA_MIN
-            if graph_minimum and score < GRAPH_MIN:
+            if graph_rank and score < GRAPH_MIN and graph_earns_minimum(graph_rank, graph_raw, other_rank):
                 score = GRAPH_MIN
             if order is Order.SCORED:
                 key = score + lift * min(1.0, fused_value / scale) if scale > 0 else score

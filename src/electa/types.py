@@ -250,6 +250,32 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class ModeReport:
+    """What the mode did (returned with every search, SPEC F).
+
+    ``name``: the mode that ran; ``asked``: the mode asked for ('' for none); ``source``: where
+    that came from (``request``, ``agent``, ``environment`` or ``default``); ``fallback``: why
+    another mode ran than asked ('' when none did); ``llm``: whether an LLM step ran (every
+    LLM-assisted step has a heuristic that stands in without one); ``steps``: each search run
+    after the first, with why (``"rewrite: …"``, ``"entity: …"``, ``"sub-question: …"``);
+    ``rounds``: how many rounds of searching it took; ``notes``: what else a reader should know
+    (which sub-questions were covered)."""
+
+    name: str
+    asked: str = ""
+    source: str = "default"
+    fallback: str = ""
+    llm: bool = False
+    steps: tuple[str, ...] = ()
+    rounds: int = 1
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    def as_json(self) -> dict[str, object]:
+        return {"name": self.name, "asked": self.asked, "source": self.source, "fallback": self.fallback,
+                "llm": self.llm, "steps": list(self.steps), "rounds": self.rounds, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
 class SearchResult:
     """Ranked hits with the legs that ran (SPEC B9) and stage timings in milliseconds."""
 
@@ -258,6 +284,7 @@ class SearchResult:
     legs: tuple[LegResult, ...]
     timings_ms: dict[str, float] = field(default_factory=dict, hash=False, compare=False)
     stages: tuple[Stage, ...] = ()
+    mode: ModeReport | None = None  # the retrieval mode that ran (SPEC F); None: legs named by the caller
 
     @property
     def passing(self) -> tuple[Hit, ...]:

@@ -94,3 +94,27 @@ def test_an_ask_streams_a_real_models_answer_with_citations(llm_url: str, engine
     contradicts = re.search(r"\bnot\b|n't\b|\bnever\b|\b\d+ days\b", answer.replace("30 days", ""), re.I)
     if mentions and not contradicts:
         assert cites, answer
+
+
+def test_every_llm_step_of_the_modes_runs_on_a_real_model(llm_url: str, engine: Engine) -> None:
+    """Issue 11: with the OpenAI-compatible server, each LLM step of the modes (E5-E7 and the
+    corrective grade) is a real call whose answer is parsed; a mode reports the step it ran."""
+    from electa.modes.llm import LlmSteps
+
+    texts = {"Refund policy": "Annual plans cancelled within 30 days of purchase are refunded in full.",
+             "Exports": "Error E1042 appears when an export holds too many rows."}
+    engine.ingest_loaded("a", Loaded([Document(t, t, x, f"https://a/{t[:4].lower()}", sections=(Section((), x),))
+                                      for t, x in texts.items()]), Access("acme"))
+    llm = LlmSteps(OpenAICompatibleAnswerer(llm_url, "smollm2", KEY, stall_s=120, deadline_s=240), timeout_s=240)
+    question = "Are annual plans refunded, and what does error E1042 mean?"
+    variants, subs = llm.variants(question), llm.subquestions(question)
+    assert variants and all(v.strip() for v in variants), variants  # (greedy decoding: the same lines each run)
+    assert subs and all(s.strip() for s in subs), subs
+    grades = llm.grades(question, list(texts.values()))
+    assert grades is None or (len(grades) == 2 and all(0 <= g <= 10 for g in grades)), grades
+    found = llm.entities(question)
+    assert found is None or all(e.casefold() in question.casefold() for e in found), found  # (only what it writes)
+    engine.mode_llm = llm
+    result = engine.search(question, Caller("acme"), mode="agentic")
+    assert result.mode is not None and result.mode.llm and result.mode.steps[0] == f"sub-question: {subs[0]}"
+    assert {h.url for h in result.hits} == {"https://a/refu", "https://a/expo"}

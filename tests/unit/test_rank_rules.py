@@ -4,6 +4,7 @@ document, coverage, the absolute score, the C4 order value and the page boost.""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,9 @@ QUESTIONS = [
     "client portal login", "accessibility screen reader", "two factor authentication",
     "change the currency of an invoice", "late payment reminders", "the of and",
 ]
-DEPTHS = {"fulltext": 100, "dense": 100, "qa": 100}
+DEPTHS = {"fulltext": 100, "dense": 100, "qa": 100, "graph": 20}
+# Every leg the default mode (hybrid) runs: the knowledge graph's too.
+LEGS = ["fulltext", "dense", "qa", "graph"]
 
 
 def reference(engine: Engine, text: str, results: list[LegResult], weights: dict[str, float], k: float,
@@ -52,7 +55,10 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
         cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
         qa = next((v for v in f.votes if v.leg == "qa"), None)  # C3's second opinion, written out
         qa_hit = qa is not None and (qa.rank == 1 or any(v.leg == "dense" and v.rank <= 3 for v in f.votes))
-        score = absolute_score(coverage(q, passage), cosine, qa_hit=qa_hit)
+        # The graph's minimum: its first three, when they name what was asked (a raw score of 1 or more).
+        graph_hit = any(v.leg == "graph" and v.rank <= 3 and v.raw_score >= 1.0 for v in f.votes) and any(
+            v.leg != "graph" and v.rank <= 10 for v in f.votes)  # (and a second opinion)
+        score = absolute_score(coverage(q, passage), cosine, qa_hit=qa_hit, graph_hit=graph_hit)
         key = {Order.SCORED: order_value(score, f.fused, scale, lift), Order.ABSOLUTE: score, Order.FUSED: f.fused}[order]
         url, also = unit.url, unit.also_urls
         if page_url and page_url in also:
@@ -79,9 +85,9 @@ def kb_engine(engine: Engine, sample_kb: Path) -> Engine:
 def test_rank_matches_the_rules(kb_engine: Engine, order: Order) -> None:
     caller = Caller("t")
     settings = [({}, 60.0, 0.4, None, 0.1), ({"dense": 0.3, "qa": 2.0}, 10.0, 0.5, None, 0.25)]
-    compared = 0
+    compared = graph_votes = 0
     for text in QUESTIONS:
-        results, _ = kb_engine.retrieve(text, caller, depths=DEPTHS)
+        results, _ = kb_engine.retrieve(text, caller, legs=LEGS, depths=DEPTHS)
         some_url = kb_engine.rank(text, results)[-1].url if kb_engine.rank(text, results) else None
         for weights, k, floor, page_url, lift in [*settings, ({}, 60.0, 0.4, some_url, 0.1)]:
             full = {**kb_engine.settings.weights, **weights}
@@ -90,16 +96,23 @@ def test_rank_matches_the_rules(kb_engine: Engine, order: Order) -> None:
                                  page_url=page_url, lift=lift)
             assert as_rows(got) == want, text
             compared += len(want)
+            graph_votes += sum(any(v.leg == "graph" and v.raw_score >= 1.0 for v in row[5]) for row in want)
     assert compared > 500  # the questions reach most of the help center, through every leg
+    assert graph_votes > 0  # (and the graph's minimum is among the rules checked)
 
 
 def test_top_is_the_head_of_the_whole_order(kb_engine: Engine) -> None:
     caller = Caller("t")
     for text in QUESTIONS:
-        results, _ = kb_engine.retrieve(text, caller, depths=DEPTHS)
+        results, _ = kb_engine.retrieve(text, caller, legs=LEGS, depths=DEPTHS)
         whole = kb_engine.rank(text, results)
         assert kb_engine.rank(text, results, top=3) == whole[:3]
-        assert kb_engine.search(text, caller, top=3, depths=DEPTHS).hits == tuple(whole[:3])
+        found = kb_engine.search(text, caller, top=3, depths=DEPTHS, legs=LEGS).hits
+        # (the same hits, the search's carrying the graph's summary of each it found)
+        assert tuple(replace(h, graph="") for h in found) == tuple(whole[:3])
+        assert all(bool(h.graph) == any(v.leg == "graph" for v in h.votes) for h in found)
+        default, _ = kb_engine.retrieve(text, caller, depths=DEPTHS)  # (the default mode: hybrid, its legs)
+        assert kb_engine.search(text, caller, top=3, depths=DEPTHS).hits == tuple(kb_engine.rank(text, default, top=3))
 
 
 def test_title_rescue_asks_the_store_only_about_words_a_failing_title_holds(kb_engine: Engine) -> None:

@@ -40,6 +40,7 @@ from electa.api.contract import (
     EventStreamResponse,
     JsonInt,
     LegWeights,
+    ModeName,
     PageUrl,
     errors,
     json_errors,
@@ -54,6 +55,7 @@ from electa.auth.identity import Credential
 from electa.engine import Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
+from electa.modes.llm import LlmSteps
 from electa.types import Access, Caller, LegStatus, Person, hit_json, stage_json
 
 if TYPE_CHECKING:
@@ -130,6 +132,8 @@ class SearchIn(BaseModel):
     user: str | None = Field(None, min_length=1, max_length=200, pattern=USER_PATTERN,
                              description="Whose feedback personalises the order (from the organisation's backend;"
                                          " a visitor token's subject is its user; a search key names none).")
+    mode: ModeName | None = Field(None, description="The retrieval mode for this search (default: the agent's, else"
+                                  " the server's ELECTA_MODE, else hybrid); `mode` in the response says which ran.")
 
 
 class TurnIn(BaseModel):
@@ -180,6 +184,8 @@ class AgentIn(BaseModel):
         "`electa tune --agent` (default: the floor tuning chose). A `threshold` set too applies as well."))
     top_k: JsonInt = Field(4, ge=1, le=20, description="Passages that reach the prompt.")
     weights: LegWeights | None = Field(None, description="Per-leg RRF weights for this agent.")
+    mode: ModeName | None = Field(None, description="The agent's retrieval mode (default: the server's ELECTA_MODE, else"
+                                  " hybrid): standard, hybrid, corrective, graph or agentic.")
     name: str = "Assistant"
     business: str = ""
     tone: str = "friendly and concise"
@@ -227,6 +233,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     answerer = None if provider == "extractive" else create_answerer(provider, engine.settings)
     # E3: with an LLM configured, follow-ups are rewritten by it (timeout, per-conversation cache).
     rewriter = LlmRewriter(answerer) if answerer is not None else None
+    # E5-E7: the modes' LLM steps go to the same model (without one, their heuristics run).
+    engine.mode_llm = LlmSteps(answerer) if answerer is not None else None
 
     pipeline = AskPipeline(engine, store, cache=cache, answerer=answerer, rewriter=rewriter, provider=provider)
 
@@ -364,9 +372,10 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     @app.put("/v1/agents/{agent}", responses=AUTHED)
     def put_agent(agent: str, body: AgentIn, org: str = Depends(org_of)) -> dict[str, object]:
         current = store.agent_settings(org, agent) or {}
-        current["profile"] = body.model_dump(exclude={"threshold", "calibrated_floor", "top_k", "weights"})
+        current["profile"] = body.model_dump(exclude={"threshold", "calibrated_floor", "top_k", "weights", "mode"})
         current["retrieval"] = {"threshold": body.threshold, "calibrated_floor": body.calibrated_floor,
-                                "top_k": body.top_k, "weights": body.weights.as_dict() if body.weights else None}
+                                "top_k": body.top_k, "weights": body.weights.as_dict() if body.weights else None,
+                                "mode": body.mode}
         store.set_agent_settings(org, agent, current)
         return current
 
@@ -405,7 +414,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
                    stored: dict[str, object] | None = None, person: Person | str | None = None) -> dict[str, object]:
         result = engine.search(body.query, caller, top=body.top, weights=body.weights.as_dict() if body.weights else None,
                                k=body.k, floor=body.floor, calibrated_floor=body.calibrated_floor,
-                               page_url=body.page_url, agent_settings=stored, judges=body.judges, person=person)
+                               page_url=body.page_url, agent_settings=stored, judges=body.judges, person=person,
+                               mode=body.mode)
         # Why a leg is unavailable names server files and packages: for the organisation's backend only.
         detail = (lambda r: r.detail) if trusted else (
             lambda r: "unavailable on this server" if r.status is LegStatus.UNAVAILABLE else r.detail)
@@ -413,7 +423,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
                 "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2), "detail": detail(r)}
                          for r in result.legs],
                 "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
-                "stages": [stage_json(st, detail=trusted) for st in result.stages]}
+                "stages": [stage_json(st, detail=trusted) for st in result.stages],
+                "mode": result.mode.as_json() if result.mode is not None else None}
 
     @app.post("/v1/search", responses=AUTHED)
     def search(body: SearchIn, who: Identity = Depends(searcher)) -> dict[str, object]:
@@ -430,7 +441,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         key = cache.key("search", caller, "-", body.query, body.page_url, store.version,
                         json.dumps([body.top, body.weights.as_dict() if body.weights else None, body.k, body.floor,
                                     body.calibrated_floor, agent_digest, trusted, body.judges,
-                                    person.digest if person else None], sort_keys=True))
+                                    person.digest if person else None, body.mode], sort_keys=True))
         cached = cache.get(key)
         if cached is not None:
             return {**cached, "cached": True}

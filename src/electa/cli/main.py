@@ -107,6 +107,8 @@ def _print_report(report: IngestReport) -> None:
 @click.option("--weights", default=None, help="Per-leg RRF weights, e.g. fulltext=1,dense=1,qa=0.5.")
 @click.option("--legs", "leg_names", default=None,
               help="The legs to run, e.g. fulltext,dense,qa,graph (default: fulltext, dense, qa, and sparse when on).")
+@click.option("--mode", default=None, help="The retrieval mode: standard, hybrid, corrective, graph or agentic (default:"
+              " the agent's, else ELECTA_MODE, else hybrid).")
 @click.option("--k", "rrf_k", type=float, default=None, help="RRF k (default 60).")
 @click.option("--floor", type=float, default=None, help="Absolute-score floor (default 0.4).")
 @click.option("--all", "show_all", is_flag=True, help="Show hits under the floor too.")
@@ -114,12 +116,16 @@ def _print_report(report: IngestReport) -> None:
 @click.option("--json", "as_json", is_flag=True, help="JSON with per-leg provenance.")
 @friendly
 def search(query: str, data_dir: str | None, embedder: str | None, org: str, agent: str | None,
-           principals: tuple[str, ...], top: int, weights: str | None, leg_names: str | None, rrf_k: float | None,
-           floor: float | None, user: str | None, show_all: bool, as_json: bool) -> None:
+           principals: tuple[str, ...], top: int, weights: str | None, leg_names: str | None, mode: str | None,
+           rrf_k: float | None, floor: float | None, user: str | None, show_all: bool, as_json: bool) -> None:
     """Search: fused, scored hits with the legs that voted for each."""
+    from electa.modes import MODES
+
     legs = [n.strip() for n in leg_names.split(",") if n.strip()] if leg_names is not None else None
+    if mode is not None and mode not in MODES:
+        raise click.UsageError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     with open_engine(data_dir, embedder) as engine:
-        result = engine.search(query, make_caller(org, agent, principals), top=top, legs=legs,
+        result = engine.search(query, make_caller(org, agent, principals), top=top, legs=legs, mode=mode,
                                weights=parse_pairs(weights), k=rrf_k, floor=floor, person=user)
     hits = result.hits if show_all else result.passing
     if as_json:
@@ -127,7 +133,8 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
                    "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2),
                              "candidates": len(r.hits), "detail": r.detail} for r in result.legs],
                    "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
-                   "stages": [stage_json(st) for st in result.stages]})
+                   "stages": [stage_json(st) for st in result.stages],
+                   "mode": result.mode.as_json() if result.mode is not None else None})
         return
     rows = [[str(i), f"{h.score:.2f}", h.title[:60], h.url[:50], votes_text(h)] for i, h in enumerate(hits, 1)]
     click.echo(table(rows, ["#", "score", "title", "url", "votes (leg#rank(raw))"]) if rows else "no passing hits")
@@ -136,6 +143,10 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
             click.echo(f"#{i} graph: {h.graph}")
     ran = ", ".join(f"{r.leg} {r.status.value} {r.elapsed_ms:.1f}ms" for r in result.legs)
     click.echo(f"\nlegs: {ran}; total {result.timings_ms.get('total', 0):.1f}ms")
+    if result.mode is not None:
+        m = result.mode
+        click.echo(f"mode: {m.name} ({m.source}{', ' + m.fallback if m.fallback else ''};"
+                   f" {'LLM' if m.llm else 'heuristic'} steps)" + "".join(f"\n  {step}" for step in m.steps))
     for st in result.stages:
         if not st.ran and st.note.startswith("unavailable: "):  # nothing to judge with: one short line
             click.echo(f"judge {st.judge}: did not run ({st.note.removeprefix('unavailable: ')})")
@@ -205,11 +216,13 @@ def ask(question: str, data_dir: str | None, embedder: str | None, org: str, age
     from electa.answer.answerers import create_answerer
     from electa.answer.pipeline import AskPipeline, AskRequest
     from electa.answer.rewrite import LlmRewriter
+    from electa.modes.llm import LlmSteps
 
     settings = Settings()
     name = answerer or settings.answerer
     chosen = create_answerer(name, settings) if name != "extractive" else None
     with open_engine(data_dir, embedder) as engine:
+        engine.mode_llm = LlmSteps(chosen) if chosen is not None else None
         pipeline = AskPipeline(engine, engine.store, answerer=chosen,
                                rewriter=LlmRewriter(chosen) if chosen is not None else None)
         request = AskRequest(question, make_caller(org, agent, principals), page, conversation)
@@ -348,12 +361,14 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
 @click.option("--rerank-budget", type=float, default=None, help="With --rerank: its budget in ms (default 3000).")
 @click.option("--ltr", "ltr_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A ranker written by `electa train-ltr --out` (trained on another split): adds 'scored+ltr' rows.")
+@click.option("--mode", "modes", multiple=True,
+              help="Retrieval modes side by side, one row each (standard, hybrid, corrective, graph, agentic; 'all').")
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, runs_dir: Path | None,
              data_dir: Path | None, depth: int, limit: int | None, tuned_file: Path | None, visitor_feedback: bool,
              answers: bool, answerers: tuple[str, ...], holdout: float, rerank: str | None, rerank_budget: float | None,
-             ltr_file: str | None, as_json: bool) -> None:
+             ltr_file: str | None, modes: tuple[str, ...], as_json: bool) -> None:
     """nDCG@10, MRR@10, Recall@10/100, MAP@100 per leg, fused and scored; latency; abstention;
     TREC runs, JSON and Markdown reports and plots (--runs). On a BEIR directory, or with
     --agent on an agent's golden set (curated Q&A and feedback). With --answers: answerers side
@@ -370,6 +385,18 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
         answer_report = run_answer_eval(dataset, split, list(answerers) or ["extractive"], runs_dir, data_dir,
                                         limit=limit, holdout=holdout, progress=sys.stderr.isatty())
         click.echo(answer_report.to_json() if as_json else answer_report.to_markdown())
+        return
+    if modes:
+        from electa.eval.modes import run_mode_eval
+        from electa.modes import MODES
+
+        unknown = [m for m in modes if m not in (*MODES, "all")]
+        if unknown:
+            raise click.UsageError(f"unknown mode {unknown[0]!r}; valid: {', '.join(MODES)}, all")
+        if dataset is None or split is None or agent_ref:
+            raise click.UsageError("--mode takes DATASET and --split")
+        mode_report = run_mode_eval(dataset, split, modes, data_dir, limit=limit, progress=sys.stderr.isatty())
+        click.echo(mode_report.to_json() if as_json else mode_report.to_markdown())
         return
     tuned = load_setting(tuned_file) if tuned_file else None
     calibration = load_calibration(tuned_file) if tuned_file else None

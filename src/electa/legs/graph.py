@@ -290,6 +290,8 @@ class GraphIndex:
                 continue  # (a seed, said above; a section is the passage's own heading)
             said.add(edge[:3])
             parts.append(f"names {name(node)}: {name(edge[0])} {VERBS.get(edge[2], edge[2])} {name(edge[1])}")
+        if not parts and via:  # (reached only through a heading: say which)
+            parts.append(f"in {name(via[0])}")
         text = "; ".join(parts)
         return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1].rstrip() + "…"
 
@@ -333,6 +335,15 @@ class GraphLeg:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[org] = (version, built)
         return built
+
+    def linked_names(self, query: str, caller: Caller, allowed: AllowedSet) -> list[str]:
+        """The names (as the caller's units write them) of the nodes ``query`` links to: the
+        graph mode's entities without an LLM (SPEC E7)."""
+        if self.store is None:
+            return []
+        index = self.index(caller.org, self.store.version)
+        visible = index.graph.visible(np.asarray(allowed.ids))
+        return [index.display(s.node, visible) for s in index.link(query, visible)] if visible else []
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> GraphHits:
         if self.store is None:
