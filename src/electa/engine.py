@@ -789,10 +789,11 @@ class Engine:
         base = {**s.depths, **(depths or {})}
         judged_ms = [0.0]
 
-        def one(query: str, chosen: Sequence[str] | None, factor: float, count: int) -> SearchResult:
+        def one(query: str, chosen: Sequence[str] | None, factor: float, count: int, trust_graph: bool = False) -> SearchResult:
             scaled = {leg: max(1, int(d * factor)) for leg, d in base.items()}
             return self.search_legs(query, caller, top=count, legs=list(chosen) if chosen is not None else list(self.legs),
-                                    agent_settings=agent_settings, judges=[], **{**options, "depths": scaled})
+                                    agent_settings=agent_settings, judges=[], trust_graph=trust_graph,
+                                    **{**options, "depths": scaled})
 
         def judge(query: str, hits: Sequence[Hit]) -> tuple[list[Hit], list[Stage]]:
             if not run_judges:
@@ -819,8 +820,12 @@ class Engine:
                     legs: Sequence[str] | None = None, order: Order = Order.SCORED,
                     page_url: str | None = None, calibrated_floor: float | None = None,
                     agent_settings: Mapping[str, object] | None = None,
-                    judges: Sequence[str] | None = None, person: Person | str | None = None) -> SearchResult:
+                    judges: Sequence[str] | None = None, person: Person | str | None = None,
+                    trust_graph: bool = False) -> SearchResult:
         """One search: run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
+
+        ``trust_graph`` (the graph mode's): the graph leg's first three that name what was asked
+        earn the 0.9 minimum without another leg's second opinion (:func:`graph_earns_minimum`).
 
         ``weights``, ``k``, ``depths`` and ``floor`` override the settings for this request.
         Every hit keeps each leg's rank, raw score and contribution (``hit.votes``).
@@ -862,7 +867,7 @@ class Engine:
         results, timings = self.retrieve(text, caller, legs=chosen, depths=depth_map)
         t1 = time.perf_counter()
         rows = self._scored_rows(text, results, {**s.weights, **weights}, s.rrf_k if k is None else k, order, page_url,
-                                 lift)
+                                 lift, trust_graph)
         # Pass or fail, calibration and the title rescue are decided over every candidate, as
         # when every candidate was a Hit: a hit passes alike whatever ``top`` asks for.
         calibration = profile.get("calibrators")
@@ -1066,7 +1071,7 @@ class Engine:
                    probability, rescued_by, lang=shown.lang)
 
     def _scored_rows(self, text: str, results: Sequence[LegResult], weights: Mapping[str, float],
-                     k: float, order: Order, page_url: str | None, lift: float) -> list[Row]:
+                     k: float, order: Order, page_url: str | None, lift: float, trust_graph: bool = False) -> list[Row]:
         """Every candidate fused, scored and ordered, as plain rows (no Hit built). Runs on
         every search: plain loops over a few hundred candidates, one set intersection per
         candidate for coverage (issue 12 item 8)."""
@@ -1132,7 +1137,7 @@ class Engine:
                 score = min(cosine, 1.0)  # (a mapped e5 score passes 1 for a near-copy: scoring.absolute_score)
             if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank):
                 score = QA_MIN
-            if graph_rank and score < GRAPH_MIN and graph_earns_minimum(graph_rank, graph_raw, other_rank):
+            if graph_rank and score < GRAPH_MIN and graph_earns_minimum(graph_rank, graph_raw, 1 if trust_graph else other_rank):
                 score = GRAPH_MIN
             if order is Order.SCORED:
                 key = score + lift * min(1.0, fused_value / scale) if scale > 0 else score

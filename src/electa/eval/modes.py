@@ -5,7 +5,8 @@ Each question is searched once per mode, as a caller of the evaluation's organis
 search it (:meth:`electa.engine.Engine.search` with ``mode``), the modes taking turns question by
 question so that a machine's slower minute falls on all of them alike. A row per mode: nDCG@10,
 MRR@10, Recall@10 and @100 of the documents it returned (its first 100), the share of questions
-whose first hit passes, how many searches it ran per question, how often an LLM step ran, and
+whose every relevant document is among its first 10 (a two-page question: both found), and whose
+first hit passes, how many searches it ran per question, how often an LLM step ran, and
 its latency (p50, p95).
 """
 
@@ -39,6 +40,7 @@ class ModeRow:
     p50_ms: float
     p95_ms: float
     fallback: str = ""
+    every_relevant: float = 0.0  # the share of questions whose every relevant document is in the first 10
 
 
 @dataclass
@@ -50,12 +52,13 @@ class ModeReportTable:
 
     def to_markdown(self) -> str:
         lines = [f"# Modes on {self.dataset} ({self.split}, {self.questions} questions)", "",
-                 "| mode | nDCG@10 | MRR@10 | R@10 | R@100 | first passes | searches/q | LLM steps | p50 ms | p95 ms |",
-                 "|---|---|---|---|---|---|---|---|---|---|"]
+                 "| mode | nDCG@10 | MRR@10 | R@10 | R@100 | all found@10 | first passes | searches/q | LLM steps | p50 ms"
+                 " | p95 ms |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
             m = r.metrics
-            lines.append(f"| {r.mode} | {m['ndcg@10']:.4f} | {m['mrr@10']:.4f} | {m['recall@10']:.4f} | {m['recall@100']:.4f}"
-                         f" | {r.passing_first:.3f} | {r.searches:.2f} | {r.llm:.2f} | {r.p50_ms:.1f} | {r.p95_ms:.1f} |")
+            lines.append(f"| {r.mode} | {m['ndcg@10']:.4f} | {m['mrr@10']:.4f} | {m['recall@10']:.4f}"
+                         f" | {m['recall@100']:.4f} | {r.every_relevant:.3f} | {r.passing_first:.3f} | {r.searches:.2f}"
+                         f" | {r.llm:.2f} | {r.p50_ms:.1f} | {r.p95_ms:.1f} |")
         notes = [f"- {r.mode}: {r.fallback}" for r in self.rows if r.fallback]
         if notes:
             lines += ["", *notes]
@@ -96,8 +99,10 @@ def evaluate_modes(engine: Engine, beir: BeirSet, split: str, modes: Sequence[st
     table = ModeReportTable(beir.name, split, len(qids))
     for mode in modes:
         count = max(1, len(qids))
+        every = sum(all(d in runs[mode][q][:10] for d, g in qrels[q].items() if g > 0) for q in qids) / count
         table.rows.append(ModeRow(mode, mean_metrics(runs[mode], qrels), first[mode] / count, searches[mode] / count,
-                                  llm[mode] / count, percentile(ms[mode], 50), percentile(ms[mode], 95), fallback[mode]))
+                                  llm[mode] / count, percentile(ms[mode], 50), percentile(ms[mode], 95), fallback[mode],
+                                  every))
     return table
 
 

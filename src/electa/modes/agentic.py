@@ -6,7 +6,9 @@ entities the passages found so far name (a graph summary's names, else the passa
 the bridge a two-document question needs ("error E1042" -> its page names the setting -> the
 setting's page). At most ``ctx.rounds`` hops; it stops early on ``ctx.budget_ms``.
 
-Decomposition: the LLM's sub-questions, or :func:`electa.modes.heuristics.decompose`.
+Decomposition: the LLM's sub-questions, or :func:`electa.modes.heuristics.decompose`. The whole
+question is searched too, with the graph leg trusted as the graph mode trusts it: the graph's
+hop is the cheapest bridge there is.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class AgenticMode:
         asked = ctx.llm.subquestions(text) if ctx.llm is not None else None
         subs = asked or decompose(text, entity_names(text, ctx.entities(text)))
         subs = [s for s in subs if s.strip().casefold() != text.strip().casefold()]
-        results = [ctx.search(text, legs, 1.0, wide(ctx))]
+        results = [ctx.search(text, legs, 1.0, wide(ctx), trust_graph=True)]
         steps: list[str] = []
         found: dict[str, SearchResult] = {}
         for sub in subs:

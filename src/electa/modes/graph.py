@@ -1,4 +1,6 @@
-"""The ``graph`` mode (SPEC F, E7): the graph leg beside the others, and entity expansion. The
+"""The ``graph`` mode (SPEC F, E7): the graph leg beside the others, trusted (its first three that
+name what was asked, or what fixes or is required by it, score at least 0.9 as the reference's
+graph summaries do, with no other leg's second opinion), and entity expansion. The
 bot-platform reference's "graph" mode is entity expansion alone ("not a knowledge graph"); Electa
 runs the knowledge-graph leg (:mod:`electa.legs.graph`) and expands too: each entity of the
 question (the LLM's list, or :func:`electa.modes.heuristics.entity_names`) is searched on its
@@ -25,7 +27,7 @@ class GraphMode:
     def run(self, ctx: ModeContext, text: str) -> tuple[SearchResult, ModeReport]:
         start = time.perf_counter()
         legs = [*ctx.legs, "graph"] if ctx.graph else list(ctx.legs)
-        first = ctx.search(text, legs, 1.0, wide(ctx))
+        first = ctx.search(text, legs, 1.0, wide(ctx), trust_graph=True)
         asked = ctx.llm.entities(text) if ctx.llm is not None else None
         entities = asked or entity_names(text, ctx.entities(text))
         results, steps = [first], []

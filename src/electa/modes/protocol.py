@@ -30,17 +30,18 @@ MERGE_DEPTH = 20
 class ModeContext:
     """What a mode is handed (see the module's docstring).
 
-    ``search(text, legs, depth_factor, count)``: one plain search of ``text`` over ``legs``
-    (None: the default legs), each leg's depth times ``depth_factor``, judges off, its first
-    ``count`` hits (``shown`` for a mode of one search: what the judges look at; at least
-    :data:`MERGE_DEPTH` for one that merges several). ``judge(text, hits)``:
+    ``search(text, legs, depth_factor, count, trust_graph=False)``: one plain search of ``text``
+    over ``legs`` (None: the default legs), each leg's depth times ``depth_factor``, judges off,
+    its first ``count`` hits (``shown`` for a mode of one search: what the judges look at; at
+    least :data:`MERGE_DEPTH` for one that merges several); ``trust_graph``: the graph leg's
+    minimum needs no second opinion (the graph mode's own search). ``judge(text, hits)``:
     the agent's judges over ``hits`` (fused and scored), with their stages. ``entities(text)``:
     the names of the graph's nodes the question links to, for the caller (E7's heuristic).
     ``llm``: the LLM steps, or None (every mode then runs its heuristics). ``budget_ms``: how
     long a mode of several searches may keep searching; ``rounds``: how many rounds of rewriting
     (corrective) or hops (agentic) it may take."""
 
-    search: Callable[[str, Sequence[str] | None, float, int], SearchResult]
+    search: Callable[..., SearchResult]
     judge: Callable[[str, Sequence[Hit]], tuple[list[Hit], list[Stage]]]
     entities: Callable[[str], list[str]]
     legs: tuple[str, ...]
