@@ -3,10 +3,12 @@ graph leg's search time (SPEC A6, B5; issue 11).
 
     python bench/graph_cost.py ../shared/data/scifact --docs 2000
     python bench/graph_cost.py ../shared/data/stackfaq --split dev --docs 2000
+    python bench/graph_cost.py ../shared/data/stackfaq --split dev --extractor spacy   # pip install 'electa[ner]'
 
 The first ``--docs`` documents of the set are ingested twice into fresh embedded stores with the
 seeded hash embedder (so the model's time does not hide the graph's), once with the graph off
-(``ELECTA_GRAPH=''``) and once on, alternately, best of ``--repeat`` runs each. Printed: seconds
+(``ELECTA_GRAPH=''``) and once with ``--extractor`` (default ``patterns``), alternately, best of
+``--repeat`` runs each. Printed: seconds
 for each and their ratio, what the graph holds (units read, nodes, mentions, edges) and the
 database's bytes with and without it; then each question of the set searched by the graph leg
 alone: how many the leg links to something, and its p50 and p95 in milliseconds.
@@ -43,6 +45,7 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--questions", type=int, default=300)
+    ap.add_argument("--extractor", default="patterns", help="patterns, or spacy (pip install 'electa[ner]')")
     args = ap.parse_args()
     beir = load_beir(args.dataset, args.split)
     docs = beir.corpus[: args.docs]
@@ -51,7 +54,7 @@ def main() -> None:
     engine: Engine | None = None
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(args.repeat):
-            for label, graph in (("off", ""), ("on", "patterns")):
+            for label, graph in (("off", ""), ("on", args.extractor)):
                 where = Path(tmp) / f"{label}{run}"
                 seconds, eng = ingest(docs, graph, where)
                 times[label].append(seconds)
@@ -67,7 +70,7 @@ def main() -> None:
         counts = engine.stats()["graph"]
         print(f"{len(docs)} documents of {beir.name}; ingest (hash embedder), best of {args.repeat}:")
         print("| graph | seconds | ratio |\n|---|---|---|")
-        print(f"| off | {off:.2f} | 1.00 |\n| on (patterns) | {on:.2f} | {on / off:.2f} |")
+        print(f"| off | {off:.2f} | 1.00 |\n| on ({args.extractor}) | {on:.2f} | {on / off:.2f} |")
         print(f"\ngraph: {counts}; database {sizes['on']:,} bytes with it, {sizes['off']:,} without")
         questions = list(beir.queries.values())[: args.questions]
         caller = Caller("bench")

@@ -47,7 +47,8 @@ class Settings(BaseSettings):
     # on) or "" (off, the default: measured, it does not pay for its ingest cost yet, README).
     sparse: str = ""
     # The knowledge graph (SPEC A6, B5): the extractor that reads every unit after each write
-    # ("patterns": product patterns, no model; electa.graph.extract), or "" (no graph kept). The
+    # ("patterns": product patterns, no model; electa.graph.extract; "spacy": those and spaCy's
+    # named entities, `pip install 'electa[ner]'`; electa.graph.ner), or "" (no graph kept). The
     # graph leg runs in the graph, corrective and agentic modes, or when a search names it
     # (`--legs graph`); it is not one of the default legs (hybrid's).
     graph: str = "patterns"
@@ -55,7 +56,9 @@ class Settings(BaseSettings):
     # agent's own (`retrieval.mode`) wins over this, and a request's over both; the default is
     # hybrid. The modes of several searches take at most mode_rounds rounds (rewrites, hops) and
     # stop starting searches after mode_budget_ms.
-    mode: str = "hybrid"
+    # (checked when read: a typo must not quietly make every search dense-only, as the fallback
+    # for an unknown stored agent value would)
+    mode: Literal["standard", "hybrid", "corrective", "graph", "agentic"] = "hybrid"
     mode_rounds: int = Field(default=2, ge=0, le=5)
     mode_budget_ms: float = Field(default=3000.0, ge=0.0, le=60_000.0, allow_inf_nan=False)
     floor: float = 0.4

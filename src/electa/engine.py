@@ -245,9 +245,11 @@ class Engine:
         return {**self.legs, "graph": self.graph}
 
     def read_graph_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
-                           max_batches: int | None = None) -> int:
+                           max_batches: int | None = None, recount: bool = True) -> int:
         """Read every unit above ``after_id`` the extractor has not read into the knowledge graph,
-        in committed batches (resumable). Returns how many were read."""
+        in committed batches (resumable). Returns how many were read. ``recount=False`` (after a
+        write, when none was missing: the new units are read now, and a deletion makes none
+        missing) spares the counts over every unit."""
         store = self.store
         if self.graph.store is None or not isinstance(store, GraphStore):
             return 0
@@ -260,7 +262,8 @@ class Engine:
             done, batches, after_id = done + len(rows), batches + 1, rows[-1][0]
             if progress:
                 print(f"reindex: {done} units read into the knowledge graph", flush=True)
-        self.graph.recount()
+        if recount:
+            self.graph.recount()
         return done
 
     def encode_sparse_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
@@ -410,7 +413,7 @@ class Engine:
             # says how many lack one), never the write.
             top = self.store.last_unit_id()
             try:
-                self.read_graph_missing(after_id=self._graph_checked)
+                self.read_graph_missing(after_id=self._graph_checked, recount=bool(self.graph.missing))
                 self._graph_checked = top
             except Exception:
                 log.warning("the units just written could not be read into the knowledge graph", exc_info=True)
@@ -694,8 +697,9 @@ class Engine:
             # Every unit the extractor has not read (an older store, another extractor's reading);
             # then the other extractors' readings go.
             self.read_graph_missing(batch, progress=progress, max_batches=max_batches)
-            if not self.graph.missing:
+            if not self.graph.missing:  # (this extractor's reading of every unit: the others' can go)
                 terms.drop_graph_except(self.extractor.name)
+                self.graph.recount()
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
         model_id = self.embedder.model_id
@@ -786,14 +790,12 @@ class Engine:
         run_judges = bool(self.funnel.chosen(judges))
         bound = self._bound_judges(caller, agent_settings, person, judges) if run_judges else {}
         shown = max(top, self.funnel.depth(judges, caller, bound))  # (as one search shows its judges)
-        base = {**s.depths, **(depths or {})}
         judged_ms = [0.0]
 
         def one(query: str, chosen: Sequence[str] | None, factor: float, count: int, trust_graph: bool = False) -> SearchResult:
-            scaled = {leg: max(1, int(d * factor)) for leg, d in base.items()}
             return self.search_legs(query, caller, top=count, legs=list(chosen) if chosen is not None else list(self.legs),
                                     agent_settings=agent_settings, judges=[], trust_graph=trust_graph,
-                                    **{**options, "depths": scaled})
+                                    depth_factor=factor, **options)
 
         def judge(query: str, hits: Sequence[Hit]) -> tuple[list[Hit], list[Stage]]:
             if not run_judges:
@@ -811,7 +813,8 @@ class Engine:
         result, done = plan.run(ctx, text)
         timings = {**result.timings_ms, **({"judges": judged_ms[0]} if run_judges else {}),
                    "total": (time.perf_counter() - t0) * 1000.0}
-        return replace(result, hits=tuple(self._with_graph_summaries(result.hits, result.legs)), timings_ms=timings,
+        # (each hit keeps the graph's summary of the search it came from: search_legs gave it)
+        return replace(result, timings_ms=timings,
                        mode=replace(done, asked=report.asked, source=report.source, fallback=report.fallback))
 
     def search_legs(self, text: str, caller: Caller, *, top: int = 10,
@@ -821,11 +824,13 @@ class Engine:
                     page_url: str | None = None, calibrated_floor: float | None = None,
                     agent_settings: Mapping[str, object] | None = None,
                     judges: Sequence[str] | None = None, person: Person | str | None = None,
-                    trust_graph: bool = False) -> SearchResult:
+                    trust_graph: bool = False, depth_factor: float = 1.0) -> SearchResult:
         """One search: run the legs in parallel, fuse by weighted RRF, score, order (SPEC B, C).
 
         ``trust_graph`` (the graph mode's): the graph leg's first three that name what was asked
         earn the 0.9 minimum without another leg's second opinion (:func:`graph_earns_minimum`).
+        ``depth_factor`` multiplies each leg's depth, once the agent's tuned depths and the
+        request's are applied (the corrective mode searches wider each round).
 
         ``weights``, ``k``, ``depths`` and ``floor`` override the settings for this request.
         Every hit keeps each leg's rank, raw score and contribution (``hit.votes``).
@@ -857,7 +862,8 @@ class Engine:
         bound = self._bound_judges(caller, agent_settings, person, judges) if run_judges else {}
         judge_depth = self.funnel.depth(judges, caller, bound)
         tuned = profile.get("fusion") or {}
-        depth_map = {**s.depths, **tuned.get("depths", {}), **(depths or {})}
+        depth_map = {leg: max(1, int(d * depth_factor))
+                     for leg, d in {**s.depths, **tuned.get("depths", {}), **(depths or {})}.items()}
         weights = {**tuned.get("weights", {}), **(weights or {})}
         k = k if k is not None else tuned.get("k")
         lift = float(tuned.get("lift") or LIFT)

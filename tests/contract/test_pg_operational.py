@@ -96,3 +96,26 @@ def test_ties_and_text_order_match_the_embedded_store(pg_store: PostgresStore, t
         assert pg_store.feedback("acme", "default") == lite.feedback("acme", "default")
     finally:
         lite.close()
+
+
+def test_the_tenant_wall_holds_for_the_knowledge_graph(pg_store: PostgresStore) -> None:
+    """The graph's five tables (issue 11) behind the same wall: raw SQL inside acme's transaction
+    sees acme's nodes, units, mentions, edges and version only, and cannot write zeta's."""
+    from electa.graph.extract import PatternExtractor
+    from electa.testing.store_contract import prepared, record
+    from electa.types import Access
+
+    for org in ("acme", "zeta"):
+        pg_store.put_source(record("a.md", "h", Access(org)), [prepared("a", "Version 3.8 fixes E2001.", title="Errors")])
+    rows = pg_store.units_missing_graph("p", 10)
+    pg_store.put_graph("p", [(uid, PatternExtractor().extract(title, text)) for uid, title, text in rows])
+    tables = ("graph_nodes", "graph_units", "graph_mentions", "graph_edges", "graph_versions")
+    with pg_store.db.tx("acme") as con:
+        seen = {t: con.execute(f"SELECT count(*), count(*) FILTER (WHERE org <> 'acme') FROM {t}").fetchone() for t in tables}
+    with pg_store.db.tx(ALL_TENANTS) as con:
+        every = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+    assert all(seen[t][0] > 0 and seen[t][1] == 0 and every[t] == 2 * seen[t][0] for t in tables), (seen, every)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), pg_store.db.tx("acme") as con:
+        con.execute("INSERT INTO graph_nodes(org, key, kind) VALUES('zeta', 'plan:x', 'plan')")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), pg_store.db.tx("acme") as con:
+        con.execute("INSERT INTO graph_versions VALUES('zeta', 99)")

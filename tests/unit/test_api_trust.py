@@ -135,7 +135,7 @@ def test_the_schema_tells_the_truth(engine: Engine, monkeypatch: pytest.MonkeyPa
     schema = client.get("/openapi.json").json()
     weights = schema["components"]["schemas"]["LegWeights"]
     # Every leg Electa has; the learned-sparse one is switched off in these tests' settings.
-    assert set(weights["properties"]) == {*engine.legs, "sparse"} and weights["additionalProperties"] is False
+    assert set(weights["properties"]) == {*engine.all_legs, "sparse"} and weights["additionalProperties"] is False
     assert all(p["anyOf"][0]["minimum"] == 0 for p in weights["properties"].values())
     for name in ("SearchIn", "AskIn", "AgentIn", "SourceIn", "FeedbackIn"):
         assert schema["components"]["schemas"][name]["additionalProperties"] is False

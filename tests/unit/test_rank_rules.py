@@ -24,7 +24,7 @@ QUESTIONS = [
     "change the currency of an invoice", "late payment reminders", "the of and",
 ]
 DEPTHS = {"fulltext": 100, "dense": 100, "qa": 100, "graph": 20}
-# Every leg the default mode (hybrid) runs: the knowledge graph's too.
+# The default legs and the knowledge graph's (the graph mode's legs): the graph's minimum is a rule too.
 LEGS = ["fulltext", "dense", "qa", "graph"]
 
 

@@ -133,7 +133,10 @@ class SearchIn(BaseModel):
                              description="Whose feedback personalises the order (from the organisation's backend;"
                                          " a visitor token's subject is its user; a search key names none).")
     mode: ModeName | None = Field(None, description="The retrieval mode for this search (default: the agent's, else"
-                                  " the server's ELECTA_MODE, else hybrid); `mode` in the response says which ran.")
+                                  " the server's ELECTA_MODE, else hybrid); `mode` in the response says which ran."
+                                  " From the organisation's backend only: a browser-facing credential (a search key,"
+                                  " a visitor token) gets the agent's, since the costly modes search several times and"
+                                  " may call the LLM.")
 
 
 class TurnIn(BaseModel):
@@ -415,10 +418,12 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         result = engine.search(body.query, caller, top=body.top, weights=body.weights.as_dict() if body.weights else None,
                                k=body.k, floor=body.floor, calibrated_floor=body.calibrated_floor,
                                page_url=body.page_url, agent_settings=stored, judges=body.judges, person=person,
-                               mode=body.mode)
+                               mode=body.mode if trusted else None)
         # Why a leg is unavailable names server files and packages: for the organisation's backend only.
+        # (and how many units a leg still lacks counts every tenant's: said to the backend alone)
         detail = (lambda r: r.detail) if trusted else (
-            lambda r: "unavailable on this server" if r.status is LegStatus.UNAVAILABLE else r.detail)
+            lambda r: "unavailable on this server" if r.status is LegStatus.UNAVAILABLE
+            else "" if r.status is LegStatus.OK else r.detail)
         return {"query": body.query, "hits": [hit_json(h, server_paths=False) for h in result.hits],
                 "legs": [{"leg": r.leg, "status": r.status.value, "ms": round(r.elapsed_ms, 2), "detail": detail(r)}
                          for r in result.legs],

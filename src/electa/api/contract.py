@@ -88,6 +88,7 @@ class LegWeights(BaseModel):
     dense: float | None = Field(None, ge=0, allow_inf_nan=False)
     qa: float | None = Field(None, ge=0, allow_inf_nan=False)
     sparse: float | None = Field(None, ge=0, allow_inf_nan=False)
+    graph: float | None = Field(None, ge=0, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

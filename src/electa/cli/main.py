@@ -124,6 +124,8 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
     legs = [n.strip() for n in leg_names.split(",") if n.strip()] if leg_names is not None else None
     if mode is not None and mode not in MODES:
         raise click.UsageError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    if mode is not None and legs is not None:
+        raise click.UsageError("give --mode or --legs, not both: legs named run as they are, with no mode")
     with open_engine(data_dir, embedder) as engine:
         result = engine.search(query, make_caller(org, agent, principals), top=top, legs=legs, mode=mode,
                                weights=parse_pairs(weights), k=rrf_k, floor=floor, person=user)

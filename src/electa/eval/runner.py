@@ -99,6 +99,8 @@ def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool, reading: str | 
         engine.reindex(progress=progress)  # a store cached before title units (chunker hp-1)
     if engine.sparse.available() and engine.encode_sparse_missing(progress=progress):
         engine.sparse.index.sync()  # type: ignore[union-attr]  # a store cached before the learned-sparse leg
+    if engine.graph.available() and engine.graph.missing:
+        engine.read_graph_missing(progress=progress)  # a store cached before the graph, or read by another extractor
     if outcome.status != "unchanged":
         engine.fulltext.warm()
     return time.perf_counter() - start

@@ -41,7 +41,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -99,6 +99,10 @@ class EntityExtractor(Protocol):
     name: str
 
     def mentions(self, text: str) -> list[Mention]: ...
+
+    def extract(self, title: str, text: str) -> Extracted:
+        """A unit's entities and relations (most extractors: :func:`extract` over their mentions)."""
+        ...
 
 
 def fold(name: str) -> str:
@@ -198,7 +202,11 @@ CUES: tuple[tuple[re.Pattern[str], str, bool], ...] = (
 )
 # A sentence that opens with a pronoun ("It is fixed by raising …", "This error means …") speaks
 # of the previous sentence's first entity: the pronoun stands for it.
-PRONOUN = re.compile(r"(?:It|This|That|These|They)(?:[ \t]+(?:error|code|setting|plan|integration|version|option|limit))?\b")
+PRONOUN = re.compile(r"(?:It|This|That|These|They)"
+                     r"(?:[ \t]+(?P<noun>error|code|setting|plan|integration|version|option|limit))?\b")
+# The kinds a pronoun's noun may stand for ("This setting" is no version): a bare pronoun, any.
+PRONOUN_KINDS = {"error": {"error_code"}, "code": {"error_code"}, "setting": {"setting"}, "option": {"setting"},
+                 "limit": {"setting"}, "plan": {"plan"}, "integration": {"integration"}, "version": {"version"}}
 KINDS = {"requires": ({"integration", "setting", "error_code", "version", "sku"}, {"plan", "setting", "version", "integration"}),
          "part_of": ({"integration", "setting", "sku", "version"}, {"plan", "integration"}),
          "fixes": ({"version", "setting"}, {"error_code"})}
@@ -213,7 +221,7 @@ class PatternExtractor:
     and :data:`LISTS`), no model. Where two patterns would take the same characters, the first
     keeps them."""
 
-    name = "patterns-3"
+    name = "patterns-4"
 
     def mentions(self, text: str) -> list[Mention]:
         text = text[:MAX_CHARS]
@@ -282,8 +290,10 @@ def extract(extractor: EntityExtractor, title: str, text: str) -> Extracted:
         mentions = by_sentence.get(index, [])
         evidence = " ".join(text[start:end].split())
         opener = PRONOUN.match(text, start)
-        if opener and by_sentence.get(index - 1) and mentions and opener.end() <= mentions[0].start:
-            # (the pronoun as a mention of what the sentence before named first)
+        noun = opener.group("noun") if opener else None
+        if opener and by_sentence.get(index - 1) and mentions and opener.end() <= mentions[0].start and (
+                noun is None or by_sentence[index - 1][0].entity.kind in PRONOUN_KINDS[noun]):
+            # (the pronoun as a mention of what the sentence before named first, when its noun fits)
             antecedent = by_sentence[index - 1][0].entity
             mentions = [Mention(antecedent, opener.start(), opener.end(), index), *mentions]
             before = spans[index - 1]
@@ -354,13 +364,18 @@ def _sentence_relations(text: str, mentions: Sequence[Mention], evidence: str) -
     return list(best.values())
 
 
-EXTRACTORS = {"patterns": PatternExtractor}
+def _spacy() -> EntityExtractor:
+    from electa.graph.ner import SpacyExtractor  # (spaCy loads only when asked for)
+
+    return SpacyExtractor()
 
 
-def create_extractor(name: str = "patterns") -> PatternExtractor:
-    """The extractor named ``name``; an unknown name raises :class:`ConfigError` listing the
-    valid ones."""
-    try:
-        return EXTRACTORS[name]()
-    except KeyError:
-        raise ConfigError(f"unknown entity extractor {name!r}; valid: {', '.join(EXTRACTORS)}") from None
+EXTRACTORS: dict[str, Callable[[], EntityExtractor]] = {"patterns": PatternExtractor, "spacy": _spacy}
+
+
+def create_extractor(name: str = "patterns") -> EntityExtractor:
+    """The extractor named ``name`` (``spacy`` needs ``pip install 'electa[ner]'``); an unknown
+    name raises :class:`ConfigError` listing the valid ones."""
+    if name not in EXTRACTORS:
+        raise ConfigError(f"unknown entity extractor {name!r}; valid: {', '.join(EXTRACTORS)}")
+    return EXTRACTORS[name]()

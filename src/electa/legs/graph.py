@@ -24,7 +24,8 @@ before the point, and after it (below 1) the rest: its seeds' and reached nodes'
 weighed by how rare the node is (1 / (1 + ln of the units naming it)), and the edges it states
 between two seeds. So a raw score of 1 or more means "this passage names what was asked".
 
-**Access**: the organisation's graph is read whole and cached per store version; each search
+**Access**: the organisation's graph is read whole and cached until it changes (its own graph
+version: another tenant's writes leave the cache as it is); each search
 first keeps the units the caller may see, and links, walks and scores only through them: a
 team-only page's names, edges and nodes do not exist for a non-member.
 """
@@ -50,7 +51,8 @@ from electa.types import Caller
 log = logging.getLogger(__name__)
 
 MAX_SEEDS = 8
-MAX_EDGES = 400  # edges looked at in a search, both hops
+MAX_EDGES = 400  # edges looked at in a search, both hops (and of one node, where a loop reads them all)
+MAX_UNITS = 5000  # units of one node looked at (a node every page names says little)
 MAX_FRONTIER = 24  # nodes a hop walks on from
 HOP_DECAY = 0.5
 FUZZY_WEIGHT = 0.7
@@ -71,7 +73,14 @@ def _answers(edge: tuple[int, int, str, int, float], asked: int) -> int | None:
     return None
 SECTION_WEIGHT = 0.5
 MAX_NGRAM = 4
+# One-edit matching looks at this many of the question's words, each against this many names of its
+# first letter and length (a long question of unknown words must not cost a scan of every name).
+MAX_FUZZY_WORDS = 12
+MAX_FUZZY_NAMES = 2000
+# A question's words looked at (a pasted page is not a question).
+MAX_WORDS = 60
 SUMMARY_CHARS = 280
+MAX_CACHED = 64  # organisations' graphs kept in memory (the ones searched last)
 VERBS = {"requires": "requires", "part_of": "is part of", "fixes": "fixes", "related": "is named with",
          "in_section": "is in the section"}
 Edge = tuple[int, int, str, int, float]  # (source node, target node, kind, unit, weight): OrgGraph.edges
@@ -113,19 +122,19 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 class GraphIndex:
-    """One organisation's graph in memory, for linking and walking (built once per store version)."""
+    """One organisation's graph in memory, for linking and walking (built once per graph version)."""
 
     def __init__(self, graph: OrgGraph) -> None:
         self.graph = graph
         self.key_node = {key: node for node, (key, _) in graph.nodes.items()}
         self.names: dict[str, set[int]] = defaultdict(set)  # folded name -> nodes
         self.units_of: dict[int, list[int]] = defaultdict(list)  # node -> units naming it
-        self.shown: dict[int, Counter[str]] = defaultdict(Counter)  # node -> names as written
+        self.spelled: dict[int, dict[str, list[int]]] = defaultdict(dict)  # node -> name as written -> units
         self.name_units: dict[tuple[int, str], list[int]] = defaultdict(list)  # (node, folded name) -> units
         for node, unit, name in graph.mentions:
             self.units_of[node].append(unit)
             self.name_units[(node, fold(name))].append(unit)
-            self.shown[node][name] += 1
+            self.spelled[node].setdefault(name, []).append(unit)
         for node, (key, kind) in graph.nodes.items():
             own = key.split(":", 1)[1]
             if kind == "section":
@@ -139,10 +148,10 @@ class GraphIndex:
         for node, (key, kind) in graph.nodes.items():
             if kind == "setting" and " > " in key:
                 self.leaves[key.rsplit(" > ", 1)[-1]].add(node)
-        self.by_length: dict[int, list[str]] = defaultdict(list)
+        self.by_shape: dict[tuple[str, int], list[str]] = defaultdict(list)  # (first letter, length) -> names
         for name in self.names:
             if len(name) >= 5 and " " not in name:
-                self.by_length[len(name)].append(name)
+                self.by_shape[(name[0], len(name))].append(name)
         self.edges_of: dict[int, list[Edge]] = defaultdict(list)
         for edge in graph.edges:
             self.edges_of[edge[0]].append(edge)
@@ -150,8 +159,8 @@ class GraphIndex:
 
     def display(self, node: int, visible: frozenset[int]) -> str:
         """A node's name as the units the caller may see write it most often."""
-        counts = Counter({name: n for name, n in self.shown[node].items()
-                          if any(u in visible for u in self.name_units.get((node, fold(name)), ()))})
+        counts = Counter({name: n for name, units in self.spelled.get(node, {}).items()
+                          for n in [sum(u in visible for u in units)] if n})
         if counts:
             return counts.most_common(1)[0][0]
         return self.graph.nodes[node][0].split(":", 1)[1]
@@ -171,11 +180,11 @@ class GraphIndex:
             # nothing for anyone else (it would tell them what the team calls a thing).
             return any(u in visible for u in self.name_units.get((node, name), ()))
 
-        for m in PatternExtractor().mentions(question):
+        for m in PatternExtractor().mentions(question[:2000]):
             node = self.key_node.get(m.entity.key)
             if node is not None and any(u in visible for u in self.units_of.get(node, ())):
                 add(node, 1.0, True)
-        words = [w.casefold() for w in _WORD.findall(question)]
+        words = [w.casefold() for w in _WORD.findall(question[:2000])][:MAX_WORDS]
         linked_words: set[int] = set()
         for n in range(min(MAX_NGRAM, len(words)), 0, -1):
             for i in range(len(words) - n + 1):
@@ -194,12 +203,11 @@ class GraphIndex:
                     if any(u in visible for u in self.units_of.get(node, ())):
                         add(node, LEAF_WEIGHT, False)
                         linked_words.update(range(i, i + n))
-        for i, word in enumerate(words):
-            if i in linked_words or len(word) < 5 or word in STOPWORDS:
-                continue
+        tried = [w for i, w in enumerate(words) if i not in linked_words and len(w) >= 5 and w not in STOPWORDS]
+        for word in tried[:MAX_FUZZY_WORDS]:
             for length in (len(word) - 1, len(word), len(word) + 1):
-                for name in self.by_length.get(length, ()):
-                    if name[0] == word[0] and _one_edit(word, name):
+                for name in self.by_shape.get((word[0], length), ())[:MAX_FUZZY_NAMES]:
+                    if _one_edit(word, name):
                         for node in self.names[name]:
                             if seen(node, name):
                                 add(node, FUZZY_WEIGHT, False)
@@ -241,7 +249,7 @@ class GraphIndex:
         # typed edge from one ("How do I fix E1042?": the setting that fixes it).
         asked = {n for n, s in seed_of.items() if s.exact}
         for node in list(asked):
-            for edge in self.edges_of.get(node, ()):
+            for edge in self.edges_of.get(node, ())[:MAX_EDGES]:
                 answer = _answers(edge, node)
                 if answer is not None and edge[3] in visible and answer in reached:
                     asked.add(answer)
@@ -249,7 +257,7 @@ class GraphIndex:
         rest: dict[int, float] = defaultdict(float)
         via: dict[int, list[int]] = defaultdict(list)  # unit -> reached nodes it names
         for node, (weight, _) in reached.items():
-            units = [u for u in self.units_of.get(node, ()) if u in visible]
+            units = [u for u in self.units_of.get(node, ())[:MAX_UNITS] if u in visible]
             if not units:
                 continue
             rarity = 1.0 / (1.0 + math.log(len(units)))
@@ -260,7 +268,7 @@ class GraphIndex:
                     named[u].add(node)
         stated: dict[int, list[Edge]] = defaultdict(list)
         for s in seeds:
-            for edge in self.edges_of.get(s.node, ()):
+            for edge in self.edges_of.get(s.node, ())[:MAX_EDGES]:
                 between = edge[0] in seed_of and edge[1] in seed_of and edge[2] != "in_section"
                 if between and edge[3] in visible and edge not in stated[edge[3]]:
                     stated[edge[3]].append(edge)
@@ -304,7 +312,8 @@ class GraphLeg:
 
     def __init__(self, store: GraphStore | None, extractor: str, why: str = "") -> None:
         self.store, self.extractor, self._why = store, extractor, why
-        self._cache: dict[str, tuple[str, GraphIndex]] = {}
+        self._cache: dict[str, tuple[int, GraphIndex]] = {}
+        self._building: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         self.missing = 0  # units the extractor has not read (the engine counts them)
 
@@ -320,20 +329,30 @@ class GraphLeg:
         return ""
 
     def recount(self) -> None:
+        """How many units this leg's extractor has not read (another's reading does not count)."""
         if self.store is not None:
-            self.missing = max(0, self.store.count_graph_units() - self.store.count_graph()["units"])
+            self.missing = max(0, self.store.count_graph_units() - self.store.count_graph(self.extractor)["units"])
 
-    def index(self, org: str, version: str) -> GraphIndex:
+    def index(self, org: str) -> GraphIndex:
+        """``org``'s graph in memory, built again only when ``org``'s graph changed (its
+        :meth:`GraphStore.graph_version`), once however many searches ask at the same moment."""
+        assert self.store is not None
+        version = self.store.graph_version(org)
         with self._lock:
             found = self._cache.get(org)
             if found is not None and found[0] == version:
                 return found[1]
-        assert self.store is not None
-        built = GraphIndex(self.store.org_graph(org))
-        with self._lock:
-            if len(self._cache) > 64:  # one per organisation searched lately
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[org] = (version, built)
+            building = self._building.setdefault(org, threading.Lock())
+        with building:  # (single flight: the others wait for this build and take it)
+            with self._lock:
+                found = self._cache.get(org)
+                if found is not None and found[0] == version:
+                    return found[1]
+            built = GraphIndex(self.store.org_graph(org))
+            with self._lock:
+                if org not in self._cache and len(self._cache) >= MAX_CACHED:
+                    self._cache.pop(next(iter(self._cache)))
+                self._cache[org] = (version, built)
         return built
 
     def linked_names(self, query: str, caller: Caller, allowed: AllowedSet) -> list[str]:
@@ -341,14 +360,14 @@ class GraphLeg:
         graph mode's entities without an LLM (SPEC E7)."""
         if self.store is None:
             return []
-        index = self.index(caller.org, self.store.version)
+        index = self.index(caller.org)
         visible = index.graph.visible(np.asarray(allowed.ids))
         return [index.display(s.node, visible) for s in index.link(query, visible)] if visible else []
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> GraphHits:
         if self.store is None:
             return GraphHits()
-        index = self.index(caller.org, self.store.version)
+        index = self.index(caller.org)
         visible = index.graph.visible(np.asarray(allowed.ids))
         if not visible:
             return GraphHits()

@@ -33,10 +33,15 @@ def bridge(hits: list[Hit]) -> str:
     ...         graph="names E1042; names Settings > Exports: Settings > Exports fixes E1042")
     >>> bridge([h])
     'E1042 Settings > Exports'
+    >>> from dataclasses import replace
+    >>> bridge([replace(h, graph="Slack is part of Growth")])  # (a summary naming nothing: the title)
+    'Export errors'
     """
     for hit in hits:
         if hit.passes and hit.graph:
-            return " ".join(dict.fromkeys(n.strip() for m in _NAMES.finditer(hit.graph) for n in m.group(1).split(",")))
+            named = " ".join(dict.fromkeys(n.strip() for m in _NAMES.finditer(hit.graph) for n in m.group(1).split(",")))
+            if named:
+                return named
     return next((h.title for h in hits if h.passes and h.title), "")
 
 

@@ -20,6 +20,7 @@ _CLAUSE = re.compile(r"\?\s+|;\s*|,?\s+(?:and|also|then|plus)\s+(?=(?:how|what|w
 _CAPITALISED = re.compile(r"(?<=[a-z,;:] )[A-Z][\w+-]*(?: [A-Z][\w+-]*)*|\"([^\"]{2,60})\"|'([^']{2,60})'")
 MAX_SUBQUESTIONS = 3
 MAX_ENTITIES = 5
+MAX_CHARS = 2000  # a question's characters read (the API's own limit)
 
 
 def content_words(text: str) -> list[str]:
@@ -41,9 +42,9 @@ def expand_query(question: str, passages: Sequence[str] = (), most: int = 2) -> 
     ...                                                 "Refunds take 5 days; refunds go to the card."])
     ['get money back', 'get money back refunds refund annual']
     """
-    words = content_words(question)
+    words = content_words(question[:MAX_CHARS])
     out: list[str] = []
-    if words and " ".join(words) != " ".join(tokens(question)):
+    if words and " ".join(words) != " ".join(tokens(question[:MAX_CHARS])):
         out.append(" ".join(words))
     counts: Counter[str] = Counter()
     for passage in passages:
@@ -65,6 +66,7 @@ def decompose(question: str, entities: Sequence[str] = ()) -> list[str]:
     >>> decompose("Does error E1042 or E2001 need the Growth plan?", ["E1042", "E2001"])
     ['E1042 error need growth plan', 'E2001 error need growth plan']
     """
+    question = " ".join(question[:MAX_CHARS].split())  # (runs of spaces cost the clause pattern quadratic time)
     parts = [p.strip(" ,") for p in _CLAUSE.split(question) if p and p.strip(" ,?")]
     parts = [p for p in parts if len(content_words(p)) >= 2]
     if len(parts) >= 2:
@@ -84,6 +86,7 @@ def entity_names(question: str, linked: Sequence[str] = ()) -> list[str]:
     >>> entity_names('Why does "bulk export" fail with E1042 on the Growth plan?')
     ['E1042', 'Growth', 'bulk export']
     """
+    question = " ".join(question[:MAX_CHARS].split())
     found = [*linked, *(m.entity.name for m in PatternExtractor().mentions(question))]
     for m in _CAPITALISED.finditer(question):
         found.append(m.group(1) or m.group(2) or m.group(0))

@@ -429,12 +429,8 @@ class GraphStore(Protocol):
       It is not filtered by access: a reader keeps only the rows of units its caller may see
       (:meth:`electa.graph.rows.OrgGraph.visible`) before using any.
     - ``units_missing_graph`` lists the units above an id that ``extractor`` has not read.
+    - ``graph_version(org)`` moves with every change of ``org``'s graph and no other's.
     """
-
-    @property
-    def version(self) -> str:
-        """As :attr:`IndexStore.version` (a graph reader caches by it)."""
-        ...
 
     def units_missing_graph(self, extractor: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
         """``(id, title, text)`` of up to ``limit`` units above ``after_id`` not read by ``extractor``, by id."""
@@ -444,13 +440,15 @@ class GraphStore(Protocol):
 
     def org_graph(self, org: str) -> OrgGraph: ...
 
-    def graph_evidence(self, org: str, edges: Sequence[tuple[int, int, str, int]]) -> dict[tuple[int, int, str, int], str]:
-        """The sentence each of ``org``'s edges ``(source id, target id, kind, unit id)`` was read
-        from (edges not stored are left out)."""
+    def graph_version(self, org: str) -> int:
+        """Moves whenever one of ``org``'s units has its reading stored or loses it (its
+        source deleted or updated, another extractor's reading replacing it); another
+        organisation's writes leave it as it is. A reader caches ``org``'s graph by it."""
         ...
 
-    def count_graph(self) -> dict[str, int]:
-        """``units`` read, ``nodes``, ``mentions`` and ``edges`` stored, every organisation's."""
+    def count_graph(self, extractor: str | None = None) -> dict[str, int]:
+        """``units`` read (by ``extractor``, when given), ``nodes``, ``mentions`` and ``edges``
+        stored, every organisation's."""
         ...
 
     def count_graph_units(self) -> int:

@@ -21,7 +21,13 @@ CREATE TABLE IF NOT EXISTS graph_nodes(
   id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, UNIQUE(org, key));
 -- Each unit the extractor has read (with nothing found, too), so that it is not read again.
 CREATE TABLE IF NOT EXISTS graph_units(
-  chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, extractor TEXT NOT NULL);
+  chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, org TEXT NOT NULL, extractor TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS graph_units_org ON graph_units(org, extractor);
+-- Each organisation's graph moves this when a unit's reading is stored or goes, however it goes
+-- (a reader caches an organisation's graph by it: another tenant's write leaves it as it is).
+CREATE TABLE IF NOT EXISTS graph_versions(org TEXT PRIMARY KEY, version INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS graph_unit_gone AFTER DELETE ON graph_units BEGIN
+  INSERT INTO graph_versions VALUES(OLD.org, 1) ON CONFLICT(org) DO UPDATE SET version = version + 1; END;
 CREATE TABLE IF NOT EXISTS graph_mentions(
   node_id INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
   chunk_id INTEGER NOT NULL REFERENCES graph_units(chunk_id) ON DELETE CASCADE,
@@ -71,6 +77,7 @@ class GraphTables:
         if not rows:
             return 0
         stored = 0
+        touched: set[str] = set()
         with self.transaction() as con:
             ids = [int(r[0]) for r in rows]
             org_of = dict(con.execute(
@@ -83,7 +90,7 @@ class GraphTables:
                 graph = unit_graph(found)
                 # An earlier extractor's reading goes whole (its mentions and edges cascade).
                 con.execute("DELETE FROM graph_units WHERE chunk_id=?", (chunk_id,))
-                con.execute("INSERT INTO graph_units VALUES(?, ?)", (chunk_id, extractor))
+                con.execute("INSERT INTO graph_units VALUES(?, ?, ?)", (chunk_id, org, extractor))
                 node_of: dict[str, int] = {}
                 for key, kind in graph.nodes:
                     con.execute("INSERT OR IGNORE INTO graph_nodes(org, key, kind) VALUES(?,?,?)", (org, key, kind))
@@ -94,6 +101,9 @@ class GraphTables:
                 con.executemany("INSERT INTO graph_edges VALUES(?,?,?,?,?,?)",
                                 [(node_of[s], node_of[t], kind, chunk_id, w, ev) for s, t, kind, w, ev in graph.edges])
                 stored += 1
+                touched.add(org)
+            con.executemany("INSERT INTO graph_versions VALUES(?, 1) ON CONFLICT(org) DO UPDATE SET version = version + 1",
+                            [(o,) for o in sorted(touched)])
             if stored:
                 self._bump_backfills(con)
         return stored
@@ -110,19 +120,14 @@ class GraphTables:
                 " ON n.id=e.source_id WHERE n.org=? ORDER BY e.chunk_id, e.source_id, e.target_id, e.kind", (org,)))
         return OrgGraph(nodes, mentions, edges)
 
-    def graph_evidence(self, org: str, edges: Sequence[tuple[int, int, str, int]]) -> dict[tuple[int, int, str, int], str]:
-        out: dict[tuple[int, int, str, int], str] = {}
-        for s, t, kind, c in edges:
-            row = self.con.execute(
-                "SELECT e.evidence FROM graph_edges e JOIN graph_nodes n ON n.id=e.source_id WHERE n.org=? AND"
-                " e.source_id=? AND e.target_id=? AND e.kind=? AND e.chunk_id=?", (org, s, t, kind, c)).fetchone()
-            if row is not None:
-                out[(s, t, kind, c)] = row[0]
-        return out
+    def graph_version(self, org: str) -> int:
+        row = self.con.execute("SELECT version FROM graph_versions WHERE org=?", (org,)).fetchone()
+        return int(row[0]) if row else 0
 
-    def count_graph(self) -> dict[str, int]:
-        row = self.con.execute("SELECT (SELECT count(*) FROM graph_units), (SELECT count(*) FROM graph_nodes),"
-                               " (SELECT count(*) FROM graph_mentions), (SELECT count(*) FROM graph_edges)").fetchone()
+    def count_graph(self, extractor: str | None = None) -> dict[str, int]:
+        row = self.con.execute("SELECT (SELECT count(*) FROM graph_units WHERE ? IS NULL OR extractor=?),"
+                               " (SELECT count(*) FROM graph_nodes), (SELECT count(*) FROM graph_mentions),"
+                               " (SELECT count(*) FROM graph_edges)", (extractor, extractor)).fetchone()
         return {"units": int(row[0]), "nodes": int(row[1]), "mentions": int(row[2]), "edges": int(row[3])}
 
     def count_graph_units(self) -> int:

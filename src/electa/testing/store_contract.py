@@ -799,13 +799,14 @@ class GraphStoreContract:
         by_id = {i: k for i, (k, _) in graph.nodes.items()}
         stated = [(by_id[s], kind, by_id[t], c) for s, t, kind, c, _ in graph.edges if kind == "fixes"]
         assert stated == [("version:v3.8", "fixes", "error_code:e2001", unit[fixes])]
-        s, t, kind, c, _ = next(e for e in graph.edges if e[2] == "fixes")
-        assert store.graph_evidence("acme", [(s, t, kind, c), (t, s, kind, c)]) == {(s, t, kind, c): fixes}
         assert store.count_graph()["units"] == 2 and store.count_graph_units() == 2
+        assert store.count_graph("patterns-test")["units"] == 2 and store.count_graph("patterns-next")["units"] == 0
         # Read again by another extractor: its reading replaces the first, whole.
         assert len(store.units_missing_graph("patterns-next", 100)) == 2
+        before = store.graph_version("acme")
         self._read(store, "patterns-next")
         assert self._keys(store.org_graph("acme")) == keys and store.count_graph()["units"] == 2
+        assert store.count_graph("patterns-next")["units"] == 2 and store.graph_version("acme") > before
         assert store.drop_graph_except("patterns-next") == 0
 
     def test_a_deleted_unit_takes_its_mentions_edges_and_lonely_nodes(self, store) -> None:  # type: ignore[no-untyped-def]
@@ -836,7 +837,10 @@ class GraphStoreContract:
         store.put_source(record("t.md", "h1", Access("acme", principals=("team-x",))),
                          [prepared("t", "Error E4040 requires the Growth plan.")])
         store.put_source(record("g.md", "h1", Access("globex")), [prepared("g", text)])
+        assert store.graph_version("acme") == store.graph_version("globex") == 0
         self._read(store)
+        versions = store.graph_version("acme"), store.graph_version("globex")
+        assert all(versions)
         acme, globex = store.org_graph("acme"), store.org_graph("globex")
         assert not set(acme.nodes) & set(globex.nodes)  # one key, two nodes
         assert {k for k, _ in globex.nodes.values()} == {"integration:slack", "plan:growth", "section:t"}
@@ -845,7 +849,10 @@ class GraphStoreContract:
         member = store.allowed(Caller("acme", principals=frozenset({"team-x"})))
         seen, all_seen = acme.visible(public.ids), acme.visible(member.ids)
         assert len(seen) == 1 and len(all_seen) == 2  # the team page's entities reach members only
-        assert store.org_graph("nobody").nodes == {}
+        assert store.org_graph("nobody").nodes == {} and store.graph_version("nobody") == 0
+        store.delete_source("globex", "default", "g.md")  # (one tenant's change moves its version alone)
+        assert store.graph_version("acme") == versions[0] and store.graph_version("globex") > versions[1]
+        assert store.org_graph("globex").nodes == {}
 
 
 def untested_methods() -> list[str]:

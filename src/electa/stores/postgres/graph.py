@@ -40,6 +40,7 @@ class PgGraphTables:
         if not rows:
             return 0
         stored = 0
+        touched: set[str] = set()
         with self.db.tx(ALL_TENANTS, write=True) as con:
             org_of = dict(con.execute("SELECT id, org FROM chunks WHERE id = ANY(%s)",
                                       ([int(r[0]) for r in rows],)).fetchall())
@@ -61,6 +62,9 @@ class PgGraphTables:
                 cur.executemany("INSERT INTO graph_edges VALUES(%s,%s,%s,%s,%s,%s,%s)",
                                 [(node_of[s], node_of[t], kind, chunk_id, org, w, ev) for s, t, kind, w, ev in graph.edges])
                 stored += 1
+                touched.add(org)
+            cur.executemany("INSERT INTO graph_versions VALUES(%s, 1) ON CONFLICT(org) DO UPDATE SET"
+                            " version = graph_versions.version + 1", [(o,) for o in sorted(touched)])
             if stored:
                 self._bump_backfills(con)
         return stored
@@ -78,21 +82,17 @@ class PgGraphTables:
                 " ORDER BY chunk_id, source_id, target_id, kind", (org,)).fetchall())
         return OrgGraph(nodes, mentions, edges)
 
-    @matches_nothing_with_nul(dict, "org")
-    def graph_evidence(self, org: str, edges: Sequence[tuple[int, int, str, int]]) -> dict[tuple[int, int, str, int], str]:
-        out: dict[tuple[int, int, str, int], str] = {}
+    @matches_nothing_with_nul(int, "org")
+    def graph_version(self, org: str) -> int:
         with self.db.tx(org) as con:
-            for s, t, kind, c in edges:
-                row = con.execute("SELECT evidence FROM graph_edges WHERE org=%s AND source_id=%s AND target_id=%s"
-                                  " AND kind=%s AND chunk_id=%s", (org, s, t, kind, c)).fetchone()
-                if row is not None:
-                    out[(s, t, kind, c)] = row[0]
-        return out
+            row = con.execute("SELECT version FROM graph_versions WHERE org=%s", (org,)).fetchone()
+        return int(row[0]) if row else 0
 
-    def count_graph(self) -> dict[str, int]:
+    def count_graph(self, extractor: str | None = None) -> dict[str, int]:
         with self.db.tx(ALL_TENANTS) as con:
-            row = con.execute("SELECT (SELECT count(*) FROM graph_units), (SELECT count(*) FROM graph_nodes),"
-                              " (SELECT count(*) FROM graph_mentions), (SELECT count(*) FROM graph_edges)").fetchone()
+            row = con.execute("SELECT (SELECT count(*) FROM graph_units WHERE %s::text IS NULL OR extractor=%s),"
+                              " (SELECT count(*) FROM graph_nodes), (SELECT count(*) FROM graph_mentions),"
+                              " (SELECT count(*) FROM graph_edges)", (extractor, extractor)).fetchone()
         return {"units": int(row[0]), "nodes": int(row[1]), "mentions": int(row[2]), "edges": int(row[3])}
 
     def count_graph_units(self) -> int:
