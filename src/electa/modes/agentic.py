@@ -50,7 +50,7 @@ class AgenticMode:
 
     def run(self, ctx: ModeContext, text: str) -> tuple[SearchResult, ModeReport]:
         start = time.perf_counter()
-        legs = [*ctx.legs, "graph"] if ctx.graph else list(ctx.legs)
+        legs = ctx.with_graph()
         asked = ctx.llm.subquestions(text) if ctx.llm is not None else None
         subs = asked or decompose(text, entity_names(text, ctx.entities(text)))
         subs = [s for s in subs if s.strip().casefold() != text.strip().casefold()]

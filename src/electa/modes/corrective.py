@@ -28,7 +28,7 @@ class CorrectiveMode:
 
     def run(self, ctx: ModeContext, text: str) -> tuple[SearchResult, ModeReport]:
         start = time.perf_counter()
-        legs = [*ctx.legs, "graph"] if ctx.graph else list(ctx.legs)
+        legs = ctx.with_graph()
         results = [ctx.search(text, legs, 1.0, wide(ctx))]
         hits, llm = self._graded(ctx, text, list(results[0].hits))
         steps: list[str] = []

@@ -26,7 +26,7 @@ class GraphMode:
 
     def run(self, ctx: ModeContext, text: str) -> tuple[SearchResult, ModeReport]:
         start = time.perf_counter()
-        legs = [*ctx.legs, "graph"] if ctx.graph else list(ctx.legs)
+        legs = ctx.with_graph()
         first = ctx.search(text, legs, 1.0, wide(ctx), trust_graph=True)
         asked = ctx.llm.entities(text) if ctx.llm is not None else None
         entities = asked or entity_names(text, ctx.entities(text))

@@ -52,6 +52,10 @@ class ModeContext:
     budget_ms: float
     rounds: int
 
+    def with_graph(self) -> list[str]:
+        """The default legs and the graph's, when the store keeps a graph (the modes that run it)."""
+        return [*self.legs, "graph"] if self.graph else list(self.legs)
+
 
 class Mode(Protocol):
     """A retrieval plan. Contract: ``run`` returns the hits the plan kept (best first, at most
