@@ -59,6 +59,7 @@ def main() -> None:
                 seconds, eng = ingest(docs, graph, where)
                 times[label].append(seconds)
                 con = eng.store.con  # type: ignore[attr-defined]  # (the embedded store's)
+                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # (pages still in the log are the database's too)
                 sizes[label] = int(con.execute("SELECT page_size * (page_count - freelist_count) FROM"
                                                " pragma_page_size, pragma_page_count, pragma_freelist_count").fetchone()[0])
                 if label == "on":

@@ -22,6 +22,10 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# The retrieval modes (electa.modes.MODES; a test keeps them equal): what ELECTA_MODE, a request and
+# an agent may name.
+ModeName = Literal["standard", "hybrid", "corrective", "graph", "agentic"]
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ELECTA_", extra="ignore")
@@ -58,7 +62,7 @@ class Settings(BaseSettings):
     # stop starting searches after mode_budget_ms.
     # (checked when read: a typo must not quietly make every search dense-only, as the fallback
     # for an unknown stored agent value would)
-    mode: Literal["standard", "hybrid", "corrective", "graph", "agentic"] = "hybrid"
+    mode: ModeName = "hybrid"
     mode_rounds: int = Field(default=2, ge=0, le=5)
     mode_budget_ms: float = Field(default=3000.0, ge=0.0, le=60_000.0, allow_inf_nan=False)
     floor: float = 0.4

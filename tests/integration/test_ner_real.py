@@ -62,3 +62,10 @@ def test_the_engine_reads_with_it_and_the_graph_leg_links_a_name(tmp_path: Path)
     hits = eng.search("Does Acme Corp sign in with Okta?", Caller("acme"), legs=["graph"]).hits
     assert hits[0].url == "https://h/okta" and "Okta" in hits[0].graph
     eng.close()
+
+
+def test_a_name_written_twice_keeps_its_relation_in_each_sentence(extractor) -> None:  # type: ignore[no-untyped-def]
+    """Found by review: the parse path was measured from a name's last mention, often in another sentence."""
+    found = extractor.extract("", "Jane Doe from Acme Corp wrote the guide. Later Jane Doe moved to Berlin with Acme Corp staff.")
+    related = {frozenset((r.source, r.target)) for r in found.relations if r.kind == "related"}
+    assert frozenset(("name:jane doe", "name:acme corp")) in related

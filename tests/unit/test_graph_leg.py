@@ -130,7 +130,7 @@ def test_with_the_graph_off_the_leg_says_so_and_a_store_read_later_catches_up(tm
     assert [h.url for h in result.hits][:1] == ["https://help.acme.test/e1042"]  # the others carry on
     off.close()
     on = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
-    assert "2 units are not in the knowledge graph yet" in on.graph.why
+    assert on.graph.missing == 2 and "not in the knowledge graph yet" in on.graph.why
     on.reindex()
     assert on.graph.why == "" and _graph(on, "E1042")[0][0] == "https://help.acme.test/e1042"
     on.close()
@@ -164,7 +164,7 @@ def test_another_extractors_reading_counts_as_missing_and_a_partial_reindex_keep
     eng.close()
     monkeypatch.setattr(PatternExtractor, "name", "patterns-next")
     eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
-    assert eng.graph.missing == 5 and "5 units are not in the knowledge graph yet" in eng.graph.why
+    assert eng.graph.missing == 5 and "not in the knowledge graph yet" in eng.graph.why
     eng.reindex(batch=2, max_batches=1)  # cut short: two read by the new extractor, three left as they were
     assert eng.stats()["graph"]["units"] == 5 and eng.graph.missing == 3
     assert _graph(eng, "E1042")[0][0] == "https://help.acme.test/e1042"  # (the old reading still serves)
@@ -204,4 +204,40 @@ def test_a_team_pages_spelling_of_a_name_is_not_shown_to_others(tmp_path: Path) 
     assert [h[0] for h in outsider] == ["https://a/s"] and "SLACK" not in outsider[0][3] and "Slack" in outsider[0][3]
     member = _graph(eng, "slack growth", Caller("acme", principals=frozenset({"team:core"})))
     assert "SLACK" in member[0][3]
+    eng.close()
+
+
+def test_the_caps_count_what_the_caller_may_see(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by review: a node's units were cut to the cap before the caller's filter, so a caller
+    whose pages came later found none of them."""
+    import electa.legs.graph as graph_leg
+
+    monkeypatch.setattr(graph_leg, "MAX_UNITS", 2)
+    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
+    team = [page(f"t{i}", f"T{i}", f"Error E1042 on the team's import {i}.", f"https://in/{i}") for i in range(3)]
+    eng.ingest_loaded("team", Loaded(team), Access("acme", principals=("team:core",)))  # (the lower unit ids)
+    eng.ingest_loaded("kb", Loaded([page("p", "Exports", "Error E1042 shows up on large exports.", "https://a/p")]),
+                      Access("acme"))
+    assert [(h[0], h[1]) for h in _graph(eng, "E1042")] == [("https://a/p", GRAPH_MIN)]  # (it names what was asked)
+    eng.close()
+
+
+def test_a_store_of_the_first_graph_schema_opens_and_keeps_its_graph(tmp_path: Path) -> None:
+    """Found by review: graph_units gained an org column in place; a store made before would not open."""
+    from electa.stores.sqlite import SqliteStore
+
+    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
+    eng.ingest_loaded("kb", Loaded([ERRORS, ROWS]), Access("acme"))
+    eng.close()
+    store = SqliteStore(tmp_path / "data")
+    con = store.con
+    con.executescript("DROP TRIGGER graph_unit_gone; DROP INDEX graph_units_org; ALTER TABLE graph_units DROP COLUMN org;"
+                      " DROP TABLE graph_versions;")
+    store.close()
+    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))  # (the first schema, as 06622ae made it)
+    assert eng.graph.missing == 0 and eng.store.graph_version("acme") == 0  # type: ignore[attr-defined]
+    assert {r[0] for r in eng.store.con.execute("SELECT org FROM graph_units")} == {"acme"}  # type: ignore[attr-defined]
+    before = eng.store.graph_version("acme")  # type: ignore[attr-defined]
+    eng.delete_source("acme", "default", "kb")
+    assert eng.store.graph_version("acme") > before and eng.stats()["graph"]["units"] == 0  # type: ignore[attr-defined]
     eng.close()

@@ -13,8 +13,7 @@ from typing import get_args
 import pytest
 
 from electa.answer.prompt import Prompt
-from electa.api.contract import ModeName
-from electa.config import Settings
+from electa.config import ModeName, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
 from electa.ingest.loaders import Loaded
@@ -283,18 +282,30 @@ def test_the_grading_prompt_fences_and_quarantines_each_passage() -> None:
 
 
 def test_a_timed_out_step_stops_reading_the_model() -> None:
-    pulled: list[int] = []
+    """Found by review: a step given up kept reading the model to its end (a local model then
+    generated on, holding its lock)."""
+    closed = threading.Event()
 
     class Slow:
         def stream(self, prompt: Prompt, question: str) -> Iterator[str]:
-            for i in range(50):
-                pulled.append(i)
-                time.sleep(0.02)
-                yield "x"
+            try:
+                for _ in range(50):
+                    time.sleep(0.02)
+                    yield "x"
+            except GeneratorExit:
+                closed.set()  # (closed early: the reader left)
+                raise
 
     assert LlmSteps(Slow(), timeout_s=0.1).variants("q") is None
-    time.sleep(0.2)
-    assert len(pulled) < 20  # (not read to its end: the stream was closed)
+    assert closed.wait(1.0)
+
+
+def test_an_answerer_that_fails_when_called_leaves_the_heuristic() -> None:
+    class Broken:
+        def stream(self, prompt: Prompt, question: str) -> Iterator[str]:
+            raise ConnectionError("model server down")
+
+    assert LlmSteps(Broken()).variants("q") is None
 
 
 def test_an_agents_tuned_depths_hold_in_every_mode(engine: Engine) -> None:

@@ -40,7 +40,6 @@ from electa.api.contract import (
     EventStreamResponse,
     JsonInt,
     LegWeights,
-    ModeName,
     PageUrl,
     errors,
     json_errors,
@@ -52,6 +51,7 @@ from electa.api.web import add_pages
 from electa.auth import Authenticator, Identity, RateLimiter, Scope
 from electa.auth.conversations import ConversationIds
 from electa.auth.identity import Credential
+from electa.config import ModeName
 from electa.engine import Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
@@ -446,7 +446,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         key = cache.key("search", caller, "-", body.query, body.page_url, store.version,
                         json.dumps([body.top, body.weights.as_dict() if body.weights else None, body.k, body.floor,
                                     body.calibrated_floor, agent_digest, trusted, body.judges,
-                                    person.digest if person else None, body.mode], sort_keys=True))
+                                    person.digest if person else None, body.mode if trusted else None], sort_keys=True))
         cached = cache.get(key)
         if cached is not None:
             return {**cached, "cached": True}

@@ -8,7 +8,7 @@ import itertools
 import json
 import logging
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from fastapi.responses import StreamingResponse
@@ -73,10 +73,6 @@ JsonInt = Annotated[int, BeforeValidator(_json_integer), Field(strict=False)]
 
 class EventStreamResponse(StreamingResponse):
     media_type = "text/event-stream"
-
-
-# The retrieval modes a request or an agent may name (electa.modes.MODES; a test keeps them equal).
-ModeName = Literal["standard", "hybrid", "corrective", "graph", "agentic"]
 
 
 class LegWeights(BaseModel):

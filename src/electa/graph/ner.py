@@ -65,7 +65,7 @@ def path_length(a: Any, b: Any) -> int:
 class SpacyExtractor:
     """Patterns and spaCy's named entities (see the module's docstring)."""
 
-    name = "spacy-3.8+patterns-4"
+    name = f"spacy-3.8+{PatternExtractor.name}"  # (the patterns' next version reads every unit again too)
 
     def __init__(self, model: Any | None = None) -> None:
         self.nlp = model if model is not None else load_model()
@@ -102,17 +102,21 @@ class SpacyExtractor:
         found = extract(self, title, text)
         text = text[:MAX_CHARS]
         doc = self._parse(text)
-        spans = {m.entity.key: m for m in self.mentions(text)}  # (the first mention of each key)
+        at: dict[tuple[str, int], list[Any]] = {}  # (key, sentence) -> the roots of its mentions there
+        for m in self.mentions(text):
+            span = doc.char_span(m.start, m.end, alignment_mode="expand")
+            if span is not None:
+                at.setdefault((m.entity.key, m.sentence), []).append(span.root)
         kept: list[Relation] = []
         for r in found.relations:
-            a, b = spans.get(r.source), spans.get(r.target)
             names = {r.source.split(":", 1)[0], r.target.split(":", 1)[0]}
-            if r.kind != "related" or "name" not in names or a is None or b is None:
+            if r.kind != "related" or "name" not in names:
                 kept.append(r)
                 continue
-            left, right = doc.char_span(a.start, a.end, alignment_mode="expand"), doc.char_span(b.start, b.end,
-                                                                                             alignment_mode="expand")
-            arcs = path_length(left.root, right.root) if left is not None and right is not None else 10**6
+            # The shortest path between a mention of each in one sentence (a name may be written
+            # in several: its first mention is not the one this relation came from).
+            arcs = min((path_length(a, b) for (key, sentence), roots in at.items() if key == r.source
+                        for a in roots for b in at.get((r.target, sentence), ())), default=10**6)
             if arcs <= MAX_PATH:
                 kept.append(Relation(r.source, r.target, r.kind, round(1.0 / max(1, arcs), 4), r.evidence))
         return Extracted(found.entities, tuple(kept))

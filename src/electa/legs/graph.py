@@ -36,7 +36,7 @@ import logging
 import math
 import re
 import threading
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -52,7 +52,9 @@ log = logging.getLogger(__name__)
 
 MAX_SEEDS = 8
 MAX_EDGES = 400  # edges looked at in a search, both hops (and of one node, where a loop reads them all)
-MAX_UNITS = 5000  # units of one node looked at (a node every page names says little)
+MAX_UNITS = 5000  # units of one node scored, of those the caller may see (a node every page names says little)
+# A node's edges in this order, so that the caps keep the ones that say most.
+KIND_ORDER = {"fixes": 0, "requires": 0, "part_of": 0, "related": 1, "in_section": 2}
 MAX_FRONTIER = 24  # nodes a hop walks on from
 HOP_DECAY = 0.5
 FUZZY_WEIGHT = 0.7
@@ -156,6 +158,8 @@ class GraphIndex:
         for edge in graph.edges:
             self.edges_of[edge[0]].append(edge)
             self.edges_of[edge[1]].append(edge)
+        for edges in self.edges_of.values():  # what says most first: a cap never cuts a fix for a heading
+            edges.sort(key=lambda e: KIND_ORDER.get(e[2], 1))
 
     def display(self, node: int, visible: frozenset[int]) -> str:
         """A node's name as the units the caller may see write it most often."""
@@ -218,13 +222,14 @@ class GraphIndex:
         for a seed), the heaviest way."""
         reached: dict[int, tuple[float, Edge | None]] = {s.node: (s.weight, None) for s in seeds}
         frontier = [s.node for s in seeds]
-        budget = MAX_EDGES
+        budget, looked = MAX_EDGES, 0
         for _ in range(2):
             step: dict[int, tuple[float, Edge]] = {}
             for node in frontier[:MAX_FRONTIER]:
                 weight = reached[node][0]
                 for edge in self.edges_of.get(node, ()):
-                    if budget <= 0:
+                    looked += 1
+                    if budget <= 0 or looked > 8 * MAX_EDGES:  # (edges the caller may not see cost too)
                         break
                     if edge[3] not in visible:
                         continue
@@ -257,11 +262,11 @@ class GraphIndex:
         rest: dict[int, float] = defaultdict(float)
         via: dict[int, list[int]] = defaultdict(list)  # unit -> reached nodes it names
         for node, (weight, _) in reached.items():
-            units = [u for u in self.units_of.get(node, ())[:MAX_UNITS] if u in visible]
+            units = [u for u in self.units_of.get(node, ()) if u in visible]
             if not units:
                 continue
             rarity = 1.0 / (1.0 + math.log(len(units)))
-            for u in units:
+            for u in units[:MAX_UNITS]:
                 rest[u] += weight * rarity
                 via[u].append(node)
                 if node in asked:
@@ -312,7 +317,7 @@ class GraphLeg:
 
     def __init__(self, store: GraphStore | None, extractor: str, why: str = "") -> None:
         self.store, self.extractor, self._why = store, extractor, why
-        self._cache: dict[str, tuple[int, GraphIndex]] = {}
+        self._cache: OrderedDict[str, tuple[int, GraphIndex]] = OrderedDict()
         self._building: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         self.missing = 0  # units the extractor has not read (the engine counts them)
@@ -324,8 +329,9 @@ class GraphLeg:
     def why(self) -> str:
         if self.store is None:
             return self._why
-        if self.missing:
-            return f"{self.missing} units are not in the knowledge graph yet: run `electa reindex`"
+        if self.missing:  # (no count: it is every tenant's, and a caller is one; `electa stats` says it)
+            return "some units are not in the knowledge graph yet (stored before it, or read by another extractor): run" \
+                " `electa reindex`"
         return ""
 
     def recount(self) -> None:
@@ -341,6 +347,7 @@ class GraphLeg:
         with self._lock:
             found = self._cache.get(org)
             if found is not None and found[0] == version:
+                self._cache.move_to_end(org)
                 return found[1]
             building = self._building.setdefault(org, threading.Lock())
         with building:  # (single flight: the others wait for this build and take it)
@@ -351,8 +358,11 @@ class GraphLeg:
             built = GraphIndex(self.store.org_graph(org))
             with self._lock:
                 if org not in self._cache and len(self._cache) >= MAX_CACHED:
-                    self._cache.pop(next(iter(self._cache)))
+                    gone = next(iter(self._cache))  # (the one searched longest ago)
+                    self._cache.pop(gone)
+                    self._building.pop(gone, None)
                 self._cache[org] = (version, built)
+                self._cache.move_to_end(org)
         return built
 
     def linked_names(self, query: str, caller: Caller, allowed: AllowedSet) -> list[str]:

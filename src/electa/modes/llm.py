@@ -40,8 +40,9 @@ class LlmSteps:
         failed, stop = threading.Event(), threading.Event()
 
         def run() -> None:
-            stream = self.answerer.stream(prompt, user)
+            stream = None
             try:
+                stream = self.answerer.stream(prompt, user)
                 for piece in stream:
                     if stop.is_set():
                         break  # (given up: closing the stream tells the model its reader left)
@@ -49,9 +50,12 @@ class LlmSteps:
             except Exception:
                 failed.set()
             finally:
-                close = getattr(stream, "close", None)
-                if close is not None:
-                    close()
+                try:
+                    close = getattr(stream, "close", None)
+                    if close is not None:
+                        close()
+                except Exception:
+                    failed.set()
 
         thread = threading.Thread(target=run, name="electa-mode-llm", daemon=True)
         thread.start()

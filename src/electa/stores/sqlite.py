@@ -43,7 +43,7 @@ from electa.stores.protocol import (
 )
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite_analysis import analyse_again
-from electa.stores.sqlite_graph import GRAPH_SCHEMA, GraphTables
+from electa.stores.sqlite_graph import GRAPH_SCHEMA, GraphTables, upgrade_graph
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
 from electa.stores.unit_cache import UnitCache
 from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms
@@ -288,6 +288,7 @@ class SqliteStore(OperationalTables, GraphTables):
             with self._write_lock:
                 self.con.executescript(_SCHEMA)
                 self.con.executescript(GRAPH_SCHEMA)
+                upgrade_graph(self.con)
                 add_missing_columns(self.con)  # older stores: keys gain scope, name, expiry
                 # On a column older stores gain above: made after it.
                 self.con.execute("CREATE INDEX IF NOT EXISTS feedback_person ON feedback(org, person)")

@@ -22,12 +22,10 @@ CREATE TABLE IF NOT EXISTS graph_nodes(
 -- Each unit the extractor has read (with nothing found, too), so that it is not read again.
 CREATE TABLE IF NOT EXISTS graph_units(
   chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, org TEXT NOT NULL, extractor TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS graph_units_org ON graph_units(org, extractor);
 -- Each organisation's graph moves this when a unit's reading is stored or goes, however it goes
 -- (a reader caches an organisation's graph by it: another tenant's write leaves it as it is).
 CREATE TABLE IF NOT EXISTS graph_versions(org TEXT PRIMARY KEY, version INTEGER NOT NULL);
-CREATE TRIGGER IF NOT EXISTS graph_unit_gone AFTER DELETE ON graph_units BEGIN
-  INSERT INTO graph_versions VALUES(OLD.org, 1) ON CONFLICT(org) DO UPDATE SET version = version + 1; END;
+
 CREATE TABLE IF NOT EXISTS graph_mentions(
   node_id INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
   chunk_id INTEGER NOT NULL REFERENCES graph_units(chunk_id) ON DELETE CASCADE,
@@ -45,6 +43,25 @@ CREATE TRIGGER IF NOT EXISTS graph_node_orphaned AFTER DELETE ON graph_mentions
   WHEN NOT EXISTS (SELECT 1 FROM graph_mentions WHERE node_id = OLD.node_id)
   BEGIN DELETE FROM graph_nodes WHERE id = OLD.node_id; END;
 """
+# Made once graph_units has its org column (a store of the first graph schema gains it on open).
+GRAPH_VERSIONS = """
+CREATE INDEX IF NOT EXISTS graph_units_org ON graph_units(org, extractor);
+CREATE TRIGGER IF NOT EXISTS graph_unit_gone AFTER DELETE ON graph_units BEGIN
+  INSERT INTO graph_versions VALUES(OLD.org, 1) ON CONFLICT(org) DO UPDATE SET version = version + 1; END;
+"""
+
+
+def upgrade_graph(con: sqlite3.Connection) -> None:
+    """Bring a store made with the first graph schema (no ``org`` on ``graph_units``) to this one:
+    the column is added and filled from each unit's document, then the index and trigger that
+    read it are made."""
+    columns = {row[1] for row in con.execute("PRAGMA table_info(graph_units)")}
+    if "org" not in columns:
+        con.execute("ALTER TABLE graph_units ADD COLUMN org TEXT NOT NULL DEFAULT ''")
+        con.execute("UPDATE graph_units SET org = (SELECT d.org FROM chunks c JOIN documents d ON d.id=c.document_id"
+                    " WHERE c.id=graph_units.chunk_id)")
+    con.executescript(GRAPH_VERSIONS)
+
 
 # The units the graph is read from: sections of pages and Q&A pairs (children and title units
 # repeat their parent's words; curated answers are matched by trigger, never searched).

@@ -7,10 +7,6 @@ CREATE TABLE graph_nodes(
   id bigserial PRIMARY KEY, org text NOT NULL, key text NOT NULL, kind text NOT NULL, UNIQUE(org, key));
 CREATE TABLE graph_units(
   chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, org text NOT NULL, extractor text NOT NULL);
-CREATE INDEX graph_units_org ON graph_units(org, extractor);
--- Each organisation's graph moves this when a unit's reading is stored or goes (a reader caches
--- an organisation's graph by it: another tenant's write leaves it as it is).
-CREATE TABLE graph_versions(org text PRIMARY KEY, version bigint NOT NULL);
 CREATE TABLE graph_mentions(
   node_id bigint NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
   chunk_id bigint NOT NULL REFERENCES graph_units(chunk_id) ON DELETE CASCADE, org text NOT NULL,
@@ -35,17 +31,10 @@ BEGIN
 END $$;
 CREATE TRIGGER graph_node_orphaned AFTER DELETE ON graph_mentions FOR EACH ROW EXECUTE FUNCTION graph_node_orphaned();
 
-CREATE FUNCTION graph_unit_gone() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO graph_versions VALUES (OLD.org, 1) ON CONFLICT (org) DO UPDATE SET version = graph_versions.version + 1;
-  RETURN NULL;
-END $$;
-CREATE TRIGGER graph_unit_gone AFTER DELETE ON graph_units FOR EACH ROW EXECUTE FUNCTION graph_unit_gone();
-
 DO $$
 DECLARE t text;
 BEGIN
-  FOREACH t IN ARRAY ARRAY['graph_nodes', 'graph_units', 'graph_mentions', 'graph_edges', 'graph_versions'] LOOP
+  FOREACH t IN ARRAY ARRAY['graph_nodes', 'graph_units', 'graph_mentions', 'graph_edges'] LOOP
     EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY tenant_wall ON %I USING (electa_visible(org)) WITH CHECK (electa_visible(org))', t);
