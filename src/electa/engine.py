@@ -250,8 +250,8 @@ class Engine:
         in committed batches (resumable). Returns how many were read. ``recount=False`` (after a
         write, when none was missing: the new units are read now, and a deletion makes none
         missing) spares the counts over every unit."""
-        store = self.store
-        if self.graph.store is None or not isinstance(store, GraphStore):
+        store = self.graph.store  # (a GraphStore: the leg has none otherwise)
+        if store is None:
             return 0
         done = batches = 0
         while max_batches is None or batches < max_batches:
@@ -693,13 +693,12 @@ class Engine:
             if not self.sparse.missing:
                 terms.drop_sparse_except(model)
                 self.sparse.index.rebuild()
-        if self.graph.store is not None and isinstance(terms, GraphStore):
+        if self.graph.store is not None:
             # Every unit the extractor has not read (an older store, another extractor's reading);
             # then the other extractors' readings go.
             self.read_graph_missing(batch, progress=progress, max_batches=max_batches)
             if not self.graph.missing:  # (this extractor's reading of every unit: the others' can go)
-                terms.drop_graph_except(self.extractor.name)
-                self.graph.recount()
+                self.graph.store.drop_graph_except(self.extractor.name)
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
         model_id = self.embedder.model_id
@@ -793,7 +792,7 @@ class Engine:
         judged_ms = [0.0]
 
         def one(query: str, chosen: Sequence[str] | None, factor: float, count: int, trust_graph: bool = False) -> SearchResult:
-            return self.search_legs(query, caller, top=count, legs=list(chosen) if chosen is not None else list(self.legs),
+            return self.search_legs(query, caller, top=count, legs=chosen,
                                     agent_settings=agent_settings, judges=[], trust_graph=trust_graph,
                                     depth_factor=factor, **options)
 
@@ -909,10 +908,11 @@ class Engine:
                  for h in r.hits if h.note}
         if not notes:
             return list(hits)
-        order = {unit_id: i for i, unit_id in enumerate(notes)}  # (the leg's rank order)
+        units = self.store.units(list(notes))
         by_document: dict[int, str] = {}
-        for unit_id, unit in sorted(self.store.units(list(notes)).items(), key=lambda u: order[u[0]]):
-            by_document.setdefault(unit.document_id, notes[unit_id])
+        for unit_id, note in notes.items():  # (in the leg's rank order: a document's best unit first)
+            if unit_id in units:
+                by_document.setdefault(units[unit_id].document_id, note)
         return [replace(h, graph=by_document[h.document_id]) if h.document_id in by_document else h for h in hits]
 
     def judge(self, text: str, caller: Caller, hits: Sequence[Hit], judges: Sequence[str] | None = None,

@@ -97,9 +97,9 @@ def evaluate_modes(engine: Engine, beir: BeirSet, split: str, modes: Sequence[st
             print(f"modes: {n}/{len(qids)} questions", flush=True)
     qrels = {q: beir.qrels[q] for q in qids}
     table = ModeReportTable(beir.name, split, len(qids))
+    count = max(1, len(qids))
+    judged = [q for q in qids if any(g > 0 for g in qrels[q].values())]  # (a question nothing answers: not counted)
     for mode in modes:
-        count = max(1, len(qids))
-        judged = [q for q in qids if any(g > 0 for g in qrels[q].values())]  # (a question nothing answers: not counted)
         every = sum(all(d in runs[mode][q][:10] for d, g in qrels[q].items() if g > 0) for q in judged) / max(1, len(judged))
         table.rows.append(ModeRow(mode, mean_metrics(runs[mode], qrels), first[mode] / count, searches[mode] / count,
                                   llm[mode] / count, percentile(ms[mode], 50), percentile(ms[mode], 95), fallback[mode],

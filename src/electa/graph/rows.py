@@ -15,7 +15,8 @@ import numpy as np
 
 from electa.graph.extract import Extracted
 
-# The sentence an edge keeps as evidence, cut to this many characters (a summary quotes it).
+# The sentence an edge keeps as evidence, cut to this many characters (stored with the edge; no
+# reader quotes it yet).
 EVIDENCE_CHARS = 300
 NAME_CHARS = 200
 

@@ -128,6 +128,7 @@ class GraphIndex:
 
     def __init__(self, graph: OrgGraph) -> None:
         self.graph = graph
+        self.last_visible: tuple[np.ndarray, frozenset[int]] | None = None  # (see GraphLeg._scope)
         self.key_node = {key: node for node, (key, _) in graph.nodes.items()}
         self.names: dict[str, set[int]] = defaultdict(set)  # folded name -> nodes
         self.units_of: dict[int, list[int]] = defaultdict(list)  # node -> units naming it
@@ -184,16 +185,20 @@ class GraphIndex:
             # nothing for anyone else (it would tell them what the team calls a thing).
             return any(u in visible for u in self.name_units.get((node, name), ()))
 
-        for m in PatternExtractor().mentions(question[:2000]):
+        def sees(node: int) -> bool:
+            return any(u in visible for u in self.units_of.get(node, ()))
+
+        question = question[:2000]
+        for m in PatternExtractor().mentions(question):
             node = self.key_node.get(m.entity.key)
-            if node is not None and any(u in visible for u in self.units_of.get(node, ())):
+            if node is not None and sees(node):
                 add(node, 1.0, True)
-        words = [w.casefold() for w in _WORD.findall(question[:2000])][:MAX_WORDS]
+        words = [w.casefold() for w in _WORD.findall(question)][:MAX_WORDS]
         linked_words: set[int] = set()
         for n in range(min(MAX_NGRAM, len(words)), 0, -1):
             for i in range(len(words) - n + 1):
                 gram = words[i:i + n]
-                if n == 1 and (gram[0] in STOPWORDS or (len(gram[0]) < 3 and not any(c.isdigit() for c in gram[0]))):
+                if n == 1 and len(gram[0]) < 3 and not any(c.isdigit() for c in gram[0]):
                     continue
                 if gram[0] in STOPWORDS or gram[-1] in STOPWORDS:
                     continue
@@ -203,8 +208,8 @@ class GraphIndex:
                         if seen(node, candidate):
                             add(node, 1.0, True)
                             linked_words.update(range(i, i + n))
-                for node in self.leaves.get(name, ()) if n > 1 or name not in STOPWORDS else ():
-                    if any(u in visible for u in self.units_of.get(node, ())):
+                for node in self.leaves.get(name, ()):
+                    if sees(node):
                         add(node, LEAF_WEIGHT, False)
                         linked_words.update(range(i, i + n))
         tried = [w for i, w in enumerate(words) if i not in linked_words and len(w) >= 5 and w not in STOPWORDS]
@@ -278,12 +283,13 @@ class GraphIndex:
                 if between and edge[3] in visible and edge not in stated[edge[3]]:
                     stated[edge[3]].append(edge)
                     rest[edge[3]] += 0.5 * edge[4]
-        scored = sorted(rest, key=lambda u: (-(len(named[u]) + rest[u] / (1.0 + rest[u])), u))[:depth]
-        notes = {u: self.summary(u, seeds, reached, named[u], via[u], stated[u], visible) for u in scored}
-        return GraphHits(((u, len(named[u]) + rest[u] / (1.0 + rest[u])) for u in scored), notes)
+        score = {u: len(named[u]) + rest[u] / (1.0 + rest[u]) for u in rest}
+        scored = sorted(rest, key=lambda u: (-score[u], u))[:depth]
+        notes = {u: self.summary(reached, named[u], via[u], stated[u], visible) for u in scored}
+        return GraphHits(((u, score[u]) for u in scored), notes)
 
-    def summary(self, unit: int, seeds: list[Seed], reached: dict[int, tuple[float, Edge | None]],
-                named: set[int], via: list[int], stated: list[Edge], visible: frozenset[int]) -> str:
+    def summary(self, reached: dict[int, tuple[float, Edge | None]], named: set[int], via: list[int],
+                stated: list[Edge], visible: frozenset[int]) -> str:
         """How ``unit`` connects to the question, in a line: what it names, what it states
         between the question's entities, and the path to what it names beyond them."""
         def name(node: int) -> str:
@@ -365,20 +371,29 @@ class GraphLeg:
                 self._cache.move_to_end(org)
         return built
 
+    def _scope(self, caller: Caller, allowed: AllowedSet) -> tuple[GraphIndex, frozenset[int]]:
+        """The caller's organisation's graph and the units of it the caller may see (the last
+        answer kept: a mode's several searches for one caller pass the same allowed set)."""
+        index = self.index(caller.org)
+        last = index.last_visible
+        if last is not None and last[0] is allowed.ids:
+            return index, last[1]
+        visible = index.graph.visible(allowed.ids)
+        index.last_visible = (allowed.ids, visible)
+        return index, visible
+
     def linked_names(self, query: str, caller: Caller, allowed: AllowedSet) -> list[str]:
         """The names (as the caller's units write them) of the nodes ``query`` links to: the
         graph mode's entities without an LLM (SPEC E7)."""
         if self.store is None:
             return []
-        index = self.index(caller.org)
-        visible = index.graph.visible(np.asarray(allowed.ids))
+        index, visible = self._scope(caller, allowed)
         return [index.display(s.node, visible) for s in index.link(query, visible)] if visible else []
 
     def search(self, query: str, caller: Caller, allowed: AllowedSet, depth: int) -> GraphHits:
         if self.store is None:
             return GraphHits()
-        index = self.index(caller.org)
-        visible = index.graph.visible(np.asarray(allowed.ids))
+        index, visible = self._scope(caller, allowed)
         if not visible:
             return GraphHits()
         return index.rank(query, visible, depth)

@@ -17,7 +17,7 @@ import re
 import time
 
 from electa.modes.heuristics import decompose, entity_names
-from electa.modes.protocol import ModeContext, leg_results, merge, timings, wide
+from electa.modes.protocol import ModeContext, finish, merge, wide
 from electa.types import Hit, ModeReport, SearchResult
 
 COVERED_WITHIN = 3  # a sub-question is covered when one of its first three passages passes
@@ -82,5 +82,5 @@ class AgenticMode:
         covered = [g for g in goals if any(h.passes for h in found[g].hits[:COVERED_WITHIN])]
         notes = tuple(f"{'covered' if g in covered else 'not covered'}: {g}" for g in goals)
         hits, stages = ctx.judge(text, merge(results))
-        return (SearchResult(text, tuple(hits[: ctx.top]), leg_results(results), timings(results), tuple(stages)),
+        return (finish(ctx, text, hits, stages, results),
                 ModeReport(self.name, llm=asked is not None, steps=tuple(steps), rounds=rounds, notes=notes))

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from electa.modes.heuristics import expand_query
-from electa.modes.protocol import ModeContext, leg_results, merge, timings, wide
+from electa.modes.protocol import ModeContext, finish, merge, wide
 from electa.types import Hit, ModeReport, SearchResult
 
 GRADED = 5
@@ -49,7 +49,7 @@ class CorrectiveMode:
             hits, graded = self._graded(ctx, text, merge(results))
             llm = llm or graded
         judged, stages = ctx.judge(text, hits)
-        return (SearchResult(text, tuple(judged[: ctx.top]), leg_results(results), timings(results), tuple(stages)),
+        return (finish(ctx, text, judged, stages, results),
                 ModeReport(self.name, llm=llm, steps=tuple(f"rewrite: {s}" for s in steps), rounds=rounds))
 
     @staticmethod

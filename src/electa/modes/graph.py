@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from electa.modes.heuristics import entity_names
-from electa.modes.protocol import ModeContext, leg_results, merge, timings, wide
+from electa.modes.protocol import ModeContext, finish, merge, wide
 from electa.types import ModeReport, SearchResult
 
 ENTITY_WEIGHT = 0.5
@@ -42,5 +42,5 @@ class GraphMode:
                        primary=True)
         hits, stages = ctx.judge(text, merged)
         notes = () if ctx.graph else ("the graph leg is unavailable: entity expansion over the other legs",)
-        return (SearchResult(text, tuple(hits[: ctx.top]), leg_results(results), timings(results), tuple(stages)),
+        return (finish(ctx, text, hits, stages, results),
                 ModeReport(self.name, llm=asked is not None, steps=tuple(steps), notes=notes))

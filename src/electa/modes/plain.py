@@ -5,18 +5,15 @@ terms dense similarity misses)."""
 
 from __future__ import annotations
 
-from electa.modes.protocol import ModeContext
+from electa.modes.protocol import ModeContext, finish
 from electa.types import ModeReport, SearchResult
 
 
 class StandardMode:
     name = "standard"
 
-    def legs(self, ctx: ModeContext) -> list[str]:
-        return ["dense"]
-
     def run(self, ctx: ModeContext, text: str) -> tuple[SearchResult, ModeReport]:
-        return one_search(ctx, text, self.legs(ctx)), ModeReport(self.name)
+        return one_search(ctx, text, ["dense"]), ModeReport(self.name)
 
 
 class HybridMode:
@@ -27,14 +24,11 @@ class HybridMode:
 
     name = "hybrid"
 
-    def legs(self, ctx: ModeContext) -> list[str]:
-        return list(ctx.legs)
-
     def run(self, ctx: ModeContext, text: str) -> tuple[SearchResult, ModeReport]:
-        return one_search(ctx, text, self.legs(ctx)), ModeReport(self.name)
+        return one_search(ctx, text, list(ctx.legs)), ModeReport(self.name)
 
 
 def one_search(ctx: ModeContext, text: str, legs: list[str]) -> SearchResult:
     result = ctx.search(text, legs, 1.0, ctx.shown)
     hits, stages = ctx.judge(text, result.hits)
-    return SearchResult(text, tuple(hits[: ctx.top]), result.legs, dict(result.timings_ms), tuple(stages))
+    return finish(ctx, text, hits, stages, [result])

@@ -10,7 +10,7 @@ LLM step ran or its heuristic stood in, and each query it searched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -68,7 +68,7 @@ class Mode(Protocol):
     def run(self, ctx: ModeContext, text: str) -> tuple[SearchResult, ModeReport]: ...
 
 
-def merge(results: Sequence[SearchResult], weights: Sequence[float] | None = None, lift: float = LIFT,
+def merge(results: Sequence[SearchResult], weights: Sequence[float] | None = None,
           deciding: Sequence[bool] | None = None, primary: bool = False) -> list[Hit]:
     """The hits of several searches as one list, one hit per document.
 
@@ -76,7 +76,7 @@ def merge(results: Sequence[SearchResult], weights: Sequence[float] | None = Non
     the lists are fused by rank: each list gives ``weight / (k + rank)`` (k = :data:`MERGE_K`),
     RRF as RAG-Fusion merges a question's rewrites, and a document is shown by its
     highest-scored instance. With ``primary``, the first search is the question's own and keeps
-    its order (C4's order value, each of its hits nudged by ``lift`` × its agreement across all
+    its order (C4's order value, each of its hits nudged by LIFT × its agreement across all
     the lists, normalised); the documents only the other searches found follow, by agreement, and
     show their own instance.
 
@@ -116,7 +116,7 @@ def merge(results: Sequence[SearchResult], weights: Sequence[float] | None = Non
     for doc, hit in best.items():
         if doc in own:  # the question's own instance, in its own order
             merged.append(replace(own[doc], passes=passes[doc], fused=agreement[doc],
-                                  sort_key=own[doc].sort_key + lift * agreement[doc] / most))
+                                  sort_key=own[doc].sort_key + LIFT * agreement[doc] / most))
         else:
             key = agreement[doc] / most - (2.0 if primary else 0.0)  # (after every hit of the question's own)
             merged.append(replace(hit, passes=passes[doc], fused=agreement[doc], sort_key=key))
@@ -133,11 +133,16 @@ def leg_results(results: Sequence[SearchResult]) -> tuple:  # type: ignore[type-
     return tuple(r for result in results for r in result.legs)
 
 
-def timings(results: Sequence[SearchResult], extra: Mapping[str, float] | None = None) -> dict[str, float]:
+def timings(results: Sequence[SearchResult]) -> dict[str, float]:
     """The searches' timings summed per stage."""
     out: dict[str, float] = {}
     for result in results:
         for stage, ms in result.timings_ms.items():
             out[stage] = out.get(stage, 0.0) + ms
-    out.update(extra or {})
     return out
+
+
+def finish(ctx: ModeContext, text: str, hits: Sequence[Hit], stages: Sequence[Stage],
+           results: Sequence[SearchResult]) -> SearchResult:
+    """What a mode returns: its first ``ctx.top`` hits, every leg result and timing of its searches."""
+    return SearchResult(text, tuple(hits[: ctx.top]), leg_results(results), timings(results), tuple(stages))

@@ -998,12 +998,6 @@ class SqliteStore(OperationalTables, GraphTables):
             con.executemany("INSERT INTO meta VALUES(?, '1') ON CONFLICT(key) DO UPDATE SET"
                             " value = CAST(value AS INTEGER) + 1", [("vector_backfills",), (f"vector_backfills:{model_id}",)])
 
-    def _bump_backfills(self, con: sqlite3.Connection) -> None:
-        """Move :attr:`version` (and so every cached result) for data added to units stored
-        earlier that is no dense vector (their graph): no vector index refetches anything."""
-        con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
-                    " value = CAST(value AS INTEGER) + 1")
-
     def drop_vectors_except(self, model_id: str, also: Sequence[str] = ()) -> None:
         with self.transaction() as con:
             kept = (model_id, *also)

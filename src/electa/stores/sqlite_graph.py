@@ -1,7 +1,7 @@
 """The embedded store's knowledge graph (SPEC A6; :class:`electa.stores.protocol.GraphStore`).
 
 A mixin of :class:`electa.stores.sqlite.SqliteStore` (which provides ``con``, ``transaction()``
-and ``_bump_backfills``), kept apart so the index-keeping half of the store stays readable. The
+and ``snapshot()``), kept apart so the index-keeping half of the store stays readable. The
 model is :mod:`electa.graph.rows`': nodes per organisation, mentions and edges per unit.
 Deletion needs no code of its own: a unit deleted cascades to its ``graph_units`` row, that to
 its mentions and edges, and the trigger removes a node whose last mention went.
@@ -81,8 +81,12 @@ class GraphTables:
     def snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
 
-    def _bump_backfills(self, con: sqlite3.Connection) -> None:
-        raise NotImplementedError
+    @staticmethod
+    def _bump_backfills(con: sqlite3.Connection) -> None:
+        """Move the store's :attr:`version` (and so every cached result) for data added to units
+        stored earlier that is no dense vector (their graph): no vector index refetches anything."""
+        con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
+                    " value = CAST(value AS INTEGER) + 1")
 
     def units_missing_graph(self, extractor: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
         return [(int(r[0]), r[1], r[2]) for r in self.con.execute(
