@@ -222,6 +222,7 @@ def test_the_caps_count_what_the_caller_may_see(tmp_path: Path, monkeypatch: pyt
     eng.close()
 
 
+@pytest.mark.embedded  # (the embedded store's own tables; PostgreSQL's change is migration 0012)
 def test_a_store_of_the_first_graph_schema_opens_and_keeps_its_graph(tmp_path: Path) -> None:
     """Found by review: graph_units gained an org column in place; a store made before would not open."""
     from electa.stores.sqlite import SqliteStore
