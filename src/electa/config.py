@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # The retrieval modes (electa.modes.MODES; a test keeps them equal): what ELECTA_MODE, a request and
 # an agent may name.
-ModeName = Literal["standard", "hybrid", "corrective", "graph", "agentic"]
+ModeName = Literal["standard", "hybrid", "corrective", "graph", "agentic", "multimodal"]
 
 
 class Settings(BaseSettings):
@@ -56,7 +56,7 @@ class Settings(BaseSettings):
     # graph leg runs in the graph, corrective and agentic modes, or when a search names it
     # (`--legs graph`); it is not one of the default legs (hybrid's).
     graph: str = "patterns"
-    # The retrieval mode (SPEC F; electa.modes): standard, hybrid, corrective, graph or agentic. An
+    # The retrieval mode (SPEC F; electa.modes): standard, hybrid, corrective, graph, agentic or multimodal. An
     # agent's own (`retrieval.mode`) wins over this, and a request's over both; the default is
     # hybrid. The modes of several searches take at most mode_rounds rounds (rewrites, hops) and
     # stop starting searches after mode_budget_ms.

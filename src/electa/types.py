@@ -160,6 +160,20 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """An image in a passage (SPEC F, ``multimodal``): where it is (``src``: an http(s) address,
+    resolved against its page's, or a path; '' when the source gave none that is safe to show),
+    its alt text, its title and its caption (:mod:`electa.ingest.figures`). ``match``: the share
+    of the question's words its description holds (0 when not scored)."""
+
+    src: str
+    alt: str = ""
+    title: str = ""
+    caption: str = ""
+    match: float = 0.0
+
+
+@dataclass(frozen=True)
 class LegHit:
     """One candidate as a leg ranked it. ``unit_id`` is the stored chunk id."""
 
@@ -219,6 +233,8 @@ class Hit:
     lang: str = ""
     # How it connects to the question's entities, when the graph leg found it (SPEC B5).
     graph: str = ""
+    # The passage's images, those the question describes first (the multimodal mode's; SPEC F).
+    images: tuple[Figure, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -320,6 +336,8 @@ def hit_json(hit: Hit, server_paths: bool = True) -> dict[str, Any]:
                    "contribution": round(v.contribution, 6)} for v in hit.votes],
         "judged": {name: round(value, 6) for name, value in hit.judged},
         "lang": hit.lang, "graph": hit.graph, "text": hit.text,
+        "images": [{"src": f.src, "alt": f.alt, "title": f.title, "caption": f.caption, "match": round(f.match, 4)}
+                   for f in hit.images],
     }
 
 

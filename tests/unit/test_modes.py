@@ -68,7 +68,8 @@ def _urls(result) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_the_api_names_exactly_the_modes_there_are() -> None:
-    assert set(get_args(ModeName)) == set(MODES) == {"standard", "hybrid", "corrective", "graph", "agentic"}
+    assert set(get_args(ModeName)) == set(MODES) == {"standard", "hybrid", "corrective", "graph", "agentic",
+                                                            "multimodal"}
 
 
 def test_the_request_wins_then_the_agent_then_the_environment_then_hybrid(tmp_path: Path) -> None:
@@ -96,7 +97,8 @@ def test_an_unknown_mode_runs_standard_and_says_so(engine: Engine) -> None:
 
 def test_standard_is_the_dense_leg_hybrid_the_default_legs_and_graph_adds_the_graphs(engine: Engine) -> None:
     assert {r.leg for r in engine.search("refund", Caller("acme"), mode="standard").legs} == {"dense"}
-    assert {r.leg for r in engine.search("refund", Caller("acme"), mode="hybrid").legs} == {"fulltext", "dense", "qa"}
+    for name in ("hybrid", "multimodal"):
+        assert {r.leg for r in engine.search("refund", Caller("acme"), mode=name).legs} == {"fulltext", "dense", "qa"}
     for name in ("graph", "corrective", "agentic"):
         assert {r.leg for r in engine.search("refund", Caller("acme"), mode=name).legs} == {"fulltext", "dense", "qa", "graph"}
     # Legs named run as named, no mode.

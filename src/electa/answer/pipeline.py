@@ -12,7 +12,8 @@ The events (the SSE contract, :data:`SSE_CONTRACT`):
 - ``reset`` ``{"reason": "answerer_failed", "incident": str}``: the answerer failed part-way;
   discard every token shown so far. The extractive answer's tokens follow. Citations, checks,
   the stored turn and usage count only the text after the reset.
-- ``citations`` ``{"citations": [{"id", "title", "url"}]}``: the sources the answer cites.
+- ``citations`` ``{"citations": [{"id", "title", "url"}]}``: the sources the answer cites (in the
+  multimodal mode, a cited passage's images too: ``"images": [{"src", "alt", "caption"}]``).
 - ``done``: confidence, flags, the search query, checks, timings; ``cached`` says whether the
   events were replayed from the result cache, and ``cache: "unavailable"`` that a shared cache
   (Redis) was down and skipped. Always the last event of a complete answer.
@@ -68,7 +69,8 @@ SSE_CONTRACT = """Server-Sent Events, in this order:
 - `reset` `{"reason": "answerer_failed", "incident": "…"}`: the language model failed part-way;
   discard every token shown so far. The extractive answer's tokens follow; citations, checks,
   the stored turn and usage count only the text after the reset.
-- `citations` `{"citations": [{"id": 1, "title": "…", "url": "…"}]}`.
+- `citations` `{"citations": [{"id": 1, "title": "…", "url": "…"}]}` (the multimodal mode adds a cited
+  passage's `images`: `[{"src", "alt", "caption"}]`).
 - `done` `{"confidence", "low_confidence", "strict", "cached", "conversation_id", "search_query",
   "unsupported", "answerer", "fallback", "incident", "legs", "timings_ms", "stages"}` (`stages`: what
   each judge after fusion did, with `ran`, `changed`, `ms`, `scored`, `considered`, `note`; small talk and curated
@@ -272,7 +274,10 @@ class AskPipeline:
         text, incident = yield from self._generate(prompt, req.question, self._extractive_for(req.caller, other_language))
         cited = [passages[i - 1] for i in citations(text, len(passages))]
         yield AnswerEvent("citations", {"citations": [
-            {"id": passages.index(p) + 1, "title": quarantine(p.hit.title), "url": p.hit.url} for p in cited]})
+            {"id": passages.index(p) + 1, "title": quarantine(p.hit.title), "url": p.hit.url,
+             # (the multimodal mode's: the cited passage's images, those the question describes first)
+             **({"images": [{"src": f.src, "alt": quarantine(f.alt), "caption": quarantine(f.caption)}
+                            for f in p.hit.images]} if p.hit.images else {})} for p in cited]})
         best = max(((h.probability if h.probability is not None else h.score) for h in passing), default=0.3)
         yield AnswerEvent("done", {
             "confidence": round(best, 4), "low_confidence": len(passing) < 2, "strict": not passages,

@@ -188,7 +188,7 @@ class AgentIn(BaseModel):
     top_k: JsonInt = Field(4, ge=1, le=20, description="Passages that reach the prompt.")
     weights: LegWeights | None = Field(None, description="Per-leg RRF weights for this agent.")
     mode: ModeName | None = Field(None, description="The agent's retrieval mode (default: the server's ELECTA_MODE, else"
-                                  " hybrid): standard, hybrid, corrective, graph or agentic.")
+                                  " hybrid): standard, hybrid, corrective, graph, agentic or multimodal.")
     name: str = "Assistant"
     business: str = ""
     tone: str = "friendly and concise"

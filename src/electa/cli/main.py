@@ -107,8 +107,8 @@ def _print_report(report: IngestReport) -> None:
 @click.option("--weights", default=None, help="Per-leg RRF weights, e.g. fulltext=1,dense=1,qa=0.5.")
 @click.option("--legs", "leg_names", default=None,
               help="The legs to run, e.g. fulltext,dense,qa,graph (default: fulltext, dense, qa, and sparse when on).")
-@click.option("--mode", default=None, help="The retrieval mode: standard, hybrid, corrective, graph or agentic (default:"
-              " the agent's, else ELECTA_MODE, else hybrid).")
+@click.option("--mode", default=None, help="The retrieval mode: standard, hybrid, corrective, graph, agentic or"
+              " multimodal (default: the agent's, else ELECTA_MODE, else hybrid).")
 @click.option("--k", "rrf_k", type=float, default=None, help="RRF k (default 60).")
 @click.option("--floor", type=float, default=None, help="Absolute-score floor (default 0.4).")
 @click.option("--all", "show_all", is_flag=True, help="Show hits under the floor too.")
@@ -143,6 +143,9 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
     for i, h in enumerate(hits, 1):
         if h.graph:
             click.echo(f"#{i} graph: {h.graph}")
+        for f in h.images:
+            said = " / ".join(dict.fromkeys(p for p in (f.alt, f.title, f.caption) if p))
+            click.echo(f"#{i} image: {f.src or '(no address)'} {said}")
     ran = ", ".join(f"{r.leg} {r.status.value} {r.elapsed_ms:.1f}ms" for r in result.legs)
     click.echo(f"\nlegs: {ran}; total {result.timings_ms.get('total', 0):.1f}ms")
     if result.mode is not None:
@@ -364,7 +367,8 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
 @click.option("--ltr", "ltr_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A ranker written by `electa train-ltr --out` (trained on another split): adds 'scored+ltr' rows.")
 @click.option("--mode", "modes", multiple=True,
-              help="Retrieval modes side by side, one row each (standard, hybrid, corrective, graph, agentic; 'all').")
+              help="Retrieval modes side by side, one row each (standard, hybrid, corrective, graph, agentic,"
+              " multimodal; 'all').")
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, runs_dir: Path | None,

@@ -17,6 +17,7 @@ from typing import Any
 
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
+from electa.ingest.figures import image_line, without_data_uris
 from electa.types import CuratedAnswer, Document, QAPair, Section
 
 
@@ -107,7 +108,7 @@ def load_markdown(name: str, data: bytes) -> Loaded:
             if sep:
                 meta[key.strip().lower()] = value.strip().strip("\"'")
         text = text[match.end() :]
-    text = _without_comments(text)
+    text = without_data_uris(_without_comments(text))
     items: list[tuple[int, str] | str] = []
     title = meta.get("title", "")
     in_code = False
@@ -168,8 +169,22 @@ def load_html(name: str, data: bytes) -> Loaded:
     root = tree.css_first("main") or tree.css_first("article") or tree.body
     items: list[tuple[int, str] | str] = []
     last_run = ""
+    figure_of_last_image = 0  # the <figure> the last image line came from (its caption joins it)
     for node in root.traverse(include_text=False):
         tag = node.tag
+        if tag == "img":
+            line = _image(node)
+            if line:
+                items.extend(([""] if items else []) + [line])
+                figure_of_last_image, last_run = _figure(node), ""
+            continue
+        if tag == "figcaption" and figure_of_last_image and _figure(node) == figure_of_last_image \
+                and items and items[-1].startswith("!["):  # type: ignore[union-attr]
+            words = node.text(separator=" ", strip=True)
+            if words:
+                items.append(words)  # the line right after the image: its caption (electa.ingest.figures)
+            figure_of_last_image = 0
+            continue
         if tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
             words = node.text(separator=" ", strip=True)
             if words and not (tag == "h1" and words == title):
@@ -208,6 +223,25 @@ def load_html(name: str, data: bytes) -> Loaded:
         items = [words] if words else []
     doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items), name)
     return Loaded(documents=[doc], note=note)
+
+
+def _image(node: Any) -> str:
+    """An ``<img>`` as a passage keeps it (:func:`electa.ingest.figures.image_line`); '' for a
+    decorative one (``alt=""`` and nothing else to say, as the accessibility rules mark one)."""
+    attrs = node.attributes
+    src = attrs.get("src") or attrs.get("data-src") or ""
+    alt, title = attrs.get("alt"), attrs.get("title") or ""
+    if alt is not None and not alt.strip() and not title.strip() and _figure(node) == 0:
+        return ""
+    return image_line(alt or "", src, title)
+
+
+def _figure(node: Any) -> int:
+    """The ``<figure>`` a node sits in (0 for none)."""
+    parent = node.parent
+    while parent is not None and parent.tag != "figure":
+        parent = parent.parent
+    return int(parent.mem_id) if parent is not None else 0
 
 
 def load_text(name: str, data: bytes) -> Loaded:

@@ -14,11 +14,13 @@ from collections.abc import Mapping
 from electa.modes.agentic import AgenticMode
 from electa.modes.corrective import CorrectiveMode
 from electa.modes.graph import GraphMode
+from electa.modes.multimodal import MultimodalMode
 from electa.modes.plain import HybridMode, StandardMode
 from electa.modes.protocol import Mode, ModeContext
 from electa.types import ModeReport
 
-MODES: dict[str, Mode] = {m.name: m for m in (StandardMode(), HybridMode(), CorrectiveMode(), GraphMode(), AgenticMode())}
+MODES: dict[str, Mode] = {m.name: m for m in (StandardMode(), HybridMode(), CorrectiveMode(), GraphMode(), AgenticMode(),
+                                       MultimodalMode())}
 DEFAULT_MODE = "hybrid"
 FALLBACK_MODE = "standard"
 
@@ -33,7 +35,7 @@ def resolve_mode(requested: str | None, stored: Mapping[str, object] | None, env
     >>> resolve_mode(None, None, None).name, resolve_mode(None, {}, "corrective").source
     ('hybrid', 'environment')
     >>> resolve_mode("turbo", None, None).fallback
-    "unknown mode 'turbo' (from the request): standard ran; valid: standard, hybrid, corrective, graph, agentic"
+    "unknown mode 'turbo' (from the request): standard ran; valid: standard, hybrid, corrective, graph, agentic, multimodal"
     """
     retrieval = (stored or {}).get("retrieval")
     agent = retrieval.get("mode") if isinstance(retrieval, Mapping) else None

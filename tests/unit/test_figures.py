@@ -1,0 +1,162 @@
+"""Images in sources and the multimodal mode (issue 11, SPEC F): what the loaders keep of an image,
+what a search reads back, and what the mode returns, on hand-written pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from electa.config import Settings
+from electa.embedders.hashing import HashEmbedder
+from electa.engine import Engine
+from electa.ingest.figures import figures_in
+from electa.ingest.loaders import Loaded, load_html, load_markdown
+from electa.types import Access, Caller
+from tests.conftest import page
+
+EXPORT_HTML = b"""<html><head><title>Exporting</title>
+<link rel="canonical" href="https://help.acme.test/docs/export"></head><body>
+<nav><img src="/logo.png" alt="Acme logo"></nav>
+<main><h1>Exporting</h1><p>Open the export menu and pick a format.</p>
+<figure><img src="img/export-dialog.png" alt="The Export dialog with CSV selected" title="Export dialog">
+<figcaption>Figure 1: choosing CSV</figcaption></figure>
+<p>Press <img src="spinner.gif" alt=""> and wait.</p>
+<p><img data-src="lazy/row-limit.png" alt="Row limit field"></p>
+<p><img src="javascript:alert(1)" alt="Click [here]"></p>
+</main></body></html>"""
+
+
+def test_html_keeps_each_image_with_its_caption_and_drops_decoration_and_page_chrome() -> None:
+    doc = load_html("export.html", EXPORT_HTML).documents[0]
+    assert "![The Export dialog with CSV selected](img/export-dialog.png \"Export dialog\")\nFigure 1: choosing CSV" in doc.text
+    found = [(f.src, f.alt, f.title, f.caption) for f in figures_in(doc.text, doc.url)]
+    assert found == [
+        ("https://help.acme.test/docs/img/export-dialog.png", "The Export dialog with CSV selected", "Export dialog",
+         "Figure 1: choosing CSV"),
+        ("https://help.acme.test/docs/lazy/row-limit.png", "Row limit field", "", ""),
+        ("", "Click (here)", "", ""),  # the address is not one a browser may load: its words stay, it does not
+    ]
+    assert "logo" not in doc.text.casefold() and "spinner" not in doc.text  # navigation, and a decorative image
+
+
+def test_markdown_keeps_images_as_written_and_no_data_uri_payload() -> None:
+    payload = "iVBORw0KGgo" * 50_000
+    text = (f"# Editor\n\n![The invoice editor](shots/editor.png)\n*A draft invoice, open*\n\n"
+            f"![Logo](data:image/png;base64,{payload})\n")
+    doc = load_markdown("editor.md", text.encode()).documents[0]
+    assert payload[:40] not in doc.text and "![Logo]()" in doc.text
+    assert [(f.src, f.caption) for f in figures_in(doc.text)] == [("shots/editor.png", "A draft invoice, open"), ("", "")]
+
+
+@pytest.mark.parametrize("hostile", [
+    "![" * 20_000, "![a](" + "x" * 100_000, "<img " + "alt=x " * 10_000 + ">", "![a](<" + "b" * 5000 + ">)" * 200,
+    "![" + "]" * 5000 + "(x)",
+])
+def test_hostile_passages_are_read_quickly_and_bounded(hostile: str) -> None:
+    import time
+
+    start = time.perf_counter()
+    found = figures_in(hostile)
+    assert len(found) <= 12 and time.perf_counter() - start < 2.0
+
+
+PAGES = [
+    page("e", "Exporting", "Open the export menu.\n\n![The Export dialog with the CSV option selected](img/export-dialog.png)\n"
+         "Figure 1: choosing CSV", "https://help.acme.test/export"),
+    page("s", "Screenshots in tickets", "Attach a screenshot to your ticket: support reads screenshots first. The export"
+         " dialog and every other dialog can be captured with your system's screenshot key.", "https://help.acme.test/tickets"),
+    page("r", "Refund policy", "Annual plans are refunded within 30 days of purchase.", "https://help.acme.test/refunds"),
+]
+
+
+@pytest.fixture
+def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
+    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
+    eng.ingest_loaded("kb", Loaded(PAGES), Access("acme"))
+    yield eng
+    eng.close()
+
+
+def test_multimodal_returns_the_image_asked_for_with_its_page_first(engine: Engine) -> None:
+    question = "Show me a screenshot of the export dialog"
+    hybrid = engine.search(question, Caller("acme"), mode="hybrid")
+    assert hybrid.hits[0].url == "https://help.acme.test/tickets" and not any(h.images for h in hybrid.hits)
+    result = engine.search(question, Caller("acme"), mode="multimodal")
+    first = result.hits[0]
+    assert first.url == "https://help.acme.test/export"
+    assert [(f.src, f.caption, f.match) for f in first.images] == [
+        ("https://help.acme.test/img/export-dialog.png", "Figure 1: choosing CSV", 1.0)]
+    assert result.mode.name == "multimodal" and result.mode.llm is False
+    assert result.mode.steps == ("without the words that ask to be shown: export dialog",)
+    assert "the question asks to be shown" in result.mode.notes[0]
+
+
+def test_multimodal_without_images_is_the_hybrid_order(engine: Engine) -> None:
+    for question in ("How do refunds work?", "Can I attach a file to a ticket?"):
+        hybrid = [h.url for h in engine.search(question, Caller("acme"), mode="hybrid").hits]
+        multimodal = engine.search(question, Caller("acme"), mode="multimodal")
+        assert [h.url for h in multimodal.hits if not h.images] == [u for u in hybrid if u != "https://help.acme.test/export"]
+        assert multimodal.mode.steps == ()
+
+
+def test_images_of_pages_a_caller_may_not_see_are_never_returned(tmp_path: Path) -> None:
+    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
+    eng.ingest_loaded("kb", Loaded(PAGES), Access("acme"))
+    secret = page("x", "Exporting (beta)", "![The new Export dialog, unreleased](https://in/beta-export.png)", "https://in/beta")
+    eng.ingest_loaded("team", Loaded([secret]), Access("acme", principals=("team:core",)))
+    eng.ingest_loaded("other", Loaded([page("g", "Globex export", "![Globex Export dialog](https://globex/x.png)",
+                                            "https://globex/export")]), Access("globex"))
+    shown = {f.src for h in eng.search("screenshot of the export dialog", Caller("acme"), mode="multimodal", top=50).hits
+             for f in h.images}
+    assert shown == {"https://help.acme.test/img/export-dialog.png"}
+    member = Caller("acme", principals=frozenset({"team:core"}))
+    assert "https://in/beta-export.png" in {f.src for h in eng.search("export dialog screenshot", member, mode="multimodal",
+                                                                         top=50).hits for f in h.images}
+    eng.close()
+
+
+def test_the_api_and_the_answer_return_the_images(engine: Engine) -> None:
+    from fastapi.testclient import TestClient
+
+    from electa.api.app import create_app
+
+    engine.store.add_organisation("acme")
+    key = engine.store.add_api_key("acme", "admin")[0]
+    client = TestClient(create_app(engine, "admin-token"), raise_server_exceptions=False)
+    headers = {"Authorization": f"Bearer {key}"}
+    out = client.post("/v1/search", json={"query": "What does the export dialog look like?", "mode": "multimodal"},
+                      headers=headers).json()
+    assert out["mode"]["name"] == "multimodal"
+    assert out["hits"][0]["images"] == [{"src": "https://help.acme.test/img/export-dialog.png",
+                                         "alt": "The Export dialog with the CSV option selected", "title": "",
+                                         "caption": "Figure 1: choosing CSV", "match": 1.0}]
+    assert client.put("/v1/agents/default", json={"mode": "multimodal", "threshold": 0.0}, headers=headers).status_code == 200
+    with client.stream("POST", "/v1/ask", json={"question": "What does the export dialog look like?", "agent": "default"},
+                       headers=headers) as response:
+        body = "".join(response.iter_text())
+    assert response.status_code == 200 and '"images": [{"src": "https://help.acme.test/img/export-dialog.png"' in body
+
+
+def test_the_cli_ingests_html_images_and_prints_them_with_their_page(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from electa.cli.main import cli
+
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "export.html").write_bytes(EXPORT_HTML)
+    data = ["--data", str(tmp_path / "data"), "--embedder", "hash"]
+    runner = CliRunner()
+    out = runner.invoke(cli, ["ingest", str(tmp_path / "kb"), *data, "--org", "acme", "--no-progress"])
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(cli, ["search", "screenshot of the export dialog", *data, "--org", "acme", "--mode", "multimodal"])
+    assert out.exit_code == 0, out.output
+    assert ("#1 image: https://help.acme.test/docs/img/export-dialog.png The Export dialog with CSV selected / Export dialog"
+            " / Figure 1: choosing CSV") in out.output
+    out = runner.invoke(cli, ["search", "screenshot of the export dialog", *data, "--org", "acme", "--mode", "multimodal",
+                              "--json"])
+    images = json.loads(out.output)["hits"][0]["images"]
+    assert [i["src"] for i in images] == ["https://help.acme.test/docs/img/export-dialog.png",
+                                          "https://help.acme.test/docs/lazy/row-limit.png", ""]
