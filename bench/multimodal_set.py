@@ -34,23 +34,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from multihop_set import pages  # (a folder's pages by file name; bench/ is on the path when run)
+
 from electa.config import Settings
 from electa.engine import Engine
 from electa.ingest.figures import figures_in
-from electa.ingest.loaders import LOADERS, Loaded, loader_for
+from electa.ingest.loaders import Loaded
 from electa.types import Access, Caller, Document
 
 HERE = Path(__file__).parent / "multimodal"
 IMAGE_LINE = re.compile(r"^.*!\[[^\]]*\]\([^)]*\).*$\n?(?:^[^\n#|!-][^\n]{0,300}$)?", re.M)
-
-
-def pages(folder: Path) -> dict[str, Document]:
-    out: dict[str, Document] = {}
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.suffix.lower() in LOADERS:
-            for doc in loader_for(path.name)(path.name, path.read_bytes()).documents:
-                out[path.name] = doc
-    return out
 
 
 def without_images(doc: Document) -> Document:

@@ -58,6 +58,15 @@ def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-unt
                 item.add_marker(once)
 
 
+def engine_with(tmp_path: Path, docs: list[Document], org: str = "acme") -> Engine:
+    """An engine with the hash embedder on a store holding ``docs``, public to ``org``."""
+    from electa.types import Access
+
+    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
+    eng.ingest_loaded("kb", Loaded(docs), Access(org))
+    return eng
+
+
 @pytest.fixture
 def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
     """An engine on an empty store with the deterministic hash embedder."""

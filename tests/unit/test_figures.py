@@ -13,7 +13,7 @@ from electa.engine import Engine
 from electa.ingest.figures import figures_in
 from electa.ingest.loaders import Loaded, load_html, load_markdown
 from electa.types import Access, Caller
-from tests.conftest import page
+from tests.conftest import engine_with, page
 
 EXPORT_HTML = b"""<html><head><title>Exporting</title>
 <link rel="canonical" href="https://help.acme.test/docs/export"></head><body>
@@ -72,10 +72,8 @@ PAGES = [
 
 @pytest.fixture
 def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
-    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
-    eng.ingest_loaded("kb", Loaded(PAGES), Access("acme"))
-    yield eng
-    eng.close()
+    with engine_with(tmp_path, PAGES) as eng:
+        yield eng
 
 
 def test_multimodal_returns_the_image_asked_for_with_its_page_first(engine: Engine) -> None:

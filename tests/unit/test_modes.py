@@ -22,7 +22,7 @@ from electa.modes import llm as steps
 from electa.modes.llm import LlmSteps
 from electa.scoring import GRAPH_MIN
 from electa.types import Access, Caller
-from tests.conftest import page
+from tests.conftest import engine_with, page
 
 PAGES = [
     page("e", "Export errors", "Error E1042 appears when an export holds too many rows. It is fixed by raising"
@@ -57,10 +57,8 @@ class RoutedLlm:
 
 @pytest.fixture
 def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
-    eng = Engine.open(tmp_path / "data", Settings(), HashEmbedder(dim=64))
-    eng.ingest_loaded("kb", Loaded(PAGES), Access("acme"))
-    yield eng
-    eng.close()
+    with engine_with(tmp_path, PAGES) as eng:
+        yield eng
 
 
 def _urls(result) -> list[str]:  # type: ignore[no-untyped-def]
