@@ -9,17 +9,25 @@ PostgreSQL pass, given the same variable, skips exactly those. Without the varia
 ``pytest``) both passes run everything.
 
 Watched: ``electa.stores.registry.open_store`` (``Engine.open`` and the CLI open every store
-through it, and it is the switch the PostgreSQL pass turns), ``subprocess.Popen`` and
-``multiprocessing`` starts. A test that builds ``SqliteStore`` itself runs SQLite on both
-passes, so it is rightly counted as store-free.
+through it, and it is the switch the PostgreSQL pass turns), ``subprocess.Popen``,
+``os.system``, ``os.posix_spawn(p)`` and ``multiprocessing`` starts, and each fixture asked for
+by name while a test runs (``request.getfixturevalue``), so that a store a fixture of a wider
+scope opened for an earlier test still counts. A test that builds ``SqliteStore`` itself runs
+SQLite on both passes, so it is rightly counted as store-free. Not seen: a store kept in a
+module's global by one test and used by another (none of ours does).
+
+The list is stamped with a digest of the sources under test (``src``, ``tests``, the project
+file), is removed when the embedded pass starts (a run killed half way leaves none), and is
+read only under the same stamp: a list left from other code skips nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing.process
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +58,7 @@ class Watch:
         opener = registry.open_store
         popen_init = subprocess.Popen.__init__
         start = multiprocessing.process.BaseProcess.start
+        asked = pytest.FixtureRequest.getfixturevalue
 
         def open_store(*args: Any, **kwargs: Any) -> Any:
             self.hit()
@@ -63,9 +72,24 @@ class Watch:
             self.hit()
             start(process)
 
+        def getfixturevalue(request: pytest.FixtureRequest, argname: str) -> Any:
+            if argname in self.fixtures:
+                self.hit()
+            return asked(request, argname)
+
+        def spawning(run: Callable[..., Any]) -> Callable[..., Any]:
+            def spawn(*args: Any, **kwargs: Any) -> Any:
+                self.hit()
+                return run(*args, **kwargs)
+            return spawn
+
         registry.open_store = open_store
         subprocess.Popen.__init__ = init  # type: ignore[method-assign]
         multiprocessing.process.BaseProcess.start = started  # type: ignore[method-assign]
+        pytest.FixtureRequest.getfixturevalue = getfixturevalue  # type: ignore[method-assign]
+        for name in ("system", "posix_spawn", "posix_spawnp"):
+            if hasattr(os, name):
+                setattr(os, name, spawning(getattr(os, name)))
         self.installed = True
 
 
@@ -74,8 +98,23 @@ STORE_FREE: list[str] = []
 OUTCOMES = pytest.StashKey[list[str]]()
 
 
+def stamp(root: Path) -> str:
+    """A digest of the code under test: every file under ``src`` and ``tests`` and the project
+    file, by path and content."""
+    digest = hashlib.sha256()
+    files = [root / "pyproject.toml", *sorted(p for top in ("src", "tests") for p in (root / top).rglob("*") if p.is_file()
+                                              and "__pycache__" not in p.parts)]
+    for path in files:
+        if path.is_file():
+            digest.update(f"{path.relative_to(root)}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return f"# stamp {digest.hexdigest()}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    if os.environ.get(ENV) and not POSTGRES:
+    target = os.environ.get(ENV)
+    if target and not POSTGRES:
+        Path(target).unlink(missing_ok=True)
         WATCH.install()
 
 
@@ -106,15 +145,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report = outcome.get_result()
     if OUTCOMES in item.stash:
-        item.stash[OUTCOMES].append("passed" if report.passed and not hasattr(report, "wasxfail") else report.outcome)
+        # An unexpected pass (xpass) is no pass: the test is marked as one that fails.
+        item.stash[OUTCOMES].append("xfail" if hasattr(report, "wasxfail") else report.outcome)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The embedded pass's list, written only when every test it ran passed (a failing run
     stops ``make test`` before the PostgreSQL pass anyway; an empty list skips nothing)."""
     target = os.environ.get(ENV)
-    if target and WATCH.installed:
-        Path(target).write_text("".join(f"{n}\n" for n in STORE_FREE) if exitstatus == 0 else "", encoding="utf-8")
+    if target and WATCH.installed and exitstatus == 0:
+        lines = [stamp(session.config.rootpath), *STORE_FREE]
+        Path(target).write_text("".join(f"{n}\n" for n in lines), encoding="utf-8")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -122,7 +163,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     target = os.environ.get(ENV)
     if not target or not POSTGRES or not Path(target).is_file():
         return
-    listed = set(Path(target).read_text(encoding="utf-8").split())
+    lines = Path(target).read_text(encoding="utf-8").splitlines()
+    if not lines or lines[0] != stamp(config.rootpath):
+        return  # a list made from other code says nothing about this code
+    listed = set(lines[1:])
     skip = pytest.mark.skip(reason=f"opened no store on the embedded pass: the same code on both ({ENV})")
     for item in items:
         if item.nodeid in listed:

@@ -10,7 +10,7 @@ import pytest
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
-from electa.ingest.figures import figures_in
+from electa.ingest.figures import figures_in, safe_markdown_images, safe_src
 from electa.ingest.loaders import Loaded, load_html, load_markdown
 from electa.types import Access, Caller
 from tests.conftest import engine_with, page
@@ -51,14 +51,75 @@ def test_markdown_keeps_images_as_written_and_no_data_uri_payload() -> None:
 
 @pytest.mark.parametrize("hostile", [
     "![" * 20_000, "![a](" + "x" * 100_000, "<img " + "alt=x " * 10_000 + ">", "![a](<" + "b" * 5000 + ">)" * 200,
-    "![" + "]" * 5000 + "(x)",
+    "![" + "]" * 5000 + "(x)", "![a](" + " " * 20_000, "![a](x" + " " * 20_000 + "'t'", "![a](<" * 20_000,
+    "<img " + "a-" * 20_000 + ">", "![a](" + "x" * 1_000_000 + ")",
 ])
 def test_hostile_passages_are_read_quickly_and_bounded(hostile: str) -> None:
     import time
 
     start = time.perf_counter()
     found = figures_in(hostile)
-    assert len(found) <= 12 and time.perf_counter() - start < 2.0
+    made_safe = safe_markdown_images(hostile)  # what the Markdown loader does to every line
+    assert len(found) <= 12 and len(made_safe) <= len(hostile) + 10 and time.perf_counter() - start < 2.0
+
+
+def test_an_image_inside_a_list_item_or_table_cell_stays_in_its_line() -> None:
+    doc = load_html("steps.html", b"""<html><body><main><h1>Steps</h1>
+<ul><li>Click <img src="save.png" alt="Save"> to save</li><li>Then close the editor</li></ul>
+<table><tr><th>Plan</th><th>Price</th></tr><tr><td><img src="g.png" alt="Growth badge"> Growth</td><td>$29</td></tr>
+<tr><td>Scale</td><td>$99</td></tr></table></main></body></html>""").documents[0]
+    assert "- Click ![Save](save.png) to save\n- Then close the editor" in doc.text
+    assert "| Plan | Price |\n|---|---|\n| ![Growth badge](g.png) Growth | $29 |\n| Scale | $99 |" in doc.text
+    assert [f.alt for f in figures_in(doc.text)] == ["Save", "Growth badge"]
+
+
+def test_a_heading_between_a_figure_image_and_its_caption_is_read() -> None:
+    doc = load_html("f.html", b"""<html><body><main><figure><img src="a.png" alt="The editor"><h3>Drafts</h3>
+<figcaption>Figure 2: a draft</figcaption></figure><p>Body text.</p></main></body></html>""").documents[0]
+    assert "![The editor](a.png)" in doc.text and "Figure 2: a draft" in doc.text
+
+
+def test_lazy_images_keep_their_real_address_and_tracking_pixels_are_dropped() -> None:
+    doc = load_html("lazy.html", b"""<html><body><main><p>Intro text.</p>
+<p><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" data-src="/shots/export.png" alt="Export dialog"></p>
+<p><img data-original="/shots/import.png" alt="Import dialog"></p>
+<p><img src="https://t.example/p.gif?u=42" width="1" height="1" alt="">Tracked.</p>
+<p><img src="/shots/spacer.gif" width="1px" alt="spacer"> Spaced.</p></main></body></html>""").documents[0]
+    assert [f.src for f in figures_in(doc.text)] == ["/shots/export.png", "/shots/import.png"]
+    assert "t.example" not in doc.text and "spacer" not in doc.text and "R0lGOD" not in doc.text
+    md = load_markdown("m.md", b'Intro.\n\n<img src="https://t.example/p.gif" width=1 height=1>\n'
+                              b'<img src="data:image/gif;base64,R0lG" data-src="/a.png" alt="A &amp; B">\n').documents[0]
+    assert "t.example" not in md.text and "![A & B](/a.png)" in md.text
+
+
+@pytest.mark.parametrize("src", ["java\tscript:alert(1)", "data:image/svg+xml,<svg onload=alert(1)>", "\x01javascript:x"])
+def test_an_address_a_browser_must_not_load_is_never_returned(src: str) -> None:
+    # (written in Markdown, none of these is an image: a renderer shows the text as text)
+    assert safe_src(src) == "" and safe_src(src, "https://help.acme.test/a") == ""
+
+
+@pytest.mark.parametrize("src", ["jav&#x61;script:alert(1)", "javascript&colon;alert(1)", " JavaScript:alert(1)",
+                                 "vbscript:x", "file:///etc/passwd", "//tracker.example/p.gif",
+                                 "\\\\tracker.example/p.gif", "<data:image/svg+xml,svg onload=alert(1)>"])
+def test_an_address_a_browser_must_not_load_is_never_returned_nor_kept(src: str) -> None:
+    assert safe_src(src.strip("<>")) == ""
+    doc = load_markdown("x.md", f"Text.\n\n![Shot]({src})\n".encode()).documents[0]
+    assert "alert" not in doc.text and "tracker" not in doc.text and "passwd" not in doc.text and "![Shot]()" in doc.text
+    assert [f.src for f in figures_in(f"![Shot]({src})")] == [""]
+
+
+def test_markdown_data_payloads_go_in_every_form_and_code_keeps_its_own() -> None:
+    payload = "iVBORw0KGgo" * 1000
+    text = (f"Intro.\n\n![a](<data:image/png;base64,{payload}>)\n"
+            f'<img alt="Logo" src="data:image/png;base64,{payload}">\n'
+            f"![b][logo]\n\n[logo]: data:image/png;base64,{payload} \"Logo\"\n\n"
+            "Inline `![c](data:image/png;base64,AAAA)` stays, as does\n\n```\n![d](data:image/png;base64,BBBB)\n```\n\n"
+            "and a plain link: [the file](data:text/plain,hello).\n")
+    doc = load_markdown("d.md", text.encode()).documents[0]
+    assert payload[:40] not in doc.text
+    assert "![a]()" in doc.text and "![Logo]()" in doc.text and '[logo]: <> "Logo"' in doc.text
+    assert "`![c](data:image/png;base64,AAAA)`" in doc.text and "![d](data:image/png;base64,BBBB)" in doc.text
+    assert "[the file](data:text/plain,hello)" in doc.text
 
 
 PAGES = [
@@ -96,6 +157,19 @@ def test_multimodal_without_images_is_the_hybrid_order(engine: Engine) -> None:
         multimodal = engine.search(question, Caller("acme"), mode="multimodal")
         assert [h.url for h in multimodal.hits if not h.images] == [u for u in hybrid if u != "https://help.acme.test/export"]
         assert multimodal.mode.steps == ()
+
+
+def test_on_pages_without_images_multimodal_is_hybrid_exactly(tmp_path: Path) -> None:
+    topics = ["refund", "invoice", "export", "import", "password", "plan", "seat", "tax", "currency", "webhook"]
+    pages = [page(f"p{i}", f"{topics[i % 10].title()} {i}", f"How {topics[i % 10]} and {topics[(i * 3) % 10]} work, "
+                  f"case {i}. " * (1 + i % 4), f"https://help.acme.test/p{i}") for i in range(40)]
+    with engine_with(tmp_path, pages) as eng:
+        for question in ("How do refunds work?", "invoice export", "change my password and plan", "tax currency seat"):
+            hybrid = eng.search(question, Caller("acme"), mode="hybrid", top=25)
+            multimodal = eng.search(question, Caller("acme"), mode="multimodal", top=25)
+            assert [(h.url, h.score, h.sort_key, h.passes) for h in multimodal.hits] == \
+                [(h.url, h.score, h.sort_key, h.passes) for h in hybrid.hits]
+            assert multimodal.mode.steps == ()
 
 
 def test_images_of_pages_a_caller_may_not_see_are_never_returned(tmp_path: Path) -> None:

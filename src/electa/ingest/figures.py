@@ -9,26 +9,39 @@ page goes (deleted, updated, filtered by tenant and access with it), and need no
 own. :func:`figures_in` reads them back out of a passage a search found.
 
 Nothing in a passage is trusted: an address that is not http(s) or a plain path (``javascript:``,
-``data:``) is never returned, and a ``data:`` image's payload is not kept in the text at all.
+``data:``) is never returned, and a loader never keeps one in the text at all
+(:func:`safe_markdown_images`, :func:`image_line`).
 """
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from electa.text import STOPWORDS, stem, tokens
 from electa.types import Figure
 
-# ![alt](src "title") or ![alt](<src with spaces> 'title'); alt and title on one line.
-_MARKDOWN = re.compile(r"!\[(?P<alt>[^\]\n]{0,500})\]\(\s*(?:<(?P<angled>[^>\n]{0,2000})>|(?P<src>[^\s)\"'<][^\s)]{0,2000})?)"
-                       r"(?:\s+(?:\"(?P<t1>[^\"\n]{0,300})\"|'(?P<t2>[^'\n]{0,300})'))?\s*\)")
+# ![alt](src "title") or ![alt](<src with spaces> 'title'); alt and title on one line, balanced
+# parentheses in the address. No part may hold a "[" (nor an angled address a "<"), so a match
+# started at one "![" never scans past the next, and runs of blanks are bounded: a hostile line
+# (a million "![a](" or spaces) costs linear time, and a data: payload of megabytes is one match.
+_MARKDOWN = re.compile(r"!\[(?P<alt>[^\[\]\n]*)\]\([ \t]{0,20}(?:<(?P<angled>[^<>\[\]\n]*)>"
+                       r"|(?P<src>(?:[^\s()\[\]\"'<]|\([^\s()\[\]]*\))(?:[^\s()\[\]]|\([^\s()\[\]]*\))*)?)"
+                       r"(?:[ \t]{1,20}(?:\"(?P<t1>[^\"\n]{0,300})\"|'(?P<t2>[^'\n]{0,300})'))?[ \t]{0,20}\)")
 # A raw <img> a Markdown author wrote; its attributes read one by one.
-_TAG = re.compile(r"<img\b[^>\n]{0,3000}>", re.I)
-_ATTR = re.compile(r"""\b(alt|src|title)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
-# A data: image's payload (megabytes of base64 no reader or model should see).
-DATA_URI = re.compile(r"\]\(\s*<?data:[^)\s>]*>?", re.I)
+_TAG = re.compile(r"<img\b[^<>\n]*>", re.I)
+_ATTR = re.compile(r"""(?<![\w-])([a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
+# A link reference definition ("[logo]: data:image/png;base64,…"), which an image may point to.
+_REFERENCE = re.compile(r"^(?P<head>[ ]{0,3}\[[^\]\n]{1,999}\]:)[ \t]{0,20}(?:<(?P<rangled>[^<>\n]*)>|(?P<rdest>\S+))"
+                        r"(?P<rest>[^\n]*)$", re.M)
+_INLINE_CODE = r"(?P<code>`[^`\n]*`)"
+_MARKUP = re.compile(rf"{_INLINE_CODE}|(?P<image>{_MARKDOWN.pattern})|(?P<tag>{_TAG.pattern})|(?P<ref>{_REFERENCE.pattern})",
+                     re.I | re.M)
+# Where a page that loads its images lazily keeps the real address (src holds a placeholder).
+LAZY_SRC = ("data-src", "data-original", "data-lazy-src")
 _CAPTION = re.compile(r"^\s*[*_]?\s*(?:figure|fig\.|diagram|screenshot|image|chart)\s*\d*\s*[:.\u2014-]", re.I)
 _NOT_CAPTION = re.compile(r"^\s*(?:#|[-*+]\s|\d+[.)]\s|\||!\[|<img\b|```)", re.I)
 MAX_CAPTION = 300
@@ -51,23 +64,67 @@ _ASKS = re.compile(rf"\bscreen\s?shots?\b|\bshow\s+me\b|\blook(?:s|ing)?\s+like\
 
 
 def safe_src(src: str, base: str = "") -> str:
-    """``src`` resolved against the page's address ``base``, when it is one a browser may load:
-    http(s), or a path; '' otherwise (``javascript:``, ``data:``, ``file:``).
+    r"""``src`` resolved against the page's address ``base``, when it is one a browser may load:
+    http(s), or a path on the page's own host; '' otherwise (``javascript:``, ``data:``,
+    ``file:``, and a ``//host`` address with no page to resolve it against).
+
+    Character references are read first, as a Markdown renderer reads them, and blanks and
+    control characters are not allowed to hide a scheme (``jav&#x61;script:``, ``java\tscript:``).
 
     >>> safe_src("img/export.png", "https://help.example.com/docs/export")
     'https://help.example.com/docs/img/export.png'
-    >>> safe_src("javascript:alert(1)"), safe_src("data:image/png;base64,AAAA"), safe_src("/a b.png")
-    ('', '', '/a%20b.png')
+    >>> safe_src("javascript:alert(1)"), safe_src("jav&#x61;script:alert(1)"), safe_src("data:image/png;base64,AAAA")
+    ('', '', '')
+    >>> safe_src("/a b.png"), safe_src("//tracker.example/p.gif"), safe_src("shot.png?a=1&amp;b=2")
+    ('/a%20b.png', '', 'shot.png?a=1&b=2')
     """
-    src = src.strip()
+    src = html.unescape(src).strip()
     if not src:
         return ""
-    scheme = urlsplit(src).scheme.lower()
+    probe = _BLANKS.sub("", src)
+    scheme = urlsplit(probe).scheme.lower() if _SCHEME.match(probe) else ""
     if scheme and scheme not in ("http", "https"):
         return ""
-    if not scheme and base and urlsplit(base).scheme.lower() in ("http", "https"):
-        src = urljoin(base, src)
+    if not scheme:
+        if base and urlsplit(base).scheme.lower() in ("http", "https"):
+            src = urljoin(base, src.replace("\\", "/"))
+        elif probe[:2].replace("\\", "/") == "//":
+            return ""
     return quote(src, safe=":/?#[]@!$&'()*+,;=%~")
+
+
+_BLANKS = re.compile(r"[\x00-\x20\x7f]+")
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:", re.I)
+
+
+def lazy_src(attrs: Mapping[str, str | None]) -> str:
+    """The address an ``<img>``'s attributes load: ``src``, unless a lazy-loading page left a
+    placeholder there (none, or a ``data:`` image) and the real one in ``data-src`` or the like.
+
+    >>> lazy_src({"src": "data:image/gif;base64,R0lG", "data-src": "/shots/export.png"})
+    '/shots/export.png'
+    """
+    src = (attrs.get("src") or "").strip()
+    if src and not src.lower().startswith("data:"):
+        return src
+    for name in LAZY_SRC:
+        if (attrs.get(name) or "").strip():
+            return (attrs.get(name) or "").strip()
+    return src
+
+
+def is_pixel(attrs: Mapping[str, str | None]) -> bool:
+    """Whether an ``<img>`` is drawn at most 2 pixels wide or high (a tracking pixel or a
+    spacer: nothing a reader sees).
+
+    >>> is_pixel({"width": "1", "height": "1"}), is_pixel({"width": "2px"}), is_pixel({"width": "640"})
+    (True, True, False)
+    """
+    for name in ("width", "height"):
+        size = re.match(r"\s*(\d{1,6})\s*(?:px)?\s*$", attrs.get(name) or "")
+        if size and int(size.group(1)) <= 2:
+            return True
+    return False
 
 
 def image_line(alt: str, src: str, title: str = "") -> str:
@@ -84,13 +141,39 @@ def image_line(alt: str, src: str, title: str = "") -> str:
     return f"![{alt}]({src}{f' {chr(34)}{title}{chr(34)}' if title else ''})"
 
 
-def without_data_uris(text: str) -> str:
-    """``text`` with each ``data:`` image's payload dropped (the image keeps its alt text).
+def safe_markdown_images(text: str) -> str:
+    r"""Markdown (outside fenced code, which the caller leaves out) with every image written as
+    :func:`image_line` writes one: an address that is not safe (:func:`safe_src`) dropped, a
+    ``data:`` image's payload (megabytes of base64 no reader or model should see) with it, a
+    raw ``<img>`` tag made Markdown (a tracking pixel dropped), and a link reference definition
+    that points to an unsafe address left pointing nowhere. Inline code is code, and stays.
 
-    >>> without_data_uris("![Logo](data:image/png;base64,iVBORw0KGgo=) Welcome")
-    '![Logo]() Welcome'
+    >>> safe_markdown_images("![Logo](data:image/png;base64,iVBORw0KGgo=) Welcome ![x](jav&#x61;script:alert(1))")
+    '![Logo]() Welcome ![x]()'
+    >>> safe_markdown_images('Use `![a](data:x)` <img src="s.png" alt="Save &amp; close"><img src="p.gif" width=1>')
+    'Use `![a](data:x)` ![Save & close](s.png)'
+    >>> safe_markdown_images("![logo][l]\n[l]: data:image/png;base64,AAAA 'Logo'")
+    "![logo][l]\n[l]: <> 'Logo'"
     """
-    return DATA_URI.sub("](", text)
+    return _MARKUP.sub(_made_safe, text)
+
+
+def _made_safe(m: re.Match[str]) -> str:
+    if m["code"] is not None:
+        return m["code"]
+    if m["image"] is not None:
+        return image_line(m["alt"], m["angled"] or m["src"] or "", m["t1"] or m["t2"] or "")
+    if m["tag"] is not None:
+        attrs = _attributes(m["tag"])
+        if is_pixel(attrs):
+            return ""
+        return image_line(html.unescape(attrs.get("alt", "")), lazy_src(attrs), html.unescape(attrs.get("title", "")))
+    dest = m["rangled"] if m["rangled"] is not None else m["rdest"] or ""
+    return m.group(0) if safe_src(dest) or not dest.strip() else f"{m['head']} <>{m['rest']}"
+
+
+def _attributes(tag: str) -> dict[str, str]:
+    return {m[1].lower(): m[2] if m[2] is not None else m[3] if m[3] is not None else m[4] for m in _ATTR.finditer(tag)}
 
 
 def figures_in(text: str, base: str = "") -> list[Figure]:
@@ -118,8 +201,10 @@ def _images(line: str) -> list[tuple[str, str, str]]:
     out = [(" ".join(m["alt"].split()), m["angled"] or m["src"] or "", m["t1"] or m["t2"] or "")
            for m in _MARKDOWN.finditer(line)]
     for tag in _TAG.finditer(line):
-        attrs = {m[1].lower(): m[2] or m[3] or m[4] or "" for m in _ATTR.finditer(tag.group(0))}
-        out.append((" ".join(attrs.get("alt", "").split()), attrs.get("src", ""), attrs.get("title", "")))
+        attrs = _attributes(tag.group(0))
+        if not is_pixel(attrs):
+            out.append((" ".join(html.unescape(attrs.get("alt", "")).split()), lazy_src(attrs),
+                        html.unescape(attrs.get("title", ""))))
     return out
 
 

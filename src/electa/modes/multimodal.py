@@ -8,9 +8,12 @@ every leg already searches an image's words with its page, under the page's tena
 This mode then:
 
 - when the question asks to be shown something ("What does the invoice editor look like?"),
-  also searches it without the words that ask (``invoice editor``: pages that merely talk about
-  screenshots are not what was asked for), the question's own search keeping its order
-  (``merge`` with ``primary``);
+  searches it wide (:func:`wide`) and also without the words that ask (``invoice editor``:
+  pages that merely talk about screenshots are not what was asked for). The question's own
+  search keeps its order (``merge`` with ``primary``): the second one nudges the pages both
+  found (by their agreement), and the pages only it found follow all of the first search's,
+  where the lift below cannot raise them past those; otherwise it is one search of
+  ``ctx.shown`` hits, as in the hybrid mode;
 - reads the images of each passage found, scores each by the share of the question's words its
   description holds, and returns them with the passage (``hit.images``, best first);
 - lifts each passage by its best image's share times :data:`FIGURE_LIFT` (times
@@ -39,18 +42,19 @@ class MultimodalMode:
 
     def run(self, ctx: ModeContext, text: str) -> tuple[SearchResult, ModeReport]:
         legs = list(ctx.legs)
-        first = ctx.search(text, legs, 1.0, wide(ctx))
-        results, steps = [first], []
         shown = visual_intent(text)
-        stems = asked_stems(text)
-        if shown:
-            plain = " ".join(asked_words(text))
-            if plain:
-                results.append(ctx.search(plain, legs, 1.0, wide(ctx)))
-                steps.append(f"without the words that ask to be shown: {plain}")
+        plain = " ".join(asked_words(text)) if shown else ""
+        first = ctx.search(text, legs, 1.0, wide(ctx) if plain else ctx.shown)
+        results, steps = [first], []
+        if plain:
+            results.append(ctx.search(plain, legs, 1.0, wide(ctx)))
+            steps.append(f"without the words that ask to be shown: {plain}")
         merged = merge(results, deciding=[True] * len(results), primary=True) if len(results) > 1 else list(first.hits)
         lift = FIGURE_LIFT * (SHOWN_LIFT if shown else 1.0)
-        hits = sorted((with_images(hit, stems, lift) for hit in merged), key=lambda h: (-h.sort_key, -h.score))
+        stems = asked_stems(text)
+        hits = [with_images(hit, stems, lift) for hit in merged]
+        if any(h.sort_key != m.sort_key for h, m in zip(hits, merged, strict=True)):
+            hits.sort(key=lambda h: -h.sort_key)  # stable: a tie keeps the search's order
         hits, stages = ctx.judge(text, hits)
         found = sum(bool(h.images) for h in hits[: ctx.top])
         notes = (f"{found} of the first {min(ctx.top, len(hits))} passages hold images"
@@ -63,13 +67,19 @@ def with_images(hit: Hit, stems: list[str], lift: float) -> Hit:
     best image's match.
 
     >>> from electa.types import ChunkKind
-    >>> h = Hit(1, 1, 1, ChunkKind.PARENT, "Export", "Pick CSV.\\n![The export dialog](x.png)", "https://a/e", "",
+    >>> shot = "![The export dialog](x.png)"
+    >>> h = Hit(1, 1, 1, ChunkKind.PARENT, "Export", f"Pick CSV.\\n{shot} {shot}", "https://a/e", "",
     ...         0.0, 0.5, True, (), sort_key=0.5)
     >>> lifted = with_images(h, ["export", "dialog"], 0.1)
     >>> lifted.sort_key, [(f.src, f.match) for f in lifted.images]
     (0.6, [('https://a/x.png', 1.0)])
     """
-    figures = [replace(f, match=match(stems, f)) for f in figures_in(hit.text, hit.url)]
+    seen: set[tuple[str, str]] = set()
+    figures = []
+    for f in figures_in(hit.text, hit.url):
+        if (f.src, f.alt) not in seen:  # the same image twice in a passage is one image
+            seen.add((f.src, f.alt))
+            figures.append(replace(f, match=match(stems, f)))
     if not figures:
         return hit
     figures.sort(key=lambda f: -f.match)

@@ -1,0 +1,101 @@
+"""The PostgreSQL pass's skip list (tests/backend_split.py): which tests count as store-free, and
+when a list may be trusted. Each case runs pytest for real, in a process of its own, on a small
+project written here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# The list is the embedded pass's to write; nothing here depends on the store the pass runs on.
+pytestmark = pytest.mark.embedded
+
+CASES = '''
+import pytest
+
+import electa.stores.registry as registry
+
+
+@pytest.fixture(scope="module")
+def store():
+    with pytest.raises(TypeError):  # a store opened (the call is what counts)
+        registry.open_store()
+    return "store"
+
+
+def test_plain():
+    assert 1 + 1 == 2
+
+
+@pytest.mark.xfail(reason="expected to fail", strict=False)
+def test_xpass():
+    assert True
+
+
+def test_opens_a_store():
+    with pytest.raises(TypeError):  # counted when called, whatever the call then does
+        registry.open_store()
+
+
+def test_uses_the_fixture(store):
+    assert store
+
+
+def test_asks_for_the_fixture_by_name(request):
+    assert request.getfixturevalue("store")
+
+
+def test_runs_a_command():
+    os_system = __import__("os").system
+    assert os_system("true") == 0
+
+'''
+
+
+def run(project: Path, postgres: bool, listing: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ELECTA_TEST_STORE_FREE": str(listing), "PYTHONPATH": str(ROOT)}
+    env["ELECTA_TEST_BACKEND"] = "postgres" if postgres else "sqlite"
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", "tests"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    (root / "tests").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
+    (root / "tests" / "conftest.py").write_text('pytest_plugins = ["tests.backend_split"]\n', encoding="utf-8")
+    (root / "tests" / "test_cases.py").write_text(CASES, encoding="utf-8")
+    return root
+
+
+def test_only_plain_passes_are_listed_and_the_list_is_stamped(tmp_path: Path) -> None:
+    root, listing = project(tmp_path), tmp_path / "store-free.txt"
+    embedded = run(root, False, listing)
+    assert embedded.returncode == 0, embedded.stdout + embedded.stderr
+    lines = listing.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# stamp ")
+    # Not listed: the xfail that passed, a test that opened a store, a test whose module-scoped
+    # store fixture was set up for an earlier test, one that asked for it by name, one that ran a command.
+    assert lines[1:] == ["tests/test_cases.py::test_plain"]
+    postgres = run(root, True, listing)
+    assert postgres.returncode == 0 and "1 skipped" in postgres.stdout, postgres.stdout
+
+
+def test_a_list_made_from_other_code_or_left_by_a_killed_run_skips_nothing(tmp_path: Path) -> None:
+    root, listing = project(tmp_path), tmp_path / "store-free.txt"
+    assert run(root, False, listing).returncode == 0
+    (root / "src" / "changed.py").write_text("X = 1\n", encoding="utf-8")  # the code under test changed
+    postgres = run(root, True, listing)
+    assert postgres.returncode == 0 and "skipped" not in postgres.stdout, postgres.stdout
+    listing.write_text("tests/test_cases.py::test_plain\n", encoding="utf-8")  # no stamp: not ours
+    assert "skipped" not in run(root, True, listing).stdout
+    (root / "tests" / "test_cases.py").write_text(CASES + "\ndef test_fails():\n    assert False\n", encoding="utf-8")
+    listing.write_text("stale\n", encoding="utf-8")
+    assert run(root, False, listing).returncode == 1
+    assert not listing.exists()  # a failing (or killed) embedded pass leaves no list behind
