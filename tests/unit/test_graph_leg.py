@@ -242,3 +242,33 @@ def test_a_store_of_the_first_graph_schema_opens_and_keeps_its_graph(tmp_path: P
     eng.delete_source("acme", "default", "kb")
     assert eng.store.graph_version("acme") > before and eng.stats()["graph"]["units"] == 0  # type: ignore[attr-defined]
     eng.close()
+
+
+def test_a_search_walks_the_graph_it_had_while_a_changed_one_is_read(engine: Engine,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    leg = engine.all_legs["graph"]
+    assert [h[0] for h in _graph(engine, "E1042")][:1] == ["https://help.acme.test/e1042"]
+    store, real, release = leg.store, leg.store.org_graph, threading.Event()  # type: ignore[attr-defined]
+
+    def slow(org: str) -> object:
+        release.wait(30)  # (a large organisation's graph, read for seconds)
+        return real(org)
+
+    monkeypatch.setattr(store, "org_graph", slow)
+    engine.ingest_loaded("kb2", Loaded([page("n", "New", "Error E1042 also shows on imports.", "https://help.acme.test/n")]),
+                         Access("acme"))
+    engine.delete_source("acme", "default", "kb")  # the pages the graph it had was read from: gone
+    result = engine.search("E1042", Caller("acme"), legs=["graph", "dense"])
+    assert [r.status for r in result.legs if r.leg == "graph"] == [LegStatus.OK]  # (not over its budget, waiting)
+    # Nothing deleted is walked (every unit is checked against what the caller may see now), and
+    # the new page is not in the graph yet; the dense leg finds it.
+    assert [h.url for h in result.hits] == ["https://help.acme.test/n"] and not any(h.graph for h in result.hits)
+    release.set()
+    for _ in range(100):
+        if any(h[0] == "https://help.acme.test/n" for h in _graph(engine, "E1042")):
+            break
+        time.sleep(0.05)
+    assert [h[0] for h in _graph(engine, "E1042")] == ["https://help.acme.test/n"]

@@ -38,6 +38,8 @@ import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,6 +85,10 @@ MAX_FUZZY_NAMES = 2000
 MAX_WORDS = 60
 SUMMARY_CHARS = 280
 MAX_CACHED = 64  # organisations' graphs kept in memory (the ones searched last)
+# How long a search waits for an organisation's changed graph to be read again before it walks
+# the one it had (a large organisation's graph takes seconds to read; its writers should not make
+# every search after a write wait for that, nor run past the leg's budget).
+REBUILD_WAIT_S = 0.25
 VERBS = {"requires": "requires", "part_of": "is part of", "fixes": "fixes", "related": "is named with",
          "in_section": "is in the section"}
 Edge = tuple[int, int, str, int, float]  # (source node, target node, kind, unit, weight): OrgGraph.edges
@@ -324,7 +330,7 @@ class GraphLeg:
     def __init__(self, store: GraphStore | None, extractor: str, why: str = "") -> None:
         self.store, self.extractor, self._why = store, extractor, why
         self._cache: OrderedDict[str, tuple[int, GraphIndex]] = OrderedDict()
-        self._building: dict[str, threading.Lock] = {}
+        self._jobs: dict[str, tuple[int, Future[GraphIndex]]] = {}  # the read of each organisation's graph
         self._lock = threading.Lock()
         self.missing = 0  # units the extractor has not read (the engine counts them)
 
@@ -346,8 +352,15 @@ class GraphLeg:
             self.missing = max(0, self.store.count_graph_units() - self.store.count_graph(self.extractor)["units"])
 
     def index(self, org: str) -> GraphIndex:
-        """``org``'s graph in memory, built again only when ``org``'s graph changed (its
-        :meth:`GraphStore.graph_version`), once however many searches ask at the same moment."""
+        """``org``'s graph in memory, read again only when ``org``'s graph changed (its
+        :meth:`GraphStore.graph_version`), once however many searches ask at the same moment.
+
+        While it is read again, a search waits at most :data:`REBUILD_WAIT_S` and then walks the
+        graph it had. That is safe as well as quick: a unit's text never changes under its id
+        (an update writes new units; ids are never reused), and every search keeps only the
+        units the caller may see *now* (:meth:`_scope`), so a unit deleted or closed to the
+        caller since is not walked; what the older graph lacks is the newest units, for the
+        moment it takes to read them."""
         assert self.store is not None
         version = self.store.graph_version(org)
         with self._lock:
@@ -355,21 +368,46 @@ class GraphLeg:
             if found is not None and found[0] == version:
                 self._cache.move_to_end(org)
                 return found[1]
-            building = self._building.setdefault(org, threading.Lock())
-        with building:  # (single flight: the others wait for this build and take it)
+            job = self._jobs.get(org)
+            if job is None or (job[1].done() and (job[0] != version or job[1].exception() is not None)):
+                job = (version, self._read(org, version))
+                self._jobs[org] = job
+        if found is None:  # nothing to walk meanwhile: this search waits (within its leg's budget)
+            return job[1].result()
+        try:
+            built = job[1].result(timeout=REBUILD_WAIT_S)
+        except FutureTimeout:
+            return found[1]
+        except Exception:
+            log.warning("reading %s's knowledge graph again failed; searching the one read before", org, exc_info=True)
+            return found[1]
+        return built if job[0] >= found[0] else found[1]
+
+    def _read(self, org: str, version: int) -> Future[GraphIndex]:
+        """Read ``org``'s graph (at ``version`` or later) in a thread of its own, and keep it."""
+        assert self.store is not None
+        store = self.store
+        done: Future[GraphIndex] = Future()
+
+        def read() -> None:
+            try:
+                built = GraphIndex(store.org_graph(org))
+            except BaseException as exc:  # (the search waiting on it reports the leg's failure)
+                done.set_exception(exc)
+                return
             with self._lock:
-                found = self._cache.get(org)
-                if found is not None and found[0] == version:
-                    return found[1]
-            built = GraphIndex(self.store.org_graph(org))
-            with self._lock:
-                if org not in self._cache and len(self._cache) >= MAX_CACHED:
-                    gone = next(iter(self._cache))  # (the one searched longest ago)
-                    self._cache.pop(gone)
-                    self._building.pop(gone, None)
-                self._cache[org] = (version, built)
-                self._cache.move_to_end(org)
-        return built
+                kept = self._cache.get(org)
+                if kept is None or kept[0] < version:
+                    if kept is None and len(self._cache) >= MAX_CACHED:
+                        gone = next(iter(self._cache))  # (the one searched longest ago)
+                        self._cache.pop(gone)
+                        self._jobs.pop(gone, None)
+                    self._cache[org] = (version, built)
+                    self._cache.move_to_end(org)
+            done.set_result(built)
+
+        threading.Thread(target=read, name=f"graph-read-{org}", daemon=True).start()
+        return done
 
     def _scope(self, caller: Caller, allowed: AllowedSet) -> tuple[GraphIndex, frozenset[int]]:
         """The caller's organisation's graph and the units of it the caller may see (the last
