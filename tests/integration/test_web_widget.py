@@ -26,7 +26,8 @@ from tests.integration.test_server import free_port, serve_process
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 HANDOFF = "https://help.acme.test/contact"
-HOSTILE_TITLE = '<img src=x onerror="document.title=\'pwned\'">Gift card <b>terms</b>'
+# (an <svg>: the Markdown loader rewrites an <img> as a Markdown image, which shows as text anyway)
+HOSTILE_TITLE = '<svg onload="document.title=\'pwned\'"></svg>Gift card <b>terms</b>'
 # A host page that tries to reach into the widget: every element restyled, the widget's own
 # element hidden, buttons and lists removed. None of it may reach the shadow root.
 HOSTILE_CSS = """
@@ -250,7 +251,7 @@ def test_hostile_source_titles_and_links_stay_text(host: dict[str, object], brow
         # Its page's URL is "javascript:…": cited, but never a link, and its title never markup
         # (the one link: the hand-off, offered as only one page passed).
         html = reply.get_attribute("innerHTML")  # type: ignore[attr-defined]
-        assert not reply.find_elements(By.CSS_SELECTOR, ".text a, .sources a, img, b"), html  # type: ignore[attr-defined]
+        assert not reply.find_elements(By.CSS_SELECTOR, ".text a, .sources a, img, svg, b"), html  # type: ignore[attr-defined]
         source = reply.find_element(By.CSS_SELECTOR, ".sources li")  # type: ignore[attr-defined]
         assert source.text == f"[1] {HOSTILE_TITLE}", html
         assert [a.get_attribute("href") for a in reply.find_elements(By.CSS_SELECTOR, "a")] == [HANDOFF], html  # type: ignore[attr-defined]
