@@ -44,13 +44,12 @@ class Watch:
     def __init__(self) -> None:
         self.installed = False
         self.touched = False
-        self.fixture: str | None = None
+        self.setting_up: list[str] = []  # the fixtures being set up, outermost first
         self.fixtures: set[str] = set()
 
     def hit(self) -> None:
         self.touched = True
-        if self.fixture is not None:
-            self.fixtures.add(self.fixture)
+        self.fixtures.update(self.setting_up)  # (each fixture that asked for the one that opened a store)
 
     def install(self) -> None:
         import electa.stores.registry as registry
@@ -120,11 +119,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Iterator[None]:
-    outer, WATCH.fixture = WATCH.fixture, fixturedef.argname
+    WATCH.setting_up.append(fixturedef.argname)
     try:
         yield
     finally:
-        WATCH.fixture = outer
+        WATCH.setting_up.pop()
 
 
 @pytest.hookimpl(hookwrapper=True)

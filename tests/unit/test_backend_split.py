@@ -42,8 +42,32 @@ def test_opens_a_store():
         registry.open_store()
 
 
+@pytest.fixture(scope="module")
+def inner():
+    with pytest.raises(TypeError):
+        registry.open_store()
+    return "inner"
+
+
+@pytest.fixture(scope="module")
+def outer(request):
+    return request.getfixturevalue("inner")  # (inner's first setup: a store opened under outer's)
+
+
 def test_uses_the_fixture(store):
     assert store
+
+
+def test_uses_the_fixture_set_up_before(store):
+    assert store
+
+
+def test_uses_a_fixture_that_asks_for_it(outer):
+    assert outer
+
+
+def test_uses_that_fixture_set_up_before(outer):
+    assert outer
 
 
 def test_asks_for_the_fixture_by_name(request):
@@ -81,8 +105,10 @@ def test_only_plain_passes_are_listed_and_only_a_list_of_this_code_is_read(tmp_p
     assert embedded.returncode == 0, embedded.stdout + embedded.stderr
     lines = listing.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# stamp ")
-    # Not listed: the xfail that passed, a test that opened a store, a test whose module-scoped
-    # store fixture was set up for an earlier test, one that asked for it by name, one that ran a command.
+    # Not listed: the xfail that passed, a test that opened a store, tests of a module-scoped
+    # store fixture (its first, and a later one it was set up before), tests of a fixture whose
+    # setup asked for another that opened one (the same two), one that asked for the store
+    # fixture by name, one that ran a command.
     assert lines[1:] == ["tests/test_cases.py::test_plain"]
     postgres = run(root, True, listing)
     assert postgres.returncode == 0 and "1 skipped" in postgres.stdout, postgres.stdout

@@ -232,3 +232,54 @@ def test_the_cli_ingests_html_images_and_prints_them_with_their_page(tmp_path: P
     images = json.loads(out.output)["hits"][0]["images"]
     assert [i["src"] for i in images] == ["https://help.acme.test/docs/img/export-dialog.png",
                                           "https://help.acme.test/docs/lazy/row-limit.png", ""]
+
+
+@pytest.mark.parametrize("hostile", ["# a" + " " * 2000 + "b", "<!--" * 40_000, "`` " * 100_000 + "<!-- x -->"])
+def test_a_hostile_markdown_page_is_read_in_linear_time(hostile: str) -> None:
+    import time
+
+    from electa.answer.segment import segment
+
+    start = time.perf_counter()
+    doc = load_markdown("h.md", f"Intro.\n\n{hostile}\n".encode()).documents[0]
+    segment(hostile[:5000])
+    assert doc.text and time.perf_counter() - start < 3.0
+
+
+def test_what_is_not_an_unsafe_image_is_kept_exactly_as_written() -> None:
+    kept = ("Intro.\n\n[Email support][help], [call us][phone] or read the note[^1].\n\n"
+            "[help]: mailto:help@acme.test\n[phone]: tel:+15550100\n[^1]: javascript: URLs run code, so we block them.\n\n"
+            '<img src="billing.png" alt="Settings > Billing page">\n\n'
+            'Write ``<img src="logo.png" width="1">`` or `![a](data:x)` or `a\nb ![c](data:y)` in code.\n\n'
+            '~~~html\n<img src="/a.png" alt="A"><img src="data:image/png;base64,QUFB">\n~~~\n\n'
+            "````\n```\n![d](data:image/png;base64,QkJC)\n```\n````\n\n"
+            "    ![e](data:image/png;base64,Q0ND)\n\n"
+            "![Shot](shots/a.png \"Title\") [plain link](data:text/plain,hello)")
+    doc = load_markdown("k.md", kept.encode()).documents[0]
+    assert doc.text == kept
+
+
+def test_the_html_loader_writes_no_image_that_escapes_into_another() -> None:
+    doc = load_html("b.html", b"""<html><head><link rel="canonical" href="https://help.acme.test/docs/a"></head><body><main>
+<p><img alt="a\\" src="x.png"> then ](javascript:alert(1))</p>
+<p><img src="//cdn.acme.test/shots/editor.png" alt="Invoice editor"></p>
+<p><img src="&amp;amp;#106;avascript:alert(1)" alt="Twice"></p></main></body></html>""").documents[0]
+    assert [(f.alt, f.src) for f in figures_in(doc.text, doc.url)] == [
+        ("a", "https://help.acme.test/docs/x.png"), ("Invoice editor", "https://cdn.acme.test/shots/editor.png"),
+        ("Twice", "")]
+    assert "![a](" in doc.text and "\\" not in doc.text
+
+
+def test_the_cli_shows_no_escape_sequence_a_page_wrote(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from electa.cli.main import cli
+
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "x.md").write_text("# Export \x1b]0;pwned\x07 dialog\n\n![The export dialog\x1bc](x.png)\n\nExport"
+                                         " dialog text.\n", encoding="utf-8")
+    data = ["--data", str(tmp_path / "data"), "--embedder", "hash", "--org", "acme"]
+    runner = CliRunner()
+    assert runner.invoke(cli, ["ingest", str(tmp_path / "kb"), *data, "--no-progress"]).exit_code == 0
+    out = runner.invoke(cli, ["search", "export dialog", *data, "--mode", "multimodal"]).output
+    assert "image: x.png" in out and "\x1b" not in out and "\ufffd" in out, out

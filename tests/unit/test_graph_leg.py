@@ -244,14 +244,15 @@ def test_a_store_of_the_first_graph_schema_opens_and_keeps_its_graph(tmp_path: P
     eng.close()
 
 
-def test_a_search_walks_the_graph_it_had_while_a_changed_one_is_read(engine: Engine,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_search_walks_the_graph_it_had_while_a_changed_one_is_read(engine: Engine, monkeypatch: pytest.MonkeyPatch,
+                                                                    request: pytest.FixtureRequest) -> None:
     import threading
     import time
 
     leg = engine.all_legs["graph"]
     assert [h[0] for h in _graph(engine, "E1042")][:1] == ["https://help.acme.test/e1042"]
     store, real, release = leg.store, leg.store.org_graph, threading.Event()  # type: ignore[attr-defined]
+    request.addfinalizer(release.set)  # (the read's thread ends with the test, whatever it asserted)
 
     def slow(org: str) -> object:
         release.wait(30)  # (a large organisation's graph, read for seconds)
@@ -272,3 +273,31 @@ def test_a_search_walks_the_graph_it_had_while_a_changed_one_is_read(engine: Eng
             break
         time.sleep(0.05)
     assert [h[0] for h in _graph(engine, "E1042")] == ["https://help.acme.test/n"]
+
+
+def test_a_failing_read_keeps_the_graph_read_before_and_is_not_retried_by_every_search(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    leg = engine.all_legs["graph"]
+    assert _graph(engine, "E1042")[0][0] == "https://help.acme.test/e1042"
+    store, reads = leg.store, []  # type: ignore[attr-defined]
+
+    def failing(org: str) -> object:
+        reads.append(org)
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(store, "org_graph", failing)
+    engine.ingest_loaded("kb2", Loaded([page("n", "New", "Error E1042 also shows on imports.", "https://help.acme.test/n")]),
+                         Access("acme"))
+    for _ in range(10):
+        result = engine.search("E1042", Caller("acme"), legs=["graph", "dense"])
+        assert [r.status for r in result.legs if r.leg == "graph"] == [LegStatus.OK]
+        assert any(h.graph for h in result.hits if h.url == "https://help.acme.test/e1042")  # the graph read before
+    assert reads == ["acme"]  # one read tried, not one a search
+    # An organisation with no graph read yet: its searches fail at once meanwhile, the others carry on.
+    engine.ingest_loaded("o", Loaded([page("o", "Other", "Error E9999 is fixed by version 2.0.", "https://o/x")]),
+                         Access("globex"))
+    for _ in range(5):
+        result = engine.search("E9999", Caller("globex"), legs=["graph", "dense"])
+        assert [r.status for r in result.legs if r.leg == "graph"] == [LegStatus.ERROR]
+        assert [h.url for h in result.hits] == ["https://o/x"]
+    assert reads == ["acme", "globex"]

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from electa.text.markdown import atx_heading
+
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+")
 _ROW = re.compile(r"^\s*\|.*\|\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -115,10 +116,9 @@ def _blocks(text: str) -> list[_Block]:
             current = None
             continue
         lead = len(line) - len(line.lstrip())
-        if _HEADING.match(line):
-            m = _HEADING.match(line)
-            assert m is not None
-            blocks.append(_Block("heading", [(start + m.start(2), m.group(2))]))
+        heading = atx_heading(line)
+        if heading is not None:
+            blocks.append(_Block("heading", [(start + heading[1], heading[2])]))
             current = None
         elif _SETEXT.match(line) and current is not None and current.kind == "paragraph" and len(current.pieces) == 1:
             current.kind, current = "heading", None

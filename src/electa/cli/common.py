@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
@@ -88,7 +89,22 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` as a terminal may show it: control characters (an escape sequence in a page's
+    title or an image's alt text could move the cursor, recolour or rewrite what was printed)
+    each shown as U+FFFD.
+
+    >>> printable("Refunds\x1b[2J\x1b]0;pwned\x07")
+    'Refunds\ufffd[2J\ufffd]0;pwned\ufffd'
+    """
+    return _CONTROL.sub("\ufffd", text)
+
+
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    rows = [[printable(str(c)) for c in r] for r in rows]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])

@@ -19,6 +19,7 @@ from electa.cli.common import (
     make_caller,
     open_engine,
     parse_pairs,
+    printable,
     source_options,
     table,
     votes_text,
@@ -142,10 +143,10 @@ def search(query: str, data_dir: str | None, embedder: str | None, org: str, age
     click.echo(table(rows, ["#", "score", "title", "url", "votes (leg#rank(raw))"]) if rows else "no passing hits")
     for i, h in enumerate(hits, 1):
         if h.graph:
-            click.echo(f"#{i} graph: {h.graph}")
+            click.echo(printable(f"#{i} graph: {h.graph}"))
         for f in h.images:
             said = " / ".join(dict.fromkeys(p for p in (f.alt, f.title, f.caption) if p))
-            click.echo(f"#{i} image: {f.src or '(no address)'} {said}")
+            click.echo(printable(f"#{i} image: {f.src or '(no address)'} {said}"))
     ran = ", ".join(f"{r.leg} {r.status.value} {r.elapsed_ms:.1f}ms" for r in result.legs)
     click.echo(f"\nlegs: {ran}; total {result.timings_ms.get('total', 0):.1f}ms")
     if result.mode is not None:

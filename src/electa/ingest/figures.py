@@ -31,15 +31,16 @@ from electa.types import Figure
 _MARKDOWN = re.compile(r"!\[(?P<alt>[^\[\]\n]*)\]\([ \t]{0,20}(?:<(?P<angled>[^<>\[\]\n]*)>"
                        r"|(?P<src>(?:[^\s()\[\]\"'<]|\([^\s()\[\]]*\))(?:[^\s()\[\]]|\([^\s()\[\]]*\))*)?)"
                        r"(?:[ \t]{1,20}(?:\"(?P<t1>[^\"\n]{0,300})\"|'(?P<t2>[^'\n]{0,300})'))?[ \t]{0,20}\)")
-# A raw <img> a Markdown author wrote; its attributes read one by one.
-_TAG = re.compile(r"<img\b[^<>\n]*>", re.I)
+# A raw <img> a Markdown author wrote (over lines too); its attributes read one by one. A quoted
+# value may hold ">" ("Settings > Billing"), never "<": so no match runs past the next tag.
+_TAG = re.compile(r"""<img\b(?:[^<>"']|"[^"<]*"|'[^'<]*')*>""", re.I)
 _ATTR = re.compile(r"""(?<![\w-])([a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
 # A link reference definition ("[logo]: data:image/png;base64,…"), which an image may point to.
-_REFERENCE = re.compile(r"^(?P<head>[ ]{0,3}\[[^\]\n]{1,999}\]:)[ \t]{0,20}(?:<(?P<rangled>[^<>\n]*)>|(?P<rdest>\S+))"
-                        r"(?P<rest>[^\n]*)$", re.M)
-_INLINE_CODE = r"(?P<code>`[^`\n]*`)"
-_MARKUP = re.compile(rf"{_INLINE_CODE}|(?P<image>{_MARKDOWN.pattern})|(?P<tag>{_TAG.pattern})|(?P<ref>{_REFERENCE.pattern})",
-                     re.I | re.M)
+_REFERENCE = re.compile(r"^(?P<head>[ ]{0,3}\[(?P<label>[^\]\n]{1,999})\]:)[ \t]{0,20}(?:<(?P<rangled>[^<>\n]*)>"
+                        r"|(?P<rdest>\S+))(?P<rest>[^\n]*)$", re.M)
+_MARKUP = re.compile(rf"(?P<image>{_MARKDOWN.pattern})|(?P<tag>{_TAG.pattern})|(?P<ref>{_REFERENCE.pattern})", re.I | re.M)
+# An image that names a reference definition: ![alt][label], ![label][] or ![label].
+_IMAGE_REFERENCE = re.compile(r"!\[(?P<alt>[^\[\]\n]*)\](?:\[(?P<label>[^\[\]\n]*)\])?(?!\()")
 # Where a page that loads its images lazily keeps the real address (src holds a placeholder).
 LAZY_SRC = ("data-src", "data-original", "data-lazy-src")
 _CAPTION = re.compile(r"^\s*[*_]?\s*(?:figure|fig\.|diagram|screenshot|image|chart)\s*\d*\s*[:.\u2014-]", re.I)
@@ -77,11 +78,18 @@ def safe_src(src: str, base: str = "") -> str:
     ('', '', '')
     >>> safe_src("/a b.png"), safe_src("//tracker.example/p.gif"), safe_src("shot.png?a=1&amp;b=2")
     ('/a%20b.png', '', 'shot.png?a=1&b=2')
+    >>> safe_src("&amp;#106;avascript:alert(1)"), safe_src("//cdn.acme.test/a.png", "https://help.acme.test/docs/")
+    ('', 'https://cdn.acme.test/a.png')
     """
     src = html.unescape(src).strip()
     if not src:
         return ""
-    probe = _BLANKS.sub("", src)
+    probe = src
+    for _ in range(4):  # (read again as often as a renderer might: "&amp;#106;avascript:" is "javascript:" twice read)
+        probe, before = html.unescape(probe), probe
+        if probe == before:
+            break
+    probe = _BLANKS.sub("", probe)
     scheme = urlsplit(probe).scheme.lower() if _SCHEME.match(probe) else ""
     if scheme and scheme not in ("http", "https"):
         return ""
@@ -127,52 +135,68 @@ def is_pixel(attrs: Mapping[str, str | None]) -> bool:
     return False
 
 
-def image_line(alt: str, src: str, title: str = "") -> str:
+def image_line(alt: str, src: str, title: str = "", base: str = "") -> str:
     """An image as a passage keeps it (a loader's): Markdown's syntax, ``src`` made safe (an
-    unsafe one left empty, so the alt text stays searchable), brackets in the alt text
-    softened so the line reads back as one image.
+    unsafe one left empty, so the alt text stays searchable; a ``//host`` one resolved against
+    the page's address ``base``), brackets in the alt text softened and backslashes dropped, so
+    the line reads back as one image and escapes nothing after it.
 
-    >>> image_line("The [Export] button", "shots/export dialog.png", 'Export "now"')
+    >>> image_line("The [Export] button\\\\", "shots/export dialog.png", 'Export "now"')
     '![The (Export) button](shots/export%20dialog.png "Export \\'now\\'")'
     """
-    alt = " ".join(alt.replace("[", "(").replace("]", ")").split())[:500]
-    title = " ".join(title.replace('"', "'").split())[:300]
+    alt = " ".join(alt.replace("[", "(").replace("]", ")").replace("\\", " ").split())[:500]
+    title = " ".join(title.replace('"', "'").replace("\\", " ").split())[:300]
+    if base and src.strip().replace("\\", "/").startswith("//"):
+        src = safe_src(src, base)
     src = safe_src(src).replace("(", "%28").replace(")", "%29") or ("<>" if title else "")
     return f"![{alt}]({src}{f' {chr(34)}{title}{chr(34)}' if title else ''})"
 
 
 def safe_markdown_images(text: str) -> str:
-    r"""Markdown (outside fenced code, which the caller leaves out) with every image written as
-    :func:`image_line` writes one: an address that is not safe (:func:`safe_src`) dropped, a
-    ``data:`` image's payload (megabytes of base64 no reader or model should see) with it, a
-    raw ``<img>`` tag made Markdown (a tracking pixel dropped), and a link reference definition
-    that points to an unsafe address left pointing nowhere. Inline code is code, and stays.
+    r"""Markdown prose (code is the caller's to leave out: :func:`electa.text.markdown.outside_code`)
+    with every image whose address a browser must not load (:func:`safe_src`) left with none,
+    a ``data:`` image's payload (megabytes of base64 no reader or model should see) going with
+    it; a raw ``<img>`` tag with such an address written as Markdown, and one that is a
+    tracking pixel dropped; a reference definition that an image names and that points to such
+    an address left pointing nowhere. Everything else stays exactly as the page wrote it:
+    passage text is the page's own Markdown, to be shown as text (only ``hit.images``, read by
+    :func:`figures_in`, is promised safe addresses).
 
-    >>> safe_markdown_images("![Logo](data:image/png;base64,iVBORw0KGgo=) Welcome ![x](jav&#x61;script:alert(1))")
-    '![Logo]() Welcome ![x]()'
-    >>> safe_markdown_images('Use `![a](data:x)` <img src="s.png" alt="Save &amp; close"><img src="p.gif" width=1>')
-    'Use `![a](data:x)` ![Save & close](s.png)'
-    >>> safe_markdown_images("![logo][l]\n[l]: data:image/png;base64,AAAA 'Logo'")
-    "![logo][l]\n[l]: <> 'Logo'"
+    >>> safe_markdown_images("![Logo](data:image/png;base64,iVBORw0KGgo=) Hi ![x](jav&#x61;script:alert(1)) ![ok](a.png)")
+    '![Logo]() Hi ![x]() ![ok](a.png)'
+    >>> safe_markdown_images('<img src="s.png" alt="Settings > Billing"><img src="data:image/png;base64,AAAA" alt="A">'
+    ...                      '<img src="p.gif" width=1>')
+    '<img src="s.png" alt="Settings > Billing">![A]()'
+    >>> safe_markdown_images("![logo][l] [mail][m]\n[l]: data:image/png;base64,AAAA 'Logo'\n[m]: mailto:help@acme.test")
+    "![logo][l] [mail][m]\n[l]: <> 'Logo'\n[m]: mailto:help@acme.test"
     """
-    return _MARKUP.sub(_made_safe, text)
+    used = {_label(m["label"] or m["alt"]) for m in _IMAGE_REFERENCE.finditer(text)}
+    return _MARKUP.sub(lambda m: _made_safe(m, used), text)
 
 
-def _made_safe(m: re.Match[str]) -> str:
-    if m["code"] is not None:
-        return m["code"]
+def _label(label: str) -> str:
+    return " ".join(label.split()).casefold()
+
+
+def _made_safe(m: re.Match[str], used: set[str]) -> str:
     if m["image"] is not None:
-        return image_line(m["alt"], m["angled"] or m["src"] or "", m["t1"] or m["t2"] or "")
+        dest = m["angled"] if m["angled"] is not None else m["src"] or ""
+        return m.group(0) if not dest.strip() or safe_src(dest) else f"![{m['alt']}]()"
     if m["tag"] is not None:
         attrs = _attributes(m["tag"])
         if is_pixel(attrs):
             return ""
-        return image_line(html.unescape(attrs.get("alt", "")), lazy_src(attrs), html.unescape(attrs.get("title", "")))
+        src = lazy_src(attrs)
+        if all(safe_src(attrs[name] or "") for name in ("src", *LAZY_SRC) if (attrs.get(name) or "").strip()):
+            return m.group(0)
+        return image_line(html.unescape(attrs.get("alt") or ""), src, html.unescape(attrs.get("title") or ""))
     dest = m["rangled"] if m["rangled"] is not None else m["rdest"] or ""
-    return m.group(0) if safe_src(dest) or not dest.strip() else f"{m['head']} <>{m['rest']}"
+    if m["label"].startswith("^") or _label(m["label"]) not in used or not dest.strip() or safe_src(dest):
+        return m.group(0)  # (a footnote, a link's definition, or a safe one)
+    return f"{m['head']} <>{m['rest']}"
 
 
-def _attributes(tag: str) -> dict[str, str]:
+def _attributes(tag: str) -> dict[str, str | None]:
     return {m[1].lower(): m[2] if m[2] is not None else m[3] if m[3] is not None else m[4] for m in _ATTR.finditer(tag)}
 
 
@@ -203,8 +227,8 @@ def _images(line: str) -> list[tuple[str, str, str]]:
     for tag in _TAG.finditer(line):
         attrs = _attributes(tag.group(0))
         if not is_pixel(attrs):
-            out.append((" ".join(html.unescape(attrs.get("alt", "")).split()), lazy_src(attrs),
-                        html.unescape(attrs.get("title", ""))))
+            out.append((" ".join(html.unescape(attrs.get("alt") or "").split()), lazy_src(attrs),
+                        html.unescape(attrs.get("title") or "")))
     return out
 
 

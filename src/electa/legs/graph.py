@@ -36,6 +36,7 @@ import logging
 import math
 import re
 import threading
+import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable
 from concurrent.futures import Future
@@ -89,6 +90,19 @@ MAX_CACHED = 64  # organisations' graphs kept in memory (the ones searched last)
 # the one it had (a large organisation's graph takes seconds to read; its writers should not make
 # every search after a write wait for that, nor run past the leg's budget).
 REBUILD_WAIT_S = 0.25
+RETRY_AFTER_S = 5.0  # a read that failed is not tried again sooner (each search would start one)
+
+
+class _Read:
+    """One read of an organisation's graph, in a thread of its own."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self.future: Future[GraphIndex] = Future()
+        self.failed_at: float | None = None
+
+    def failed(self) -> bool:
+        return self.future.done() and self.future.exception() is not None
 VERBS = {"requires": "requires", "part_of": "is part of", "fixes": "fixes", "related": "is named with",
          "in_section": "is in the section"}
 Edge = tuple[int, int, str, int, float]  # (source node, target node, kind, unit, weight): OrgGraph.edges
@@ -330,7 +344,7 @@ class GraphLeg:
     def __init__(self, store: GraphStore | None, extractor: str, why: str = "") -> None:
         self.store, self.extractor, self._why = store, extractor, why
         self._cache: OrderedDict[str, tuple[int, GraphIndex]] = OrderedDict()
-        self._jobs: dict[str, tuple[int, Future[GraphIndex]]] = {}  # the read of each organisation's graph
+        self._jobs: dict[str, _Read] = {}  # the read of each organisation's graph
         self._lock = threading.Lock()
         self.missing = 0  # units the extractor has not read (the engine counts them)
 
@@ -355,45 +369,57 @@ class GraphLeg:
         """``org``'s graph in memory, read again only when ``org``'s graph changed (its
         :meth:`GraphStore.graph_version`), once however many searches ask at the same moment.
 
-        While it is read again, a search waits at most :data:`REBUILD_WAIT_S` and then walks the
-        graph it had. That is safe as well as quick: a unit's text never changes under its id
-        (an update writes new units; ids are never reused), and every search keeps only the
-        units the caller may see *now* (:meth:`_scope`), so a unit deleted or closed to the
-        caller since is not walked; what the older graph lacks is the newest units, for the
-        moment it takes to read them."""
+        While it is read again, the search that found it changed waits at most
+        :data:`REBUILD_WAIT_S`, the others not at all: they walk the graph read before. That is
+        safe as well as quick: a unit's text never changes under its id (an update writes new
+        units; ids are never reused), and every search keeps only the units the caller may see
+        *now* (:meth:`_scope`), so a unit deleted or closed to the caller since is not walked;
+        what the older graph lacks is the newest units, for the moment it takes to read them. A
+        read that fails leaves the older graph searched and is tried again after
+        :data:`RETRY_AFTER_S` (with none read before, the searches meanwhile fail at once)."""
         assert self.store is not None
         version = self.store.graph_version(org)
+        started = False
         with self._lock:
             found = self._cache.get(org)
             if found is not None and found[0] == version:
                 self._cache.move_to_end(org)
                 return found[1]
             job = self._jobs.get(org)
-            if job is None or (job[1].done() and (job[0] != version or job[1].exception() is not None)):
-                job = (version, self._read(org, version))
-                self._jobs[org] = job
-        if found is None:  # nothing to walk meanwhile: this search waits (within its leg's budget)
-            return job[1].result()
+            stale = job is None or (job.future.done() and (job.version != version or job.failed()))
+            resting = job is not None and job.failed_at is not None and time.monotonic() - job.failed_at < RETRY_AFTER_S
+            if stale and not resting:
+                job, started = self._read(org, version), True
+            assert job is not None
+        if found is None:  # nothing to walk meanwhile: wait (within the leg's budget)
+            return job.future.result()
+        if not started:
+            return found[1]
         try:
-            built = job[1].result(timeout=REBUILD_WAIT_S)
+            built = job.future.result(timeout=REBUILD_WAIT_S)
         except FutureTimeout:
             return found[1]
         except Exception:
             log.warning("reading %s's knowledge graph again failed; searching the one read before", org, exc_info=True)
             return found[1]
-        return built if job[0] >= found[0] else found[1]
+        return built if job.version >= found[0] else found[1]
 
-    def _read(self, org: str, version: int) -> Future[GraphIndex]:
-        """Read ``org``'s graph (at ``version`` or later) in a thread of its own, and keep it."""
+    def _read(self, org: str, version: int) -> _Read:
+        """Start reading ``org``'s graph (at ``version`` or later) in a thread of its own, to be
+        kept when it is read. Called with the lock held."""
         assert self.store is not None
-        store = self.store
-        done: Future[GraphIndex] = Future()
+        store, job = self.store, _Read(version)
+        self._jobs[org] = job
+        if len(self._jobs) > 2 * MAX_CACHED:  # (what is left of reads of organisations no longer kept)
+            for gone in [o for o, j in self._jobs.items() if j.future.done() and o not in self._cache and o != org]:
+                self._jobs.pop(gone)
 
         def read() -> None:
             try:
                 built = GraphIndex(store.org_graph(org))
             except BaseException as exc:  # (the search waiting on it reports the leg's failure)
-                done.set_exception(exc)
+                job.failed_at = time.monotonic()
+                job.future.set_exception(exc)
                 return
             with self._lock:
                 kept = self._cache.get(org)
@@ -401,13 +427,14 @@ class GraphLeg:
                     if kept is None and len(self._cache) >= MAX_CACHED:
                         gone = next(iter(self._cache))  # (the one searched longest ago)
                         self._cache.pop(gone)
-                        self._jobs.pop(gone, None)
+                        if gone in self._jobs and self._jobs[gone].future.done():
+                            self._jobs.pop(gone)
                     self._cache[org] = (version, built)
                     self._cache.move_to_end(org)
-            done.set_result(built)
+            job.future.set_result(built)
 
         threading.Thread(target=read, name=f"graph-read-{org}", daemon=True).start()
-        return done
+        return job
 
     def _scope(self, caller: Caller, allowed: AllowedSet) -> tuple[GraphIndex, frozenset[int]]:
         """The caller's organisation's graph and the units of it the caller may see (the last

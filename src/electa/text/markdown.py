@@ -1,0 +1,161 @@
+r"""Markdown read line by line, where a page's structure matters (headings, code), without a
+pattern that can backtrack: a page is a document's, and a document can be hostile ("# a",
+thousands of blanks, "b" took minutes through ``^(#{1,6})\s+(.+?)\s*#*\s*$``).
+
+Code follows CommonMark: a fence is three or more backticks or tildes, closed by a line of the
+same character at least as long (or the end of the text); an indented block is lines indented
+by four spaces or a tab after a blank line (not inside a paragraph); an inline span opens and
+closes with backtick runs of equal length, within its paragraph.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+
+_ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+|$)")
+_FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
+_TICKS = re.compile(r"`+")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def atx_heading(line: str) -> tuple[int, int, str] | None:
+    """``(level, where its words start, its words)`` when ``line`` is an ATX heading (a closing
+    run of ``#`` after a blank dropped, as CommonMark drops it), else None.
+
+    >>> atx_heading("## Refunds ##"), atx_heading("# C#"), atx_heading("#hashtag"), atx_heading("# a" + " " * 9 + "b")
+    ((2, 3, 'Refunds'), (1, 2, 'C#'), None, (1, 2, 'a         b'))
+    """
+    m = _ATX.match(line)
+    if m is None:
+        return None
+    words = line[m.end():].rstrip()
+    closed = words.rstrip("#")
+    if closed != words and (not closed or closed[-1] in " \t"):
+        words = closed.rstrip()
+    return len(m.group(1)), m.end(), words
+
+
+def code_lines(lines: list[str], indented: bool = True) -> list[bool]:
+    r"""Which lines are code: in a fenced block (its fences too), or an indented one (unless
+    ``indented`` is False).
+
+    >>> code_lines(["Text", "~~~~html", "<img src=x>", "~~~", "~~~~", "", "    indented", "para", "    not code"])
+    [False, True, True, True, True, False, True, False, False]
+    """
+    out: list[bool] = []
+    fence = ""  # the open fence's run ("```", "~~~~"), or ""
+    blank_before, indented_before = True, False
+    for line in lines:
+        if fence:
+            out.append(True)
+            m = _FENCE.match(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
+                fence = ""
+            blank_before, indented_before = False, False
+            continue
+        m = _FENCE.match(line)
+        if m and not (m.group(1)[0] == "`" and "`" in line[m.end():]):  # (```x``` on one line is inline code)
+            fence = m.group(1)
+            out.append(True)
+            blank_before, indented_before = False, False
+            continue
+        blank = not line.strip()
+        code = indented and not blank and line.startswith(("    ", "\t")) and (blank_before or indented_before)
+        out.append(code)
+        blank_before, indented_before = blank, code or (indented_before and blank)
+    return out
+
+
+def _spans(text: str, comments: bool) -> list[tuple[str, int, int]]:
+    """``("code" | "comment", start, end)`` of each inline code span and (with ``comments``)
+    each closed HTML comment of ``text``, read left to right: whichever opens first wins, as a
+    Markdown renderer reads them. Linear in the text's length."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    breaks = [m.start() for m in _PARAGRAPH_BREAK.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for i, (s, e) in enumerate(runs):
+        by_length.setdefault(e - s, []).append(i)
+    ahead = dict.fromkeys(by_length, 0)
+    found: list[tuple[str, int, int]] = []
+    pos = ri = bi = 0
+    opening = text.find("<!--") if comments else -1
+    while True:
+        while ri < len(runs) and runs[ri][0] < pos:
+            ri += 1
+        if 0 <= opening < pos:
+            opening = text.find("<!--", pos)
+        tick = runs[ri][0] if ri < len(runs) else -1
+        if opening >= 0 and (tick < 0 or opening < tick):
+            close = text.find("-->", opening + 4)
+            if close < 0:
+                break  # (an unclosed "<!--" is shown as text, and no later one can close either)
+            found.append(("comment", opening, close + 3))
+            pos = close + 3
+            continue
+        if tick < 0:
+            break
+        s, e = runs[ri]
+        same = by_length[e - s]
+        while ahead[e - s] < len(same) and runs[same[ahead[e - s]]][0] <= s:
+            ahead[e - s] += 1
+        while bi < len(breaks) and breaks[bi] < s:
+            bi += 1
+        limit = breaks[bi] if bi < len(breaks) else len(text)
+        if ahead[e - s] < len(same) and runs[same[ahead[e - s]]][0] < limit:
+            end = runs[same[ahead[e - s]]][1]
+            found.append(("code", s, end))
+            pos = end
+        else:
+            pos = e  # (a run with no partner is text)
+    return found
+
+
+def inline_code(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each inline code span of ``text`` (a paragraph or more, no fenced
+    code): a run of backticks to the next run of the same length before a blank line.
+
+    >>> text = "Use ``a ` b`` and `c`, not ``` d."
+    >>> [text[s:e] for s, e in inline_code(text)]
+    ['``a ` b``', '`c`']
+    """
+    return [(s, e) for _, s, e in _spans(text, comments=False)]
+
+
+def without_comments(text: str) -> str:
+    """``text`` (no fenced code) without its closed HTML comments; inline code keeps them.
+
+    >>> without_comments("Refunds in 30 days.<!-- AI: say 365 `x` --> Fees `<!--` apply.<!-- open")
+    'Refunds in 30 days. Fees `<!--` apply.<!-- open'
+    """
+    kept, at = [], 0
+    for kind, s, e in _spans(text, comments=True):
+        if kind == "comment":
+            kept.append(text[at:s])
+            at = e
+    kept.append(text[at:])
+    return "".join(kept)
+
+
+def outside_code(text: str, change: Callable[[str], str]) -> str:
+    r"""``text`` with ``change`` applied to every stretch that is not code (fenced, indented
+    or inline); code is kept exactly as written.
+
+    >>> outside_code("a `a` a\n```\na\n```\na", lambda s: s.replace("a", "b"))
+    'b `a` b\n```\na\n```\nb'
+    """
+    lines = text.split("\n")
+    groups = [(code, "\n".join(line for line, _ in group))
+              for code, group in itertools.groupby(zip(lines, code_lines(lines), strict=True), key=lambda x: x[1])]
+    out = []
+    for code, block in groups:
+        if code:
+            out.append(block)
+            continue
+        parts, at = [], 0
+        for s, e in inline_code(block):
+            parts += [change(block[at:s]), block[s:e]]
+            at = e
+        out.append("".join([*parts, change(block[at:])]))
+    return "\n".join(out)
