@@ -286,6 +286,7 @@ def test_a_failing_read_keeps_the_graph_read_before_and_is_not_retried_by_every_
         raise RuntimeError("the database went away")
 
     monkeypatch.setattr(store, "org_graph", failing)
+    monkeypatch.setattr("electa.legs.graph.RETRY_AFTER_S", 600.0)  # (however slowly the searches below run)
     engine.ingest_loaded("kb2", Loaded([page("n", "New", "Error E1042 also shows on imports.", "https://help.acme.test/n")]),
                          Access("acme"))
     for _ in range(10):
@@ -301,3 +302,20 @@ def test_a_failing_read_keeps_the_graph_read_before_and_is_not_retried_by_every_
         assert [r.status for r in result.legs if r.leg == "graph"] == [LegStatus.ERROR]
         assert [h.url for h in result.hits] == ["https://o/x"]
     assert reads == ["acme", "globex"]
+
+
+def test_a_read_whose_thread_cannot_start_fails_that_search_only(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    real, refused = threading.Thread.start, []
+
+    def start(thread: threading.Thread) -> None:
+        if thread.name.startswith("graph-read-") and not refused:
+            refused.append(thread.name)
+            raise RuntimeError("can't start new thread")
+        real(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    first = engine.search("E1042", Caller("acme"), legs=["graph", "dense"])
+    assert refused == ["graph-read-acme"] and [r.status for r in first.legs if r.leg == "graph"] == [LegStatus.ERROR]
+    assert _graph(engine, "E1042")[0][0] == "https://help.acme.test/e1042"  # the next search reads it (no hang)

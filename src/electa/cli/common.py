@@ -85,8 +85,21 @@ def friendly(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def json_text(value: Any, indent: int | None = None) -> str:
+    """``value`` as JSON for a terminal: non-ASCII kept, but the C1 controls (a terminal reads
+    U+009B as an escape) written as ``\\u`` escapes, as JSON already writes C0 ones.
+
+    >>> json_text({"t": "caf\u00e9 \u009b2J"})
+    '{"t": "caf\u00e9 \\\\u009b2J"}'
+    """
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, indent=indent, ensure_ascii=False, default=str))
+
+
+_C1 = re.compile(r"[\x80-\x9f]")
+
+
 def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    click.echo(json_text(value, indent=2))
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

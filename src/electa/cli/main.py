@@ -16,6 +16,7 @@ from electa.cli.common import (
     data_option,
     echo_json,
     friendly,
+    json_text,
     make_caller,
     open_engine,
     parse_pairs,
@@ -217,7 +218,6 @@ def ask(question: str, data_dir: str | None, embedder: str | None, org: str, age
 
     The same pipeline as `POST /v1/ask`: the agent's stored settings, the conversation's
     history, and the same gaps, usage and turns recorded."""
-    import json
 
     from electa.answer.answerers import create_answerer
     from electa.answer.pipeline import AskPipeline, AskRequest
@@ -234,16 +234,16 @@ def ask(question: str, data_dir: str | None, embedder: str | None, org: str, age
         request = AskRequest(question, make_caller(org, agent, principals), page, conversation)
         for event in pipeline.run(request):
             if as_json:
-                click.echo(json.dumps({"event": event.kind, **event.data}, ensure_ascii=False, default=str))
+                click.echo(json_text({"event": event.kind, **event.data}))
             elif event.kind == "token":
-                click.echo(event.data["token"], nl=False)
+                click.echo(printable(str(event.data["token"])), nl=False)
             elif event.kind == "reset":  # the terminal cannot take back what it printed: say so
                 click.echo(f"\n[withdrawn: the answerer failed (incident {event.data['incident']}); the extractive"
                            " answer follows]")
             elif event.kind == "citations":
                 click.echo("")
                 for c in event.data["citations"]:  # type: ignore[attr-defined]
-                    click.echo(f"  [{c['id']}] {c['title']} <{c['url']}>")
+                    click.echo(printable(f"  [{c['id']}] {c['title']} <{c['url']}>"))
             elif event.kind == "done":
                 d = event.data
                 flags = [f"confidence {d['confidence']}"] + (["low confidence"] if d.get("low_confidence") else [])

@@ -33,14 +33,16 @@ _MARKDOWN = re.compile(r"!\[(?P<alt>[^\[\]\n]*)\]\([ \t]{0,20}(?:<(?P<angled>[^<
                        r"(?:[ \t]{1,20}(?:\"(?P<t1>[^\"\n]{0,300})\"|'(?P<t2>[^'\n]{0,300})'))?[ \t]{0,20}\)")
 # A raw <img> a Markdown author wrote (over lines too); its attributes read one by one. A quoted
 # value may hold ">" ("Settings > Billing"), never "<": so no match runs past the next tag.
-_TAG = re.compile(r"""<img\b(?:[^<>"']|"[^"<]*"|'[^'<]*')*>""", re.I)
+_TAG = re.compile(r"""<img(?:\s+[a-z_:][-a-z0-9_:.]*(?:\s*=\s*(?:[^\s"'=<>`]+|"[^"<]*"|'[^'<]*'))?)*\s*/?>""", re.I)
 _ATTR = re.compile(r"""(?<![\w-])([a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
+# Where an <img> names an address (a srcset names several, each before its size).
+_ADDRESSES = ("src", "srcset", "data-srcset")
 # A link reference definition ("[logo]: data:image/png;base64,…"), which an image may point to.
 _REFERENCE = re.compile(r"^(?P<head>[ ]{0,3}\[(?P<label>[^\]\n]{1,999})\]:)[ \t]{0,20}(?:<(?P<rangled>[^<>\n]*)>"
                         r"|(?P<rdest>\S+))(?P<rest>[^\n]*)$", re.M)
 _MARKUP = re.compile(rf"(?P<image>{_MARKDOWN.pattern})|(?P<tag>{_TAG.pattern})|(?P<ref>{_REFERENCE.pattern})", re.I | re.M)
 # An image that names a reference definition: ![alt][label], ![label][] or ![label].
-_IMAGE_REFERENCE = re.compile(r"!\[(?P<alt>[^\[\]\n]*)\](?:\[(?P<label>[^\[\]\n]*)\])?(?!\()")
+_IMAGE_REFERENCE = re.compile(r"!\[(?P<alt>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\](?:\[(?P<label>[^\[\]\n]*)\])?(?!\()")
 # Where a page that loads its images lazily keeps the real address (src holds a placeholder).
 LAZY_SRC = ("data-src", "data-original", "data-lazy-src")
 _CAPTION = re.compile(r"^\s*[*_]?\s*(?:figure|fig\.|diagram|screenshot|image|chart)\s*\d*\s*[:.\u2014-]", re.I)
@@ -84,24 +86,33 @@ def safe_src(src: str, base: str = "") -> str:
     src = html.unescape(src).strip()
     if not src:
         return ""
-    probe = src
-    for _ in range(4):  # (read again as often as a renderer might: "&amp;#106;avascript:" is "javascript:" twice read)
-        probe, before = html.unescape(probe), probe
-        if probe == before:
-            break
-    probe = _BLANKS.sub("", probe)
-    scheme = urlsplit(probe).scheme.lower() if _SCHEME.match(probe) else ""
-    if scheme and scheme not in ("http", "https"):
+    # (read as an HTML attribute and as a Markdown destination, which resolves backslash escapes)
+    probes = {_probe(src, escapes=False), _probe(src, escapes=True)}
+    schemes = {urlsplit(p).scheme.lower() if _SCHEME.match(p) else "" for p in probes}
+    if schemes - {"", "http", "https"}:
         return ""
-    if not scheme:
+    if schemes == {""}:
         if base and urlsplit(base).scheme.lower() in ("http", "https"):
             src = urljoin(base, src.replace("\\", "/"))
-        elif probe[:2].replace("\\", "/") == "//":
+        elif any(p[:2].replace("\\", "/") == "//" for p in probes):
             return ""
     return quote(src, safe=":/?#[]@!$&'()*+,;=%~")
 
 
 _BLANKS = re.compile(r"[\x00-\x20\x7f]+")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _probe(src: str, escapes: bool = True) -> str:
+    r"""``src`` as a renderer may end up reading it: backslash escapes resolved (Markdown's
+    ``data\:``), character references read as often as they nest (``&amp;#106;`` is ``j``
+    twice read), blanks and control characters dropped."""
+    probe = src
+    for _ in range(4):
+        probe, before = html.unescape(_ESCAPED.sub(r"\1", probe) if escapes else probe), probe
+        if probe == before:
+            break
+    return _BLANKS.sub("", probe)
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:", re.I)
 
 
@@ -152,7 +163,7 @@ def image_line(alt: str, src: str, title: str = "", base: str = "") -> str:
     return f"![{alt}]({src}{f' {chr(34)}{title}{chr(34)}' if title else ''})"
 
 
-def safe_markdown_images(text: str) -> str:
+def safe_markdown_images(text: str, base: str = "") -> str:
     r"""Markdown prose (code is the caller's to leave out: :func:`electa.text.markdown.outside_code`)
     with every image whose address a browser must not load (:func:`safe_src`) left with none,
     a ``data:`` image's payload (megabytes of base64 no reader or model should see) going with
@@ -171,33 +182,43 @@ def safe_markdown_images(text: str) -> str:
     "![logo][l] [mail][m]\n[l]: <> 'Logo'\n[m]: mailto:help@acme.test"
     """
     used = {_label(m["label"] or m["alt"]) for m in _IMAGE_REFERENCE.finditer(text)}
-    return _MARKUP.sub(lambda m: _made_safe(m, used), text)
+    return _MARKUP.sub(lambda m: _made_safe(m, used, base), text)
 
 
 def _label(label: str) -> str:
     return " ".join(label.split()).casefold()
 
 
-def _made_safe(m: re.Match[str], used: set[str]) -> str:
+def _made_safe(m: re.Match[str], used: set[str], base: str) -> str:
     if m["image"] is not None:
         dest = m["angled"] if m["angled"] is not None else m["src"] or ""
-        return m.group(0) if not dest.strip() or safe_src(dest) else f"![{m['alt']}]()"
+        return m.group(0) if not dest.strip() or safe_src(dest, base) else f"![{m['alt']}]()"
     if m["tag"] is not None:
         attrs = _attributes(m["tag"])
         if is_pixel(attrs):
             return ""
-        src = lazy_src(attrs)
-        if all(safe_src(attrs[name] or "") for name in ("src", *LAZY_SRC) if (attrs.get(name) or "").strip()):
+        named = [a.split()[0] for name in (*_ADDRESSES, *LAZY_SRC)
+                 for a in (attrs.get(name) or "").split(",") if a.strip()] if "srcset" in attrs or "data-srcset" in attrs \
+            else [attrs.get(name) or "" for name in ("src", *LAZY_SRC) if (attrs.get(name) or "").strip()]
+        if all(safe_src(a, base) for a in named):
             return m.group(0)
-        return image_line(html.unescape(attrs.get("alt") or ""), src, html.unescape(attrs.get("title") or ""))
+        src = lazy_src(attrs)
+        return image_line(html.unescape(attrs.get("alt") or ""), src if safe_src(src, base) else "",
+                          html.unescape(attrs.get("title") or ""), base)
     dest = m["rangled"] if m["rangled"] is not None else m["rdest"] or ""
-    if m["label"].startswith("^") or _label(m["label"]) not in used or not dest.strip() or safe_src(dest):
-        return m.group(0)  # (a footnote, a link's definition, or a safe one)
+    if not dest.strip() or safe_src(dest, base) or m["label"].startswith("^"):
+        return m.group(0)  # (a footnote, or a safe one)
+    if _label(m["label"]) not in used and not _probe(dest).lower().startswith("data:"):
+        return m.group(0)  # (a link's definition: its payload, when it has one, is all that goes)
     return f"{m['head']} <>{m['rest']}"
 
 
 def _attributes(tag: str) -> dict[str, str | None]:
-    return {m[1].lower(): m[2] if m[2] is not None else m[3] if m[3] is not None else m[4] for m in _ATTR.finditer(tag)}
+    """A tag's attributes, the first of a name winning (as a browser reads them)."""
+    found: dict[str, str | None] = {}
+    for m in _ATTR.finditer(tag):
+        found.setdefault(m[1].lower(), m[2] if m[2] is not None else m[3] if m[3] is not None else m[4])
+    return found
 
 
 def figures_in(text: str, base: str = "") -> list[Figure]:

@@ -72,7 +72,7 @@ def _document(ext_id: str, title: str, url: str, sections: list[Section], name: 
     return Document(ext_id=ext_id, title=title, text=text, url=url, sections=tuple(sections))
 
 
-def _without_comments(text: str) -> str:
+def _without_comments(text: str, base: str = "") -> str:
     r"""Markdown with its HTML comments dropped, as the HTML loader drops them: a visitor never
     sees one, so no answer may quote one (and planted instructions hide there), and its images
     made safe (:func:`electa.ingest.figures.safe_markdown_images`). Comments in fenced code and
@@ -88,11 +88,12 @@ def _without_comments(text: str) -> str:
     groups = itertools.groupby(zip(lines, code_lines(lines, indented=False), strict=True), key=lambda x: x[1])
     text = "\n".join("\n".join(line for line, _ in group) if fenced else without_comments("\n".join(line for line, _ in group))
                      for fenced, group in groups)
-    return outside_code(text, safe_markdown_images)
+    return outside_code(text, lambda prose: safe_markdown_images(prose, base))
 
 
 def load_markdown(name: str, data: bytes) -> Loaded:
     text, note = decode_text(name, data)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # (every reader below splits lines at "\n")
     meta: dict[str, str] = {}
     match = _FRONT.match(text)
     if match:
@@ -101,10 +102,10 @@ def load_markdown(name: str, data: bytes) -> Loaded:
             if sep:
                 meta[key.strip().lower()] = value.strip().strip("\"'")
         text = text[match.end() :]
-    text = _without_comments(text)
+    text = _without_comments(text, meta.get("url", ""))
     items: list[tuple[int, str] | str] = []
     title = meta.get("title", "")
-    lines = text.splitlines()
+    lines = text.split("\n")  # (as the comments were read: a U+2028 is no line break to a fence)
     for line, code in zip(lines, code_lines(lines, indented=False), strict=True):
         heading = None if code else atx_heading(line)
         if heading and heading[2]:

@@ -409,31 +409,39 @@ class GraphLeg:
         kept when it is read. Called with the lock held."""
         assert self.store is not None
         store, job = self.store, _Read(version)
-        self._jobs[org] = job
         if len(self._jobs) > 2 * MAX_CACHED:  # (what is left of reads of organisations no longer kept)
-            for gone in [o for o, j in self._jobs.items() if j.future.done() and o not in self._cache and o != org]:
+            now = time.monotonic()
+            for gone in [o for o, j in self._jobs.items() if j.future.done() and o not in self._cache and o != org
+                         and not (j.failed_at is not None and now - j.failed_at < RETRY_AFTER_S)]:
                 self._jobs.pop(gone)
 
         def read() -> None:
             try:
                 built = GraphIndex(store.org_graph(org))
+                with self._lock:
+                    kept = self._cache.get(org)
+                    if kept is None or kept[0] < version:
+                        if kept is None and len(self._cache) >= MAX_CACHED:
+                            gone = next(iter(self._cache))  # (the one searched longest ago)
+                            self._cache.pop(gone)
+                            if gone in self._jobs and self._jobs[gone].future.done():
+                                self._jobs.pop(gone)
+                        self._cache[org] = (version, built)
+                        self._cache.move_to_end(org)
             except BaseException as exc:  # (the search waiting on it reports the leg's failure)
                 job.failed_at = time.monotonic()
-                job.future.set_exception(exc)
+                job.future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(f"graph read stopped: {exc!r}"))
+                if not isinstance(exc, Exception):
+                    raise
                 return
-            with self._lock:
-                kept = self._cache.get(org)
-                if kept is None or kept[0] < version:
-                    if kept is None and len(self._cache) >= MAX_CACHED:
-                        gone = next(iter(self._cache))  # (the one searched longest ago)
-                        self._cache.pop(gone)
-                        if gone in self._jobs and self._jobs[gone].future.done():
-                            self._jobs.pop(gone)
-                    self._cache[org] = (version, built)
-                    self._cache.move_to_end(org)
             job.future.set_result(built)
 
-        threading.Thread(target=read, name=f"graph-read-{org}", daemon=True).start()
+        try:
+            threading.Thread(target=read, name=f"graph-read-{org}", daemon=True).start()
+        except RuntimeError as exc:  # ("can't start new thread": this search fails, the next tries again)
+            job.failed_at = time.monotonic() - RETRY_AFTER_S
+            job.future.set_exception(exc)
+        self._jobs[org] = job
         return job
 
     def _scope(self, caller: Caller, allowed: AllowedSet) -> tuple[GraphIndex, frozenset[int]]:

@@ -16,8 +16,10 @@ from collections.abc import Callable
 
 _ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+|$)")
 _FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
-_TICKS = re.compile(r"`+")
+_TICKS = re.compile(r"(?<!\\)`+")  # (a backslash-escaped backtick opens nothing)
+_COMMENT_BLOCK = re.compile(r"[ ]{0,3}<!--")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_LINE_BREAK = re.compile(r"\n")
 
 
 def atx_heading(line: str) -> tuple[int, int, str] | None:
@@ -39,15 +41,26 @@ def atx_heading(line: str) -> tuple[int, int, str] | None:
 
 def code_lines(lines: list[str], indented: bool = True) -> list[bool]:
     r"""Which lines are code: in a fenced block (its fences too), or an indented one (unless
-    ``indented`` is False).
+    ``indented`` is False). A line that opens an HTML comment starts an HTML block that runs to
+    the line that closes it, as CommonMark reads it: nothing in it is code (a fence inside a
+    comment is hidden with the comment).
 
     >>> code_lines(["Text", "~~~~html", "<img src=x>", "~~~", "~~~~", "", "    indented", "para", "    not code"])
     [False, True, True, True, True, False, True, False, False]
+    >>> code_lines(["<!--", "```", "hidden", "```", "-->", "```", "code"])
+    [False, False, False, False, False, True, True]
     """
     out: list[bool] = []
     fence = ""  # the open fence's run ("```", "~~~~"), or ""
+    comment = False
     blank_before, indented_before = True, False
     for line in lines:
+        if comment or (not fence and _COMMENT_BLOCK.match(line)):
+            opened = not comment
+            comment = "-->" not in (line[line.index("<!--") + 4:] if opened else line)
+            out.append(False)
+            blank_before, indented_before = False, False
+            continue
         if fence:
             out.append(True)
             m = _FENCE.match(line)
@@ -71,9 +84,11 @@ def code_lines(lines: list[str], indented: bool = True) -> list[bool]:
 def _spans(text: str, comments: bool) -> list[tuple[str, int, int]]:
     """``("code" | "comment", start, end)`` of each inline code span and (with ``comments``)
     each closed HTML comment of ``text``, read left to right: whichever opens first wins, as a
-    Markdown renderer reads them. Linear in the text's length."""
+    Markdown renderer reads them. Linear in the text's length. Looking for comments, a code
+    span ends with its line: a line that opens a comment ends a paragraph, and a comment kept
+    by mistake is worse than one dropped by mistake (planted instructions hide there)."""
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
-    breaks = [m.start() for m in _PARAGRAPH_BREAK.finditer(text)]
+    breaks = [m.start() for m in (_LINE_BREAK if comments else _PARAGRAPH_BREAK).finditer(text)]
     by_length: dict[int, list[int]] = {}
     for i, (s, e) in enumerate(runs):
         by_length.setdefault(e - s, []).append(i)
@@ -138,24 +153,34 @@ def without_comments(text: str) -> str:
     return "".join(kept)
 
 
-def outside_code(text: str, change: Callable[[str], str]) -> str:
-    r"""``text`` with ``change`` applied to every stretch that is not code (fenced, indented
-    or inline); code is kept exactly as written.
+def outside_code(text: str, change: Callable[[str], str], indented: bool = False) -> str:
+    r"""``text`` with ``change`` applied once to the whole of it with its code (fenced, inline,
+    and indented if ``indented``) held aside, then put back exactly as written. ``change`` sees
+    each piece of code as a mark (NUL, a number, NUL; a NUL of the text itself is U+FFFD, as
+    CommonMark reads it), so what it matches can neither reach into code nor be cut by it.
 
     >>> outside_code("a `a` a\n```\na\n```\na", lambda s: s.replace("a", "b"))
     'b `a` b\n```\na\n```\nb'
     """
-    lines = text.split("\n")
-    groups = [(code, "\n".join(line for line, _ in group))
-              for code, group in itertools.groupby(zip(lines, code_lines(lines), strict=True), key=lambda x: x[1])]
-    out = []
-    for code, block in groups:
+    lines = text.replace("\0", "\ufffd").split("\n")
+    saved: list[str] = []
+
+    def aside(code: str) -> str:
+        saved.append(code)
+        return f"\0{len(saved) - 1}\0"
+
+    pieces = []
+    for code, group in itertools.groupby(zip(lines, code_lines(lines, indented), strict=True), key=lambda x: x[1]):
+        block = "\n".join(line for line, _ in group)
         if code:
-            out.append(block)
+            pieces.append(aside(block))
             continue
         parts, at = [], 0
         for s, e in inline_code(block):
-            parts += [change(block[at:s]), block[s:e]]
+            parts += [block[at:s], aside(block[s:e])]
             at = e
-        out.append("".join([*parts, change(block[at:])]))
-    return "\n".join(out)
+        pieces.append("".join([*parts, block[at:]]))
+    return _MARK.sub(lambda m: saved[int(m.group(1))], change("\n".join(pieces)))
+
+
+_MARK = re.compile(r"\0(\d+)\0")
