@@ -30,10 +30,12 @@ from electa.types import Figure
 # (a million "![a](" or spaces) costs linear time, and a data: payload of megabytes is one match.
 _MARKDOWN = re.compile(r"!\[(?P<alt>[^\[\]\n]*)\]\([ \t]{0,20}(?:<(?P<angled>[^<>\[\]\n]*)>"
                        r"|(?P<src>(?:[^\s()\[\]\"'<]|\([^\s()\[\]]*\))(?:[^\s()\[\]]|\([^\s()\[\]]*\))*)?)"
-                       r"(?:[ \t]{1,20}(?:\"(?P<t1>[^\"\n]{0,300})\"|'(?P<t2>[^'\n]{0,300})'))?[ \t]{0,20}\)")
+                       r"(?:[ \t]{1,20}(?:\"(?P<t1>[^\"\n]{0,300})\"|'(?P<t2>[^'\n]{0,300})'|\((?P<t3>[^()\n]{0,300})\)))?"
+                       r"[ \t]{0,20}\)")
 # A raw <img> a Markdown author wrote (over lines too); its attributes read one by one. A quoted
 # value may hold ">" ("Settings > Billing"), never "<": so no match runs past the next tag.
-_TAG = re.compile(r"""<img(?:\s+[a-z_:][-a-z0-9_:.]*(?:\s*=\s*(?:[^\s"'=<>`]+|"[^"<]*"|'[^'<]*'))?)*\s*/?>""", re.I)
+_TAG = re.compile(r"""<img\b(?:[^<>"']|"[^"<]*"|'[^'<]*')*>""", re.I)
+RAW_IMAGE = _TAG  # (what a Markdown reader must not take for code: electa.text.markdown.outside_code)
 _ATTR = re.compile(r"""(?<![\w-])([a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
 # Where an <img> names an address (a srcset names several, each before its size).
 _ADDRESSES = ("src", "srcset", "data-srcset")
@@ -190,7 +192,7 @@ def _label(label: str) -> str:
 
 
 def _made_safe(m: re.Match[str], used: set[str], base: str) -> str:
-    if m["image"] is not None:
+    if m.re is _MARKDOWN or m["image"] is not None:
         dest = m["angled"] if m["angled"] is not None else m["src"] or ""
         return m.group(0) if not dest.strip() or safe_src(dest, base) else f"![{m['alt']}]()"
     if m["tag"] is not None:
@@ -200,8 +202,8 @@ def _made_safe(m: re.Match[str], used: set[str], base: str) -> str:
         named = [a.split()[0] for name in (*_ADDRESSES, *LAZY_SRC)
                  for a in (attrs.get(name) or "").split(",") if a.strip()] if "srcset" in attrs or "data-srcset" in attrs \
             else [attrs.get(name) or "" for name in ("src", *LAZY_SRC) if (attrs.get(name) or "").strip()]
-        if all(safe_src(a, base) for a in named):
-            return m.group(0)
+        if all(safe_src(a, base) for a in named):  # (Markdown written inside what is no tag is still read)
+            return _MARKDOWN.sub(lambda inner: _made_safe(inner, used, base), m.group(0)) if "![" in m.group(0) else m.group(0)
         src = lazy_src(attrs)
         return image_line(html.unescape(attrs.get("alt") or ""), src if safe_src(src, base) else "",
                           html.unescape(attrs.get("title") or ""), base)
@@ -243,7 +245,7 @@ def figures_in(text: str, base: str = "") -> list[Figure]:
 
 
 def _images(line: str) -> list[tuple[str, str, str]]:
-    out = [(" ".join(m["alt"].split()), m["angled"] or m["src"] or "", m["t1"] or m["t2"] or "")
+    out = [(" ".join(m["alt"].split()), m["angled"] or m["src"] or "", m["t1"] or m["t2"] or m["t3"] or "")
            for m in _MARKDOWN.finditer(line)]
     for tag in _TAG.finditer(line):
         attrs = _attributes(tag.group(0))

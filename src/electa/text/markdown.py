@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 _ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+|$)")
 _FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
-_TICKS = re.compile(r"(?<!\\)`+")  # (a backslash-escaped backtick opens nothing)
+_TICKS = re.compile(r"`+")
 _COMMENT_BLOCK = re.compile(r"[ ]{0,3}<!--")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _LINE_BREAK = re.compile(r"\n")
@@ -39,11 +39,12 @@ def atx_heading(line: str) -> tuple[int, int, str] | None:
     return len(m.group(1)), m.end(), words
 
 
-def code_lines(lines: list[str], indented: bool = True) -> list[bool]:
+def code_lines(lines: list[str], indented: bool = True, closed_only: bool = False) -> list[bool]:
     r"""Which lines are code: in a fenced block (its fences too), or an indented one (unless
     ``indented`` is False). A line that opens an HTML comment starts an HTML block that runs to
     the line that closes it, as CommonMark reads it: nothing in it is code (a fence inside a
-    comment is hidden with the comment).
+    comment is hidden with the comment). With ``closed_only``, a fence never closed is no code
+    (what it holds may be a page's raw HTML that only looked like a fence).
 
     >>> code_lines(["Text", "~~~~html", "<img src=x>", "~~~", "~~~~", "", "    indented", "para", "    not code"])
     [False, True, True, True, True, False, True, False, False]
@@ -51,13 +52,12 @@ def code_lines(lines: list[str], indented: bool = True) -> list[bool]:
     [False, False, False, False, False, True, True]
     """
     out: list[bool] = []
-    fence = ""  # the open fence's run ("```", "~~~~"), or ""
+    fence, opened_at = "", 0  # the open fence's run ("```", "~~~~") and its line, or ""
     comment = False
     blank_before, indented_before = True, False
     for line in lines:
         if comment or (not fence and _COMMENT_BLOCK.match(line)):
-            opened = not comment
-            comment = "-->" not in (line[line.index("<!--") + 4:] if opened else line)
+            comment = not _closes(line[line.index("<!--") + 4:] if not comment else line, not comment)
             out.append(False)
             blank_before, indented_before = False, False
             continue
@@ -70,7 +70,7 @@ def code_lines(lines: list[str], indented: bool = True) -> list[bool]:
             continue
         m = _FENCE.match(line)
         if m and not (m.group(1)[0] == "`" and "`" in line[m.end():]):  # (```x``` on one line is inline code)
-            fence = m.group(1)
+            fence, opened_at = m.group(1), len(out)
             out.append(True)
             blank_before, indented_before = False, False
             continue
@@ -78,13 +78,22 @@ def code_lines(lines: list[str], indented: bool = True) -> list[bool]:
         code = indented and not blank and line.startswith(("    ", "\t")) and (blank_before or indented_before)
         out.append(code)
         blank_before, indented_before = blank, code or (indented_before and blank)
+    if fence and closed_only:
+        out[opened_at:] = [False] * (len(out) - opened_at)
     return out
 
 
-def _spans(text: str, comments: bool) -> list[tuple[str, int, int]]:
+def _closes(after: str, just_opened: bool) -> bool:
+    """Whether a comment closes in ``after`` (what follows its "<!--" on the line that opened
+    it, or a later line): "-->", or at once "<!-->" and "<!--->" (CommonMark 0.31)."""
+    return "-->" in after or (just_opened and (after.startswith(">") or after.startswith("->")))
+
+
+def _spans(text: str, comments: bool, raw: re.Pattern[str] | None = None) -> list[tuple[str, int, int]]:
     """``("code" | "comment", start, end)`` of each inline code span and (with ``comments``)
     each closed HTML comment of ``text``, read left to right: whichever opens first wins, as a
-    Markdown renderer reads them. Linear in the text's length. Looking for comments, a code
+    Markdown renderer reads them (and a match of ``raw``, an HTML tag, when it opens first, is
+    no code: ``<img alt="`" src="…" title="`">`` is a tag). Linear in the text's length. Looking for comments, a code
     span ends with its line: a line that opens a comment ends a paragraph, and a comment kept
     by mistake is worse than one dropped by mistake (planted instructions hide there)."""
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
@@ -96,22 +105,36 @@ def _spans(text: str, comments: bool) -> list[tuple[str, int, int]]:
     found: list[tuple[str, int, int]] = []
     pos = ri = bi = 0
     opening = text.find("<!--") if comments else -1
+    tag = raw.search(text) if raw is not None else None
     while True:
         while ri < len(runs) and runs[ri][0] < pos:
             ri += 1
         if 0 <= opening < pos:
             opening = text.find("<!--", pos)
+        if raw is not None and tag is not None and tag.start() < pos:
+            tag = raw.search(text, pos)
         tick = runs[ri][0] if ri < len(runs) else -1
+        if tag is not None and tick >= 0 and tag.start() < tick and (opening < 0 or tag.start() < opening):
+            pos = tag.end()  # (a tag that opens before a code span: its backticks are the tag's)
+            continue
         if opening >= 0 and (tick < 0 or opening < tick):
-            close = text.find("-->", opening + 4)
+            after = opening + 4
+            short = 1 if text.startswith(">", after) else 2 if text.startswith("->", after) else 0  # (<!-->, <!--->)
+            close = after + short - 3 if short else text.find("-->", after)
             if close < 0:
-                break  # (an unclosed "<!--" is shown as text, and no later one can close either)
+                line_start = text.rfind("\n", 0, opening) + 1
+                if text[line_start:opening].strip(" "):
+                    break  # (an unclosed "<!--" in a line is shown as text, and no later one can close either)
+                close = len(text) - 3  # (one that opens a line opens an HTML block: hidden to the end)
             found.append(("comment", opening, close + 3))
             pos = close + 3
             continue
         if tick < 0:
             break
         s, e = runs[ri]
+        if s > 0 and text[s - 1] == "\\" and not (s > 1 and text[s - 2] == "\\"):
+            pos = s + 1  # (an escaped backtick opens no span)
+            continue
         same = by_length[e - s]
         while ahead[e - s] < len(same) and runs[same[ahead[e - s]]][0] <= s:
             ahead[e - s] += 1
@@ -153,7 +176,8 @@ def without_comments(text: str) -> str:
     return "".join(kept)
 
 
-def outside_code(text: str, change: Callable[[str], str], indented: bool = False) -> str:
+def outside_code(text: str, change: Callable[[str], str], indented: bool = False,
+                 raw: re.Pattern[str] | None = None) -> str:
     r"""``text`` with ``change`` applied once to the whole of it with its code (fenced, inline,
     and indented if ``indented``) held aside, then put back exactly as written. ``change`` sees
     each piece of code as a mark (NUL, a number, NUL; a NUL of the text itself is U+FFFD, as
@@ -176,11 +200,12 @@ def outside_code(text: str, change: Callable[[str], str], indented: bool = False
             pieces.append(aside(block))
             continue
         parts, at = [], 0
-        for s, e in inline_code(block):
+        for _, s, e in _spans(block, comments=False, raw=raw):
             parts += [block[at:s], aside(block[s:e])]
             at = e
         pieces.append("".join([*parts, block[at:]]))
-    return _MARK.sub(lambda m: saved[int(m.group(1))], change("\n".join(pieces)))
+    put_back = _MARK.sub(lambda m: saved[int(m.group(1))], change("\n".join(pieces)))
+    return put_back.replace("\0", "\ufffd")  # (a mark ``change`` cut in two: what it held went with what it cut)
 
 
 _MARK = re.compile(r"\0(\d+)\0")
