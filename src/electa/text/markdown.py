@@ -93,9 +93,15 @@ def _spans(text: str, comments: bool, raw: re.Pattern[str] | None = None) -> lis
     """``("code" | "comment", start, end)`` of each inline code span and (with ``comments``)
     each closed HTML comment of ``text``, read left to right: whichever opens first wins, as a
     Markdown renderer reads them (and a match of ``raw``, an HTML tag, when it opens first, is
-    no code: ``<img alt="`" src="…" title="`">`` is a tag). Linear in the text's length. Looking for comments, a code
-    span ends with its line: a line that opens a comment ends a paragraph, and a comment kept
-    by mistake is worse than one dropped by mistake (planted instructions hide there)."""
+    no code: ``<img alt="`" src="…" title="`">`` is a tag). Linear in the text's length.
+    Looking for comments, a code span ends with its line: a line that opens a comment ends a
+    paragraph, and a comment kept by mistake is worse than one dropped by mistake (planted
+    instructions hide there).
+
+    >>> text = "Use ``a ` b`` and `c`, not ``` d."
+    >>> [text[s:e] for _, s, e in _spans(text, comments=False)]
+    ['``a ` b``', '`c`']
+    """
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
     breaks = [m.start() for m in (_LINE_BREAK if comments else _PARAGRAPH_BREAK).finditer(text)]
     by_length: dict[int, list[int]] = {}
@@ -148,17 +154,6 @@ def _spans(text: str, comments: bool, raw: re.Pattern[str] | None = None) -> lis
         else:
             pos = e  # (a run with no partner is text)
     return found
-
-
-def inline_code(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each inline code span of ``text`` (a paragraph or more, no fenced
-    code): a run of backticks to the next run of the same length before a blank line.
-
-    >>> text = "Use ``a ` b`` and `c`, not ``` d."
-    >>> [text[s:e] for s, e in inline_code(text)]
-    ['``a ` b``', '`c`']
-    """
-    return [(s, e) for _, s, e in _spans(text, comments=False)]
 
 
 def without_comments(text: str) -> str:
