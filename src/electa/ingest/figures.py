@@ -199,20 +199,31 @@ def _made_safe(m: re.Match[str], used: set[str], base: str) -> str:
         attrs = _attributes(m["tag"])
         if is_pixel(attrs):
             return ""
-        named = [a.split()[0] for name in (*_ADDRESSES, *LAZY_SRC)
-                 for a in (attrs.get(name) or "").split(",") if a.strip()] if "srcset" in attrs or "data-srcset" in attrs \
-            else [attrs.get(name) or "" for name in ("src", *LAZY_SRC) if (attrs.get(name) or "").strip()]
-        if all(safe_src(a, base) for a in named):  # (Markdown written inside what is no tag is still read)
+        if all(safe_src(a, base) for a in _addresses(attrs)):  # (Markdown written inside what is no tag is still read)
             return _MARKDOWN.sub(lambda inner: _made_safe(inner, used, base), m.group(0)) if "![" in m.group(0) else m.group(0)
-        src = lazy_src(attrs)
-        return image_line(html.unescape(attrs.get("alt") or ""), src if safe_src(src, base) else "",
-                          html.unescape(attrs.get("title") or ""), base)
+        alt, src, title = _tag_image(attrs)
+        return image_line(alt, src if safe_src(src, base) else "", title, base)
     dest = m["rangled"] if m["rangled"] is not None else m["rdest"] or ""
     if not dest.strip() or safe_src(dest, base) or m["label"].startswith("^"):
         return m.group(0)  # (a footnote, or a safe one)
     if _label(m["label"]) not in used and not _probe(dest).lower().startswith("data:"):
         return m.group(0)  # (a link's definition: its payload, when it has one, is all that goes)
     return f"{m['head']} <>{m['rest']}"
+
+
+def _addresses(attrs: Mapping[str, str | None]) -> list[str]:
+    """Every address an ``<img>``'s attributes name (each candidate of a srcset, before its size)."""
+    found = []
+    for name in (*_ADDRESSES, *LAZY_SRC):
+        value = (attrs.get(name) or "").strip()
+        found += [part.split()[0] for part in value.split(",") if part.strip()] if name.endswith("srcset") else \
+            [value] if value else []
+    return found
+
+
+def _tag_image(attrs: Mapping[str, str | None]) -> tuple[str, str, str]:
+    """``(alt, src, title)`` of an ``<img>`` (character references read; the lazy address)."""
+    return html.unescape(attrs.get("alt") or ""), lazy_src(attrs), html.unescape(attrs.get("title") or "")
 
 
 def _attributes(tag: str) -> dict[str, str | None]:
@@ -250,8 +261,8 @@ def _images(line: str) -> list[tuple[str, str, str]]:
     for tag in _TAG.finditer(line):
         attrs = _attributes(tag.group(0))
         if not is_pixel(attrs):
-            out.append((" ".join(html.unescape(attrs.get("alt") or "").split()), lazy_src(attrs),
-                        html.unescape(attrs.get("title") or "")))
+            alt, src, title = _tag_image(attrs)
+            out.append((" ".join(alt.split()), src, title))
     return out
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import re
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from typing import Any
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
-from electa.text.markdown import atx_heading, code_lines, outside_code, without_comments
+from electa.text.markdown import atx_heading, blocks, code_lines, outside_code, without_comments
 from electa.types import CuratedAnswer, Document, QAPair, Section
 
 
@@ -85,10 +84,8 @@ def _without_comments(text: str, base: str = "") -> str:
     """
     lines = text.split("\n")
     # (an indented line is no code inside a comment: CommonMark reads a comment as one HTML block)
-    groups = itertools.groupby(zip(lines, code_lines(lines, indented=False, closed_only=True), strict=True),
-                               key=lambda x: x[1])
-    text = "\n".join("\n".join(line for line, _ in group) if fenced else without_comments("\n".join(line for line, _ in group))
-                     for fenced, group in groups)
+    text = "\n".join(block if fenced else without_comments(block)
+                     for fenced, block in blocks(lines, code_lines(lines, indented=False, closed_only=True)))
     return outside_code(text, lambda prose: safe_markdown_images(prose, base), raw=RAW_IMAGE)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 _ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+|$)")
 _FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
@@ -171,6 +171,17 @@ def without_comments(text: str) -> str:
     return "".join(kept)
 
 
+def blocks(lines: list[str], flags: list[bool]) -> Iterator[tuple[bool, str]]:
+    """The runs of ``lines`` that ``flags`` (:func:`code_lines`) marks alike, each joined back
+    with its line breaks: ``"\\n".join`` of them is the text again.
+
+    >>> list(blocks(["a", "```", "b", "```"], [False, True, True, True]))
+    [(False, 'a'), (True, '```\\nb\\n```')]
+    """
+    for code, group in itertools.groupby(zip(lines, flags, strict=True), key=lambda x: x[1]):
+        yield code, "\n".join(line for line, _ in group)
+
+
 def outside_code(text: str, change: Callable[[str], str], indented: bool = False,
                  raw: re.Pattern[str] | None = None) -> str:
     r"""``text`` with ``change`` applied once to the whole of it with its code (fenced, inline,
@@ -189,8 +200,7 @@ def outside_code(text: str, change: Callable[[str], str], indented: bool = False
         return f"\0{len(saved) - 1}\0"
 
     pieces = []
-    for code, group in itertools.groupby(zip(lines, code_lines(lines, indented), strict=True), key=lambda x: x[1]):
-        block = "\n".join(line for line, _ in group)
+    for code, block in blocks(lines, code_lines(lines, indented)):
         if code:
             pieces.append(aside(block))
             continue
