@@ -131,7 +131,8 @@ class IndexStore(Protocol):
     - ``allowed(caller)`` lists exactly the units of the caller's organisation (and agent, when
       given) that are public or carry one of the caller's principals, sorted.
     - ``generation`` increases with every change of sources or units, across processes;
-      ``backfills`` with every :meth:`put_vectors`; ``version`` moves when either does.
+      ``backfills`` with every :meth:`put_vectors` (and each write of term weights or graph readings
+      that adds some); ``version`` moves when either does.
     - Unit ids only grow and are never reused, so a unit's text never changes.
     - Every full-text read (``lexical_image`` aside, whose rows the legs filter by the allowed
       set) stays inside the caller's access filter.

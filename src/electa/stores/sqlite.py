@@ -1015,15 +1015,19 @@ class SqliteStore(OperationalTables, GraphTables):
 
     def put_sparse(self, model_id: str, rows: Sequence[tuple[int, np.ndarray, np.ndarray]]) -> None:
         """Store units' term weights; a unit deleted meanwhile is skipped (its weights would
-        outlive it). The generation does not move: the index image catches up by id."""
+        outlive it). The generation does not move: the index image catches up by id. The
+        backfill count does when a weight was added, so results cached before it are not served."""
         from electa.stores.sparse_index import pack
 
         with self.transaction() as con:
             live = {r[0] for r in con.execute(
                 f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(rows))})", [int(r[0]) for r in rows])} \
                 if rows else set()
+            before = con.total_changes
             con.executemany("INSERT OR IGNORE INTO sparse_terms(chunk_id, model_id, terms, weights) VALUES(?,?,?,?)",
                             [(int(i), model_id, *pack(t, w)) for i, t, w in rows if int(i) in live])
+            if con.total_changes != before:
+                self._bump_backfills(con)
 
     def sparse_rows_after(self, model_id: str, after_seq: int) -> Iterator[tuple[int, int, bytes, bytes]]:
         """``(seq, unit id, terms, weights)`` of ``model_id`` stored after ``after_seq``, in

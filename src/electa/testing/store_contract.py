@@ -759,6 +759,21 @@ class SparseTermStoreContract:
         assert store.count_sparse("m1") == 1
         assert store.drop_sparse_except("m2") == 1 and store.count_sparse("m1") == 0 and store.count_sparse("m2") == 1
 
+    def test_weights_added_to_stored_units_move_the_version(self, store) -> None:  # type: ignore[no-untyped-def]
+        """A search cached before a unit had weights must not be served after (result caches are
+        keyed by ``version``); weights that change nothing move nothing."""
+        store.put_source(record("a.md", "h1", Access("acme")), [prepared("a", "alpha")])
+        (uid, _, _), = store.chunks_missing_sparse("m1", 10)
+        terms, weights = np.array([3], dtype=np.int32), np.array([0.5], dtype=np.float32)
+        before = store.version
+        store.put_sparse("m1", [(uid, terms, weights)])
+        after = store.version
+        assert after != before
+        store.put_sparse("m1", [(uid, terms, weights)])  # already stored: kept as first stored
+        store.put_sparse("m1", [(uid + 1000, terms, weights)])  # no such unit: skipped
+        store.put_sparse("m1", [])
+        assert store.version == after
+
 
 class GraphStoreContract:
     """:class:`electa.stores.protocol.GraphStore`: the knowledge graph, per unit, nothing orphaned."""

@@ -705,10 +705,13 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
         with self.db.tx(ALL_TENANTS, write=True) as con:
             org_of = {int(r[0]): r[1] for r in con.execute(
                 "SELECT id, org FROM chunks WHERE id = ANY(%s)", ([int(r[0]) for r in rows],)).fetchall()}
-            con.cursor().executemany(
+            cursor = con.cursor()
+            cursor.executemany(
                 "INSERT INTO sparse_terms(chunk_id, model_id, org, terms, weights) VALUES(%s,%s,%s,%s,%s)"
                 " ON CONFLICT(model_id, chunk_id) DO NOTHING",
                 [(int(i), model_id, org_of[int(i)], *pack(t, w)) for i, t, w in rows if int(i) in org_of])
+            if cursor.rowcount > 0:  # results cached before a unit had weights are not served after
+                self._bump_backfills(con)
 
     def sparse_rows_after(self, model_id: str, after_seq: int) -> Iterator[tuple[int, int, bytes, bytes]]:
         """A server-side cursor: rows come a batch at a time (an image's first build reads them all)."""
