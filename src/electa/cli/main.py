@@ -460,6 +460,15 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
     if result.calibrated_floor is not None:
         click.echo(f"  calibrated floor {result.calibrated_floor:.2f} (cross-fitted, for >= 90% of answerable"
                    " questions kept, plus one standard error)")
+    cut = result.rerank_cut
+    if cut and "skipped" in cut:
+        click.echo(f"  the reranker's score does not join the cut: {cut['skipped']}")
+    elif cut:
+        legs, both = "legs: abstain_unanswerable", "legs + rerank: abstain_unanswerable"
+        click.echo(f"  the reranker's score {'joins' if cut['kept'] else 'does not join'} the cut ({cut['reranker']};"
+                   f" {cut['folds']}-fold CV on {cut['questions']} questions): unanswerable twins passing nothing"
+                   f" {cut[legs]:.1%} -> {cut[both]:.1%}, answerable keeping a relevant hit in the top 4"
+                   f" {cut['legs: keep_answerable']:.1%} -> {cut['legs + rerank: keep_answerable']:.1%}")
     if out_file:
         click.echo(f"  written to {out_file}")
     if agent_ref:

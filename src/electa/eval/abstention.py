@@ -192,3 +192,34 @@ def at_given_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str
     qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
     values = measure(tables, qrels, qids, lambda c: calibrated_score(calibrators, c[2]), floor)
     return FloorReport(rule, round(floor, 3), *(round(v, 4) for v in values))
+
+
+def with_signal(tables: Mapping[str, Sequence[Candidate]], signal: str,
+                scores: Mapping[str, Sequence[float]]) -> dict[str, list[Candidate]]:
+    """``tables`` with ``scores[q][i]`` added to question ``q``'s ``i``-th candidate as the raw
+    score of ``signal`` (candidates past the scores given have none, as below a reranker's depth)."""
+    return {q: [(d, s, {**votes, signal: scores[q][i]} if i < len(scores.get(q, ())) else dict(votes))
+                for i, (d, s, votes) in enumerate(rows)] for q, rows in tables.items()}
+
+
+def fit_with_signal(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
+                    qids: Sequence[str], signal: str, target_keep: float = 0.9,
+                    ) -> tuple[tuple[dict[str, Calibrator], float] | None, dict[str, object]]:
+    """Calibrators and floor over the legs and ``signal`` (a reranker's score, already in
+    ``tables``), fitted on ``qids``, when they abstain better than the legs alone on 5-fold
+    cross-validation over ``qids`` (more unanswerable twins pass nothing plus more answerable
+    questions keep a relevant hit, summed), else None; and the cross-validated figures of both."""
+    chosen = {q: tables[q] for q in qids}
+    without = {q: [(d, s, {k: v for k, v in votes.items() if k != signal}) for d, s, votes in rows]
+               for q, rows in chosen.items()}
+    rows = {}
+    for name, part in (("legs", without), (f"legs + {signal}", chosen)):
+        row = next(r for r in cross_validate(part, qrels, target_keep=target_keep).rows if r.rule.startswith("calibrated"))
+        rows[name] = row
+    legs, both = rows["legs"], rows[f"legs + {signal}"]
+    figures: dict[str, object] = {"questions": len(qids), "folds": 5, "target_keep": target_keep, **{
+        f"{name}: {field}": getattr(row, field) for name, row in rows.items()
+        for field in ("abstain_unanswerable", "keep_answerable")}}
+    if both.abstain_unanswerable + both.keep_answerable <= legs.abstain_unanswerable + legs.keep_answerable:
+        return None, figures
+    return (fit_leg_calibrators(chosen, qrels, qids), choose_floor(chosen, qrels, qids, target_keep)), figures

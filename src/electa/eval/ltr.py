@@ -34,7 +34,7 @@ from electa.eval.beir import BeirSet, deal
 from electa.eval.golden import own_pair
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
-from electa.judges.agent_rerank import rerank_identity
+from electa.judges.agent_rerank import own_reranker_held_out, rerank_identity
 from electa.judges.ltr import MIN_QUERIES, ORDER, LtrModel, fusion_digest
 from electa.judges.ltr_features import FEATURES, HitContext, features, question_digests, question_key, url_votes
 from electa.judges.trees import TreeEnsemble
@@ -211,9 +211,7 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
             # The agent's own reranker learned from most of these very questions: its scores on
             # them are overfit, and a ranker reading them would trust it more than it should on a
             # new question. Only the questions it held out read as new ones do.
-            own = stored.get("reranker") if isinstance(stored, Mapping) else None
-            about = own.get("trained") if isinstance(own, Mapping) else None
-            held = set(about.get("held_out_questions") or ()) if isinstance(about, Mapping) else set()
+            held = own_reranker_held_out(stored)
             kept = {q: t for q, t in questions.queries.items() if question_digests([t])[0] in held}
             if len(kept) < min_queries:
                 raise ConfigError(

@@ -24,7 +24,7 @@ from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
 from electa.engine import Engine, Order
 from electa.errors import ConfigError
-from electa.eval.abstention import Candidate, at_given_floor, cross_validate
+from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, with_signal
 from electa.eval.beir import BeirSet, load_beir
 from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
@@ -33,6 +33,12 @@ from electa.eval.trec import write_run
 from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting, tune
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
+from electa.judges.agent_rerank import own_reranker_held_out, rerank_identity
+from electa.judges.ltr_features import question_digests
+from electa.judges.rerank import PairScorer, passage_of
+from electa.judges.rerank_cut import DEPTH as CUT_DEPTH
+from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
+from electa.judges.rerank_cut import RerankCut
 from electa.scoring import LIFT
 from electa.types import Access, Caller, LegResult, LegStatus
 
@@ -242,9 +248,11 @@ def _dedupe(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress: bool = False,
                       caller: Caller | None = None, key: str = "ext_id", legs: Sequence[str] | None = None,
-                      tables: dict[str, list[Candidate]] | None = None) -> dict[str, LegLists]:
+                      tables: dict[str, list[Candidate]] | None = None,
+                      passages: dict[str, list[str]] | None = None) -> dict[str, LegLists]:
     """Per query, each leg's ranked document keys and raw scores (documents, not units: C6).
-    With ``tables``, also fills each query's scored candidates (for calibration)."""
+    With ``tables``, also fills each query's scored candidates (for calibration), and with
+    ``passages`` what a reranker reads of each of the first :data:`electa.judges.rerank_cut.DEPTH`."""
     if beir.corpus:
         ingest_corpus(engine, beir, progress)
     engine.fulltext.warm()
@@ -256,6 +264,8 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
         if tables is not None:
             hits = engine.rank(beir.queries[qid], results)
             tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits[:depth]]
+            if passages is not None:
+                passages[qid] = [passage_of(h, engine.settings.rerank_chars) for h in hits[:min(depth, CUT_DEPTH)]]
         out[qid] = leg_documents(engine, results, key)
     return out
 
@@ -349,7 +359,10 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
                                   f" {agent[0]}/{agent[1]} --data DIR`)")
             beir = replace(beir, corpus=[])  # (stored, as that organisation reads: the questions alone from here)
         tables: dict[str, list[Candidate]] = {}
-        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables)
+        stored = engine.store.agent_settings(*agent) if agent is not None else None
+        reranker = _cut_reranker(engine, caller, stored)
+        passages: dict[str, list[str]] | None = {} if reranker is not None else None
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, passages)
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         # The served order (C4, lift 0.1) under default settings is what tuning has to beat.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,
@@ -369,6 +382,12 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             floor = choose_floor(tables, beir.qrels, judged, 0.9)
             extra = {"calibration": {leg: c.to_dict() for leg, c in calibrators.items()}, "calibrated_floor": floor}
             result = replace(result, calibrated_floor=floor)
+            if reranker is not None and passages is not None:
+                cut, figures = _fit_rerank_cut(beir, tables, passages, judged, stored if dataset is None else None,
+                                               *reranker)
+                if cut is not None:
+                    extra["rerank_cut"] = cut.to_dict()
+                result = replace(result, rerank_cut=figures)
         if out_file is not None:
             save_setting(out_file, result, provenance, extra)
         if agent is not None:
@@ -382,8 +401,41 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
     return result
 
 
+def _cut_reranker(engine: Engine, caller: Caller, stored: Mapping[str, object] | None,
+                  ) -> tuple[str, PairScorer] | None:
+    """The reranker a search of ``caller`` runs (its identity and scorer), for the cut's
+    calibration (:mod:`electa.judges.rerank_cut`); None when none runs."""
+    identity = rerank_identity(engine.settings.rerank, stored)
+    if not identity or "rerank" not in engine.funnel.judges:
+        return None
+    own = engine.agent_rerankers.judge(caller, stored) if caller.agent is not None else None
+    scorer = getattr(own or engine.funnel.judges["rerank"], "scorer", None)
+    return (identity, scorer) if scorer is not None else None
+
+
+def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passages: Mapping[str, list[str]],
+                    judged: Sequence[str], golden_of: Mapping[str, object] | None, identity: str,
+                    scorer: PairScorer) -> tuple[RerankCut | None, dict[str, object]]:
+    """The reranker's score as one more calibrated signal of the cut, when it abstains better
+    (:func:`electa.eval.abstention.fit_with_signal`). An agent's own reranker learned from most
+    of the agent's golden questions (``golden_of``: the settings of the agent whose golden set
+    this is), so only those it held out are read (as ``electa train-ltr`` does)."""
+    if identity.startswith("agent:") and golden_of is not None:
+        held = own_reranker_held_out(golden_of)
+        judged = [q for q in judged if question_digests([beir.queries[q]])[0] in held]
+        if len(judged) < MIN_CALIBRATION_QUERIES:
+            return None, {"skipped": f"{len(judged)} labelled questions the agent's own reranker did not train on;"
+                                     f" its score joins the cut from {MIN_CALIBRATION_QUERIES}"}
+    scores = {q: scorer.score(beir.queries[q], passages[q]) for q in judged}
+    fitted, figures = fit_with_signal(with_signal(tables, CUT_SIGNAL, scores), beir.qrels, judged, CUT_SIGNAL)
+    figures["reranker"], figures["kept"] = identity, fitted is not None
+    if fitted is None:
+        return None, figures
+    return RerankCut(identity, fitted[0], fitted[1], CUT_DEPTH, figures), figures
+
+
 TUNED_KEYS = frozenset({"fusion", "calibration", "calibrated_floor", "tuned_on", "model_id", "chunker",
-                        "unit_vectors"})
+                        "unit_vectors", "rerank_cut"})
 
 
 def with_tuning(existing: Mapping[str, object], tuned: Mapping[str, object]) -> dict[str, object]:

@@ -106,6 +106,8 @@ class TuneResult:
     queries: int
     fold_choices: tuple[str, ...]
     calibrated_floor: float | None = None  # set when enough questions were labelled to calibrate
+    # The reranker's score in the cut (electa.judges.rerank_cut): cross-validated figures, whether kept or not.
+    rerank_cut: dict[str, object] | None = None
 
 
 LIFT_GRID: tuple[float | None, ...] = (0.1, 0.3, 1.0, None)

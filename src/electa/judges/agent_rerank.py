@@ -64,6 +64,16 @@ def rerank_identity(rerank: str, stored: Mapping[str, object] | None) -> str:
     return "" if rerank == AGENTS else rerank
 
 
+def own_reranker_held_out(stored: Mapping[str, object] | None) -> set[str]:
+    """The digests (:func:`electa.judges.ltr_features.question_digests`) of the questions an
+    agent's own reranker held out: the only ones whose scores read as a new question's do (it
+    learned from the rest, so its scores on them are overfit). Empty when it names none."""
+    own = stored.get("reranker") if isinstance(stored, Mapping) else None
+    about = own.get("trained") if isinstance(own, Mapping) else None
+    held = about.get("held_out_questions") if isinstance(about, Mapping) else None
+    return {str(d) for d in held} if isinstance(held, list | tuple) else set()
+
+
 class AgentRerankers:
     """``judge(caller, stored)``: the rerank judge of an agent that has its own reranker, made
     from the settings this search read; None for one without. Loaded models are kept (the

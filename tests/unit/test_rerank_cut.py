@@ -1,0 +1,156 @@
+"""The reranker's score in the cut (electa.judges.rerank_cut, issue 10's abstention target):
+fitted by a tune only when it abstains better, used only behind the reranker it was fitted
+behind, and never when the reranker did not run."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from electa import Access, Caller, Engine, Settings
+from electa.calibration import Calibrator, fit_isotonic
+from electa.embedders.hashing import HashEmbedder
+from electa.eval.abstention import fit_with_signal, with_signal
+from electa.ingest.loaders import Loaded
+from electa.judges import Funnel, RerankJudge
+from electa.judges.rerank_cut import RerankCut
+from electa.judges.scorers import HttpRerankScorer
+from electa.testing.fakes import ScriptedScorer
+from electa.types import Document, Section
+
+RERANKER = "http://127.0.0.1:9/rerank"  # never called: its score() is replaced
+CALLER = Caller("acme", "bot")
+
+
+def by_word(query: str, passage: str) -> float:
+    """A reranker that knows the right page holds the word "annual"."""
+    return 1.0 if "annual" in passage else 0.0
+
+
+# The reranker's probability decides: P = sigmoid(-5 + 10 x P(rerank)); the legs weigh nothing.
+ONLY_RERANK = {"rerank": fit_isotonic([0.0, 1.0], [0, 1]), "*": Calibrator("stacked", b=-5.0, weights=(("rerank", 10.0),))}
+
+
+def pages(n: int) -> list[Document]:
+    """Per topic ``i``, the right page and a near-copy the legs cannot tell from it."""
+    docs = []
+    for i in range(n):
+        for key, plan in ((f"d{i}", "annual"), (f"n{i}", "monthly")):
+            text = f"Widget {i} refund policy for the {plan} plan."
+            docs.append(Document(key, f"Widget {i} refunds", text, f"https://help/{key}", sections=(Section((), text),)))
+    return docs
+
+
+@pytest.fixture
+def cut_engine(tmp_path: Path) -> Engine:
+    engine = Engine.open(tmp_path / "data", Settings(rerank=RERANKER), HashEmbedder(dim=64))
+    engine.ingest_loaded("kb", Loaded(pages(3)), Access("acme", "bot"))
+    engine.funnel = Funnel([RerankJudge(ScriptedScorer(by_word))])
+    engine.store.set_agent_settings("acme", "bot", {"rerank_cut": RerankCut(RERANKER, ONLY_RERANK, 0.5).to_dict()})
+    yield engine
+    engine.close()
+
+
+def passing(engine: Engine, **kwargs: object) -> set[str]:
+    return {h.ext_id for h in engine.search("widget 1 refund policy", CALLER, top=6, **kwargs).hits  # type: ignore[arg-type]
+            if h.passes}
+
+
+def test_the_reranker_decides_what_passes_once_it_has_run(cut_engine: Engine) -> None:
+    assert {"d1", "n1"} <= passing(cut_engine, judges=[])  # the legs pass the near-copy too
+    result = cut_engine.search("widget 1 refund policy", CALLER, top=6)
+    assert {h.ext_id for h in result.hits if h.passes} == {"d0", "d1", "d2"}
+    passes = [h.passes for h in result.hits]
+    assert passes == sorted(passes, reverse=True)  # passing hits first
+    assert all(h.probability is not None for h in result.hits)
+
+
+def test_a_floor_the_search_asks_for_applies_to_the_rerankers_probability_too(cut_engine: Engine) -> None:
+    # sigmoid(-5 + 10) = 0.9933: above the fitted 0.5, below an asked 0.995
+    assert passing(cut_engine, calibrated_floor=0.99) == {"d0", "d1", "d2"}
+    assert passing(cut_engine, calibrated_floor=0.995) == set()
+    assert passing(cut_engine, floor=2.0) == set()  # (and a floor on the absolute score must be met too)
+
+
+def test_the_legs_cut_stands_when_the_reranker_does_not_run(cut_engine: Engine) -> None:
+    plain = passing(cut_engine, judges=[])
+    cut_engine.funnel = Funnel([RerankJudge(ScriptedScorer(error=RuntimeError("down")))])
+    assert passing(cut_engine) == plain
+
+
+def test_a_cut_fitted_behind_another_reranker_is_not_used(cut_engine: Engine) -> None:
+    plain = passing(cut_engine, judges=[])
+    cut_engine.store.set_agent_settings("acme", "bot", {"rerank_cut": RerankCut("onnx:other", ONLY_RERANK, 0.5).to_dict()})
+    assert passing(cut_engine) == plain
+    assert cut_engine.search("widget 1 refund policy", CALLER).stages[0].ran  # (the judge still ran)
+
+
+@pytest.mark.parametrize("stored", [{"reranker": RERANKER}, "nonsense", {"reranker": RERANKER, "calibration": {},
+                                                                         "calibrated_floor": 0.5},
+                                    {**RerankCut(RERANKER, ONLY_RERANK, 0.5).to_dict(), "calibrated_floor": 7}])
+def test_an_unreadable_cut_leaves_the_legs_cut(cut_engine: Engine, stored: object) -> None:
+    plain = passing(cut_engine, judges=[])
+    cut_engine.store.set_agent_settings("acme", "bot", {"rerank_cut": stored})
+    assert passing(cut_engine) == plain
+
+
+def tables_of(n: int, rerank: bool) -> tuple[dict, dict, dict]:
+    """``n`` questions whose right document and a near-copy score alike on the legs; the
+    reranker's score tells them apart (``rerank``) or is the same for both."""
+    tables, qrels, scores = {}, {}, {}
+    for i in range(n):
+        q = f"q{i}"
+        tables[q] = [(f"d{i}", 0.8, {"dense": 0.80 + i % 3 / 100}), (f"n{i}", 0.8, {"dense": 0.80 + (i + 1) % 3 / 100}),
+                     *[(f"x{i}-{j}", 0.2, {"dense": 0.2 - j / 100}) for j in range(6)]]
+        qrels[q] = {f"d{i}": 1}
+        scores[q] = [1.0 if rerank else 0.5, 0.0 if rerank else 0.5, *[0.0] * 6]
+    return tables, qrels, scores
+
+
+def test_a_tune_keeps_the_reranker_in_the_cut_only_when_it_abstains_better() -> None:
+    tables, qrels, scores = tables_of(60, rerank=True)
+    fitted, figures = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
+    assert fitted is not None
+    assert figures["legs + rerank: abstain_unanswerable"] > figures["legs: abstain_unanswerable"]  # type: ignore[operator]
+    assert figures["legs + rerank: keep_answerable"] >= 0.9  # type: ignore[operator]
+    tables, qrels, scores = tables_of(60, rerank=False)
+    fitted, figures = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
+    assert fitted is None and figures["legs: keep_answerable"] is not None
+
+
+def test_electa_tune_fits_the_cut_behind_the_served_reranker_and_searches_use_it(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from electa.eval import runner
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setenv("ELECTA_RERANK", RERANKER)
+    calls: list[int] = []
+
+    def score(self, query, passages, deadline=None):  # type: ignore[no-untyped-def]
+        calls.append(len(passages))
+        return [by_word(query, p) for p in passages]
+
+    monkeypatch.setattr(HttpRerankScorer, "score", score)
+    data = tmp_path / "set"
+    (data / "qrels").mkdir(parents=True)
+    docs = pages(60)
+    with gzip.open(data / "corpus.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": d.ext_id, "title": d.title, "text": d.text}) + "\n" for d in docs)
+    with gzip.open(data / "queries.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": f"q{i}", "text": f"widget {i} refund policy"}) + "\n" for i in range(60))
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(60)))
+    store = tmp_path / "store"
+    result = runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=20, agent=("acme", "bot"))
+    assert result.rerank_cut and result.rerank_cut["kept"] and result.rerank_cut["reranker"] == RERANKER
+    assert calls and max(calls) <= 20  # the top DEPTH candidates of each question, as a search reads them
+    with Engine.open(store, Settings(rerank=RERANKER), HashEmbedder(dim=64)) as engine:
+        stored = engine.store.agent_settings("acme", "bot") or {}
+        assert RerankCut.from_dict(stored["rerank_cut"]).reranker == RERANKER
+        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))  # (the set was searched as the evaluation's)
+        plain = engine.search("widget 7 refund policy", CALLER, judges=[], top=4)
+        judged = engine.search("widget 7 refund policy", CALLER, top=4)
+        assert "n7" in {h.ext_id for h in plain.hits if h.passes}  # the legs' cut lets the near-copy pass
+        assert "n7" not in {h.ext_id for h in judged.hits if h.passes}
+        assert judged.hits[0].ext_id == "d7" and judged.hits[0].passes
