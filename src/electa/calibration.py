@@ -58,16 +58,51 @@ class Calibrator:
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Calibrator:
+        """The calibrator stored as :meth:`to_dict`; :class:`ValueError` naming what is wrong
+        with a malformed one (a search must not meet it half-read).
+
+        >>> Calibrator.from_dict({"kind": "isotonic", "xs": [0.1, 0.5], "ys": [0.2]})
+        Traceback (most recent call last):
+        ValueError: a calibrator needs as many values (ys: 1) as steps (xs: 2)
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a calibrator is an object, not {type(data).__name__}")
+        kind = data.get("kind")
+        if kind not in KINDS:
+            raise ValueError(f"unknown calibrator kind {kind!r}; valid: {', '.join(KINDS)}")
+        xs, ys = _numbers(data.get("xs", ()), "xs"), _numbers(data.get("ys", ()), "ys")
+        if len(xs) != len(ys):
+            raise ValueError(f"a calibrator needs as many values (ys: {len(ys)}) as steps (xs: {len(xs)})")
+        if list(xs) != sorted(xs):
+            raise ValueError("a calibrator's steps (xs) must be in increasing order")
         weights = data.get("weights") or {}
-        return cls(str(data["kind"]), tuple(data.get("xs", ())), tuple(data.get("ys", ())),  # type: ignore[arg-type]
-                   float(data.get("a", 0.0)), float(data.get("b", 0.0)),  # type: ignore[arg-type]
-                   dict(data.get("fitted_on", {})),  # type: ignore[call-overload]
-                   tuple(sorted((str(k), float(v)) for k, v in weights.items())))  # type: ignore[attr-defined]
+        if not isinstance(weights, Mapping):
+            raise ValueError("a stacked calibrator's weights are an object of leg: weight")
+        a, b = _numbers([data.get("a", 0.0), data.get("b", 0.0)], "a, b")
+        fitted_on = data.get("fitted_on")
+        return cls(str(kind), xs, ys, a, b, dict(fitted_on) if isinstance(fitted_on, Mapping) else {},
+                   tuple(sorted(zip((str(k) for k in weights), _numbers(list(weights.values()), "weights"),
+                                    strict=True))))
 
     def combine(self, probabilities: Mapping[str, float]) -> float:
         """A stacked calibrator's probability from the legs' probabilities (missing leg: 0)."""
         z = self.b + sum(w * probabilities.get(leg, 0.0) for leg, w in self.weights)
         return _sigmoid(z)
+
+
+KINDS = ("isotonic", "platt", "stacked")
+
+
+def _numbers(values: object, name: str) -> tuple[float, ...]:
+    """``values`` as finite floats; :class:`ValueError` naming ``name`` otherwise."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValueError(f"a calibrator's {name} must be a list of numbers, not {type(values).__name__}")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"a calibrator's {name} must be finite numbers, not {v!r}")
+        out.append(float(v))
+    return tuple(out)
 
 
 def _sigmoid(z: float) -> float:

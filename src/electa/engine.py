@@ -789,8 +789,10 @@ class Engine:
         plan = MODES[report.name]
         run_judges = bool(self.funnel.chosen(judges))
         bound = self._bound_judges(caller, agent_settings, person, judges) if run_judges else {}
+        # The cut was fitted on one search of the default legs: only the hybrid mode's search is
+        # decided by it (the other modes' own rules decide theirs: electa.judges.rerank_cut).
         cut = self._rerank_cut(self._agent_profile(caller, agent_settings), agent_settings, calibrated_floor,
-                               floor) if run_judges else None
+                               floor) if run_judges and report.name == "hybrid" else None
         shown = max(top, self.funnel.depth(judges, caller, bound))  # (as one search shows its judges)
         judged_ms = [0.0]
 
@@ -928,6 +930,8 @@ class Engine:
         ``bound``: judges bound to this caller's settings (:meth:`_bound_judges`). ``cut``: the
         agent's calibration of the reranker's score (:meth:`_rerank_cut`), which decides what
         passes once the reranker has run; otherwise judges never change what passes."""
+        # The cut reads the reranker's score of the first hits of the fused order, as fitted.
+        within = {h.unit_id for h in hits[:cut[0].depth]} if cut is not None else set()
         judged, stages = self.funnel.run(text, caller, hits, judges, budgets_ms, bound)
         if any(st.ran for st in stages):
             # Passing hits stay ahead of failing ones, each in the judges' order: a judge must not
@@ -935,7 +939,7 @@ class Engine:
             # ran, the order is exactly the one without judges.
             judged = [h for h in judged if h.passes] + [h for h in judged if not h.passes]
             if cut is not None:
-                judged = recut(judged, *cut) or judged
+                judged = recut(judged, *cut, within=within) or judged
         return judged, stages
 
     def _rerank_cut(self, profile: Mapping[str, Any], stored: Mapping[str, object] | None,
@@ -1060,8 +1064,15 @@ class Engine:
         profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
         calibration = stored.get("calibration")
         if isinstance(calibration, dict) and calibration:
-            profile["calibrators"] = {leg: Calibrator.from_dict(c) for leg, c in calibration.items()}
-            profile["calibrated_floor"] = stored.get("calibrated_floor", 0.5)
+            try:
+                profile["calibrators"] = {leg: Calibrator.from_dict(c) for leg, c in calibration.items()}
+                profile["calibrated_floor"] = float(stored.get("calibrated_floor", 0.5))  # type: ignore[arg-type]
+            except (ValueError, TypeError) as exc:  # the absolute floor decides, as before a tune
+                profile.pop("calibrators", None)
+                if (caller.org, caller.agent, "calibration") not in self._stale_tunings:
+                    self._stale_tunings.add((caller.org, caller.agent, "calibration"))
+                    log.warning("agent %s/%s: its stored calibration is unreadable (%s): the absolute floor decides"
+                                " until `electa tune --agent` runs again", caller.org, caller.agent, exc)
         if stored.get("rerank_cut") is not None:
             try:
                 profile["rerank_cut"] = RerankCut.from_dict(stored["rerank_cut"])

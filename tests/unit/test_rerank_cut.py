@@ -88,9 +88,19 @@ def test_a_cut_fitted_behind_another_reranker_is_not_used(cut_engine: Engine) ->
     assert cut_engine.search("widget 1 refund policy", CALLER).stages[0].ran  # (the judge still ran)
 
 
+BAD_STEPS = {**ONLY_RERANK["rerank"].to_dict(), "ys": [0]}  # two steps, one value
+
+
 @pytest.mark.parametrize("stored", [{"reranker": RERANKER}, "nonsense", {"reranker": RERANKER, "calibration": {},
                                                                          "calibrated_floor": 0.5},
-                                    {**RerankCut(RERANKER, ONLY_RERANK, 0.5).to_dict(), "calibrated_floor": 7}])
+                                    {**RerankCut(RERANKER, ONLY_RERANK, 0.5).to_dict(), "calibrated_floor": 7},
+                                    {**RerankCut(RERANKER, ONLY_RERANK, 0.5).to_dict(),
+                                     "calibration": {"rerank": BAD_STEPS, "*": ONLY_RERANK["*"].to_dict()}},
+                                    {**RerankCut(RERANKER, ONLY_RERANK, 0.5).to_dict(),
+                                     "calibration": {"rerank": {**BAD_STEPS, "xs": "01"}, "*": ONLY_RERANK["*"].to_dict()}},
+                                    # a reranker weighed negatively would make its budget cut admit hits
+                                    RerankCut(RERANKER, {**ONLY_RERANK, "*": Calibrator("stacked", b=5.0, weights=(
+                                        ("rerank", -10.0),))}, 0.5).to_dict()])
 def test_an_unreadable_cut_leaves_the_legs_cut(cut_engine: Engine, stored: object) -> None:
     plain = passing(cut_engine, judges=[])
     cut_engine.store.set_agent_settings("acme", "bot", {"rerank_cut": stored})
@@ -118,7 +128,8 @@ def test_a_tune_keeps_the_reranker_in_the_cut_only_when_it_abstains_better() -> 
     assert figures["legs + rerank: keep_answerable"] >= 0.9  # type: ignore[operator]
     tables, qrels, scores = tables_of(60, rerank=False)
     fitted, figures = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
-    assert fitted is None and figures["legs: keep_answerable"] is not None
+    assert fitted is None  # (the reranker tells nothing apart: it abstains no better)
+    assert figures["legs + rerank: abstain_unanswerable"] <= figures["legs: abstain_unanswerable"]  # type: ignore[operator]
 
 
 def test_electa_tune_fits_the_cut_behind_the_served_reranker_and_searches_use_it(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -154,3 +165,59 @@ def test_electa_tune_fits_the_cut_behind_the_served_reranker_and_searches_use_it
         assert "n7" in {h.ext_id for h in plain.hits if h.passes}  # the legs' cut lets the near-copy pass
         assert "n7" not in {h.ext_id for h in judged.hits if h.passes}
         assert judged.hits[0].ext_id == "d7" and judged.hits[0].passes
+
+
+def test_a_malformed_legs_calibration_leaves_the_absolute_floor(cut_engine: Engine) -> None:
+    cut_engine.store.set_agent_settings("acme", "bot", {})
+    plain = passing(cut_engine, judges=[])
+    cut_engine.store.set_agent_settings("acme", "bot", {"calibration": {"dense": {**BAD_STEPS, "xs": "01"}},
+                                                        "calibrated_floor": 0.5, "unit_vectors": cut_engine.recipe.value})
+    assert passing(cut_engine, judges=[]) == plain  # (and no error)
+
+
+def test_a_reranker_score_below_the_fitted_depth_is_not_read(cut_engine: Engine) -> None:
+    # Fitted on the reranker's score of each question's first hit only: below it, the reranker
+    # counts none (probability 0), as in the fit, whatever the served reranker read.
+    first = cut_engine.search("widget 1 refund policy", CALLER, top=6, judges=[]).hits[0].ext_id
+    cut_engine.store.set_agent_settings("acme", "bot", {"rerank_cut": RerankCut(RERANKER, ONLY_RERANK, 0.5,
+                                                                                 depth=1).to_dict()})
+    assert passing(cut_engine) == ({first} if first.startswith("d") else set())
+
+
+def test_hits_the_rerankers_budget_did_not_reach_keep_the_legs_decision(cut_engine: Engine) -> None:
+    plain = cut_engine.search("widget 1 refund policy", CALLER, top=6, judges=[]).hits
+    scorer = ScriptedScorer(by_word, hang_from_call=1)  # the first batch (four hits) is scored, then it hangs
+    cut_engine.funnel = Funnel([RerankJudge(scorer)], {"rerank": 300.0})
+    try:
+        result = cut_engine.search("widget 1 refund policy", CALLER, top=6)
+    finally:
+        scorer.release.set()
+    assert result.stages[0].note == "budget of 300 ms ran out: scored 4 of 6"
+    reached = {h.ext_id for h in plain[:4]}
+    assert {h.ext_id for h in result.hits if h.passes and h.ext_id in reached} == {e for e in reached if e[0] == "d"}
+    assert {h.ext_id for h in result.hits if h.passes and h.ext_id not in reached} == \
+        {h.ext_id for h in plain[4:] if h.passes}  # not dropped (nor admitted) for a slow moment
+
+
+@pytest.mark.parametrize("mode", ["standard", "corrective", "graph"])
+def test_only_the_hybrid_search_is_decided_by_the_reranker(cut_engine: Engine, mode: str) -> None:
+    # The other modes decide what passes by rules of their own, over other searches.
+    assert passing(cut_engine, mode=mode) == passing(cut_engine, mode=mode, judges=[])
+
+
+def test_a_reranker_that_abstains_more_only_by_keeping_fewer_answers_is_not_kept(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from electa.eval import abstention
+    from electa.eval.abstention import AbstentionReport, FloorReport
+
+    def rows(abstain: float, keep: float) -> AbstentionReport:
+        return AbstentionReport(5, 60, 0.9, [FloorReport("calibrated", 0.5, abstain, keep, 0.5, 0.5)])
+
+    tables, qrels, scores = tables_of(60, rerank=True)
+    figures_of = {False: rows(0.70, 0.91), True: rows(0.90, 0.85)}  # (legs, legs + rerank)
+    monkeypatch.setattr(abstention, "cross_validate",
+                        lambda part, qrels, target_keep: figures_of["rerank" in next(iter(part.values()))[0][2]])
+    fitted, _ = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
+    assert fitted is None
+    figures_of[True] = rows(0.90, 0.91)
+    fitted, _ = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
+    assert fitted is not None

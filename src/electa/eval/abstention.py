@@ -53,6 +53,9 @@ class AbstentionReport:
 
 
 STACK_HEAD = 10
+# How many fewer answerable questions (a share) a reranker's cut may keep than the legs' and still
+# be kept (fit_with_signal): about one question in a 5-fold split of a few hundred.
+KEEP_SLACK = 0.005
 
 
 def fit_leg_calibrators(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
@@ -207,8 +210,12 @@ def fit_with_signal(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[st
                     ) -> tuple[tuple[dict[str, Calibrator], float] | None, dict[str, object]]:
     """Calibrators and floor over the legs and ``signal`` (a reranker's score, already in
     ``tables``), fitted on ``qids``, when they abstain better than the legs alone on 5-fold
-    cross-validation over ``qids`` (more unanswerable twins pass nothing plus more answerable
-    questions keep a relevant hit, summed), else None; and the cross-validated figures of both."""
+    cross-validation over ``qids``, else None; and the cross-validated figures of both.
+
+    Better means: more unanswerable twins pass nothing, while no fewer answerable questions
+    keep a relevant hit than with the legs' cut (less :data:`KEEP_SLACK`, one fold's noise), and
+    the stacked calibrator weighs ``signal`` positively (a higher score never makes a hit less
+    likely to pass). A signal that abstains more only by keeping fewer answers is not kept."""
     chosen = {q: tables[q] for q in qids}
     without = {q: [(d, s, {k: v for k, v in votes.items() if k != signal}) for d, s, votes in rows]
                for q, rows in chosen.items()}
@@ -220,6 +227,11 @@ def fit_with_signal(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[st
     figures: dict[str, object] = {"questions": len(qids), "folds": 5, "target_keep": target_keep, **{
         f"{name}: {field}": getattr(row, field) for name, row in rows.items()
         for field in ("abstain_unanswerable", "keep_answerable")}}
-    if both.abstain_unanswerable + both.keep_answerable <= legs.abstain_unanswerable + legs.keep_answerable:
+    if both.abstain_unanswerable <= legs.abstain_unanswerable or both.keep_answerable < legs.keep_answerable - KEEP_SLACK:
         return None, figures
-    return (fit_leg_calibrators(chosen, qrels, qids), choose_floor(chosen, qrels, qids, target_keep)), figures
+    calibrators = fit_leg_calibrators(chosen, qrels, qids)
+    stacked = calibrators.get("*")
+    if stacked is not None and stacked.kind == "stacked" and dict(stacked.weights).get(signal, 0.0) <= 0.0:
+        figures["skipped"] = f"the fitted calibrator does not weigh {signal} positively"
+        return None, figures
+    return (calibrators, choose_floor(chosen, qrels, qids, target_keep)), figures

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -41,6 +42,8 @@ from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
 from electa.judges.rerank_cut import RerankCut
 from electa.scoring import LIFT
 from electa.types import Access, Caller, LegResult, LegStatus
+
+log = logging.getLogger(__name__)
 
 EVAL_ORG = "eval"
 MIN_CALIBRATION_QUERIES = 50
@@ -360,7 +363,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             beir = replace(beir, corpus=[])  # (stored, as that organisation reads: the questions alone from here)
         tables: dict[str, list[Candidate]] = {}
         stored = engine.store.agent_settings(*agent) if agent is not None else None
-        reranker = _cut_reranker(engine, caller, stored)
+        # (the scorer an agent's searches run: its own reranker, when it trained one)
+        reranker = _cut_reranker(engine, Caller(*agent) if agent is not None else caller, stored)
         passages: dict[str, list[str]] | None = {} if reranker is not None else None
         lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, passages)
         legs_seen = sorted({leg for per in lists.values() for leg in per})
@@ -426,7 +430,11 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
         if len(judged) < MIN_CALIBRATION_QUERIES:
             return None, {"skipped": f"{len(judged)} labelled questions the agent's own reranker did not train on;"
                                      f" its score joins the cut from {MIN_CALIBRATION_QUERIES}"}
-    scores = {q: scorer.score(beir.queries[q], passages[q]) for q in judged}
+    try:
+        scores = {q: scorer.score(beir.queries[q], passages[q]) for q in judged}
+    except Exception as exc:  # (the tune's other results stand; the cut stays the legs')
+        log.warning("the reranker %s failed while the cut was tuned", identity, exc_info=True)
+        return None, {"reranker": identity, "kept": False, "skipped": f"the reranker failed: {type(exc).__name__}: {exc}"}
     fitted, figures = fit_with_signal(with_signal(tables, CUT_SIGNAL, scores), beir.qrels, judged, CUT_SIGNAL)
     figures["reranker"], figures["kept"] = identity, fitted is not None
     if fitted is None:

@@ -12,16 +12,20 @@ identity of the reranker it was fitted behind (:func:`electa.judges.agent_rerank
 behind another reranker its scores mean nothing, and it is not used.
 
 At search, once the rerank judge has run, every hit shown is decided again by those
-calibrators (:func:`recut`): a hit the reranker scored counts its score, one it did not (a
-budget cut, or below its depth) counts the reranker's probability as 0, exactly as the
-calibrators were fitted (candidates below the scored ones had none). So a budget cut makes the
-cut stricter, never looser. When the judge did not run (off, failed, cut before two hits), the
-legs' cut stands. A hit the title rescue kept (SPEC B6) stays kept.
+calibrators (:func:`recut`), as they were fitted: a hit among the first :attr:`RerankCut.depth`
+of the fused order counts the reranker's score, one below them counts none (the reranker's
+probability is 0), even when a search's reranker reads deeper (``ELECTA_RERANK_DEPTH``, 100 by
+default). A hit among the first ``depth`` that the reranker did not reach (its budget ran out)
+keeps the legs' decision: a slow moment neither drops nor admits it. When the judge did not run
+(off, failed, cut before two hits), the legs' cut stands. A hit the title rescue kept (SPEC B6)
+stays kept. Only the hybrid mode's one search is decided so: the other modes decide what passes
+with rules of their own (a grader's verdict, which search decides, agreement between searches),
+over hits the calibrators were not fitted on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,12 +63,17 @@ class RerankCut:
             floor = float(data["calibrated_floor"])
             reranker = str(data["reranker"])
             depth = int(data.get("depth", DEPTH))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # (ValueError: a malformed calibrator)
             raise ConfigError(f"the agent's rerank_cut setting is unreadable ({exc!r}); run `electa tune --agent`"
                               " again") from exc
         if not reranker or not calibrators or not 0.0 <= floor <= 1.0 or depth < 1:
             raise ConfigError("the agent's rerank_cut setting names no reranker, no calibrators or a floor outside"
                               " [0, 1]; run `electa tune --agent` again")
+        stacked = calibrators.get("*")
+        if stacked is not None and stacked.kind == "stacked" and dict(stacked.weights).get(SIGNAL, 0.0) <= 0.0:
+            raise ConfigError("the agent's rerank_cut setting does not weigh the reranker's score positively (a"
+                              " higher score must never make a hit less likely to pass); run `electa tune --agent`"
+                              " again")
         figures = data.get("figures")
         return cls(reranker, calibrators, floor, depth, dict(figures) if isinstance(figures, Mapping) else None)
 
@@ -74,33 +83,49 @@ def reranked_score(hit: Hit) -> float | None:
     return next((score for name, score in hit.judged if name == SIGNAL), None)
 
 
-def recut(hits: Sequence[Hit], cut: RerankCut, floor: float | None = None) -> list[Hit] | None:
+def recut(hits: Sequence[Hit], cut: RerankCut, floor: float | None = None,
+          within: Set[int] | None = None) -> list[Hit] | None:
     """``hits`` with ``passes`` and ``probability`` decided by ``cut`` (module doc), passing hits
     first, each group in the order given; None when the reranker scored none of them (the legs'
-    cut stands). ``floor``, on the absolute score, must be met too when given (as for the legs'
+    cut stands). ``within``: the unit ids of the first ``cut.depth`` hits of the fused order
+    (default: the first ``cut.depth`` of ``hits``); a reranker's score of a hit below them is not
+    read. ``floor``, on the absolute score, must be met too when given (as for the legs'
     calibrated cut).
 
     >>> from electa.calibration import fit_isotonic, fit_stacked
     >>> from electa.types import ChunkKind, LegVote
     >>> cal = {"dense": fit_isotonic([0.2, 0.8], [0, 1]), "rerank": fit_isotonic([-1.0, 1.0], [0, 1])}
     >>> cal["*"] = fit_stacked([{"dense": 1, "rerank": 1}, {"dense": 1}, {"rerank": 1}, {}], [1, 0, 0, 0])
-    >>> def hit(i, cosine, judged=()):
-    ...     return Hit(i, i, 1, ChunkKind.PARENT, "", "", "", str(i), 0, 0, True, (LegVote("dense", 1, cosine, 0.0),),
+    >>> def hit(i, cosine, judged=(), passes=True):
+    ...     return Hit(i, i, 1, ChunkKind.PARENT, "", "", "", str(i), 0, 0, passes, (LegVote("dense", 1, cosine, 0.0),),
     ...                judged=judged)
     >>> cut = RerankCut("onnx:x", cal, 0.5)
     >>> [(h.ext_id, h.passes) for h in recut([hit(1, 0.9, (("rerank", -2.0),)), hit(2, 0.9, (("rerank", 2.0),)),
-    ...                                        hit(3, 0.9)], cut)]
+    ...                                        hit(3, 0.9, passes=False)], cut)]
     [('2', True), ('1', False), ('3', False)]
+
+    Hit 3 was within the depth but the reranker did not reach it: it keeps the legs' decision.
+    Below the depth (``within`` leaves it out), its score is not read and it counts none:
+
+    >>> [(h.ext_id, h.passes) for h in recut([hit(2, 0.9, (("rerank", 2.0),)), hit(3, 0.9)], cut)]
+    [('2', True), ('3', True)]
+    >>> [(h.ext_id, h.passes) for h in recut([hit(2, 0.9, (("rerank", 2.0),)), hit(3, 0.9, (("rerank", 2.0),))], cut,
+    ...                                      within={2})]
+    [('2', True), ('3', False)]
     >>> recut([hit(1, 0.9)], cut) is None
     True
     """
-    if all(reranked_score(h) is None for h in hits):
+    within = {h.unit_id for h in hits[:cut.depth]} if within is None else within
+    if all(reranked_score(h) is None or h.unit_id not in within for h in hits):
         return None
     out = []
     for h in hits:
-        votes = {v.leg: v.raw_score for v in h.votes}
         score = reranked_score(h)
-        if score is not None:
+        if h.unit_id in within and score is None:
+            out.append(h)  # the reranker's budget ran out before it: the legs' decision stands
+            continue
+        votes = {v.leg: v.raw_score for v in h.votes}
+        if score is not None and h.unit_id in within:
             votes[SIGNAL] = score
         probability = calibrated_score(cut.calibrators, votes)
         passes = probability >= cut.floor and (floor is None or h.score >= floor)
