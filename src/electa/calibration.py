@@ -99,9 +99,13 @@ def _numbers(values: object, name: str) -> tuple[float, ...]:
         raise ValueError(f"a calibrator's {name} must be a list of numbers, not {type(values).__name__}")
     out = []
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"a calibrator's {name} must be finite numbers, not {v!r}")
-        out.append(float(v))
+        try:  # (an int too large for a float overflows)
+            f = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+        except OverflowError:
+            f = math.nan
+        if not math.isfinite(f):
+            raise ValueError(f"a calibrator's {name} must be finite numbers, not {str(v)[:40]}")
+        out.append(f)
     return tuple(out)
 
 

@@ -901,8 +901,10 @@ class Engine:
         timings["fusion"] = (t2 - t1) * 1000.0
         stages: list[Stage] = []
         if run_judges:  # a judge that cannot run for this caller still says why (D6)
-            hits, stages = self.judge(text, caller, hits, judges, bound=bound,
-                                      cut=self._rerank_cut(profile, agent_settings, calibrated_floor, floor))
+            # The cut was fitted on the default legs: a search of other legs keeps the legs' cut.
+            rerank_cut = self._rerank_cut(profile, agent_settings, calibrated_floor, floor) \
+                if legs is None or sorted(legs) == sorted(self.legs) else None
+            hits, stages = self.judge(text, caller, hits, judges, bound=bound, cut=rerank_cut)
             timings["judges"] = (time.perf_counter() - t2) * 1000.0
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return SearchResult(text, tuple(self._with_graph_summaries(hits[:top], results)), tuple(results), timings,

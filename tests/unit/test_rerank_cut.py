@@ -199,10 +199,16 @@ def test_hits_the_rerankers_budget_did_not_reach_keep_the_legs_decision(cut_engi
         {h.ext_id for h in plain[4:] if h.passes}  # not dropped (nor admitted) for a slow moment
 
 
-@pytest.mark.parametrize("mode", ["standard", "corrective", "graph"])
+@pytest.mark.parametrize("mode", ["standard", "corrective", "graph", "agentic", "multimodal"])
 def test_only_the_hybrid_search_is_decided_by_the_reranker(cut_engine: Engine, mode: str) -> None:
     # The other modes decide what passes by rules of their own, over other searches.
     assert passing(cut_engine, mode=mode) == passing(cut_engine, mode=mode, judges=[])
+    assert cut_engine.search("widget 1 refund policy", CALLER, mode=mode).stages[0].ran
+
+
+def test_a_search_of_other_legs_keeps_the_legs_cut(cut_engine: Engine) -> None:
+    assert passing(cut_engine, legs=["dense"]) == passing(cut_engine, legs=["dense"], judges=[])
+    assert passing(cut_engine, legs=list(cut_engine.legs)) == {"d0", "d1", "d2"}  # (the default legs, named)
 
 
 def test_a_reranker_that_abstains_more_only_by_keeping_fewer_answers_is_not_kept(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -221,3 +227,35 @@ def test_a_reranker_that_abstains_more_only_by_keeping_fewer_answers_is_not_kept
     figures_of[True] = rows(0.90, 0.91)
     fitted, _ = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
     assert fitted is not None
+
+
+def test_a_cut_that_weighs_the_reranker_negatively_is_not_kept(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from electa.eval import abstention
+    from electa.eval.abstention import AbstentionReport, FloorReport
+
+    tables, qrels, scores = tables_of(60, rerank=True)
+    better = {False: 0.70, True: 0.90}  # (it abstains better on CV: only the weight refuses it)
+    monkeypatch.setattr(abstention, "cross_validate", lambda part, qrels, target_keep: AbstentionReport(5, 60, 0.9, [
+        FloorReport("calibrated", 0.5, better["rerank" in next(iter(part.values()))[0][2]], 0.91, 0.5, 0.5)]))
+    fit = abstention.fit_leg_calibrators
+    monkeypatch.setattr(abstention, "fit_leg_calibrators", lambda *a: {
+        **fit(*a), "*": Calibrator("stacked", b=0.0, weights=(("dense", 1.0), ("rerank", -0.5)))})
+    fitted, figures = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
+    assert fitted is None and "positively" in str(figures["skipped"])
+
+
+def test_a_reranker_failing_during_the_tune_skips_the_cut_only() -> None:
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import _fit_rerank_cut
+
+    tables, qrels, _ = tables_of(60, rerank=True)
+    beir = BeirSet("set", [], {q: f"question {q}" for q in tables}, qrels, "")
+    cut, figures = _fit_rerank_cut(beir, tables, {q: ["a passage"] for q in tables}, sorted(tables), None, RERANKER,
+                                   ScriptedScorer(error=OSError("connection refused")))
+    assert cut is None and figures["kept"] is False and "connection refused" in str(figures["skipped"])
+
+
+@pytest.mark.parametrize("bad", [10**400, float("nan"), "0.5", True])
+def test_a_calibrator_with_a_number_that_is_not_a_finite_float_is_refused(bad: object) -> None:
+    with pytest.raises(ValueError, match="finite numbers"):
+        Calibrator.from_dict({"kind": "isotonic", "xs": [0.1, bad], "ys": [0.0, 1.0]})

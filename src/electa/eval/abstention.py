@@ -54,7 +54,7 @@ class AbstentionReport:
 
 STACK_HEAD = 10
 # How many fewer answerable questions (a share) a reranker's cut may keep than the legs' and still
-# be kept (fit_with_signal): about one question in a 5-fold split of a few hundred.
+# be kept (fit_with_signal): half a point, one or two questions of a few hundred (none of 50).
 KEEP_SLACK = 0.005
 
 

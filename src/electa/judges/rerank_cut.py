@@ -12,15 +12,19 @@ identity of the reranker it was fitted behind (:func:`electa.judges.agent_rerank
 behind another reranker its scores mean nothing, and it is not used.
 
 At search, once the rerank judge has run, every hit shown is decided again by those
-calibrators (:func:`recut`), as they were fitted: a hit among the first :attr:`RerankCut.depth`
-of the fused order counts the reranker's score, one below them counts none (the reranker's
-probability is 0), even when a search's reranker reads deeper (``ELECTA_RERANK_DEPTH``, 100 by
-default). A hit among the first ``depth`` that the reranker did not reach (its budget ran out)
-keeps the legs' decision: a slow moment neither drops nor admits it. When the judge did not run
-(off, failed, cut before two hits), the legs' cut stands. A hit the title rescue kept (SPEC B6)
-stays kept. Only the hybrid mode's one search is decided so: the other modes decide what passes
-with rules of their own (a grader's verdict, which search decides, agreement between searches),
-over hits the calibrators were not fitted on.
+calibrators (:func:`recut`), as near as a search can to how they were fitted: a hit among the
+first :attr:`RerankCut.depth` of the order the judges were given counts the reranker's score,
+one below them counts none (the reranker's probability is 0), even when a search's reranker
+reads deeper (``ELECTA_RERANK_DEPTH``, 100 by default). (The fit read the first 20 of the
+default fusion; a search reads them in the agent's tuned fusion, so the two sets overlap but
+need not be the same.) A hit among the first ``depth`` that the reranker did not reach (its
+budget ran out, or ``ELECTA_RERANK_DEPTH`` is below the depth) keeps the legs' decision: a slow
+moment neither drops nor admits it. When the judge did not run (off, failed, cut before two
+hits), the legs' cut stands. A hit the title rescue kept (SPEC B6) stays kept. Only a search of
+the default legs in the hybrid mode is decided so: the other modes decide what passes with rules
+of their own (a grader's verdict, which search decides, agreement between searches, the
+multimodal mode's image lift) or search other legs than the calibrators were fitted on, as does
+a search that names its legs.
 """
 
 from __future__ import annotations
@@ -83,13 +87,12 @@ def reranked_score(hit: Hit) -> float | None:
     return next((score for name, score in hit.judged if name == SIGNAL), None)
 
 
-def recut(hits: Sequence[Hit], cut: RerankCut, floor: float | None = None,
-          within: Set[int] | None = None) -> list[Hit] | None:
+def recut(hits: Sequence[Hit], cut: RerankCut, floor: float | None = None, *, within: Set[int]) -> list[Hit] | None:
     """``hits`` with ``passes`` and ``probability`` decided by ``cut`` (module doc), passing hits
     first, each group in the order given; None when the reranker scored none of them (the legs'
-    cut stands). ``within``: the unit ids of the first ``cut.depth`` hits of the fused order
-    (default: the first ``cut.depth`` of ``hits``); a reranker's score of a hit below them is not
-    read. ``floor``, on the absolute score, must be met too when given (as for the legs'
+    cut stands). ``within``: the unit ids of the first ``cut.depth`` hits of the order the
+    judges were given (taken before they ran: ``hits`` is already in theirs); a reranker's
+    score of a hit below them is not read. ``floor``, on the absolute score, must be met too when given (as for the legs'
     calibrated cut).
 
     >>> from electa.calibration import fit_isotonic, fit_stacked
@@ -101,21 +104,20 @@ def recut(hits: Sequence[Hit], cut: RerankCut, floor: float | None = None,
     ...                judged=judged)
     >>> cut = RerankCut("onnx:x", cal, 0.5)
     >>> [(h.ext_id, h.passes) for h in recut([hit(1, 0.9, (("rerank", -2.0),)), hit(2, 0.9, (("rerank", 2.0),)),
-    ...                                        hit(3, 0.9, passes=False)], cut)]
+    ...                                        hit(3, 0.9, passes=False)], cut, within={1, 2, 3})]
     [('2', True), ('1', False), ('3', False)]
 
     Hit 3 was within the depth but the reranker did not reach it: it keeps the legs' decision.
     Below the depth (``within`` leaves it out), its score is not read and it counts none:
 
-    >>> [(h.ext_id, h.passes) for h in recut([hit(2, 0.9, (("rerank", 2.0),)), hit(3, 0.9)], cut)]
+    >>> [(h.ext_id, h.passes) for h in recut([hit(2, 0.9, (("rerank", 2.0),)), hit(3, 0.9)], cut, within={2, 3})]
     [('2', True), ('3', True)]
     >>> [(h.ext_id, h.passes) for h in recut([hit(2, 0.9, (("rerank", 2.0),)), hit(3, 0.9, (("rerank", 2.0),))], cut,
     ...                                      within={2})]
     [('2', True), ('3', False)]
-    >>> recut([hit(1, 0.9)], cut) is None
+    >>> recut([hit(1, 0.9)], cut, within={1}) is None
     True
     """
-    within = {h.unit_id for h in hits[:cut.depth]} if within is None else within
     if all(reranked_score(h) is None or h.unit_id not in within for h in hits):
         return None
     out = []
