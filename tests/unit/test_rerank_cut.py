@@ -144,6 +144,14 @@ def test_electa_tune_fits_the_cut_behind_the_served_reranker_and_searches_use_it
         return [by_word(query, p) for p in passages]
 
     monkeypatch.setattr(HttpRerankScorer, "score", score)
+    asked: list[Caller] = []
+    chosen = runner._cut_reranker
+
+    def cut_reranker(engine, caller, stored):  # type: ignore[no-untyped-def]
+        asked.append(caller)
+        return chosen(engine, caller, stored)
+
+    monkeypatch.setattr(runner, "_cut_reranker", cut_reranker)
     data = tmp_path / "set"
     (data / "qrels").mkdir(parents=True)
     docs = pages(60)
@@ -156,6 +164,8 @@ def test_electa_tune_fits_the_cut_behind_the_served_reranker_and_searches_use_it
     result = runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=20, agent=("acme", "bot"))
     assert result.rerank_cut and result.rerank_cut["kept"] and result.rerank_cut["reranker"] == RERANKER
     assert calls and max(calls) <= 20  # the top DEPTH candidates of each question, as a search reads them
+    # (the reranker is the one the agent's searches run, not the evaluation organisation's)
+    assert [(c.org, c.agent) for c in asked] == [("acme", "bot")]
     with Engine.open(store, Settings(rerank=RERANKER), HashEmbedder(dim=64)) as engine:
         stored = engine.store.agent_settings("acme", "bot") or {}
         assert RerankCut.from_dict(stored["rerank_cut"]).reranker == RERANKER

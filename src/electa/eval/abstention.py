@@ -154,11 +154,20 @@ def choose_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, 
 
 def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
                    fixed_floor: float = 0.4, folds: int = 5, target_keep: float = 0.9,
-                   seed: int = 13) -> AbstentionReport:
+                   seed: int = 13, groups: Mapping[str, str] | None = None) -> AbstentionReport:
+    """Calibrators and floor fitted on all folds but one and measured on it, in turn. With
+    ``groups`` (question -> group, e.g. :func:`electa.eval.beir.thread_groups`) a group's
+    questions share a fold, so none is measured beside a question of its group it was fitted on."""
     qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
-    shuffled = qids[:]
-    random.Random(seed).shuffle(shuffled)
-    parts = [shuffled[i::folds] for i in range(folds)]
+    if groups is None:
+        shuffled = qids[:]
+        random.Random(seed).shuffle(shuffled)
+        parts = [shuffled[i::folds] for i in range(folds)]
+    else:
+        keys = sorted({groups.get(q, q) for q in qids})
+        random.Random(seed).shuffle(keys)
+        fold_of = {k: i % folds for i, k in enumerate(keys)}
+        parts = [[q for q in qids if fold_of[groups.get(q, q)] == i] for i in range(folds)]
     sums: dict[str, list[float]] = {"fixed": [0.0] * 5, "calibrated": [0.0] * 5}
     probs: list[float] = []
     labels: list[int] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,11 +33,15 @@ def _read_lines(directory: Path, stem: str) -> tuple[Path, list[str]]:
 
 
 HALVES = ("tune", "test")
+# The same two halves dealt by thread (see ``thread_groups``): no relevant document is shared
+# across them, so a model tuned on one half never saw the other's answers.
+BY_THREAD = "-by-thread"
 
 
 def _check_half(half: str) -> None:
-    if half not in HALVES:
-        raise ConfigError(f"unknown half {half!r}: use one of {', '.join(HALVES)} (e.g. --split dev:test)")
+    if half.removesuffix(BY_THREAD) not in HALVES:
+        valid = ", ".join([*HALVES, *(h + BY_THREAD for h in HALVES)])
+        raise ConfigError(f"unknown half {half!r}: use one of {valid} (e.g. --split dev:test)")
 
 
 def deal(qids: Iterable[str]) -> list[str]:
@@ -52,8 +56,44 @@ def half_of(qids: Iterable[str], half: str) -> set[str]:
     Queries are ordered by a hash of their id and dealt alternately, so the halves are equal
     (±1), independent of file order, and the same on every machine: ``dev:tune`` to tune on,
     ``dev:test`` to measure on data the tuner never saw."""
-    _check_half(half)
+    if half not in HALVES:
+        _check_half(half)
+        raise ConfigError(f"half {half!r} is dealt by thread: use thread_half_of with the qrels")
     return set(deal(qids)[HALVES.index(half)::2])
+
+
+def thread_groups(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, str]:
+    """Each query's thread: the connected part of the graph joining queries to their relevant
+    documents, named by its first query id. StackFAQ's questions are paraphrases of a few
+    hundred threads, so questions of one thread answer each other; a hold-out that keeps a
+    thread's questions on one side measures questions whose answers were never seen."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for qid, judged in qrels.items():
+        for doc, grade in judged.items():
+            if grade > 0:
+                a, b = root("q" + qid), root("d" + doc)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    members: dict[str, list[str]] = {}
+    for qid in qrels:
+        members.setdefault(root("q" + qid), []).append(qid)
+    return {q: min(qs) for qs in members.values() for q in qs}
+
+
+def thread_half_of(qrels: Mapping[str, Mapping[str, int]], half: str) -> set[str]:
+    """One of two fixed halves of the queries of ``qrels`` dealt by whole threads
+    (:func:`thread_groups`, ordered by :func:`deal`), so no thread is on both sides."""
+    _check_half(half)
+    group = thread_groups(qrels)
+    chosen = set(deal(set(group.values()))[HALVES.index(half.removesuffix(BY_THREAD))::2])
+    return {q for q, g in group.items() if g in chosen}
 
 
 def load_beir(directory: str | Path, split: str) -> BeirSet:
@@ -61,7 +101,8 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
 
     Qrels lines are ``query-id<TAB>corpus-id<TAB>score`` after a header; a score of 0 is a
     judged non-relevant document. ``split`` may name a half of a split, ``dev:tune`` or
-    ``dev:test`` (see ``half_of``)."""
+    ``dev:test`` (see ``half_of``), or a half dealt by thread, ``dev:test-by-thread`` (see
+    ``thread_half_of``)."""
     directory = Path(directory)
     split, _, half = split.partition(":")
     if half:
@@ -96,7 +137,7 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
             if str(rec["_id"]) in qrels:
                 queries[str(rec["_id"])] = str(rec["text"])
     if half:
-        keep = half_of(queries, half)
+        keep = thread_half_of(qrels, half) if half.endswith(BY_THREAD) else half_of(queries, half)
         queries = {q: t for q, t in queries.items() if q in keep}
     name = directory.name if directory.name not in {"en", "de", "es", "zh"} else f"{directory.parent.name}-{directory.name}"
     return BeirSet(name, corpus, queries, {q: r for q, r in qrels.items() if q in queries},
