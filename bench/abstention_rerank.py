@@ -28,7 +28,7 @@ from pathlib import Path
 
 from electa.calibration import COMBINED
 from electa.eval.abstention import Candidate, at_given_floor, choose_floor, cross_validate, fit_leg_calibrators
-from electa.eval.beir import BY_THREAD, thread_groups
+from electa.eval.beir import BY_THREAD, load_beir, thread_groups
 from electa.eval.runner import EVAL_ORG, labelled_set
 from electa.judges.rerank import passage_of
 from electa.judges.scorers import open_scorer
@@ -70,15 +70,27 @@ def main() -> None:
     ap.add_argument("data", type=Path)
     ap.add_argument("--rerank", default="nanoranker")
     ap.add_argument("--depth", type=int, default=20, help="candidates the reranker scores per question")
-    ap.add_argument("--fit", default="dev:tune", help="StackFAQ split the calibrators and floor are fitted on")
+    ap.add_argument("--fit", default=None,
+                    help="StackFAQ split the calibrators and floor are fitted on (default dev:tune, or"
+                         " dev:tune-by-thread when --measure is dealt by thread)")
     ap.add_argument("--measure", default="dev:test", help="StackFAQ split they are measured on")
     args = ap.parse_args()
-    scorer = open_scorer(args.rerank)
+    if args.fit is None:
+        args.fit = "dev:tune" + (BY_THREAD if args.measure.endswith(BY_THREAD) else "")
     stackfaq = args.data / "stackfaq"
+    # Halves dealt by question and by thread overlap (dev:tune and dev:test-by-thread share about
+    # half their questions): a fit on one measured on the other would read its own answers.
+    shared = set(load_beir(stackfaq, args.fit).queries) & set(load_beir(stackfaq, args.measure).queries)
+    if shared:
+        raise SystemExit(f"--fit {args.fit} and --measure {args.measure} share {len(shared)} questions"
+                         f" (e.g. {sorted(shared)[0]}): pair halves dealt the same way (dev:tune with dev:test,"
+                         " dev:tune-by-thread with dev:test-by-thread) or a split with the held-out test")
+    scorer = open_scorer(args.rerank)
     tune, tune_qrels, s1 = tables_for(stackfaq, args.fit, scorer, args.depth)
     test, test_qrels, s2 = tables_for(stackfaq, args.measure, scorer, args.depth)
     # (a split dealt by thread is cross-validated by thread too: a fold holds whole threads)
     groups = thread_groups(test_qrels) if args.measure.endswith(BY_THREAD) else None
+    fit_groups = thread_groups(tune_qrels) if args.fit.endswith(BY_THREAD) else None
     pairs = sum(min(args.depth, len(r)) for r in (*tune.values(), *test.values()))
     print(f"reranker {scorer.name}: {pairs} pairs in {s1 + s2:.0f} s ({1000 * (s1 + s2) / max(pairs, 1):.1f} ms a pair)")
     print("| signals | fitted on | measured on | floor | unanswerable: nothing passes | answerable: relevant in top 4"
@@ -87,7 +99,7 @@ def main() -> None:
     for label, a, b in (("legs", without(tune, "rerank"), without(test, "rerank")), (f"legs + {scorer.name}", tune, test)):
         judged = sorted(q for q in a if any(g > 0 for g in tune_qrels.get(q, {}).values()))
         calibrators = fit_leg_calibrators(a, tune_qrels, judged)
-        floor = choose_floor(a, tune_qrels, judged, 0.9)
+        floor = choose_floor(a, tune_qrels, judged, 0.9, groups=fit_groups)
         row = at_given_floor(b, test_qrels, calibrators, floor, label)
         stacked = calibrators.get(COMBINED)
         if stacked is not None and stacked.kind == "stacked":

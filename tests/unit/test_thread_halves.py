@@ -74,3 +74,38 @@ def test_grouped_cross_validation_keeps_a_thread_in_one_fold(monkeypatch: pytest
     measured.clear()
     abstention.cross_validate(tables, qrels, folds=5)  # (by question: some thread is split)
     assert any(any((q in fold) != (groups[q] in {groups[m] for m in fold}) for q in qrels) for fold in set(measured))
+
+
+def test_folds_of_whole_threads_are_balanced_around_one_giant_thread() -> None:
+    # One thread of 40 paraphrases, then 20 threads of one question each, into 5 folds.
+    groups = {**{f"g{p}": "g" for p in range(40)}, **{f"s{t}": f"s{t}" for t in range(20)}}
+    parts = abstention.deal_folds(sorted(groups), 5, seed=13, groups=groups)
+    giant = next(p for p in parts if "g0" in p)
+    assert sorted(giant) == sorted(q for q in groups if q.startswith("g"))  # whole, and alone
+    rest = sorted(len(p) for p in parts if p is not giant)
+    assert rest == [5, 5, 5, 5]  # the small threads spread evenly over the other folds
+    assert sorted(q for p in parts for q in p) == sorted(groups)
+
+
+def test_fewer_threads_than_folds_is_refused_not_measured_on_empty_folds() -> None:
+    groups = {**{f"a{p}": "a" for p in range(10)}, **{f"b{p}": "b" for p in range(10)}, "c": "c"}
+    with pytest.raises(ConfigError, match=r"only 3 groups.*fewer than 5 folds"):
+        abstention.deal_folds(sorted(groups), 5, seed=13, groups=groups)
+    tables = {q: [(q + "-doc", 0.6, {"dense": 0.8})] for q in groups}
+    with pytest.raises(ConfigError, match="threads"):
+        abstention.cross_validate(tables, {q: {q + "-doc": 1} for q in groups}, folds=5, groups=groups)
+
+
+def test_the_floor_inside_a_grouped_fold_is_cross_fitted_by_thread_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels = many()
+    tables = {q: [(next(iter(r)), 0.6, {"dense": 0.8}), ("n", 0.6, {"dense": 0.4})] for q, r in qrels.items()}
+    groups = thread_groups(qrels)
+    scored: list[list[str]] = []  # each inner fold choose_floor scores with calibrators fitted without it
+    inner = abstention.keep_limits
+    monkeypatch.setattr(abstention, "keep_limits",
+                        lambda t, qr, qids, *a, **k: scored.append(list(qids)) or inner(t, qr, qids, *a, **k))
+    abstention.cross_validate(tables, qrels, folds=5, groups=groups)
+    assert len(scored) == 25  # five inner folds in each of five outer ones, in turn
+    for outer in range(5):
+        threads = [{groups[q] for q in part} for part in scored[5 * outer: 5 * outer + 5]]
+        assert all(not threads[a] & threads[b] for a in range(5) for b in range(a + 1, 5))

@@ -343,7 +343,8 @@ def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
 @cli.command("eval")
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
 @click.option("--split", default=None,
-              help="qrels/<split>.tsv to evaluate (test, dev, train); dev:tune / dev:test name its two fixed halves.")
+              help="qrels/<split>.tsv to evaluate (test, dev, train); dev:tune / dev:test name its two fixed halves,"
+                   " dev:tune-by-thread / dev:test-by-thread the same halves dealt by whole threads.")
 @click.option("--agent", "agent_ref", default=None, help="ORG/AGENT: evaluate on that agent's golden set in --data.")
 @click.option("--runs", "runs_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write TREC run files and reports here.")
@@ -432,7 +433,8 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
 @cli.command()
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
 @click.option("--split", default="golden",
-              help="The labelled split to tune on (never the held-out one); dev:tune names half of dev.")
+              help="The labelled split to tune on (never the held-out one); dev:tune names half of dev,"
+                   " dev:tune-by-thread a half dealt by whole threads (measure it on dev:test-by-thread).")
 @click.option("--agent", "agent_ref", default=None,
               help="ORG/AGENT: store the result as that agent's settings in --data (without DATASET: tune on its golden set).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -36,7 +36,7 @@ import random
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,19 +114,29 @@ def candidates(engine: Engine, beir: BeirSet, caller: Caller, key: str, depth: i
     return out
 
 
+def held_out_answers(qrels: Mapping[str, Mapping[str, int]], held: Iterable[str]) -> set[str]:
+    """The documents judged relevant to any of the questions ``held``."""
+    return {d for q in held for d, g in qrels.get(q, {}).items() if g > 0}
+
+
 def build_groups(queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]], cands: Candidates,
                  qids: Sequence[str], negatives: int, rng: random.Random, max_positives: int = 2,
-                 passage: Callable[[str], str | None] | None = None) -> list[tuple[str, list[str]]]:
+                 passage: Callable[[str], str | None] | None = None,
+                 avoid: Collection[str] = ()) -> list[tuple[str, list[str]]]:
     """``(question, [relevant passage, hard negative, …])`` groups: the best-graded relevant
     documents first, at most ``max_positives`` a question, each with ``negatives`` drawn from
-    the question's candidates not judged relevant. A relevant document the search did not
-    return is read through ``passage`` (a data set's corpus) or skipped (a reranker only
-    reorders what was found)."""
+    the question's candidates not judged relevant and not in ``avoid``. A relevant document
+    the search did not return is read through ``passage`` (a data set's corpus) or skipped (a
+    reranker only reorders what was found).
+
+    ``avoid`` holds the held-out questions' answers (:func:`held_out_answers`): trained as
+    negatives, the model would learn to push down the very pages it is measured on finding."""
     groups = []
+    avoid = set(avoid)
     for qid in qids:
         judged = qrels.get(qid, {})
         retrieved = dict(cands.get(qid, ()))
-        pool = [p for d, p in cands.get(qid, ()) if judged.get(d, 0) <= 0]
+        pool = [p for d, p in cands.get(qid, ()) if judged.get(d, 0) <= 0 and d not in avoid]
         if len(pool) < negatives:
             continue
         for doc in sorted((d for d, g in judged.items() if g > 0), key=lambda d: (-judged[d], d))[:max_positives]:
@@ -328,7 +338,8 @@ def train_rerank(data_dir: Path, agent: tuple[str, str], base: Path | None = Non
         if not held or not trained:
             raise ConfigError(f"agent {org}/{name}'s {len(golden.queries)} labelled questions leave none to"
                               f" {'measure on' if not held else 'train on'}; label more questions")
-        groups = build_groups(golden.queries, golden.qrels, cands, trained, negatives, random.Random(seed))
+        groups = build_groups(golden.queries, golden.qrels, cands, trained, negatives, random.Random(seed),
+                              avoid=held_out_answers(golden.qrels, held))
         label = base_label(start, settings.rerank, base)
         say(f"{len(trained)} questions to train on -> {len(groups)} groups; {len(held)} held out; from {label}")
         model = fine_tune(groups, start, max_tokens, epochs, lr=lr, seed=seed, say=say)
