@@ -3,21 +3,24 @@ questions pass nothing while >= 90% of answerable ones keep a relevant passage i
 
     python bench/abstention_rerank.py ../shared/data --rerank nanoranker
 
-On StackFAQ, calibrators and floor are fitted on ``--fit`` (``dev:tune``) and measured on
-``--measure`` (``dev:test``; the same fixed halves ``electa tune`` and ``electa eval`` use), twice
-from the same candidates: with
+On StackFAQ, calibrators and floor are fitted on ``--fit`` and measured on ``--measure``
+(default ``dev:tune-by-thread`` and ``dev:test-by-thread``: halves dealt by whole threads, so
+no measured question's answer was fitted on; ``--fit dev:tune --measure dev:test`` are the
+halves dealt by question that ``electa tune`` and ``electa eval`` use, which share most
+threads, and the bench says so), twice from the same candidates: with
 the legs' raw scores only (what Electa calibrates today), and with the reranker's score of each
 of the top ``--depth`` candidates added as one more calibrated signal (candidates below it have
 none, as in serving, where the reranker reads only the top hits). Unanswerable twins are the
 held-out questions with their relevant documents removed (``electa.eval.abstention``).
 
 Each pair is also cross-validated within ``--measure`` alone (5 folds: calibrators and floor
-fitted on four fifths, measured on the fifth). **That is the clean figure for a reranker trained
-on ``--fit``'s questions** (``bench/train_cross_encoder.py`` trains on ``dev:tune``): its scores
-on questions it learned from are surer than on new ones, so calibrators fitted there are too
-strict on new questions; within ``--measure`` neither the reranker nor the calibrators saw the
-questions they are measured on. With the held-out test split: ``--fit dev:test --measure test``
-(a reranker that never saw ``dev:test``'s questions, calibrated on them, measured on ``test``).
+fitted on four fifths, measured on the fifth; by whole threads when ``--measure`` is). **That
+is the clean figure for a reranker trained on ``--fit``'s questions**
+(``bench/train_cross_encoder.py`` trains on ``dev:tune``): its scores on questions it learned
+from are surer than on new ones, so calibrators fitted there are too strict on new questions;
+within ``--measure`` neither the reranker nor the calibrators saw the questions they are
+measured on. Where the set has a test split (StackFAQ's is held out from us): ``--fit
+dev:test --measure test``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 
 from electa.calibration import COMBINED
 from electa.eval.abstention import Candidate, at_given_floor, choose_floor, cross_validate, fit_leg_calibrators
-from electa.eval.beir import BY_THREAD, load_beir, thread_groups
+from electa.eval.beir import BY_THREAD, load_beir, shared_between, thread_groups
 from electa.eval.runner import EVAL_ORG, labelled_set
 from electa.judges.rerank import passage_of
 from electa.judges.scorers import open_scorer
@@ -71,20 +74,23 @@ def main() -> None:
     ap.add_argument("--rerank", default="nanoranker")
     ap.add_argument("--depth", type=int, default=20, help="candidates the reranker scores per question")
     ap.add_argument("--fit", default=None,
-                    help="StackFAQ split the calibrators and floor are fitted on (default dev:tune, or"
-                         " dev:tune-by-thread when --measure is dealt by thread)")
-    ap.add_argument("--measure", default="dev:test", help="StackFAQ split they are measured on")
+                    help="StackFAQ split the calibrators and floor are fitted on (default: the tune half dealt as"
+                         " --measure is: dev:tune-by-thread, or dev:tune for dev:test)")
+    ap.add_argument("--measure", default="dev:test" + BY_THREAD, help="StackFAQ split they are measured on")
     args = ap.parse_args()
     if args.fit is None:
         args.fit = "dev:tune" + (BY_THREAD if args.measure.endswith(BY_THREAD) else "")
     stackfaq = args.data / "stackfaq"
     # Halves dealt by question and by thread overlap (dev:tune and dev:test-by-thread share about
     # half their questions): a fit on one measured on the other would read its own answers.
-    shared = set(load_beir(stackfaq, args.fit).queries) & set(load_beir(stackfaq, args.measure).queries)
-    if shared:
-        raise SystemExit(f"--fit {args.fit} and --measure {args.measure} share {len(shared)} questions"
-                         f" (e.g. {sorted(shared)[0]}): pair halves dealt the same way (dev:tune with dev:test,"
-                         " dev:tune-by-thread with dev:test-by-thread) or a split with the held-out test")
+    questions, pages = shared_between(load_beir(stackfaq, args.fit).qrels, load_beir(stackfaq, args.measure).qrels)
+    if questions:
+        raise SystemExit(f"--fit {args.fit} and --measure {args.measure} share {len(questions)} questions"
+                         f" (e.g. {sorted(questions)[0]}): pair halves dealt the same way (dev:tune with dev:test,"
+                         " dev:tune-by-thread with dev:test-by-thread)")
+    if pages:
+        print(f"note: --fit {args.fit} and --measure {args.measure} share {len(pages)} relevant pages: measured"
+              " questions whose answers were fitted on read kinder than new ones (the halves by thread share none)")
     scorer = open_scorer(args.rerank)
     tune, tune_qrels, s1 = tables_for(stackfaq, args.fit, scorer, args.depth)
     test, test_qrels, s2 = tables_for(stackfaq, args.measure, scorer, args.depth)

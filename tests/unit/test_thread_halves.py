@@ -9,7 +9,8 @@ import pytest
 
 from electa.errors import ConfigError
 from electa.eval import abstention
-from electa.eval.beir import half_of, load_beir, thread_groups, thread_half_of
+from electa.eval.beir import half_of, load_beir, shared_between, thread_groups, thread_half_of
+from electa.eval.folds import deal_folds, groups_for
 
 # q1-q3 are one thread (q2 joins d1 and d2); q4 another; q5's only judgement is "not relevant".
 QRELS = {"q1": {"d1": 1}, "q2": {"d1": 1, "d2": 2}, "q3": {"d2": 1}, "q4": {"d3": 1}, "q5": {"d1": 0, "d9": 0}}
@@ -45,16 +46,22 @@ def test_a_half_by_thread_is_named_in_the_error_and_needs_the_qrels() -> None:
         half_of(["q1"], "test-by-thread")
 
 
+def write_set(folder: Path, qrels: dict[str, dict[str, int]]) -> Path:
+    """``qrels`` as a BEIR set (split ``dev``) whose answer ``a<t>`` repeats its question's words."""
+    (folder / "qrels").mkdir(parents=True)
+    with gzip.open(folder / "corpus.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": f"a{t}", "title": f"thread {t}", "text": f"answer t{t} about t{t}"}) + "\n"
+                     for t in range(61))
+    with gzip.open(folder / "queries.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": q, "text": f"{q.split('p')[0]} question"}) + "\n" for q in qrels)
+    (folder / "qrels" / "dev.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, r in qrels.items() for d, g in r.items()))
+    return folder
+
+
 def test_load_beir_reads_a_half_by_thread(tmp_path: Path) -> None:
     qrels = many()
-    (tmp_path / "qrels").mkdir()
-    with gzip.open(tmp_path / "corpus.jsonl.gz", "wt") as f:
-        f.writelines(json.dumps({"_id": f"a{t}", "title": "", "text": f"answer {t}"}) + "\n" for t in range(61))
-    with gzip.open(tmp_path / "queries.jsonl.gz", "wt") as f:
-        f.writelines(json.dumps({"_id": q, "text": q}) + "\n" for q in qrels)
-    (tmp_path / "qrels" / "dev.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, r in qrels.items() for d, g in r.items()))
-    beir = load_beir(tmp_path, "dev:test-by-thread")
+    beir = load_beir(write_set(tmp_path, qrels), "dev:test-by-thread")
     assert set(beir.queries) == set(beir.qrels) == thread_half_of(qrels, "test-by-thread")
 
 
@@ -79,7 +86,7 @@ def test_grouped_cross_validation_keeps_a_thread_in_one_fold(monkeypatch: pytest
 def test_folds_of_whole_threads_are_balanced_around_one_giant_thread() -> None:
     # One thread of 40 paraphrases, then 20 threads of one question each, into 5 folds.
     groups = {**{f"g{p}": "g" for p in range(40)}, **{f"s{t}": f"s{t}" for t in range(20)}}
-    parts = abstention.deal_folds(sorted(groups), 5, seed=13, groups=groups)
+    parts = deal_folds(sorted(groups), 5, seed=13, groups=groups)
     giant = next(p for p in parts if "g0" in p)
     assert sorted(giant) == sorted(q for q in groups if q.startswith("g"))  # whole, and alone
     rest = sorted(len(p) for p in parts if p is not giant)
@@ -90,7 +97,7 @@ def test_folds_of_whole_threads_are_balanced_around_one_giant_thread() -> None:
 def test_fewer_threads_than_folds_is_refused_not_measured_on_empty_folds() -> None:
     groups = {**{f"a{p}": "a" for p in range(10)}, **{f"b{p}": "b" for p in range(10)}, "c": "c"}
     with pytest.raises(ConfigError, match=r"only 3 groups.*fewer than 5 folds"):
-        abstention.deal_folds(sorted(groups), 5, seed=13, groups=groups)
+        deal_folds(sorted(groups), 5, seed=13, groups=groups)
     tables = {q: [(q + "-doc", 0.6, {"dense": 0.8})] for q in groups}
     with pytest.raises(ConfigError, match="threads"):
         abstention.cross_validate(tables, {q: {q + "-doc": 1} for q in groups}, folds=5, groups=groups)
@@ -109,3 +116,92 @@ def test_the_floor_inside_a_grouped_fold_is_cross_fitted_by_thread_too(monkeypat
     for outer in range(5):
         threads = [{groups[q] for q in part} for part in scored[5 * outer: 5 * outer + 5]]
         assert all(not threads[a] & threads[b] for a in range(5) for b in range(a + 1, 5))
+
+
+def whole(parts: list[set[str]], groups: dict[str, str]) -> bool:
+    """Whether no thread has questions in two of ``parts``."""
+    threads = [{groups[q] for q in part} for part in parts]
+    return all(not threads[a] & threads[b] for a in range(len(parts)) for b in range(a + 1, len(parts)))
+
+
+def test_a_split_dealt_by_thread_asks_for_folds_by_thread() -> None:
+    qrels = many()
+    assert groups_for("dev:tune", qrels) is None and groups_for("golden", qrels) is None
+    assert groups_for("dev:tune-by-thread", qrels) == thread_groups(qrels)
+
+
+def test_with_few_threads_the_floor_is_still_cross_fitted_one_thread_a_fold(monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels = {**{f"a{p}": {"x": 1} for p in range(8)}, **{f"b{p}": {"y": 1} for p in range(8)},
+             **{f"c{p}": {"z": 1} for p in range(8)}}
+    tables = {q: [(next(iter(r)), 0.6, {"dense": 0.8}), ("n", 0.6, {"dense": 0.4})] for q, r in qrels.items()}
+    groups = thread_groups(qrels)
+    scored: list[set[str]] = []
+    inner = abstention.keep_limits
+    monkeypatch.setattr(abstention, "keep_limits",
+                        lambda t, qr, qids, *a, **k: scored.append(set(qids)) or inner(t, qr, qids, *a, **k))
+    abstention.choose_floor(tables, qrels, sorted(qrels), 0.9, groups=groups)
+    assert len(scored) == 3 and whole(scored, groups)  # three threads: three folds, not one in-sample fit
+
+
+def test_the_fusion_tune_and_the_ranker_hold_whole_threads_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from electa.eval import ltr, tuning
+    from electa.judges.ltr_features import FEATURES
+
+    qrels = many()
+    groups = thread_groups(qrels)
+    lists = {q: {"fulltext": [(next(iter(r)), 2.0), ("n", 1.0)], "dense": [("n", 0.9), (next(iter(r)), 0.8)]}
+             for q, r in qrels.items()}
+    measured: list[set[str]] = []
+    inner = tuning.mean_ndcg
+    monkeypatch.setattr(tuning, "mean_ndcg", lambda pq, qr, setting, qids, *a, **k: (
+        measured.append(set(qids)) or inner(pq, qr, setting, qids, *a, **k)))
+    default = tuning.FusionSetting({"fulltext": 1.0, "dense": 1.0}, 60, {"fulltext": 2, "dense": 2}, None)
+    tuning.tune(lists, qrels, default, 5, groups=groups)
+    held = {frozenset(m) for m in measured if len(m) < len(qrels) * 0.5}  # each fold's held-out questions
+    assert len(held) == 5 and whole([set(m) for m in held], groups)
+    rng = np.random.default_rng(0)
+    rows = {q: (rng.normal(size=(2, len(FEATURES))), [next(iter(r)), "n"], np.ones(2, dtype=bool)) for q, r in qrels.items()}
+    trained: list[set[str]] = []
+    real_fit = ltr.fit
+    monkeypatch.setattr(ltr, "fit", lambda r, g, qids, names=FEATURES: trained.append(set(qids)) or real_fit(r, g, qids, names))
+    monkeypatch.setattr(ltr, "PARAMS", {**ltr.PARAMS, "min_data_in_leaf": 1})
+    ltr.cross_validate(rows, qrels, 5, groups=groups)
+    assert len(trained) == 5 and whole([set(qrels) - t for t in trained], groups)
+
+
+@pytest.mark.parametrize("split", ["dev:tune", "dev:tune-by-thread"])
+def test_tune_and_eval_of_a_half_dealt_by_thread_cross_validate_by_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                          split: str) -> None:
+    from electa.embedders.hashing import HashEmbedder
+    from electa.eval import runner
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    data = write_set(tmp_path / "set", many())
+    asked: dict[str, object] = {}  # the groups each was first called with
+
+    def spy(name: str, real):  # type: ignore[no-untyped-def]
+        def call(*a, **k):  # type: ignore[no-untyped-def]
+            asked.setdefault(name, k.get("groups"))
+            return real(*a, **k)
+        return call
+
+    for module, name in ((runner, "tune"), (abstention, "choose_floor"), (runner, "cross_validate")):
+        monkeypatch.setattr(module, name, spy(name, getattr(module, name)))
+    store = tmp_path / "store"
+    runner.tune_dataset(data, split, None, data_dir=store, folds=5, depth=20)
+    runner.run_eval(data, split.replace("tune", "test"), data_dir=store)
+    for name, half in (("tune", "tune-by-thread"), ("choose_floor", "tune-by-thread"), ("cross_validate", "test-by-thread")):
+        threads = thread_groups({q: r for q, r in many().items() if q in thread_half_of(many(), half)})
+        assert asked[name] == (threads if split.endswith("by-thread") else None), name
+
+
+def test_the_questions_and_answers_two_splits_share_are_named() -> None:
+    qrels = many()
+    tune, test = (thread_half_of(qrels, h) for h in ("tune-by-thread", "test-by-thread"))
+    assert shared_between({q: qrels[q] for q in tune}, {q: qrels[q] for q in test}) == (set(), set())
+    by_question = {q: qrels[q] for q in half_of(qrels, "tune")}
+    questions, pages = shared_between(by_question, {q: qrels[q] for q in test})
+    assert questions == set(by_question) & test and pages
+    assert shared_between({"q1": {"d1": 1, "d2": 0}}, {"q2": {"d2": 1, "d1": 1}}) == (set(), {"d1"})  # (d2: not in both)

@@ -96,6 +96,17 @@ def thread_half_of(qrels: Mapping[str, Mapping[str, int]], half: str) -> set[str
     return {q for q, g in group.items() if g in chosen}
 
 
+def shared_between(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int]]) -> tuple[set[str], set[str]]:
+    """The questions two labelled splits (their qrels) both hold, and the documents relevant in
+    both: a model fitted on ``a`` and measured on ``b`` has seen the first, and has seen the
+    answers of the second (``dev:tune`` and ``dev:test`` share most of StackFAQ's threads;
+    the halves dealt by thread share none)."""
+    def relevant(qrels: Mapping[str, Mapping[str, int]]) -> set[str]:
+        return {d for judged in qrels.values() for d, g in judged.items() if g > 0}
+
+    return set(a) & set(b), relevant(a) & relevant(b)
+
+
 def load_beir(directory: str | Path, split: str) -> BeirSet:
     """Load a BEIR set; only queries judged in ``split`` are kept.
 

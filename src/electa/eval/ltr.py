@@ -31,6 +31,7 @@ from electa.config import Settings
 from electa.engine import Engine
 from electa.errors import ConfigError
 from electa.eval.beir import BeirSet, deal
+from electa.eval.folds import deal_folds, groups_for
 from electa.eval.golden import own_pair
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
@@ -148,11 +149,13 @@ def unique(keys: Sequence[str]) -> list[str]:
 
 
 def cross_validate(rows: Rows, qrels: Mapping[str, Mapping[str, int]], folds: int,
-                   names: Sequence[str] = FEATURES) -> tuple[float, float, list[float]]:
+                   names: Sequence[str] = FEATURES, groups: Mapping[str, str] | None = None,
+                   ) -> tuple[float, float, list[float]]:
     """Mean nDCG@10 of the served and the learned order over held-out folds, and the learned
-    minus served difference per fold."""
+    minus served difference per fold. With ``groups`` (:func:`electa.eval.folds.groups_for`)
+    each fold holds whole threads."""
     dealt = deal(rows)
-    parts = [dealt[i::folds] for i in range(folds)]
+    parts = [dealt[i::folds] for i in range(folds)] if groups is None else deal_folds(dealt, folds, 13, groups)
     served, learned, per_fold = [], [], []
     for k, held in enumerate(parts):
         trees, _ = fit(rows, qrels, [q for i, part in enumerate(parts) if i != k for q in part], names)
@@ -226,7 +229,8 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
         feedback = engine.store.feedback(*agent, visitors) if agent is not None else []
         rows = collect(engine, questions, caller, key, settings.ltr_depth, leg_depth, own_pairs=agent is not None,
                        feedback=feedback)
-        served, learned, per_fold = cross_validate(rows, beir.qrels, folds)
+        groups = groups_for(split, beir.qrels) if dataset is not None else None
+        served, learned, per_fold = cross_validate(rows, beir.qrels, folds, groups=groups)
         trees, gains = fit(rows, beir.qrels, sorted(rows))
         total = float(gains.sum()) or 1.0
         importances = {n: round(float(g) / total, 4) for n, g in sorted(zip(FEATURES, gains, strict=True),

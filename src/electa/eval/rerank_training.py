@@ -129,8 +129,10 @@ def build_groups(queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, in
     the search did not return is read through ``passage`` (a data set's corpus) or skipped (a
     reranker only reorders what was found).
 
-    ``avoid`` holds the held-out questions' answers (:func:`held_out_answers`): trained as
-    negatives, the model would learn to push down the very pages it is measured on finding."""
+    ``avoid`` (a diagnostic, off by default) keeps documents out of the negatives, e.g. the
+    held-out questions' answers (:func:`held_out_answers`). It is not a cleaner hold-out: in
+    use, a new question's answer page can well have been another question's negative, and
+    choosing negatives by the held-out labels makes the held-out figure kinder than that."""
     groups = []
     avoid = set(avoid)
     for qid in qids:
@@ -338,8 +340,7 @@ def train_rerank(data_dir: Path, agent: tuple[str, str], base: Path | None = Non
         if not held or not trained:
             raise ConfigError(f"agent {org}/{name}'s {len(golden.queries)} labelled questions leave none to"
                               f" {'measure on' if not held else 'train on'}; label more questions")
-        groups = build_groups(golden.queries, golden.qrels, cands, trained, negatives, random.Random(seed),
-                              avoid=held_out_answers(golden.qrels, held))
+        groups = build_groups(golden.queries, golden.qrels, cands, trained, negatives, random.Random(seed))
         label = base_label(start, settings.rerank, base)
         say(f"{len(trained)} questions to train on -> {len(groups)} groups; {len(held)} held out; from {label}")
         model = fine_tune(groups, start, max_tokens, epochs, lr=lr, seed=seed, say=say)

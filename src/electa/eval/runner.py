@@ -27,6 +27,7 @@ from electa.engine import Engine, Order
 from electa.errors import ConfigError
 from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, with_signal
 from electa.eval.beir import BeirSet, load_beir
+from electa.eval.folds import groups_for
 from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
 from electa.eval.plot import plot_reliability, plot_report
@@ -211,7 +212,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     for stage, values in latency.items():
         report.latency_ms[stage] = {f"p{p}": round(percentile(values, p), 3) for p in (50, 95, 99)}
     if len(qids) >= 20:
-        abst = cross_validate(tables, qrels, fixed_floor=engine.settings.floor)
+        abst = cross_validate(tables, qrels, fixed_floor=engine.settings.floor, groups=groups_for(split, qrels))
         if calibration is not None:
             calibrators, floor, where = calibration
             source = f"{where.get('dataset', '?')} ({where.get('split', '?')})"
@@ -372,7 +373,9 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,
                                 dict.fromkeys(legs_seen, depth), LIFT)
         scores = {q: {doc: score for doc, score, _ in reversed(rows)} for q, rows in tables.items()}
-        result = tune(lists, beir.qrels, default, folds, scores=scores)
+        # (a half dealt by thread is cross-validated by thread: no fold is fitted on its own answers)
+        groups = groups_for(split, beir.qrels) if dataset is not None else None
+        result = tune(lists, beir.qrels, default, folds, scores=scores, groups=groups)
         judged = [q for q in tables if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
                       "model_id": engine.dense_model_id(caller.org), "chunker": CHUNKER_VERSION,
@@ -383,12 +386,12 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
         if len(judged) >= MIN_CALIBRATION_QUERIES:
             calibrators = fit_leg_calibrators(tables, beir.qrels, judged)
-            floor = choose_floor(tables, beir.qrels, judged, 0.9)
+            floor = choose_floor(tables, beir.qrels, judged, 0.9, groups=groups)
             extra = {"calibration": {leg: c.to_dict() for leg, c in calibrators.items()}, "calibrated_floor": floor}
             result = replace(result, calibrated_floor=floor)
             if reranker is not None and passages is not None:
                 cut, figures = _fit_rerank_cut(beir, tables, passages, judged, stored if dataset is None else None,
-                                               *reranker)
+                                               *reranker, groups=groups)
                 if cut is not None:
                     extra["rerank_cut"] = cut.to_dict()
                 result = replace(result, rerank_cut=figures)
@@ -419,7 +422,8 @@ def _cut_reranker(engine: Engine, caller: Caller, stored: Mapping[str, object] |
 
 def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passages: Mapping[str, list[str]],
                     judged: Sequence[str], golden_of: Mapping[str, object] | None, identity: str,
-                    scorer: PairScorer) -> tuple[RerankCut | None, dict[str, object]]:
+                    scorer: PairScorer, groups: Mapping[str, str] | None = None,
+                    ) -> tuple[RerankCut | None, dict[str, object]]:
     """The reranker's score as one more calibrated signal of the cut, when it abstains better
     (:func:`electa.eval.abstention.fit_with_signal`). An agent's own reranker learned from most
     of the agent's golden questions (``golden_of``: the settings of the agent whose golden set
@@ -435,7 +439,8 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
     except Exception as exc:  # (the tune's other results stand; the cut stays the legs')
         log.warning("the reranker %s failed while the cut was tuned", identity, exc_info=True)
         return None, {"reranker": identity, "kept": False, "skipped": f"the reranker failed: {type(exc).__name__}: {exc}"}
-    fitted, figures = fit_with_signal(with_signal(tables, CUT_SIGNAL, scores), beir.qrels, judged, CUT_SIGNAL)
+    fitted, figures = fit_with_signal(with_signal(tables, CUT_SIGNAL, scores), beir.qrels, judged, CUT_SIGNAL,
+                                      groups=groups)
     figures["reranker"], figures["kept"] = identity, fitted is not None
     if fitted is None:
         return None, figures

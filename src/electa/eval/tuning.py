@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from electa.calibration import Calibrator
 from electa.errors import ConfigError
+from electa.eval.folds import deal_folds
 from electa.eval.metrics import ndcg_at
 from electa.fusion import fused_order, fused_values, lift_scale
 from electa.scoring import order_value
@@ -114,17 +114,17 @@ LIFT_GRID: tuple[float | None, ...] = (0.1, 0.3, 1.0, None)
 
 
 def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]], default: FusionSetting,
-         folds: int = 5, seed: int = 13, scores: Scores | None = None) -> TuneResult:
+         folds: int = 5, seed: int = 13, scores: Scores | None = None,
+         groups: Mapping[str, str] | None = None) -> TuneResult:
     """Choose a setting on all queries; report fold-held-out nDCG@10 for default and tuned.
 
     With ``scores`` the served order is tuned too: the C4 lift is searched beside weights, k
-    and depth (a lift of ``None`` is the plain RRF order)."""
+    and depth (a lift of ``None`` is the plain RRF order). With ``groups``
+    (:func:`electa.eval.folds.groups_for`) each fold holds whole threads."""
     qids = sorted(q for q in per_query if any(g > 0 for g in qrels.get(q, {}).values()))
     legs = sorted({leg for lists in per_query.values() for leg in lists}, key=lambda x: (x != "fulltext", x))
     candidates = grid(legs, LIFT_GRID if scores is not None else (None,))
-    shuffled = qids[:]
-    random.Random(seed).shuffle(shuffled)
-    parts = [shuffled[i::folds] for i in range(folds)]
+    parts = deal_folds(qids, folds, seed, groups)
     held_default = held_tuned = 0.0
     choices = []
     for i, test in enumerate(parts):
