@@ -44,6 +44,18 @@ def pages(n: int) -> list[Document]:
     return docs
 
 
+def widget_set(data: Path) -> tuple[Path, list[Document]]:
+    """A BEIR set (split ``test``) of :func:`pages` (60 topics): topic i's question finds d{i}."""
+    (data / "qrels").mkdir(parents=True)
+    docs = pages(60)
+    with gzip.open(data / "corpus.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": d.ext_id, "title": d.title, "text": d.text}) + "\n" for d in docs)
+    with gzip.open(data / "queries.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"_id": f"q{i}", "text": f"widget {i} refund policy"}) + "\n" for i in range(60))
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(60)))
+    return data, docs
+
+
 @pytest.fixture
 def cut_engine(tmp_path: Path) -> Engine:
     engine = Engine.open(tmp_path / "data", Settings(rerank=RERANKER), HashEmbedder(dim=64))
@@ -152,14 +164,7 @@ def test_electa_tune_fits_the_cut_behind_the_served_reranker_and_searches_use_it
         return chosen(engine, caller, stored)
 
     monkeypatch.setattr(runner, "_cut_reranker", cut_reranker)
-    data = tmp_path / "set"
-    (data / "qrels").mkdir(parents=True)
-    docs = pages(60)
-    with gzip.open(data / "corpus.jsonl.gz", "wt") as f:
-        f.writelines(json.dumps({"_id": d.ext_id, "title": d.title, "text": d.text}) + "\n" for d in docs)
-    with gzip.open(data / "queries.jsonl.gz", "wt") as f:
-        f.writelines(json.dumps({"_id": f"q{i}", "text": f"widget {i} refund policy"}) + "\n" for i in range(60))
-    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(60)))
+    data, docs = widget_set(tmp_path / "set")
     store = tmp_path / "store"
     result = runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=20, agent=("acme", "bot"))
     assert result.rerank_cut and result.rerank_cut["kept"] and result.rerank_cut["reranker"] == RERANKER
@@ -291,14 +296,7 @@ def test_electa_tune_scores_the_cut_with_the_agents_own_reranker(tmp_path: Path,
     with Engine.open(store, Settings(rerank=RERANKER), HashEmbedder(dim=64)) as engine:
         engine.store.set_agent_settings("acme", "bot", {"reranker": {"format": agent_rerank.FORMAT, "id": model_id}})
         (agent_rerank.agent_folder(engine.store.directory, "acme", "bot") / model_id).mkdir(parents=True)
-    data = tmp_path / "set"
-    (data / "qrels").mkdir(parents=True)
-    docs = pages(60)
-    with gzip.open(data / "corpus.jsonl.gz", "wt") as f:
-        f.writelines(json.dumps({"_id": d.ext_id, "title": d.title, "text": d.text}) + "\n" for d in docs)
-    with gzip.open(data / "queries.jsonl.gz", "wt") as f:
-        f.writelines(json.dumps({"_id": f"q{i}", "text": f"widget {i} refund policy"}) + "\n" for i in range(60))
-    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(60)))
+    data, _ = widget_set(tmp_path / "set")
     result = runner.tune_dataset(data, "test", None, data_dir=store, folds=2, depth=20, agent=("acme", "bot"))
     # The shared reranker would tell nothing apart (it scores 0 everywhere) and is never asked.
     assert own and not shared
