@@ -499,7 +499,9 @@ def train_ltr_cmd(dataset: Path | None, split: str, agent_ref: str | None, out_f
                   data_dir: Path | None, folds: int, depth: int | None, min_queries: int, force: bool, visitor_feedback: bool,
                   as_json: bool) -> None:
     """Train the learning-to-rank judge (SPEC D2) on labelled questions, cross-validated by
-    question; store it when it beats the served order on held-out folds."""
+    question (by thread for a half dealt by thread); store it when it beats the served order on
+    held-out folds."""
+    from electa.eval.beir import BY_THREAD
     from electa.eval.ltr import train_ltr
 
     if dataset is None and agent_ref is None:
@@ -514,7 +516,7 @@ def train_ltr_cmd(dataset: Path | None, split: str, agent_ref: str | None, out_f
         echo_json({**report.to_dict(), "stored": report.where})
         return
     click.echo(f"trained on {report.queries} labelled questions of {report.dataset} ({report.split}),"
-               f" {report.folds}-fold cross-validation by question")
+               f" {report.folds}-fold cross-validation by {'thread' if report.split.endswith(BY_THREAD) else 'question'}")
     click.echo(f"  nDCG@10 on held-out folds: served order {report.served:.4f}, learned order {report.learned:.4f}")
     click.echo("  learned minus served, per fold: " + ", ".join(f"{d:+.4f}" for d in report.per_fold))
     click.echo("  feature importance (share of gain): "

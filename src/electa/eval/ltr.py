@@ -8,7 +8,8 @@ a BEIR set's split. Each question is searched as it is served, judges off, and i
 question's judgments (a hit of an unjudged document is 0).
 
 A LightGBM lambdarank model (fixed, untuned hyper-parameters: :data:`PARAMS`) is first
-cross-validated by question: each fold is ranked by a model that never saw it, and nDCG@10 of
+cross-validated by question (by whole thread for a half dealt by thread,
+:func:`electa.eval.folds.groups_for`): each fold is ranked by a model that never saw it, and nDCG@10 of
 the learned order is compared with the served order on the same held-out questions. A ranker
 that does not beat the served order there is not stored (``force`` stores it all the same).
 The stored model is then trained on every question; below :data:`MIN_QUERIES` labelled
