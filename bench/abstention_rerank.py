@@ -16,7 +16,9 @@ held-out questions with their relevant documents removed (``electa.eval.abstenti
 Each pair is also cross-validated within ``--measure`` alone (5 folds: calibrators and floor
 fitted on four fifths, measured on the fifth; by whole threads when ``--measure`` is). **That
 is the clean figure for a reranker trained on ``--fit``'s questions**
-(``bench/train_cross_encoder.py`` trains on ``dev:tune``): its scores on questions it learned
+(``bench/train_cross_encoder.py`` trains on ``dev:tune``, or on ``dev:tune-by-thread`` with
+``--by-thread``, the model for the default halves; the bench refuses a model that trained on
+``--measure``'s questions): its scores on questions it learned
 from are surer than on new ones, so calibrators fitted there are too strict on new questions;
 within ``--measure`` neither the reranker nor the calibrators saw the questions they are
 measured on. Where the set has a test split (StackFAQ's is held out from us): ``--fit
@@ -26,6 +28,7 @@ dev:test --measure test``.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -63,6 +66,26 @@ def tables_for(data: Path, split: str, scorer, depth: int) -> tuple[dict[str, li
         return tables, beir.qrels, spent
 
 
+def trained_questions(spec: str, stackfaq: Path) -> set[str] | None:
+    """The StackFAQ questions an ``onnx:PATH`` reranker trained on, from its ``electa.json``:
+    the ids ``train_cross_encoder.py`` records, or (older models) the half its ``trained_on``
+    names; an empty set for a scorer not trained here, None when a model does not say."""
+    if not spec.startswith("onnx:"):
+        return set()
+    about = Path(spec.removeprefix("onnx:")) / "electa.json"
+    meta = json.loads(about.read_text(encoding="utf-8")) if about.is_file() else {}
+    ids = (meta.get("trained_questions") or {}).get("stackfaq")
+    if ids is not None:
+        return set(ids)
+    named = (meta.get("trained_on") or {}).get("stackfaq")
+    if named is None:
+        return set() if "trained_on" in meta else None
+    for rule, half in (("(half)", "dev:tune"), ("(thread)", "dev:tune" + BY_THREAD)):
+        if named.endswith(rule):
+            return set(load_beir(stackfaq, half).queries)
+    return None
+
+
 def without(tables: dict[str, list[Candidate]], leg: str) -> dict[str, list[Candidate]]:
     return {q: [(d, s, {k: v for k, v in votes.items() if k != leg}) for d, s, votes in rows]
             for q, rows in tables.items()}
@@ -88,6 +111,16 @@ def main() -> None:
         raise SystemExit(f"--fit {args.fit} and --measure {args.measure} share {len(questions)} questions"
                          f" (e.g. {sorted(questions)[0]}): pair halves dealt the same way (dev:tune with dev:test,"
                          " dev:tune-by-thread with dev:test-by-thread)")
+    # A reranker's scores on questions it learned from are surer than on new ones: measured
+    # there, its figure says nothing about new questions.
+    learned = trained_questions(args.rerank, stackfaq)
+    if learned is None:
+        print(f"note: {args.rerank} does not say which questions it trained on; if they include --measure's,"
+              " its figures are kind")
+    elif learned & set(load_beir(stackfaq, args.measure).queries):
+        raise SystemExit(f"{args.rerank} trained on {len(learned & set(load_beir(stackfaq, args.measure).queries))}"
+                         f" of --measure {args.measure}'s questions: measure on questions it never saw (a model"
+                         " trained with --by-thread for the halves by thread, without it for dev:test)")
     if pages:
         print(f"note: --fit {args.fit} and --measure {args.measure} share {len(pages)} relevant pages: measured"
               " questions whose answers were fitted on read kinder than new ones (the halves by thread share none)")

@@ -58,8 +58,8 @@ def held_out(beir: BeirSet, rule: str) -> set[str]:
     """The queries never trained on: ``half`` is ``electa.eval.beir.half_of``'s test half (what
     ``dev:test`` names), ``thread`` the test half dealt by whole threads (``dev:test-by-thread``:
     no relevant document of a held-out question is trained on as a positive; it may be a
-    negative, as a new question's page may be in use), ``fifth`` one query in five, dealt by
-    the same hash of the id."""
+    negative, as a new question's page may be in use, unless ``--avoid-held-out-answers``),
+    ``fifth`` one query in five, dealt by the same hash of the id."""
     qids = sorted(beir.queries)
     if rule == "thread":
         return thread_half_of(beir.qrels, "test" + BY_THREAD)
@@ -135,7 +135,7 @@ def main() -> None:
     settings = Settings().embedded()
     embedder = create_embedder(settings.embedder)
     rng = random.Random(args.seed)
-    groups, held, sets = [], {}, {}
+    groups, held, sets, trained_ids = [], {}, {}, {}
     for name, split, rule in (row for row in SETS if row[0] in chosen):
         beir = load_beir(args.data / name, split)
         engine = Engine.open(default_data_dir(beir, embedder.model_id, settings), settings, embedder)
@@ -157,6 +157,7 @@ def main() -> None:
         print(f"{name}: {len(trained)} training queries -> {len(made)} groups; {len(out)} held out", flush=True)
         groups += made
         held[name] = sorted(out)
+        trained_ids[name] = trained
         sets[name] = (beir, cands)
     model = fine_tune(groups, base, args.max_tokens, args.epochs, args.batch_groups, args.lr, args.seed, say=print)
     meta: dict[str, object] = {
@@ -164,7 +165,9 @@ def main() -> None:
         "trained_on": {n: f"{s} minus held-out ({'thread' if args.by_thread and n == 'stackfaq' else r})"
                        for n, s, r in SETS if n in chosen}, "groups": len(groups),
         "negatives": args.negatives, "avoid_held_out_answers": args.avoid_held_out_answers, "epochs": args.epochs,
-        "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic"}
+        "lr": args.lr, "seed": args.seed, "quantised": "int8 dynamic",
+        # (so a measurement can refuse questions the model learned from: bench/abstention_rerank.py)
+        "trained_questions": trained_ids}
     export(model, args.out, meta, keep=("fp32", "torch"))  # torch/: what `electa train-rerank` starts from
     lines = [f"Held-out queries, the served order's top {args.depth} reranked (nDCG@10):", ""]
     for precision, folder in (("int8 (served)", args.out), ("fp32", args.out / "fp32")):

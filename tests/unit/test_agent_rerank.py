@@ -178,10 +178,16 @@ def _gate_kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefers: list[str]
 
 def test_a_reranker_is_stored_only_when_it_beats_what_the_agent_gets_today(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import electa.eval.rerank_training as training
     from electa.eval.rerank_training import train_rerank
 
     data = _gate_kb(tmp_path, monkeypatch, ["mentioned in passing", "Guide", "written here"])
     settings = Settings(embedder="hash", rerank="agent")
+    # (negatives are drawn from every candidate not judged relevant: held-out answers included,
+    # as a new question's page may be another's negative in use)
+    avoided: list[object] = []
+    real_build = training.build_groups
+    monkeypatch.setattr(training, "build_groups", lambda *a, **k: avoided.append(k.get("avoid", ())) or real_build(*a, **k))
     worse = train_rerank(data, ("acme", "bot"), depth=10, min_queries=10, settings=settings)
     assert worse.reranked < worse.served and not worse.stored  # the decoys first: worse than served
     better = train_rerank(data, ("acme", "bot"), depth=10, min_queries=10, settings=settings)
@@ -189,6 +195,7 @@ def test_a_reranker_is_stored_only_when_it_beats_what_the_agent_gets_today(tmp_p
     # A third as good as the agent's own (now served) reranker is not stored: it must beat it.
     same = train_rerank(data, ("acme", "bot"), depth=10, min_queries=10, settings=settings)
     assert same.figures["today"] == same.reranked > same.served and not same.stored
+    assert avoided == [(), (), ()]
     with Engine.open(data, settings, HashEmbedder()) as eng:
         assert (eng.store.agent_settings("acme", "bot") or {})["reranker"]["id"] == better.where[1].rsplit("/", 1)[1]  # type: ignore[index]
 

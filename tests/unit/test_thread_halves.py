@@ -2,6 +2,7 @@
 fall on the same side, so a model tuned on one half never saw the other half's answers."""
 
 import gzip
+import inspect
 import json
 from pathlib import Path
 
@@ -98,9 +99,6 @@ def test_fewer_threads_than_folds_is_refused_not_measured_on_empty_folds() -> No
     groups = {**{f"a{p}": "a" for p in range(10)}, **{f"b{p}": "b" for p in range(10)}, "c": "c"}
     with pytest.raises(ConfigError, match=r"only 3 groups.*fewer than 5 folds"):
         deal_folds(sorted(groups), 5, seed=13, groups=groups)
-    tables = {q: [(q + "-doc", 0.6, {"dense": 0.8})] for q in groups}
-    with pytest.raises(ConfigError, match="threads"):
-        abstention.cross_validate(tables, {q: {q + "-doc": 1} for q in groups}, folds=5, groups=groups)
 
 
 def test_the_floor_inside_a_grouped_fold_is_cross_fitted_by_thread_too(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,26 +173,83 @@ def test_the_fusion_tune_and_the_ranker_hold_whole_threads_out(monkeypatch: pyte
 def test_tune_and_eval_of_a_half_dealt_by_thread_cross_validate_by_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                           split: str) -> None:
     from electa.embedders.hashing import HashEmbedder
-    from electa.eval import runner
+    from electa.eval import ltr, runner
 
     monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
     data = write_set(tmp_path / "set", many())
     asked: dict[str, object] = {}  # the groups each was first called with
-
-    def spy(name: str, real):  # type: ignore[no-untyped-def]
-        def call(*a, **k):  # type: ignore[no-untyped-def]
-            asked.setdefault(name, k.get("groups"))
-            return real(*a, **k)
-        return call
-
-    for module, name in ((runner, "tune"), (abstention, "choose_floor"), (runner, "cross_validate")):
-        monkeypatch.setattr(module, name, spy(name, getattr(module, name)))
+    for module, name in ((runner, "tune"), (abstention, "choose_floor"), (runner, "cross_validate"),
+                         (ltr, "cross_validate")):
+        monkeypatch.setattr(module, name, spy(asked, f"{module.__name__}.{name}", getattr(module, name)))
     store = tmp_path / "store"
     runner.tune_dataset(data, split, None, data_dir=store, folds=5, depth=20)
     runner.run_eval(data, split.replace("tune", "test"), data_dir=store)
-    for name, half in (("tune", "tune-by-thread"), ("choose_floor", "tune-by-thread"), ("cross_validate", "test-by-thread")):
+    ltr.train_ltr(data, split, None, folds=5, leg_depth=10, min_queries=10)
+    for name, half in (("runner.tune", "tune-by-thread"), ("abstention.choose_floor", "tune-by-thread"),
+                       ("runner.cross_validate", "test-by-thread"), ("ltr.cross_validate", "tune-by-thread")):
+        name = f"electa.eval.{name}"
         threads = thread_groups({q: r for q, r in many().items() if q in thread_half_of(many(), half)})
         assert asked[name] == (threads if split.endswith("by-thread") else None), name
+
+
+def spy(asked: dict[str, object], name: str, real):  # type: ignore[no-untyped-def]
+    """``real``, recording in ``asked`` the ``groups`` its first call was given, by keyword or position."""
+    signature = inspect.signature(real)
+
+    def call(*a, **k):  # type: ignore[no-untyped-def]
+        asked.setdefault(name, signature.bind(*a, **k).arguments.get("groups"))
+        return real(*a, **k)
+    return call
+
+
+def test_a_split_with_fewer_threads_than_folds_is_refused_before_a_search(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.embedders.hashing import HashEmbedder
+    from electa.eval import ltr, runner
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    three = {f"t{t}p{p}": {f"a{t}": 1} for t in range(6) for p in range(8)}  # 6 threads: 3 a half
+    data = write_set(tmp_path / "set", three)
+    searched: list[int] = []
+    monkeypatch.setattr(runner, "collect_leg_lists", lambda *a, **k: searched.append(1))
+    monkeypatch.setattr(ltr, "collect", lambda *a, **k: searched.append(1))
+    with pytest.raises(ConfigError, match="3 threads, fewer than 5 folds: use --folds 3"):
+        runner.tune_dataset(data, "dev:tune-by-thread", None, data_dir=tmp_path / "store", folds=5)
+    with pytest.raises(ConfigError, match="3 threads, fewer than 5 folds"):
+        ltr.train_ltr(data, "dev:tune-by-thread", None, folds=5, min_queries=10)
+    assert not searched
+
+
+def test_abstention_by_thread_holds_out_what_few_threads_allow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.embedders.hashing import HashEmbedder
+    from electa.eval import runner
+
+    three = {f"t{t}p{p}": {f"a{t}": 1} for t in range(6) for p in range(8)}
+    tables = {q: [(next(iter(r)), 0.6, {"dense": 0.8}), ("n", 0.6, {"dense": 0.4})] for q, r in three.items()}
+    groups = thread_groups(three)
+    assert abstention.cross_validate(tables, three, folds=5, groups=groups).folds == 5  # six threads
+    few = {q: r for q, r in three.items() if q.startswith(("t0", "t1", "t2"))}
+    assert abstention.cross_validate({q: tables[q] for q in few}, few, folds=5, groups=groups).folds == 3
+    one = {q: r for q, r in three.items() if q.startswith("t0")}
+    with pytest.raises(ConfigError, match="one thread"):
+        abstention.cross_validate({q: tables[q] for q in one}, one, folds=5, groups=groups)
+    fitted, figures = abstention.fit_with_signal(abstention.with_signal({q: tables[q] for q in one}, "rerank",
+                                                                        {q: [1.0, 0.0] for q in one}), one, sorted(one),
+                                                 "rerank", groups=groups)
+    assert fitted is None and "one thread" in str(figures["skipped"])
+    # An eval of a half with one thread still reports its ranking (24 questions: abstention is left out).
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    data = write_set(tmp_path / "set", {q: r for q, r in three.items() if q.startswith(("t0", "t1", "t2"))})
+    halves = {h: thread_half_of(few, h) for h in ("tune-by-thread", "test-by-thread")}
+    single = next(h for h, qs in halves.items() if len({groups[q] for q in qs}) == 1)
+    report = runner.run_eval(data, f"dev:{single}", data_dir=tmp_path / "store")
+    assert report.metrics and not report.abstention
+
+
+def test_folds_by_question_are_dealt_as_before() -> None:
+    # (pinned: every figure measured by question before threads were dealt stays as it was)
+    assert deal_folds([f"q{i}" for i in range(12)], 5, 13) == [
+        ["q8", "q1", "q11"], ["q7", "q6", "q4"], ["q0", "q9"], ["q10", "q3"], ["q5", "q2"]]
 
 
 def test_the_questions_and_answers_two_splits_share_are_named() -> None:
@@ -205,3 +260,20 @@ def test_the_questions_and_answers_two_splits_share_are_named() -> None:
     questions, pages = shared_between(by_question, {q: qrels[q] for q in test})
     assert questions == set(by_question) & test and pages
     assert shared_between({"q1": {"d1": 1, "d2": 0}}, {"q2": {"d2": 1, "d1": 1}}) == (set(), {"d1"})  # (d2: not in both)
+
+
+def test_the_rerankers_cut_is_fitted_by_thread_when_the_tune_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.eval import runner
+    from electa.eval.beir import BeirSet
+    from electa.testing.fakes import ScriptedScorer
+
+    qrels = many()
+    groups = thread_groups(qrels)
+    tables = {q: [(next(iter(r)), 0.6, {"dense": 0.8}), ("n", 0.6, {"dense": 0.8})] for q, r in qrels.items()}
+    asked: dict[str, object] = {}
+    for module, name in ((runner, "fit_with_signal"), (abstention, "cross_validate"), (abstention, "choose_floor")):
+        monkeypatch.setattr(module, name, spy(asked, name, getattr(module, name)))
+    beir = BeirSet("s", [], {q: q for q in qrels}, qrels, "dev:tune-by-thread")
+    runner._fit_rerank_cut(beir, tables, {q: ["right", "near copy"] for q in qrels}, sorted(qrels), None, "onnx:x",
+                           ScriptedScorer(lambda q, p: 1.0 if p == "right" else 0.0), groups=groups)
+    assert asked == {"fit_with_signal": groups, "cross_validate": groups, "choose_floor": groups}

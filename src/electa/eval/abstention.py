@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from electa.calibration import COMBINED, Calibrator, calibrated_score, fit_isotonic, fit_stacked, reliability
+from electa.errors import ConfigError
 from electa.eval.folds import deal_folds
 
 Candidate = tuple[str, float, dict[str, float]]  # (doc id, absolute score, {leg: raw score})
@@ -165,8 +166,15 @@ def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str
     """Calibrators and floor fitted on all folds but one and measured on it, in turn. With
     ``groups`` (question -> group, e.g. :func:`electa.eval.beir.thread_groups`) a group's
     questions share a fold (dealt by :func:`deal_folds`), so none is measured beside a question
-    of its group it was fitted on, and the floor inside each fold is cross-fitted by group too."""
+    of its group it was fitted on, and the floor inside each fold is cross-fitted by group too;
+    with fewer groups than ``folds``, one fold a group (the report says how many), and fewer
+    than two is refused (:class:`ConfigError`): nothing would be measured on a new group."""
     qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
+    if groups is not None:
+        folds = min(folds, max(len({groups.get(q, q) for q in qids}), 1))
+        if folds < 2:
+            raise ConfigError(f"the {len(qids)} labelled questions are one thread: abstention cannot be measured on"
+                              " a thread the calibrators never saw; label questions of more threads")
     parts = deal_folds(qids, folds, seed, groups)
     sums: dict[str, list[float]] = {"fixed": [0.0] * 5, "calibrated": [0.0] * 5}
     probs: list[float] = []
@@ -231,12 +239,15 @@ def fit_with_signal(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[st
     without = {q: [(d, s, {k: v for k, v in votes.items() if k != signal}) for d, s, votes in rows]
                for q, rows in chosen.items()}
     rows = {}
+    folds = 5
     for name, part in (("legs", without), (f"legs + {signal}", chosen)):
-        report = cross_validate(part, qrels, target_keep=target_keep, groups=groups)
-        row = next(r for r in report.rows if r.rule.startswith("calibrated"))
-        rows[name] = row
+        try:
+            report = cross_validate(part, qrels, target_keep=target_keep, groups=groups)
+        except ConfigError as exc:  # (too few threads to hold one out: the legs' cut stays)
+            return None, {"questions": len(qids), "skipped": str(exc)}
+        rows[name], folds = next(r for r in report.rows if r.rule.startswith("calibrated")), report.folds
     legs, both = rows["legs"], rows[f"legs + {signal}"]
-    figures: dict[str, object] = {"questions": len(qids), "folds": 5, "target_keep": target_keep, **{
+    figures: dict[str, object] = {"questions": len(qids), "folds": folds, "target_keep": target_keep, **{
         f"{name}: {field}": getattr(row, field) for name, row in rows.items()
         for field in ("abstain_unanswerable", "keep_answerable")}}
     if both.abstain_unanswerable <= legs.abstain_unanswerable or both.keep_answerable < legs.keep_answerable - KEEP_SLACK:

@@ -1,23 +1,38 @@
 """Cross-validation folds: questions dealt into parts, whole threads at a time when asked.
 
-A set whose questions paraphrase a few hundred threads (StackFAQ) answers a held-out question
+A set whose questions paraphrase a few threads each (StackFAQ's dev split: 611 questions, 125
+threads) answers a held-out question
 from a fitted one of its own thread unless a fold holds whole threads
 (:func:`electa.eval.beir.thread_groups`); ``split`` names ending in ``-by-thread`` ask for that.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Mapping, Sequence
 
 from electa.errors import ConfigError
 from electa.eval.beir import BY_THREAD, thread_groups
 
+log = logging.getLogger(__name__)
+
 
 def groups_for(split: str, qrels: Mapping[str, Mapping[str, int]]) -> dict[str, str] | None:
     """The threads to keep whole in each fold when ``split`` was dealt by thread, else None
     (folds by question, as the halves dealt by question are)."""
     return thread_groups(qrels) if split.endswith(BY_THREAD) else None
+
+
+def check_folds(groups: Mapping[str, str] | None, qrels: Mapping[str, Mapping[str, int]], folds: int) -> None:
+    """Refuse, before any search runs, a cross-validation by thread with more folds than the
+    labelled questions have threads (:func:`deal_folds` would refuse it after)."""
+    if groups is None:
+        return
+    threads = {groups.get(q, q) for q, judged in qrels.items() if any(g > 0 for g in judged.values())}
+    if len(threads) < folds:
+        raise ConfigError(f"the labelled questions form {len(threads)} threads, fewer than {folds} folds: use --folds"
+                          f" {max(len(threads), 2)} or fewer, or a split with more threads")
 
 
 def deal_folds(qids: Sequence[str], folds: int, seed: int,
@@ -43,6 +58,10 @@ def deal_folds(qids: Sequence[str], folds: int, seed: int,
     keys = sorted(members)
     random.Random(seed).shuffle(keys)
     keys.sort(key=lambda k: -len(members[k]))  # stable: groups of one size keep the shuffled order
+    biggest = len(members[keys[0]])
+    if biggest > len(qids) / folds:
+        log.warning("one thread holds %d of %d questions, more than a fold's share: its fold's calibrators and"
+                    " models are fitted on the %d others", biggest, len(qids), len(qids) - biggest)
     parts: list[list[str]] = [[] for _ in range(folds)]
     for k in keys:
         min(parts, key=len).extend(members[k])  # min keeps the first of equals

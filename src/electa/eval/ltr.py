@@ -32,7 +32,7 @@ from electa.config import Settings
 from electa.engine import Engine
 from electa.errors import ConfigError
 from electa.eval.beir import BeirSet, deal
-from electa.eval.folds import deal_folds, groups_for
+from electa.eval.folds import check_folds, deal_folds, groups_for
 from electa.eval.golden import own_pair
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
@@ -201,6 +201,8 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
     if folds < 2:
         raise ConfigError(f"--folds {folds}: cross-validation needs at least 2")
     with labelled_set(dataset, split, data_dir, agent, visitors, settings) as (engine, beir, settings, _embedder):
+        groups = groups_for(split, beir.qrels) if dataset is not None else None
+        check_folds(groups, beir.qrels, folds)  # (before a question is searched)
         if dataset is None:
             assert agent is not None
             caller, key = Caller(*agent), "url"
@@ -230,7 +232,6 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
         feedback = engine.store.feedback(*agent, visitors) if agent is not None else []
         rows = collect(engine, questions, caller, key, settings.ltr_depth, leg_depth, own_pairs=agent is not None,
                        feedback=feedback)
-        groups = groups_for(split, beir.qrels) if dataset is not None else None
         served, learned, per_fold = cross_validate(rows, beir.qrels, folds, groups=groups)
         trees, gains = fit(rows, beir.qrels, sorted(rows))
         total = float(gains.sum()) or 1.0

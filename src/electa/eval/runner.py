@@ -27,7 +27,7 @@ from electa.engine import Engine, Order
 from electa.errors import ConfigError
 from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, with_signal
 from electa.eval.beir import BeirSet, load_beir
-from electa.eval.folds import groups_for
+from electa.eval.folds import check_folds, groups_for
 from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
 from electa.eval.plot import plot_reliability, plot_report
@@ -211,8 +211,13 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             write_run(runs_dir / f"{config}.trec", runs, f"electa-{config}")
     for stage, values in latency.items():
         report.latency_ms[stage] = {f"p{p}": round(percentile(values, p), 3) for p in (50, 95, 99)}
+    abst = None
     if len(qids) >= 20:
-        abst = cross_validate(tables, qrels, fixed_floor=engine.settings.floor, groups=groups_for(split, qrels))
+        try:
+            abst = cross_validate(tables, qrels, fixed_floor=engine.settings.floor, groups=groups_for(split, qrels))
+        except ConfigError as exc:  # (one thread: nothing to hold out; the ranking figures stand)
+            log.warning("abstention not measured on %s (%s): %s", beir.name, split, exc)
+    if abst is not None:
         if calibration is not None:
             calibrators, floor, where = calibration
             source = f"{where.get('dataset', '?')} ({where.get('split', '?')})"
@@ -343,6 +348,9 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
     from electa.eval.abstention import choose_floor, fit_leg_calibrators
 
     with labelled_set(dataset, split, data_dir, agent, visitors) as (engine, beir, settings, _):
+        # (a half dealt by thread is cross-validated by thread: no fold is fitted on its own answers)
+        groups = groups_for(split, beir.qrels) if dataset is not None else None
+        check_folds(groups, beir.qrels, folds)
         if dataset is None:
             assert agent is not None
             if not beir.queries:
@@ -373,8 +381,6 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,
                                 dict.fromkeys(legs_seen, depth), LIFT)
         scores = {q: {doc: score for doc, score, _ in reversed(rows)} for q, rows in tables.items()}
-        # (a half dealt by thread is cross-validated by thread: no fold is fitted on its own answers)
-        groups = groups_for(split, beir.qrels) if dataset is not None else None
         result = tune(lists, beir.qrels, default, folds, scores=scores, groups=groups)
         judged = [q for q in tables if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
