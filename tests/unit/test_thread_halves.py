@@ -183,7 +183,11 @@ def test_tune_and_eval_of_a_half_dealt_by_thread_cross_validate_by_thread(tmp_pa
         monkeypatch.setattr(module, name, spy(asked, f"{module.__name__}.{name}", getattr(module, name)))
     store = tmp_path / "store"
     runner.tune_dataset(data, split, None, data_dir=store, folds=5, depth=20)
-    runner.run_eval(data, split.replace("tune", "test"), data_dir=store)
+    report = runner.run_eval(data, split.replace("tune", "test"), data_dir=store,
+                             fitted={"tuned settings": {"dataset": "set", "split": split}})
+    # (halves dealt by question share threads, so the measured half's answers were tuned on)
+    assert bool(report.notes) == (not split.endswith("by-thread"))
+    assert all("shares 0 questions and" in n and "tuned settings" in n for n in report.notes)
     ltr.train_ltr(data, split, None, folds=5, leg_depth=10, min_queries=10)
     for name, half in (("runner.tune", "tune-by-thread"), ("abstention.choose_floor", "tune-by-thread"),
                        ("runner.cross_validate", "test-by-thread"), ("ltr.cross_validate", "tune-by-thread")):
@@ -277,3 +281,14 @@ def test_the_rerankers_cut_is_fitted_by_thread_when_the_tune_is(monkeypatch: pyt
     runner._fit_rerank_cut(beir, tables, {q: ["right", "near copy"] for q in qrels}, sorted(qrels), None, "onnx:x",
                            ScriptedScorer(lambda q, p: 1.0 if p == "right" else 0.0), groups=groups)
     assert asked == {"fit_with_signal": groups, "cross_validate": groups, "choose_floor": groups}
+
+
+def test_a_fit_on_the_measured_questions_or_another_set_is_named_or_ignored(tmp_path: Path) -> None:
+    from electa.eval.runner import fitted_overlap
+
+    data = write_set(tmp_path / "set", many())
+    measured = load_beir(data, "dev:test-by-thread")
+    note = fitted_overlap(data, measured, "dev:test-by-thread", "ranker", {"dataset": "set", "split": "dev:test-by-thread"})
+    assert f"shares {len(measured.queries)} questions" in note
+    assert fitted_overlap(data, measured, "dev:test-by-thread", "ranker", {"dataset": "other", "split": "dev"}) == ""
+    assert fitted_overlap(data, measured, "dev:test-by-thread", "ranker", {"dataset": "set", "split": "nope"}) == ""

@@ -383,7 +383,7 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
     by side through the ask pipeline (answer-sentence accuracy on XQuAD-R; fact recall, forbidden
     strings, citations, injection echo and abstention on the support set), with 95% intervals."""
     from electa.eval.runner import run_agent_eval, run_eval
-    from electa.eval.tuning import load_calibration, load_setting
+    from electa.eval.tuning import fitted_on, load_calibration, load_setting
 
     if answers:
         from electa.eval.answers import run_answer_eval
@@ -416,16 +416,18 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
         if dataset is None or split is None:
             raise click.UsageError("give DATASET and --split, or --agent ORG/AGENT")
         settings = Settings()
-        if ltr_file:  # a broken file fails here, not as a judge that is quietly unavailable
-            from electa.judges.ltr import load_model_file
+        from electa.judges.ltr import load_model_file
 
+        if ltr_file:  # a broken file fails here, not as a judge that is quietly unavailable
             load_model_file(ltr_file)
         if rerank is not None or rerank_budget is not None or ltr_file:  # validated as settings are
             settings = Settings(**{**settings.model_dump(), **({"rerank": rerank} if rerank is not None else {}),
                                    **({"judge_budgets_ms": {**settings.judge_budgets_ms, "rerank": rerank_budget}}
                                       if rerank_budget is not None else {}),
                                    **({"ltr": ltr_file} if ltr_file else {})})
-        report = run_eval(dataset, split, runs_dir, data_dir, settings, depth=depth, limit=limit,
+        fitted = {**({"tuned settings": fitted_on(tuned_file)} if tuned_file else {}),
+                  **({"ranker": dict(load_model_file(ltr_file).trained)} if ltr_file else {})}
+        report = run_eval(dataset, split, runs_dir, data_dir, settings, fitted, depth=depth, limit=limit,
                           progress=sys.stderr.isatty(), tuned=tuned, calibration=calibration)
     click.echo(report.to_json() if as_json else report.to_markdown())
 

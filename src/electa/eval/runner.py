@@ -26,7 +26,7 @@ from electa.embedders.registry import create_embedder
 from electa.engine import Engine, Order
 from electa.errors import ConfigError
 from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, with_signal
-from electa.eval.beir import BeirSet, load_beir
+from electa.eval.beir import BeirSet, load_beir, shared_between
 from electa.eval.folds import check_folds, groups_for
 from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
@@ -61,6 +61,7 @@ class EvalReport:
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     ingest_seconds: float = 0.0
     settings: dict[str, object] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, indent=2, sort_keys=True)
@@ -68,6 +69,7 @@ class EvalReport:
     def to_markdown(self) -> str:
         names = ["ndcg@10", "mrr@10", "recall@10", "recall@100", "map@100"]
         lines = [f"# Electa eval: {self.dataset} ({self.split}, {self.queries} queries)", "",
+                 *(f"Note: {n}" for n in self.notes), *([""] if self.notes else []),
                  "| configuration | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
         for config, values in self.metrics.items():
             lines.append(f"| {config} | " + " | ".join(f"{values.get(n, 0):.4f}" for n in names) + " |")
@@ -303,16 +305,41 @@ def recall_by_depth(runs: dict[str, list[str]], qrels: dict[str, dict[str, int]]
 
 
 def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: Path | None = None,
-             settings: Settings | None = None, **kwargs: object) -> EvalReport:
-    """Load ``dataset``, open (or build) its cached store, evaluate, close."""
+             settings: Settings | None = None, fitted: Mapping[str, Mapping[str, object]] | None = None,
+             **kwargs: object) -> EvalReport:
+    """Load ``dataset``, open (or build) its cached store, evaluate, close. ``fitted`` names
+    what was fitted on labelled questions (e.g. ``{"tuned settings": tuned_on}``, each with the
+    ``dataset`` and ``split`` it was fitted on): the report notes any that read this split's
+    questions or answers (:func:`fitted_overlap`)."""
     beir = load_beir(dataset, split)
     settings = (settings or Settings()).embedded()
     embedder = create_embedder(settings.embedder)
     engine = Engine.open(data_dir or default_data_dir(beir, embedder.model_id, settings), settings, embedder)
     try:
-        return evaluate(engine, beir, split, runs_dir, **kwargs)  # type: ignore[arg-type]
+        report = evaluate(engine, beir, split, runs_dir, **kwargs)  # type: ignore[arg-type]
     finally:
         engine.close()
+    report.notes += [n for what, where in (fitted or {}).items() if (n := fitted_overlap(dataset, beir, split, what, where))]
+    return report
+
+
+def fitted_overlap(directory: Path, measured: BeirSet, split: str, what: str, where: Mapping[str, object]) -> str:
+    """A note when ``what`` was fitted on a split of this same set (``where``: its ``dataset``
+    and ``split``) that shares questions or relevant documents with ``measured``; '' when it
+    shares none, or was fitted elsewhere. Sharing answers is how halves dealt by question
+    differ from halves dealt by thread: most of StackFAQ's ``dev:test`` answers were fitted on."""
+    fitted_split = where.get("split")
+    if where.get("dataset") != measured.name or not isinstance(fitted_split, str):
+        return ""
+    try:
+        fitted = load_beir(directory, fitted_split).qrels
+    except ConfigError:
+        return ""
+    questions, pages = shared_between(fitted, measured.qrels)
+    if not questions and not pages:
+        return ""
+    return (f"the {what} were fitted on {measured.name} ({fitted_split}), which shares {len(questions)} questions and"
+            f" {len(pages)} relevant documents with {split}: rows that use them read kinder than on new questions")
 
 
 @contextmanager

@@ -157,6 +157,16 @@ def load_setting(path: Path) -> FusionSetting:
         raise ConfigError(f"{path} is not a settings file written by `electa tune` ({exc})") from exc
 
 
+def fitted_on(path: Path) -> dict[str, object]:
+    """What a settings file written by ``electa tune`` was tuned on (``dataset``, ``split``…);
+    empty when it does not say."""
+    try:
+        where = json.loads(path.read_text(encoding="utf-8")).get("tuned_on")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{path} is not a settings file written by `electa tune` ({exc})") from exc
+    return dict(where) if isinstance(where, dict) else {}
+
+
 def load_calibration(path: Path) -> tuple[dict[str, Calibrator], float, dict[str, object]] | None:
     """The calibrators, calibrated floor and provenance in a file written by ``electa tune``
     (None when it was tuned on too few questions to calibrate)."""
