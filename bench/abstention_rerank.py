@@ -145,9 +145,16 @@ def main() -> None:
             print(f"<!-- {label}: stacked weights " + ", ".join(f"{leg} {w:.2f}" for leg, w in stacked.weights) + " -->")
         print(f"| {label} | {args.fit} | {args.measure} | {row.floor:.2f} | {row.abstain_unanswerable:.1%}"
               f" | {row.keep_answerable:.1%} | {row.precision:.3f} | {row.recall:.3f} |", flush=True)
+        # (how the calibrator weighs each signal on questions none of it was trained on)
+        on_measured = fit_leg_calibrators(b, test_qrels, sorted(q for q in b if any(g > 0 for g in test_qrels[q].values())))
+        stacked = on_measured.get(COMBINED)
+        if stacked is not None and stacked.kind == "stacked":
+            print(f"<!-- {label}: stacked weights fitted on all of {args.measure} "
+                  + ", ".join(f"{leg} {w:.2f}" for leg, w in stacked.weights) + " -->")
         report = cross_validate(b, test_qrels, groups=groups)
         cal = next(r for r in report.rows if r.rule.startswith("calibrated"))
-        print(f"| {label} | 5-fold CV | {args.measure} | {cal.floor:.2f} | {cal.abstain_unanswerable:.1%}"
+        how = f"{report.folds}-fold CV" + (" by thread" if groups else "")
+        print(f"| {label} | {how} | {args.measure} | {cal.floor:.2f} | {cal.abstain_unanswerable:.1%}"
               f" | {cal.keep_answerable:.1%} | {cal.precision:.3f} | {cal.recall:.3f} |", flush=True)
 
 
