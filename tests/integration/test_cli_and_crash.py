@@ -198,7 +198,7 @@ def test_tune_on_one_half_and_measure_the_floor_on_the_other(tmp_path: Path, env
     # Measured on the questions it was tuned on, the report says so.
     kind = json.loads(run(["eval", str(beir), "--split", "dev:tune", "--data", data, "--tuned", settings, "--json"],
                           env).stdout)
-    assert kind["notes"] and "shares 60 questions" in kind["notes"][0]
+    assert kind["notes"] and "holds 60 of the questions" in kind["notes"][0]
     from_file = report["abstention"]["rows"][-1]
     assert "tune file" in from_file["rule"] and "dev:tune" in from_file["rule"]
     assert from_file["floor"] == json.loads(Path(settings).read_text())["calibrated_floor"]

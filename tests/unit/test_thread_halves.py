@@ -187,8 +187,8 @@ def test_tune_and_eval_of_a_half_dealt_by_thread_cross_validate_by_thread(tmp_pa
                              fitted={"tuned settings": {"dataset": "set", "split": split}})
     # (halves dealt by question share threads, so the measured half's answers were tuned on)
     assert bool(report.notes) == (not split.endswith("by-thread"))
-    assert all("shares 0 questions and" in n and "tuned settings" in n for n in report.notes)
-    ltr.train_ltr(data, split, None, folds=5, leg_depth=10, min_queries=10)
+    assert all(n.startswith("tuned settings: fitted on set (dev:tune)") and "relevant documents" in n for n in report.notes)
+    ltr.train_ltr(data, split, tmp_path / "ltr-store", folds=5, leg_depth=10, min_queries=10)
     for name, half in (("runner.tune", "tune-by-thread"), ("abstention.choose_floor", "tune-by-thread"),
                        ("runner.cross_validate", "test-by-thread"), ("ltr.cross_validate", "tune-by-thread")):
         name = f"electa.eval.{name}"
@@ -220,11 +220,12 @@ def test_a_split_with_fewer_threads_than_folds_is_refused_before_a_search(tmp_pa
     with pytest.raises(ConfigError, match="3 threads, fewer than 5 folds: use --folds 3"):
         runner.tune_dataset(data, "dev:tune-by-thread", None, data_dir=tmp_path / "store", folds=5)
     with pytest.raises(ConfigError, match="3 threads, fewer than 5 folds"):
-        ltr.train_ltr(data, "dev:tune-by-thread", None, folds=5, min_queries=10)
+        ltr.train_ltr(data, "dev:tune-by-thread", tmp_path / "ltr-store", folds=5, min_queries=10)
     assert not searched
 
 
-def test_abstention_by_thread_holds_out_what_few_threads_allow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_abstention_by_thread_holds_out_what_few_threads_allow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
     from electa.embedders.hashing import HashEmbedder
     from electa.eval import runner
 
@@ -241,12 +242,17 @@ def test_abstention_by_thread_holds_out_what_few_threads_allow(tmp_path: Path, m
                                                                         {q: [1.0, 0.0] for q in one}), one, sorted(one),
                                                  "rerank", groups=groups)
     assert fitted is None and "one thread" in str(figures["skipped"])
-    # An eval of a half with one thread still reports its ranking (24 questions: abstention is left out).
+    # An eval of a half with one thread of 24 questions still reports its ranking; abstention,
+    # which needs a thread to hold out, is left out and the log says why.
     monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
-    data = write_set(tmp_path / "set", {q: r for q, r in three.items() if q.startswith(("t0", "t1", "t2"))})
-    halves = {h: thread_half_of(few, h) for h in ("tune-by-thread", "test-by-thread")}
-    single = next(h for h, qs in halves.items() if len({groups[q] for q in qs}) == 1)
-    report = runner.run_eval(data, f"dev:{single}", data_dir=tmp_path / "store")
+    big = {f"t{t}p{p}": {f"a{t}": 1} for t in range(3) for p in range(24)}
+    data = write_set(tmp_path / "set", big)
+    single = next(h for h in ("tune-by-thread", "test-by-thread")
+                  if len({thread_groups(big)[q] for q in thread_half_of(big, h)}) == 1)
+    assert len(thread_half_of(big, single)) == 24
+    with caplog.at_level("WARNING", logger="electa.eval.runner"):
+        report = runner.run_eval(data, f"dev:{single}", data_dir=tmp_path / "store")
+    assert "abstention not measured" in caplog.text and "one thread" in caplog.text
     assert report.metrics and not report.abstention
 
 
@@ -289,6 +295,19 @@ def test_a_fit_on_the_measured_questions_or_another_set_is_named_or_ignored(tmp_
     data = write_set(tmp_path / "set", many())
     measured = load_beir(data, "dev:test-by-thread")
     note = fitted_overlap(data, measured, "dev:test-by-thread", "ranker", {"dataset": "set", "split": "dev:test-by-thread"})
-    assert f"shares {len(measured.queries)} questions" in note
+    assert f"holds {len(measured.queries)} of the questions" in note
     assert fitted_overlap(data, measured, "dev:test-by-thread", "ranker", {"dataset": "other", "split": "dev"}) == ""
     assert fitted_overlap(data, measured, "dev:test-by-thread", "ranker", {"dataset": "set", "split": "nope"}) == ""
+
+
+def test_a_splits_judgments_are_read_without_the_corpus_and_a_bad_score_is_named(tmp_path: Path) -> None:
+    from electa.eval.beir import load_qrels
+
+    data = write_set(tmp_path / "set", many())
+    for split in ("dev", "dev:tune", "dev:test-by-thread"):
+        assert load_qrels(data, split) == load_beir(data, split).qrels
+    (data / "corpus.jsonl.gz").unlink()  # (not read)
+    assert load_qrels(data, "dev:tune")
+    (data / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\thigh\n")
+    with pytest.raises(ConfigError, match=r"dev.tsv line 2: the score 'high' is not a whole number"):
+        load_qrels(data, "dev")

@@ -152,7 +152,7 @@ def choose_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, 
     if groups is not None:
         folds = min(folds, len({groups.get(q, q) for q in judged}))
     # Too few questions (or threads) to cross-fit: in-sample scores, as with a tiny golden set.
-    parts = deal_folds(judged, folds, seed, groups) if len(judged) >= 2 * folds and folds >= 2 else [judged]
+    parts = deal_folds(judged, folds, seed, groups, warn=False) if len(judged) >= 2 * folds and folds >= 2 else [judged]
     limits: list[float] = []
     for i, part in enumerate(parts):
         rest = [q for j, p in enumerate(parts) if j != i for q in p] or part
@@ -229,7 +229,8 @@ def fit_with_signal(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[st
                     ) -> tuple[tuple[dict[str, Calibrator], float] | None, dict[str, object]]:
     """Calibrators and floor over the legs and ``signal`` (a reranker's score, already in
     ``tables``), fitted on ``qids``, when they abstain better than the legs alone on 5-fold
-    cross-validation over ``qids``, else None; and the cross-validated figures of both.
+    cross-validation over ``qids`` (fewer folds by thread when there are fewer threads), else
+    None; and the cross-validated figures of both.
 
     Better means: more unanswerable twins pass nothing, while no fewer answerable questions
     keep a relevant hit than with the legs' cut (less :data:`KEEP_SLACK`, one fold's noise), and

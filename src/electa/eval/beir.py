@@ -107,17 +107,7 @@ def shared_between(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[s
     return set(a) & set(b), relevant(a) & relevant(b)
 
 
-def load_beir(directory: str | Path, split: str) -> BeirSet:
-    """Load a BEIR set; only queries judged in ``split`` are kept.
-
-    Qrels lines are ``query-id<TAB>corpus-id<TAB>score`` after a header; a score of 0 is a
-    judged non-relevant document. ``split`` may name a half of a split, ``dev:tune`` or
-    ``dev:test`` (see ``half_of``), or a half dealt by thread, ``dev:test-by-thread`` (see
-    ``thread_half_of``)."""
-    directory = Path(directory)
-    split, _, half = split.partition(":")
-    if half:
-        _check_half(half)  # before the corpus is read
+def _read_qrels(directory: Path, split: str) -> dict[str, dict[str, int]]:
     qrels_path = directory / "qrels" / f"{split}.tsv"
     if not qrels_path.exists():
         found = sorted(p.stem for p in (directory / "qrels").glob("*.tsv")) if (directory / "qrels").exists() else []
@@ -129,17 +119,15 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
             continue
         if len(parts) < 3:
             continue
-        qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
-    corpus_path, lines = _read_lines(directory, "corpus")
-    digest = hashlib.sha256()
-    corpus: list[Document] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        digest.update((line + "\n").encode())
-        rec = json.loads(line)
-        title, text = str(rec.get("title") or ""), str(rec.get("text") or "")
-        corpus.append(Document(str(rec["_id"]), title, text, sections=(Section((), text),)))
+        try:
+            qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+        except ValueError:
+            raise ConfigError(f"{qrels_path} line {i + 1}: the score {parts[2]!r} is not a whole number") from None
+    return qrels
+
+
+def _read_queries(directory: Path, qrels: Mapping[str, Mapping[str, int]], half: str) -> dict[str, str]:
+    """The texts of the judged queries, only those of ``half`` when one is named."""
     _, qlines = _read_lines(directory, "queries")
     queries = {}
     for line in qlines:
@@ -150,6 +138,44 @@ def load_beir(directory: str | Path, split: str) -> BeirSet:
     if half:
         keep = thread_half_of(qrels, half) if half.endswith(BY_THREAD) else half_of(queries, half)
         queries = {q: t for q, t in queries.items() if q in keep}
+    return queries
+
+
+def load_qrels(directory: str | Path, split: str) -> dict[str, dict[str, int]]:
+    """The judgments of ``split`` (a half too, as :func:`load_beir` names them) without reading
+    the corpus."""
+    directory = Path(directory)
+    split, _, half = split.partition(":")
+    if half:
+        _check_half(half)
+    qrels = _read_qrels(directory, split)
+    queries = _read_queries(directory, qrels, half)
+    return {q: r for q, r in qrels.items() if q in queries}
+
+
+def load_beir(directory: str | Path, split: str) -> BeirSet:
+    """Load a BEIR set; only queries judged in ``split`` are kept.
+
+    Qrels lines are ``query-id<TAB>corpus-id<TAB>score`` after a header; a score of 0 is a
+    judged non-relevant document. ``split`` may name a half of a split, ``dev:tune`` or
+    ``dev:test`` (see ``half_of``), or a half dealt by thread, ``dev:test-by-thread`` (see
+    ``thread_half_of``)."""
+    directory = Path(directory)
+    split, _, half = split.partition(":")
+    if half:
+        _check_half(half)  # before the corpus is read
+    qrels = _read_qrels(directory, split)
+    corpus_path, lines = _read_lines(directory, "corpus")
+    digest = hashlib.sha256()
+    corpus: list[Document] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        digest.update((line + "\n").encode())
+        rec = json.loads(line)
+        title, text = str(rec.get("title") or ""), str(rec.get("text") or "")
+        corpus.append(Document(str(rec["_id"]), title, text, sections=(Section((), text),)))
+    queries = _read_queries(directory, qrels, half)
     name = directory.name if directory.name not in {"en", "de", "es", "zh"} else f"{directory.parent.name}-{directory.name}"
     return BeirSet(name, corpus, queries, {q: r for q, r in qrels.items() if q in queries},
                    digest.hexdigest()[:16] + f"-{corpus_path.stat().st_size}")

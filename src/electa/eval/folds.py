@@ -31,12 +31,13 @@ def check_folds(groups: Mapping[str, str] | None, qrels: Mapping[str, Mapping[st
         return
     threads = {groups.get(q, q) for q, judged in qrels.items() if any(g > 0 for g in judged.values())}
     if len(threads) < folds:
-        raise ConfigError(f"the labelled questions form {len(threads)} threads, fewer than {folds} folds: use --folds"
-                          f" {max(len(threads), 2)} or fewer, or a split with more threads")
+        fewer = f"use --folds {len(threads)} or fewer, or " if len(threads) >= 2 else ""
+        raise ConfigError(f"the labelled questions form {len(threads)} threads, fewer than {folds} folds: {fewer}"
+                          "label questions of more threads")
 
 
 def deal_folds(qids: Sequence[str], folds: int, seed: int,
-               groups: Mapping[str, str] | None = None) -> list[list[str]]:
+               groups: Mapping[str, str] | None = None, warn: bool = True) -> list[list[str]]:
     """``qids`` dealt into ``folds`` parts, shuffled by ``seed``.
 
     Without ``groups`` the shuffled questions are dealt in turn (``shuffled[i::folds]``).
@@ -59,7 +60,7 @@ def deal_folds(qids: Sequence[str], folds: int, seed: int,
     random.Random(seed).shuffle(keys)
     keys.sort(key=lambda k: -len(members[k]))  # stable: groups of one size keep the shuffled order
     biggest = len(members[keys[0]])
-    if biggest > len(qids) / folds:
+    if warn and biggest > len(qids) / folds:  # (``warn=False`` inside a fold: said once, outside)
         log.warning("one thread holds %d of %d questions, more than a fold's share: its fold's calibrators and"
                     " models are fitted on the %d others", biggest, len(qids), len(qids) - biggest)
     parts: list[list[str]] = [[] for _ in range(folds)]

@@ -26,7 +26,7 @@ from electa.embedders.registry import create_embedder
 from electa.engine import Engine, Order
 from electa.errors import ConfigError
 from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, with_signal
-from electa.eval.beir import BeirSet, load_beir, shared_between
+from electa.eval.beir import BeirSet, load_beir, load_qrels, shared_between
 from electa.eval.folds import check_folds, groups_for
 from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
@@ -124,8 +124,9 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
              tuned: FusionSetting | None = None, caller: Caller | None = None, key: str = "ext_id",
              legs: Sequence[str] | None = None,
              calibration: tuple[Mapping[str, Calibrator], float, Mapping[str, object]] | None = None,
-             judges: Sequence[str] | None = None, own_pairs: bool = False) -> EvalReport:
-    """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``.
+             judges: Sequence[str] | None = None, own_pairs: bool = False, notes: Sequence[str] = ()) -> EvalReport:
+    """Run every query of ``beir`` through ``engine``; optionally write TREC runs to ``runs_dir``
+    (the report, with ``notes``, beside them).
 
     A BEIR set's corpus is ingested first (cached); a golden set (no corpus) is evaluated on the
     store as it is, as ``caller``, with documents keyed by ``url`` instead of ``ext_id``.
@@ -194,7 +195,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             latency.setdefault(f"leg:{r.leg}", []).append(r.elapsed_ms)
         for leg, docs in leg_documents(engine, results, key).items():
             ranked.setdefault(leg, {})[qid] = docs
-    report = EvalReport(beir.name, split, len(qids), ingest_seconds=round(ingest_seconds, 2),
+    report = EvalReport(beir.name, split, len(qids), notes=list(notes), ingest_seconds=round(ingest_seconds, 2),
                         settings={"depth": depth, "weights": engine.settings.weights, "rrf_k": engine.settings.rrf_k,
                                   "tuned": tuned.to_dict() if tuned else None,
                                   **({"judges": judges, "rerank": engine.settings.rerank, "ltr": engine.settings.ltr,
@@ -315,31 +316,37 @@ def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: 
     settings = (settings or Settings()).embedded()
     embedder = create_embedder(settings.embedder)
     engine = Engine.open(data_dir or default_data_dir(beir, embedder.model_id, settings), settings, embedder)
+    notes = [n for what, where in (fitted or {}).items() if (n := fitted_overlap(dataset, beir, split, what, where))]
     try:
-        report = evaluate(engine, beir, split, runs_dir, **kwargs)  # type: ignore[arg-type]
+        return evaluate(engine, beir, split, runs_dir, notes=notes, **kwargs)  # type: ignore[arg-type]
     finally:
         engine.close()
-    report.notes += [n for what, where in (fitted or {}).items() if (n := fitted_overlap(dataset, beir, split, what, where))]
-    return report
 
 
 def fitted_overlap(directory: Path, measured: BeirSet, split: str, what: str, where: Mapping[str, object]) -> str:
     """A note when ``what`` was fitted on a split of this same set (``where``: its ``dataset``
     and ``split``) that shares questions or relevant documents with ``measured``; '' when it
-    shares none, or was fitted elsewhere. Sharing answers is how halves dealt by question
-    differ from halves dealt by thread: most of StackFAQ's ``dev:test`` answers were fitted on."""
+    shares none, was fitted elsewhere, or its split cannot be read. Shared questions were fitted
+    on; shared answers are how halves dealt by question differ from halves dealt by thread (most
+    of StackFAQ's ``dev:test`` answers were fitted on), and matter where questions paraphrase
+    each other, which the note cannot tell."""
     fitted_split = where.get("split")
     if where.get("dataset") != measured.name or not isinstance(fitted_split, str):
         return ""
     try:
-        fitted = load_beir(directory, fitted_split).qrels
-    except ConfigError:
+        fitted = load_qrels(directory, fitted_split)
+    except (ConfigError, OSError, ValueError) as exc:  # (a note is not worth failing an eval for)
+        log.warning("cannot compare with the split %s was fitted on: %s", what, exc)
         return ""
     questions, pages = shared_between(fitted, measured.qrels)
-    if not questions and not pages:
-        return ""
-    return (f"the {what} were fitted on {measured.name} ({fitted_split}), which shares {len(questions)} questions and"
-            f" {len(pages)} relevant documents with {split}: rows that use them read kinder than on new questions")
+    if questions:
+        return (f"{what}: fitted on {measured.name} ({fitted_split}), which holds {len(questions)} of the questions"
+                f" measured here ({split}): rows that use it read kinder than on new questions")
+    if pages:
+        return (f"{what}: fitted on {measured.name} ({fitted_split}), whose questions share {len(pages)} relevant"
+                f" documents with {split}'s: where questions paraphrase each other, split by thread"
+                " (`-by-thread`) to measure new ones")
+    return ""
 
 
 @contextmanager
