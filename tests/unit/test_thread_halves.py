@@ -311,3 +311,29 @@ def test_a_splits_judgments_are_read_without_the_corpus_and_a_bad_score_is_named
     (data / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\thigh\n")
     with pytest.raises(ConfigError, match=r"dev.tsv line 2: the score 'high' is not a whole number"):
         load_qrels(data, "dev")
+
+
+def test_the_abstention_bench_knows_which_questions_a_reranker_trained_on(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("abstention_rerank",
+                                                  Path(__file__).resolve().parents[2] / "bench" / "abstention_rerank.py")
+    bench = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    stackfaq = write_set(tmp_path / "stackfaq", many())
+
+    def model(meta: dict[str, object] | None) -> str:
+        folder = tmp_path / f"m{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        if meta is not None:
+            (folder / "electa.json").write_text(json.dumps(meta))
+        return f"onnx:{folder}"
+
+    assert bench.trained_questions("nanoranker", stackfaq) == set()  # (not trained here)
+    assert bench.trained_questions(model({"trained_questions": {"stackfaq": ["t1p0"]}}), stackfaq) == {"t1p0"}
+    tune = set(load_beir(stackfaq, "dev:tune").queries)
+    assert bench.trained_questions(model({"trained_on": {"stackfaq": "dev minus held-out (half)"}}), stackfaq) == tune
+    by_thread = bench.trained_questions(model({"trained_on": {"stackfaq": "dev minus held-out (thread)"}}), stackfaq)
+    assert by_thread == thread_half_of(many(), "tune-by-thread")
+    assert bench.trained_questions(model({"trained_on": {"scifact": "train"}}), stackfaq) == set()  # (another set)
+    assert bench.trained_questions(model(None), stackfaq) is None  # (says nothing: the bench notes it)
