@@ -65,7 +65,7 @@ def half_of(qids: Iterable[str], half: str) -> set[str]:
 def thread_groups(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, str]:
     """Each query's thread: the connected part of the graph joining queries to their relevant
     documents, named by its smallest query id (in string order). StackFAQ's questions are paraphrases of a few
-    hundred threads, so questions of one thread answer each other; a hold-out that keeps a
+    threads each (125 in its dev split), so questions of one thread answer each other; a hold-out that keeps a
     thread's questions on one side measures questions whose answers were never seen."""
     parent: dict[str, str] = {}
 

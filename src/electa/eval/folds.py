@@ -1,9 +1,9 @@
 """Cross-validation folds: questions dealt into parts, whole threads at a time when asked.
 
-A set whose questions paraphrase a few threads each (StackFAQ's dev split: 611 questions, 125
-threads) answers a held-out question
-from a fitted one of its own thread unless a fold holds whole threads
-(:func:`electa.eval.beir.thread_groups`); ``split`` names ending in ``-by-thread`` ask for that.
+In a set whose questions paraphrase threads (StackFAQ's dev split: 611 questions, 125 threads),
+a held-out question is answered from a fitted one of its own thread unless a fold holds whole
+threads (:func:`electa.eval.beir.thread_groups`); ``split`` names ending in ``-by-thread`` ask
+for that.
 """
 
 from __future__ import annotations
