@@ -34,7 +34,7 @@ from pathlib import Path
 
 from electa.calibration import COMBINED
 from electa.eval.abstention import Candidate, at_given_floor, choose_floor, cross_validate, fit_leg_calibrators
-from electa.eval.beir import BY_THREAD, load_beir, shared_between, thread_groups
+from electa.eval.beir import BY_THREAD, load_qrels, shared_between, thread_groups
 from electa.eval.runner import EVAL_ORG, labelled_set
 from electa.judges.rerank import passage_of
 from electa.judges.scorers import open_scorer
@@ -82,7 +82,7 @@ def trained_questions(spec: str, stackfaq: Path) -> set[str] | None:
         return set() if "trained_on" in meta else None
     for rule, half in (("(half)", "dev:tune"), ("(thread)", "dev:tune" + BY_THREAD)):
         if named.endswith(rule):
-            return set(load_beir(stackfaq, half).queries)
+            return set(load_qrels(stackfaq, half))
     return None
 
 
@@ -106,7 +106,8 @@ def main() -> None:
     stackfaq = args.data / "stackfaq"
     # Halves dealt by question and by thread overlap (dev:tune and dev:test-by-thread share about
     # half their questions): a fit on one measured on the other would read its own answers.
-    questions, pages = shared_between(load_beir(stackfaq, args.fit).qrels, load_beir(stackfaq, args.measure).qrels)
+    measured = load_qrels(stackfaq, args.measure)
+    questions, pages = shared_between(load_qrels(stackfaq, args.fit), measured)
     if questions:
         raise SystemExit(f"--fit {args.fit} and --measure {args.measure} share {len(questions)} questions"
                          f" (e.g. {sorted(questions)[0]}): pair halves dealt the same way (dev:tune with dev:test,"
@@ -117,8 +118,8 @@ def main() -> None:
     if learned is None:
         print(f"note: {args.rerank} does not say which questions it trained on; if they include --measure's,"
               " its figures are kind")
-    elif learned & set(load_beir(stackfaq, args.measure).queries):
-        raise SystemExit(f"{args.rerank} trained on {len(learned & set(load_beir(stackfaq, args.measure).queries))}"
+    elif learned & set(measured):
+        raise SystemExit(f"{args.rerank} trained on {len(learned & set(measured))}"
                          f" of --measure {args.measure}'s questions: measure on questions it never saw (a model"
                          " trained with --by-thread for the halves by thread, without it for dev:test)")
     if pages:

@@ -418,15 +418,15 @@ def eval_cmd(dataset: Path | None, split: str | None, agent_ref: str | None, run
         settings = Settings()
         from electa.judges.ltr import load_model_file
 
-        if ltr_file:  # a broken file fails here, not as a judge that is quietly unavailable
-            load_model_file(ltr_file)
+        # (a broken file fails here, not as a judge that is quietly unavailable)
+        ranker = load_model_file(ltr_file) if ltr_file else None
         if rerank is not None or rerank_budget is not None or ltr_file:  # validated as settings are
             settings = Settings(**{**settings.model_dump(), **({"rerank": rerank} if rerank is not None else {}),
                                    **({"judge_budgets_ms": {**settings.judge_budgets_ms, "rerank": rerank_budget}}
                                       if rerank_budget is not None else {}),
                                    **({"ltr": ltr_file} if ltr_file else {})})
         fitted = {**({"tuned settings": fitted_on(tuned_file)} if tuned_file else {}),
-                  **({"ranker": dict(load_model_file(ltr_file).trained)} if ltr_file else {})}
+                  **({"ranker": dict(ranker.trained)} if ranker is not None else {})}
         report = run_eval(dataset, split, runs_dir, data_dir, settings, fitted, depth=depth, limit=limit,
                           progress=sys.stderr.isatty(), tuned=tuned, calibration=calibration)
     click.echo(report.to_json() if as_json else report.to_markdown())

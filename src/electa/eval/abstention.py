@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from electa.calibration import COMBINED, Calibrator, calibrated_score, fit_isotonic, fit_stacked, reliability
 from electa.errors import ConfigError
-from electa.eval.folds import deal_folds
+from electa.eval.folds import count_groups, deal_folds
 
 Candidate = tuple[str, float, dict[str, float]]  # (doc id, absolute score, {leg: raw score})
 
@@ -150,7 +150,7 @@ def choose_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, 
     if judged:
         target_keep = min(target_keep + margin_se * math.sqrt(target_keep * (1.0 - target_keep) / len(judged)), 0.999)
     if groups is not None:
-        folds = min(folds, len({groups.get(q, q) for q in judged}))
+        folds = min(folds, count_groups(judged, groups))
     # Too few questions (or threads) to cross-fit: in-sample scores, as with a tiny golden set.
     parts = deal_folds(judged, folds, seed, groups, warn=False) if len(judged) >= 2 * folds and folds >= 2 else [judged]
     limits: list[float] = []
@@ -172,7 +172,7 @@ def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str
     than two is refused (:class:`ConfigError`): nothing would be measured on a new group."""
     qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
     if groups is not None:
-        folds = min(folds, max(len({groups.get(q, q) for q in qids}), 1))
+        folds = min(folds, max(count_groups(qids, groups), 1))
         if folds < 2:
             raise ConfigError(f"the {len(qids)} labelled questions are one thread: abstention cannot be measured on"
                               " a thread the calibrators never saw; label questions of more threads")

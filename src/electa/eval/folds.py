@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from electa.errors import ConfigError
 from electa.eval.beir import BY_THREAD, thread_groups
@@ -24,15 +24,20 @@ def groups_for(split: str, qrels: Mapping[str, Mapping[str, int]]) -> dict[str, 
     return thread_groups(qrels) if split.endswith(BY_THREAD) else None
 
 
+def count_groups(qids: Iterable[str], groups: Mapping[str, str]) -> int:
+    """How many groups ``qids`` fall in (a question not in ``groups`` is its own)."""
+    return len({groups.get(q, q) for q in qids})
+
+
 def check_folds(groups: Mapping[str, str] | None, qrels: Mapping[str, Mapping[str, int]], folds: int) -> None:
     """Refuse, before any search runs, a cross-validation by thread with more folds than the
     labelled questions have threads (:func:`deal_folds` would refuse it after)."""
     if groups is None:
         return
-    threads = {groups.get(q, q) for q, judged in qrels.items() if any(g > 0 for g in judged.values())}
-    if len(threads) < folds:
-        fewer = f"use --folds {len(threads)} or fewer, or " if len(threads) >= 2 else ""
-        raise ConfigError(f"the labelled questions form {len(threads)} threads, fewer than {folds} folds: {fewer}"
+    threads = count_groups((q for q, judged in qrels.items() if any(g > 0 for g in judged.values())), groups)
+    if threads < folds:
+        fewer = f"use --folds {threads} or fewer, or " if threads >= 2 else ""
+        raise ConfigError(f"the labelled questions form {threads} threads, fewer than {folds} folds: {fewer}"
                           "label questions of more threads")
 
 
