@@ -191,14 +191,17 @@ def test_tune_on_one_half_and_measure_the_floor_on_the_other(tmp_path: Path, env
     data, settings = str(tmp_path / "store"), str(tmp_path / "t.json")
     out = run(["tune", str(beir), "--split", "dev:tune", "--data", data, "--out", settings], env)
     assert "tuned on 60 queries" in out.stdout and "calibrated floor" in out.stdout, out.stdout
-    report = json.loads(run(["eval", str(beir), "--split", "dev:test", "--data", data, "--tuned", settings, "--json"],
-                            env).stdout)
+    ranker = str(tmp_path / "ltr.json")
+    run(["train-ltr", str(beir), "--split", "dev:tune", "--data", data, "--out", ranker, "--folds", "3", "--force"], env)
+    both = ["--tuned", settings, "--ltr", ranker, "--json"]
+    report = json.loads(run(["eval", str(beir), "--split", "dev:test", "--data", data, *both], env).stdout)
     assert report["queries"] == 60 and report["metrics"]["tuned"]["ndcg@10"] > 0.9
+    assert "scored+ltr" in report["metrics"]
     assert report["notes"] == []  # (each question its own page: the halves share no answer)
-    # Measured on the questions it was tuned on, the report says so.
-    kind = json.loads(run(["eval", str(beir), "--split", "dev:tune", "--data", data, "--tuned", settings, "--json"],
-                          env).stdout)
-    assert kind["notes"] and "holds 60 of the questions" in kind["notes"][0]
+    # Measured on the questions they were fitted on, the report says so of each.
+    kind = json.loads(run(["eval", str(beir), "--split", "dev:tune", "--data", data, *both], env).stdout)
+    assert len(kind["notes"]) == 2 and all("holds 60 of the questions" in n for n in kind["notes"]), kind["notes"]
+    assert {n.split(":")[0] for n in kind["notes"]} == {"tuned settings", "ranker"}
     from_file = report["abstention"]["rows"][-1]
     assert "tune file" in from_file["rule"] and "dev:tune" in from_file["rule"]
     assert from_file["floor"] == json.loads(Path(settings).read_text())["calibrated_floor"]

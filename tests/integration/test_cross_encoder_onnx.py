@@ -80,3 +80,20 @@ def test_a_folder_without_a_cross_encoder_is_refused(exported: tuple[Path, objec
     (tmp_path / "model.onnx").write_bytes(b"not an onnx file")
     with pytest.raises(ConfigError, match="cannot load the cross-encoder"):
         OnnxCrossEncoder(tmp_path)
+
+
+def test_a_model_says_which_questions_it_trained_on_and_how_many_word_pieces_it_reads(
+        exported: tuple[Path, object], tmp_path: Path) -> None:
+    import json
+
+    from electa import ConfigError
+
+    for name in ("tokenizer.json", "model.onnx"):
+        shutil.copy(exported[0] / name, tmp_path / name)
+    assert OnnxCrossEncoder(tmp_path).trained_questions is None  # (says nothing: a tune cannot check it)
+    (tmp_path / "electa.json").write_text(json.dumps({"max_tokens": 64, "trained_questions": {"stackfaq": ["q1", 2]}}))
+    scorer = OnnxCrossEncoder(tmp_path)
+    assert scorer.trained_questions == {"stackfaq": frozenset({"q1", "2"})} and scorer.max_tokens == 64
+    (tmp_path / "electa.json").write_text(json.dumps({"trained_questions": ["q1"]}))
+    with pytest.raises(ConfigError, match=r"electa\.json is not valid"):
+        OnnxCrossEncoder(tmp_path)

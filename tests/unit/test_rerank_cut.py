@@ -270,6 +270,33 @@ def test_a_reranker_failing_during_the_tune_skips_the_cut_only() -> None:
     assert cut is None and figures["kept"] is False and "connection refused" in str(figures["skipped"])
 
 
+def test_a_tune_reads_a_rerankers_scores_only_on_the_questions_it_never_trained_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.eval import runner
+    from electa.eval.beir import BeirSet
+
+    tables, qrels, _ = tables_of(80, rerank=True)
+    beir = BeirSet("set", [], {q: f"question {q}" for q in tables}, qrels, "")
+    fitted_on: list[list[str]] = []
+    real = runner.fit_with_signal
+    monkeypatch.setattr(runner, "fit_with_signal", lambda t, qr, qids, *a, **k: fitted_on.append(list(qids)) or real(
+        t, qr, qids, *a, **k))
+    scorer = ScriptedScorer(lambda q, p: 1.0)
+    scorer.trained_questions = {"set": frozenset(f"q{i}" for i in range(20)), "other": frozenset({"q30"})}  # type: ignore[attr-defined]
+    passages = {q: ["a passage"] for q in tables}
+    _, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
+    assert fitted_on == [sorted(f"q{i}" for i in range(20, 80))] and len(scorer.calls) == 60
+    assert "trained_questions" not in figures  # (the model said)
+    # Trained on all but 40: too few left to fit the cut on.
+    scorer.trained_questions = {"set": frozenset(f"q{i}" for i in range(40))}  # type: ignore[attr-defined]
+    cut, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
+    assert cut is None and "40 labelled questions the reranker did not train on" in str(figures["skipped"])
+    # A model that does not say is read on every question, and the figures say it was not checked.
+    scorer.trained_questions = None  # type: ignore[attr-defined]
+    _, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
+    assert fitted_on[-1] == sorted(tables) and "not recorded" in str(figures["trained_questions"])
+
+
 @pytest.mark.parametrize("bad", [10**400, float("nan"), "0.5", True])
 def test_a_calibrator_with_a_number_that_is_not_a_finite_float_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match="finite numbers"):

@@ -211,7 +211,8 @@ def test_a_split_with_fewer_threads_than_folds_is_refused_before_a_search(tmp_pa
     from electa.embedders.hashing import HashEmbedder
     from electa.eval import ltr, runner
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    loaded: list[str] = []
+    monkeypatch.setattr(runner, "create_embedder", lambda name: loaded.append(name) or HashEmbedder(dim=64))
     three = {f"t{t}p{p}": {f"a{t}": 1} for t in range(6) for p in range(8)}  # 6 threads: 3 a half
     data = write_set(tmp_path / "set", three)
     searched: list[int] = []
@@ -221,7 +222,9 @@ def test_a_split_with_fewer_threads_than_folds_is_refused_before_a_search(tmp_pa
         runner.tune_dataset(data, "dev:tune-by-thread", None, data_dir=tmp_path / "store", folds=5)
     with pytest.raises(ConfigError, match="3 threads, fewer than 5 folds"):
         ltr.train_ltr(data, "dev:tune-by-thread", tmp_path / "ltr-store", folds=5, min_queries=10)
-    assert not searched
+    # (nor a model loaded, nor a store opened or created)
+    assert not searched and not loaded
+    assert not (tmp_path / "store").exists() and not (tmp_path / "ltr-store").exists()
 
 
 def test_abstention_by_thread_holds_out_what_few_threads_allow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -242,18 +245,29 @@ def test_abstention_by_thread_holds_out_what_few_threads_allow(tmp_path: Path, m
                                                                         {q: [1.0, 0.0] for q in one}), one, sorted(one),
                                                  "rerank", groups=groups)
     assert fitted is None and "one thread" in str(figures["skipped"])
-    # An eval of a half with one thread of 24 questions still reports its ranking; abstention,
-    # which needs a thread to hold out, is left out and the log says why.
+    # An eval of a half with one thread of 24 questions still reports its ranking; abstention's
+    # cross-validation, which needs a thread to hold out, is left out and the log says why; the
+    # rows fitted on nothing here (the fixed floor, a tune file's calibrators and floor) stay.
     monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
     big = {f"t{t}p{p}": {f"a{t}": 1} for t in range(3) for p in range(24)}
     data = write_set(tmp_path / "set", big)
     single = next(h for h in ("tune-by-thread", "test-by-thread")
                   if len({thread_groups(big)[q] for q in thread_half_of(big, h)}) == 1)
     assert len(thread_half_of(big, single)) == 24
+    from electa.calibration import fit_isotonic
+
+    tune_file = ({"dense": fit_isotonic([0.2, 0.9], [0, 1])}, 0.5, {"dataset": "set", "split": "dev:other"})
     with caplog.at_level("WARNING", logger="electa.eval.runner"):
-        report = runner.run_eval(data, f"dev:{single}", data_dir=tmp_path / "store")
-    assert "abstention not measured" in caplog.text and "one thread" in caplog.text
-    assert report.metrics and not report.abstention
+        report = runner.run_eval(data, f"dev:{single}", runs_dir=tmp_path / "runs", data_dir=tmp_path / "store",
+                                 calibration=tune_file)
+    assert "abstention not cross-validated" in caplog.text and "one thread" in caplog.text
+    assert report.metrics and report.abstention["folds"] == 0 and report.abstention["queries"] == 24
+    rows = report.abstention["rows"]
+    assert [r["rule"].split(" (")[0] for r in rows] == ["absolute score >= 0.4", "calibrated, calibrators and floor from"
+                                                        " the tune file, fitted on set"]
+    assert all(0.0 <= r["keep_answerable"] <= 1.0 for r in rows) and rows[1]["floor"] == 0.5
+    assert "not cross-validated: one thread" in (tmp_path / "runs" / "report.md").read_text()
+    assert not (tmp_path / "runs" / "calibration.png").exists()
 
 
 def test_folds_by_question_are_dealt_as_before() -> None:

@@ -206,6 +206,18 @@ def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str
     return report
 
 
+def unfitted(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
+             fixed_floor: float = 0.4, target_keep: float = 0.9) -> AbstentionReport:
+    """The rows that need no fitting on these questions, for a set that cannot be cross-validated
+    (one thread): the fixed floor on the absolute score, measured on every judged question.
+    ``folds`` is 0 and there is no reliability curve; a tune file's row is added by the caller
+    (:func:`at_given_floor`)."""
+    qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
+    values = measure(tables, qrels, qids, lambda c: c[1], fixed_floor)
+    return AbstentionReport(0, len(qids), target_keep, [FloorReport(
+        f"absolute score >= {fixed_floor} (reference rule)", round(fixed_floor, 3), *(round(v, 4) for v in values))])
+
+
 def at_given_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
                    calibrators: Mapping[str, Calibrator], floor: float, rule: str) -> FloorReport:
     """Calibrators and floor fitted elsewhere (``electa tune`` on other queries), measured on

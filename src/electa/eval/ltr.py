@@ -32,7 +32,7 @@ from electa.config import Settings
 from electa.engine import Engine
 from electa.errors import ConfigError
 from electa.eval.beir import BeirSet, deal
-from electa.eval.folds import check_folds, deal_folds, groups_for
+from electa.eval.folds import deal_folds, groups_for
 from electa.eval.golden import own_pair
 from electa.eval.metrics import ndcg_at
 from electa.ingest.chunker import CHUNKER_VERSION
@@ -200,9 +200,8 @@ def train_ltr(dataset: Path | None, split: str, data_dir: Path | None, agent: tu
                           " an agent's ranker learns only from its own organisation's labels")
     if folds < 2:
         raise ConfigError(f"--folds {folds}: cross-validation needs at least 2")
-    with labelled_set(dataset, split, data_dir, agent, visitors, settings) as (engine, beir, settings, _embedder):
+    with labelled_set(dataset, split, data_dir, agent, visitors, settings, folds) as (engine, beir, settings, _embedder):
         groups = groups_for(split, beir.qrels) if dataset is not None else None
-        check_folds(groups, beir.qrels, folds)  # (before a question is searched)
         if dataset is None:
             assert agent is not None
             caller, key = Caller(*agent), "url"

@@ -25,7 +25,7 @@ from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
 from electa.engine import Engine, Order
 from electa.errors import ConfigError
-from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, with_signal
+from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, unfitted, with_signal
 from electa.eval.beir import BeirSet, load_beir, load_qrels, shared_between
 from electa.eval.folds import check_folds, groups_for
 from electa.eval.golden import golden_set, own_pair
@@ -77,7 +77,9 @@ class EvalReport:
         for stage, values in self.latency_ms.items():
             lines.append(f"| {stage} | {values['p50']:.2f} | {values['p95']:.2f} | {values['p99']:.2f} |")
         if self.abstention:
-            lines += ["", f"Abstention ({self.abstention['folds']}-fold cross-validated, {self.abstention['queries']} queries;"
+            how = (f"{self.abstention['folds']}-fold cross-validated" if self.abstention["folds"]
+                   else "not cross-validated: one thread; rows fitted on nothing here")
+            lines += ["", f"Abstention ({how}, {self.abstention['queries']} queries;"
                       " unanswerable = the same questions with their relevant documents removed)", "",
                       "| rule | floor | unanswerable: nothing passes | answerable: relevant in top 4 | precision | recall |",
                       "|---|---|---|---|---|---|"]
@@ -219,7 +221,9 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         try:
             abst = cross_validate(tables, qrels, fixed_floor=engine.settings.floor, groups=groups_for(split, qrels))
         except ConfigError as exc:  # (one thread: nothing to hold out; the ranking figures stand)
-            log.warning("abstention not measured on %s (%s): %s", beir.name, split, exc)
+            log.warning("abstention not cross-validated on %s (%s): %s; the rows that fit nothing here are"
+                        " measured on every question", beir.name, split, exc)
+            abst = unfitted(tables, qrels, fixed_floor=engine.settings.floor)
     if abst is not None:
         if calibration is not None:
             calibrators, floor, where = calibration
@@ -229,7 +233,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         report.abstention = {"folds": abst.folds, "queries": abst.queries, "target_keep": abst.target_keep,
                              "rows": [asdict(r) for r in abst.rows], "reliability": abst.reliability}
     if runs_dir is not None:
-        if report.abstention:
+        if report.abstention and report.abstention["reliability"]:
             plot_reliability(runs_dir / "calibration.png", report.abstention["reliability"]["calibrated"],  # type: ignore[index]
                              f"{beir.name} ({split}): calibrated P(relevant), held-out folds")
         (runs_dir / "report.json").write_text(report.to_json(), encoding="utf-8")
@@ -351,16 +355,20 @@ def fitted_overlap(directory: Path, measured: BeirSet, split: str, what: str, wh
 
 @contextmanager
 def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent: tuple[str, str] | None,
-                 visitors: bool = False, settings: Settings | None = None
+                 visitors: bool = False, settings: Settings | None = None, folds: int | None = None
                  ) -> Iterator[tuple[Engine, BeirSet, Settings, Embedder]]:
     """An engine over a labelled set, the set, and the settings and embedder it runs with: a
     BEIR directory's split over its cached evaluation store (embedded, whatever ``store`` says),
-    or with ``dataset=None`` the golden set of ``agent`` in ``data_dir`` (that agent's only)."""
+    or with ``dataset=None`` the golden set of ``agent`` in ``data_dir`` (that agent's only).
+    With ``folds``, a BEIR split dealt by thread with fewer threads than that is refused
+    (:func:`check_folds`) before a model loads or a store is opened or created."""
     if dataset is None and (agent is None or data_dir is None):
         raise ConfigError("give a BEIR dataset and --split, or --agent ORG/AGENT with --data DIR")
     settings = settings or Settings()
-    embedder = create_embedder(settings.embedder)
     beir = load_beir(dataset, split) if dataset is not None else None
+    if beir is not None and folds is not None:
+        check_folds(groups_for(split, beir.qrels), beir.qrels, folds)
+    embedder = create_embedder(settings.embedder)
     if beir is not None:
         settings = settings.embedded()
     store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings)  # type: ignore[arg-type]
@@ -381,10 +389,9 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
     agent's settings, with the data and model it was tuned on."""
     from electa.eval.abstention import choose_floor, fit_leg_calibrators
 
-    with labelled_set(dataset, split, data_dir, agent, visitors) as (engine, beir, settings, _):
+    with labelled_set(dataset, split, data_dir, agent, visitors, folds=folds) as (engine, beir, settings, _):
         # (a half dealt by thread is cross-validated by thread: no fold is fitted on its own answers)
         groups = groups_for(split, beir.qrels) if dataset is not None else None
-        check_folds(groups, beir.qrels, folds)
         if dataset is None:
             assert agent is not None
             if not beir.queries:
@@ -467,13 +474,28 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
     """The reranker's score as one more calibrated signal of the cut, when it abstains better
     (:func:`electa.eval.abstention.fit_with_signal`). An agent's own reranker learned from most
     of the agent's golden questions (``golden_of``: the settings of the agent whose golden set
-    this is), so only those it held out are read (as ``electa train-ltr`` does)."""
+    this is), so only those it held out are read (as ``electa train-ltr`` does). Likewise a
+    model that names the questions of this set it trained on (``trained_questions``, as
+    ``bench/train_cross_encoder.py`` records) is read only on the others; one that names none
+    is read on all, and the figures say it could not be checked."""
     if identity.startswith("agent:") and golden_of is not None:
         held = own_reranker_held_out(golden_of)
         judged = [q for q in judged if question_digests([beir.queries[q]])[0] in held]
         if len(judged) < MIN_CALIBRATION_QUERIES:
             return None, {"skipped": f"{len(judged)} labelled questions the agent's own reranker did not train on;"
                                      f" its score joins the cut from {MIN_CALIBRATION_QUERIES}"}
+    learned: Mapping[str, frozenset[str]] | None = getattr(scorer, "trained_questions", None)
+    seen = learned.get(beir.name, frozenset()) if learned is not None else frozenset()
+    if seen & set(judged):
+        log.warning("the reranker %s trained on %d of these %d questions: the cut is fitted on the other %d",
+                    identity, len(seen & set(judged)), len(judged), len(set(judged) - seen))
+        judged = [q for q in judged if q not in seen]
+        if len(judged) < MIN_CALIBRATION_QUERIES:
+            return None, {"reranker": identity, "kept": False,
+                          "skipped": f"{len(judged)} labelled questions the reranker did not train on; its score"
+                                     f" joins the cut from {MIN_CALIBRATION_QUERIES}: tune on questions it never saw"}
+    unchecked = {"trained_questions": "not recorded by the model: its scores on questions it trained on read kind"
+                 } if learned is None and identity.startswith("onnx:") else {}
     try:
         scores = {q: scorer.score(beir.queries[q], passages[q]) for q in judged}
     except Exception as exc:  # (the tune's other results stand; the cut stays the legs')
@@ -482,6 +504,7 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
     fitted, figures = fit_with_signal(with_signal(tables, CUT_SIGNAL, scores), beir.qrels, judged, CUT_SIGNAL,
                                       groups=groups)
     figures["reranker"], figures["kept"] = identity, fitted is not None
+    figures.update(unchecked)
     if fitted is None:
         return None, figures
     return RerankCut(identity, fitted[0], fitted[1], CUT_DEPTH, figures), figures

@@ -68,11 +68,18 @@ class OnnxCrossEncoder:
             self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         except Exception as exc:
             raise ConfigError(f"cannot load the cross-encoder in {folder}: {exc}") from exc
-        # A model trained by bench/train_cross_encoder.py says how many word pieces it read.
+        # A model trained by bench/train_cross_encoder.py says how many word pieces it read, and
+        # which questions of each set it learned from (a cut tuned on those would read kind scores).
         about = folder / "electa.json"
+        #: set name -> the ids of the questions it trained on; None when the model does not say
+        self.trained_questions: dict[str, frozenset[str]] | None = None
         if about.is_file():
             try:
-                max_tokens = int(json.loads(about.read_text(encoding="utf-8")).get("max_tokens", max_tokens))
+                meta = json.loads(about.read_text(encoding="utf-8"))
+                max_tokens = int(meta.get("max_tokens", max_tokens))
+                trained = meta.get("trained_questions")
+                if trained is not None:
+                    self.trained_questions = {str(name): frozenset(str(q) for q in ids) for name, ids in trained.items()}
             except (ValueError, TypeError, AttributeError) as exc:
                 raise ConfigError(f"{about} is not valid: {exc}") from exc
         self.max_tokens = max_tokens
