@@ -871,7 +871,8 @@ class Engine:
                      for leg, d in {**s.depths, **tuned.get("depths", {}), **(depths or {})}.items()}
         weights = {**tuned.get("weights", {}), **(weights or {})}
         k = k if k is not None else tuned.get("k")
-        lift = float(tuned.get("lift") or LIFT)
+        # (a tuned lift of 0 orders by the absolute score alone; None is the plain RRF order)
+        lift = LIFT if tuned.get("lift") is None else float(tuned["lift"])
         if "lift" in tuned and tuned["lift"] is None and order is Order.SCORED:
             order = Order.FUSED  # the agent's tuned order is plain RRF
         t0 = time.perf_counter()

@@ -237,6 +237,16 @@ def test_agent_settings_apply_fusion_and_calibrated_floor(engine: Engine) -> Non
     assert next(v for v in hits[0].votes if v.leg == "fulltext").contribution == pytest.approx(1 / 2)
 
 
+def test_an_agents_tuned_lift_of_zero_orders_by_the_absolute_score_alone(engine: Engine) -> None:
+    engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV."),
+                                      doc("2", "Refunds", "Refund policy for annual plans.")]), Access("acme", "web"))
+    engine.store.set_agent_settings("acme", "web", {"fusion": {"lift": 0.0}})
+    hits = engine.search("E1042 export", Caller("acme", "web")).hits
+    assert hits and all(h.sort_key == pytest.approx(h.score) for h in hits)
+    # (the default lift still adds agreement for everyone else)
+    assert any(h.sort_key > h.score for h in engine.search("E1042 export", Caller("acme")).hits)
+
+
 def test_hnsw_path_filters_inside_the_graph_search(tmp_path: Path) -> None:
     # exact_below=0 forces the HNSW search with an IDSelector instead of the exact fallback.
     with Engine.open(tmp_path / "d", Settings(exact_below=0), HashEmbedder(dim=32)) as eng:

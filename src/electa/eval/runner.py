@@ -418,7 +418,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         passages: dict[str, list[str]] | None = {} if reranker is not None else None
         lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, passages)
         legs_seen = sorted({leg for per in lists.values() for leg in per})
-        # The served order (C4, lift 0.1) under default settings is what tuning has to beat.
+        # The served order (C4, the default lift) under default settings is what tuning has to beat.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,
                                 dict.fromkeys(legs_seen, depth), LIFT)
         scores = {q: {doc: score for doc, score, _ in reversed(rows)} for q, rows in tables.items()}
