@@ -94,6 +94,7 @@ def test_a_model_says_which_questions_it_trained_on_and_how_many_word_pieces_it_
     (tmp_path / "electa.json").write_text(json.dumps({"max_tokens": 64, "trained_questions": {"stackfaq": ["q1", 2]}}))
     scorer = OnnxCrossEncoder(tmp_path)
     assert scorer.trained_questions == {"stackfaq": frozenset({"q1", "2"})} and scorer.max_tokens == 64
-    (tmp_path / "electa.json").write_text(json.dumps({"trained_questions": ["q1"]}))
-    with pytest.raises(ConfigError, match=r"electa\.json is not valid"):
-        OnnxCrossEncoder(tmp_path)
+    for bad in (["q1"], {"stackfaq": "q1"}):  # (not a set name -> ids; a string is not a list of ids)
+        (tmp_path / "electa.json").write_text(json.dumps({"trained_questions": bad}))
+        with pytest.raises(ConfigError, match=r"electa\.json is not valid"):
+            OnnxCrossEncoder(tmp_path)

@@ -295,6 +295,10 @@ def test_a_tune_reads_a_rerankers_scores_only_on_the_questions_it_never_trained_
     scorer.trained_questions = None  # type: ignore[attr-defined]
     _, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
     assert fitted_on[-1] == sorted(tables) and "not recorded" in str(figures["trained_questions"])
+    # One that names other sets only is read on every question too, and the figures say which it names.
+    scorer.trained_questions = {"scifact": frozenset({"q1"})}  # type: ignore[attr-defined]
+    _, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
+    assert fitted_on[-1] == sorted(tables) and "in scifact, not in set" in str(figures["trained_questions"])
 
 
 @pytest.mark.parametrize("bad", [10**400, float("nan"), "0.5", True])

@@ -475,9 +475,13 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
     (:func:`electa.eval.abstention.fit_with_signal`). An agent's own reranker learned from most
     of the agent's golden questions (``golden_of``: the settings of the agent whose golden set
     this is), so only those it held out are read (as ``electa train-ltr`` does). Likewise a
-    model that names the questions of this set it trained on (``trained_questions``, as
-    ``bench/train_cross_encoder.py`` records) is read only on the others; one that names none
-    is read on all, and the figures say it could not be checked."""
+    model that names the questions of this set it trained on (``trained_questions``, by the
+    set's name, as ``bench/train_cross_encoder.py`` records) is read only on the others; one
+    that names none, or names other sets only, is read on all, and the figures say so. Only
+    questions are matched: a model trained on a set's other half *by question* learned the
+    pages that half shares with this one (threads answer several questions), so its scores
+    here still read kinder than on new threads; tune a model trained by thread on the other
+    half by thread."""
     if identity.startswith("agent:") and golden_of is not None:
         held = own_reranker_held_out(golden_of)
         judged = [q for q in judged if question_digests([beir.queries[q]])[0] in held]
@@ -494,8 +498,15 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
             return None, {"reranker": identity, "kept": False,
                           "skipped": f"{len(judged)} labelled questions the reranker did not train on; its score"
                                      f" joins the cut from {MIN_CALIBRATION_QUERIES}: tune on questions it never saw"}
-    unchecked = {"trained_questions": "not recorded by the model: its scores on questions it trained on read kind"
-                 } if learned is None and identity.startswith("onnx:") else {}
+    unchecked: dict[str, object] = {}
+    if learned is None and identity.startswith("onnx:"):
+        unchecked["trained_questions"] = ("not recorded by the model, so questions it trained on were not left out;"
+                                          " retrain it with bench/train_cross_encoder.py (which records them), or"
+                                          " tune on questions it never saw")
+    elif learned is not None and beir.name not in learned:
+        unchecked["trained_questions"] = (f"the model names the questions it trained on in {', '.join(sorted(learned))},"
+                                          f" not in {beir.name}: if it learned from this set under another name,"
+                                          " tune on questions it never saw")
     try:
         scores = {q: scorer.score(beir.queries[q], passages[q]) for q in judged}
     except Exception as exc:  # (the tune's other results stand; the cut stays the legs')

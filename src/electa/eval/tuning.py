@@ -20,7 +20,7 @@ from electa.errors import ConfigError
 from electa.eval.folds import deal_folds
 from electa.eval.metrics import ndcg_at
 from electa.fusion import fused_order, fused_values, lift_scale
-from electa.scoring import order_value
+from electa.scoring import LIFT, order_value
 
 LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
 
@@ -110,7 +110,8 @@ class TuneResult:
     rerank_cut: dict[str, object] | None = None
 
 
-LIFT_GRID: tuple[float | None, ...] = (0.1, 0.3, 1.0, None)
+# The served lift first: a tie between lifts keeps the one everyone else is served with.
+LIFT_GRID: tuple[float | None, ...] = (LIFT, *(x for x in (0.1, 0.3, 1.0) if x != LIFT), None)
 
 
 def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]], default: FusionSetting,

@@ -99,8 +99,7 @@ class LtrModel:
 
 # The served order a ranker's features (``served_rr``, ``fused_rr``) were read from. c4-2: the
 # lift's scale counts only the legs that found something (c4-1 counted every leg that ran).
-# c4-3: the lift is 0.3 (it was 0.1; electa.scoring says why).
-ORDER = "c4-3"
+ORDER = "c4-2"
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,8 @@ class OnnxCrossEncoder:
                 max_tokens = int(meta.get("max_tokens", max_tokens))
                 trained = meta.get("trained_questions")
                 if trained is not None:
+                    if not all(isinstance(ids, list) for ids in trained.values()):
+                        raise ValueError("trained_questions maps each set's name to a list of question ids")
                     self.trained_questions = {str(name): frozenset(str(q) for q in ids) for name, ids in trained.items()}
             except (ValueError, TypeError, AttributeError) as exc:
                 raise ConfigError(f"{about} is not valid: {exc}") from exc

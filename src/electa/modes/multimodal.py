@@ -30,11 +30,10 @@ from dataclasses import replace
 
 from electa.ingest.figures import asked_stems, asked_words, figures_in, match, visual_intent
 from electa.modes.protocol import ModeContext, finish, merge, wide
+from electa.scoring import LIFT
 from electa.types import Hit, ModeReport, SearchResult
 
-# The order value's C4 lift when the figures were measured (0.1; it is 0.3 since 2026-12-04):
-# kept, so that a matching image weighs what it did, not three times more.
-FIGURE_LIFT = 0.1
+FIGURE_LIFT = LIFT
 SHOWN_LIFT = 3.0
 
 
