@@ -286,15 +286,18 @@ def test_a_tune_reads_a_rerankers_scores_only_on_the_questions_it_never_trained_
     passages = {q: ["a passage"] for q in tables}
     _, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
     assert fitted_on == [sorted(f"q{i}" for i in range(20, 80))] and len(scorer.calls) == 60
-    assert "trained_questions" not in figures  # (the model said)
+    assert "trained_questions" not in figures and figures["left_out_trained"] == 20  # (the model said)
     # Trained on all but 40: too few left to fit the cut on.
     scorer.trained_questions = {"set": frozenset(f"q{i}" for i in range(40))}  # type: ignore[attr-defined]
     cut, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
     assert cut is None and "40 labelled questions the reranker did not train on" in str(figures["skipped"])
+    assert figures["left_out_trained"] == 40
     # A model that does not say is read on every question, and the figures say it was not checked.
-    scorer.trained_questions = None  # type: ignore[attr-defined]
-    _, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
-    assert fitted_on[-1] == sorted(tables) and "not recorded" in str(figures["trained_questions"])
+    for said in (None, {}):  # (an empty record says no more than none)
+        scorer.trained_questions = said  # type: ignore[attr-defined]
+        _, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)
+        assert fitted_on[-1] == sorted(tables) and "not recorded" in str(figures["trained_questions"])
+        assert "left_out_trained" not in figures
     # One that names other sets only is read on every question too, and the figures say which it names.
     scorer.trained_questions = {"scifact": frozenset({"q1"})}  # type: ignore[attr-defined]
     _, figures = runner._fit_rerank_cut(beir, tables, passages, sorted(tables), None, "onnx:m", scorer)

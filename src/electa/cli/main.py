@@ -473,6 +473,8 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
                    f" {cut['folds']}-fold CV on {cut['questions']} questions): unanswerable twins passing nothing"
                    f" {cut[legs]:.1%} -> {cut[both]:.1%}, answerable keeping a relevant hit in the top 4"
                    f" {cut['legs: keep_answerable']:.1%} -> {cut['legs + rerank: keep_answerable']:.1%}")
+    if cut and cut.get("left_out_trained"):
+        click.echo(f"  left out of the cut's fit: {cut['left_out_trained']} questions the reranker trained on")
     if cut and "trained_questions" in cut:
         click.echo(f"  which questions the reranker trained on: {cut['trained_questions']}")
     if out_file:

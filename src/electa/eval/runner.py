@@ -488,14 +488,15 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
         if len(judged) < MIN_CALIBRATION_QUERIES:
             return None, {"skipped": f"{len(judged)} labelled questions the agent's own reranker did not train on;"
                                      f" its score joins the cut from {MIN_CALIBRATION_QUERIES}"}
-    learned: Mapping[str, frozenset[str]] | None = getattr(scorer, "trained_questions", None)
+    learned: Mapping[str, frozenset[str]] | None = getattr(scorer, "trained_questions", None) or None
     seen = learned.get(beir.name, frozenset()) if learned is not None else frozenset()
-    if seen & set(judged):
+    left_out = len(seen & set(judged))
+    if left_out:
         log.warning("the reranker %s trained on %d of these %d questions: the cut is fitted on the other %d",
                     identity, len(seen & set(judged)), len(judged), len(set(judged) - seen))
         judged = [q for q in judged if q not in seen]
         if len(judged) < MIN_CALIBRATION_QUERIES:
-            return None, {"reranker": identity, "kept": False,
+            return None, {"reranker": identity, "kept": False, "left_out_trained": left_out,
                           "skipped": f"{len(judged)} labelled questions the reranker did not train on; its score"
                                      f" joins the cut from {MIN_CALIBRATION_QUERIES}: tune on questions it never saw"}
     unchecked: dict[str, object] = {}
@@ -515,7 +516,7 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
     fitted, figures = fit_with_signal(with_signal(tables, CUT_SIGNAL, scores), beir.qrels, judged, CUT_SIGNAL,
                                       groups=groups)
     figures["reranker"], figures["kept"] = identity, fitted is not None
-    figures.update(unchecked)
+    figures.update(unchecked, **({"left_out_trained": left_out} if left_out else {}))
     if fitted is None:
         return None, figures
     return RerankCut(identity, fitted[0], fitted[1], CUT_DEPTH, figures), figures
