@@ -206,25 +206,29 @@ def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str
     return report
 
 
+def _on_every_question(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
+                       score: Callable[[Candidate], float], floor: float, rule: str) -> FloorReport:
+    """A rule fitted on none of these questions, measured on every judged one."""
+    qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
+    return FloorReport(rule, round(floor, 3), *(round(v, 4) for v in measure(tables, qrels, qids, score, floor)))
+
+
 def unfitted(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
              fixed_floor: float = 0.4, target_keep: float = 0.9) -> AbstentionReport:
     """The rows that need no fitting on these questions, for a set that cannot be cross-validated
     (one thread): the fixed floor on the absolute score, measured on every judged question.
     ``folds`` is 0 and there is no reliability curve; a tune file's row is added by the caller
     (:func:`at_given_floor`)."""
-    qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
-    values = measure(tables, qrels, qids, lambda c: c[1], fixed_floor)
-    return AbstentionReport(0, len(qids), target_keep, [FloorReport(
-        f"absolute score >= {fixed_floor} (reference rule)", round(fixed_floor, 3), *(round(v, 4) for v in values))])
+    row = _on_every_question(tables, qrels, lambda c: c[1], fixed_floor,
+                             f"absolute score >= {fixed_floor} (reference rule)")
+    return AbstentionReport(0, sum(any(g > 0 for g in qrels.get(q, {}).values()) for q in tables), target_keep, [row])
 
 
 def at_given_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
                    calibrators: Mapping[str, Calibrator], floor: float, rule: str) -> FloorReport:
     """Calibrators and floor fitted elsewhere (``electa tune`` on other queries), measured on
     every judged query here: no fitting on these queries at all."""
-    qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
-    values = measure(tables, qrels, qids, lambda c: calibrated_score(calibrators, c[2]), floor)
-    return FloorReport(rule, round(floor, 3), *(round(v, 4) for v in values))
+    return _on_every_question(tables, qrels, lambda c: calibrated_score(calibrators, c[2]), floor, rule)
 
 
 def with_signal(tables: Mapping[str, Sequence[Candidate]], signal: str,

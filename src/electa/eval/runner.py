@@ -493,7 +493,7 @@ def _fit_rerank_cut(beir: BeirSet, tables: Mapping[str, list[Candidate]], passag
     left_out = len(seen & set(judged))
     if left_out:
         log.warning("the reranker %s trained on %d of these %d questions: the cut is fitted on the other %d",
-                    identity, len(seen & set(judged)), len(judged), len(set(judged) - seen))
+                    identity, left_out, len(judged), len(judged) - left_out)
         judged = [q for q in judged if q not in seen]
         if len(judged) < MIN_CALIBRATION_QUERIES:
             return None, {"reranker": identity, "kept": False, "left_out_trained": left_out,
