@@ -21,8 +21,9 @@ organisation could expect. The last line is the lift the rule chooses on every s
 Per held-out set it also prints how many questions the chosen lift ranks better and worse than
 ``--against`` with a two-sided sign test (a small mean gain of a few large moves is not a
 default's proof), and, for the answer's sake, how many questions have fewer than four passing
-hits among the first ten (what the ask pipeline reads: ``engine.search(top=10).passing``) while
-four or more pass among all: passages a larger lift would push out of the answer's reach.
+hits among the first :data:`electa.engine.ANSWER_WINDOW` (what the ask pipeline reads) while
+four or more pass among all: passages a larger lift would push out of the answer's reach;
+beside it, the same count among the first ten (what the pipeline read before 2026-12-04).
 Per-question figures are kept in ``--cache`` with what they were measured on (the corpus, the
 embedder, the floor, the depths, the lifts); a cache measured on anything else is measured again.
 """
@@ -38,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from electa.config import Settings
-from electa.engine import Order
+from electa.engine import ANSWER_WINDOW, Order
 from electa.eval.beir import load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
@@ -60,8 +61,8 @@ def documents(hits: list, key: str = "ext_id") -> list[str]:
 def measure(directory: Path, split: str, lifts: tuple[float, ...]) -> dict[str, np.ndarray]:
     """Per-question nDCG@10 of every lift, plain RRF and each leg, over ``directory``'s labelled
     questions of ``split`` (its cached evaluation store; the first run ingests it); and per lift
-    (``short <lift>``) whether fewer than four hits pass among the first ten while four or more
-    pass among all."""
+    (``short <lift>``) whether fewer than four hits pass among the first :data:`ANSWER_WINDOW`
+    while four or more pass among all (``short10 <lift>``: among the first ten)."""
     with labelled_set(directory, split, None, None) as (engine, beir, settings, _):
         ingest_corpus(engine, beir, progress=False)
         engine.fulltext.warm()
@@ -75,8 +76,9 @@ def measure(directory: Path, split: str, lifts: tuple[float, ...]) -> dict[str, 
             for lift in lifts:
                 ranked = engine.rank(text, results, order=Order.SCORED, lift=lift)
                 out.setdefault(f"lift {lift:g}", []).append(ndcg_at(documents(ranked), qrels))
-                short = sum(h.passes for h in ranked[:10]) < 4 <= sum(h.passes for h in ranked)
-                out.setdefault(f"short {lift:g}", []).append(float(short))
+                passing = sum(h.passes for h in ranked)
+                for key, window in ((f"short {lift:g}", ANSWER_WINDOW), (f"short10 {lift:g}", 10)):
+                    out.setdefault(key, []).append(float(sum(h.passes for h in ranked[:window]) < 4 <= passing))
             out.setdefault("fused", []).append(ndcg_at(documents(engine.rank(text, results, order=Order.FUSED)), qrels))
             found = leg_documents(engine, results, "ext_id")
             for leg in legs:
@@ -131,7 +133,7 @@ def main() -> None:
         file = args.cache / f"{name.replace('/', '-')}-{split}.pkl"
         settings = Settings()
         measured_on = (load_beir(args.data / name, split).corpus_hash, settings.embedder, settings.floor,
-                       sorted(settings.depths.items()), LIFTS)
+                       sorted(settings.depths.items()), LIFTS, ANSWER_WINDOW)
         cached = pickle.loads(file.read_bytes()) if file.exists() else None
         if isinstance(cached, dict) and cached.get("measured_on") == measured_on:
             curves[name] = cached["curves"]
@@ -147,7 +149,8 @@ def main() -> None:
               flush=True)
     print()
     print(f"| held-out set | lift {args.against:g} | lift chosen on the others, worst gain | its gain | better / worse"
-          " questions (sign test p) | fewer than 4 passing in the first 10 | lift chosen, mean gain | its gain"
+          f" questions (sign test p) | fewer than 4 passing in the first {ANSWER_WINDOW} (first 10)"
+          " | lift chosen, mean gain | its gain"
           " | plain RRF | best single leg |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, c in curves.items():
@@ -160,6 +163,7 @@ def main() -> None:
         print(f"| {name} | {today.mean():.4f} | {worst:g}: {at_worst.mean():.4f} | {at_worst.mean() - today.mean():+.4f}"
               f" | {better} / {worse} (p {sign_test(better, worse):.2g})"
               f" | {int(c[f'short {args.against:g}'].sum())} → {int(c[f'short {worst:g}'].sum())}"
+              f" ({int(c[f'short10 {args.against:g}'].sum())} → {int(c[f'short10 {worst:g}'].sum())})"
               f" | {mean:g}: {at_mean.mean():.4f} | {at_mean.mean() - today.mean():+.4f}"
               f" | {c['fused'].mean():.4f} | {best_leg} {legs[best_leg]:.4f} |")
     chosen = choose(curves, None, LIFTS, "worst", args.against)

@@ -56,6 +56,7 @@ from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
 from electa.modes import MODES, ModeContext, resolve_mode
 from electa.modes.llm import LlmSteps
+from electa.modes.protocol import MERGE_DEPTH
 from electa.scoring import GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
@@ -1223,10 +1224,12 @@ class Engine:
         return found
 
     def context(self, text: str, caller: Caller, n: int | None = None, **kwargs: object) -> list[Passage]:
-        """The passages for a prompt: the top ``n`` passing hits (default 4), each cut to
-        ``passage_chars`` within a shared ``context_chars`` budget (SPEC C7)."""
+        """The passages for a prompt: the first ``n`` passing hits (default 4) among the first
+        :data:`ANSWER_WINDOW` (unless ``top`` says otherwise), each cut to ``passage_chars``
+        within a shared ``context_chars`` budget (SPEC C7)."""
         s = self.settings
         n = s.top_passages if n is None else n
+        kwargs.setdefault("top", answer_window(n))
         result = self.search(text, caller, **kwargs)  # type: ignore[arg-type]
         return cut_passages(result.passing[:n], s.passage_chars, s.context_chars)
 
@@ -1318,6 +1321,22 @@ def cut(text: str, limit: int) -> str:
         return window[:end].rstrip() + " …"
     space = window.rfind(" ")
     return (window[:space] if space > 0 else window).rstrip() + " …"
+
+
+ANSWER_WINDOW = MERGE_DEPTH
+"""How many hits a search for an answer's passages shows (:meth:`Engine.context`, the ask
+pipeline, the demo): passing hits are read from all of them, so hits the floor rejects that the
+served order puts above passing ones (a larger C4 lift puts more there: :mod:`electa.scoring`)
+do not take passages out of the prompt's reach. Up to commit 08792e3 it was 10. It is the
+merging modes' own depth (20), so their searches are unchanged by it; the hybrid mode's legs'
+depths do not depend on it (only how many of their candidates become hits, and the first ten are
+the same), nor do the judges' at their default depths (50 or more); the multimodal mode orders
+20 candidates by their images instead of 10."""
+
+
+def answer_window(passages: int) -> int:
+    """The ``top`` of a search whose first ``passages`` passing hits reach a prompt."""
+    return max(ANSWER_WINDOW, passages)
 
 
 def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int) -> list[Passage]:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from electa import Access, Caller, ConfigError, Engine, Settings
+from electa.engine import ANSWER_WINDOW
+from electa.ingest.loaders import Loaded
 from electa.testing.fakes import ScriptedAnswerer
 from electa.types import AnswerEvent
 from tests.conftest import refund_and_pricing
@@ -168,3 +170,74 @@ def test_cli_ask_walks_the_same_pipeline_and_keeps_the_same_books(tmp_path: Path
         latest = engine.store.gaps("acme", "default")[0]  # newest first; one page only: the others were low confidence
         assert (latest["question"], latest["reason"]) == ("How much is the Growth plan?", "nothing passed the floor")
         assert engine.store.usage("acme")[0]["questions"] == 3
+
+
+def _failing_first(engine: Engine, monkeypatch: pytest.MonkeyPatch, failing: int) -> list[int]:
+    """``engine.search`` as a larger C4 lift can order it: ``failing`` hits the floor rejects
+    ahead of the passing ones, cut to the ``top`` asked for (as the engine cuts). Returns the
+    ``top`` of each search."""
+    from dataclasses import replace
+
+    from electa.types import SearchResult
+
+    real, asked = engine.search, []
+
+    def search(text: str, caller: Caller, **kwargs: object) -> SearchResult:
+        top = int(kwargs.pop("top", 10))  # type: ignore[call-overload]
+        asked.append(top)
+        found = real(text, caller, top=50, **kwargs)  # type: ignore[arg-type]
+        [best] = found.passing[:1]
+        rejected = [replace(best, unit_id=-i, document_id=-i, title=f"Unrelated {i}", text="Nothing here.",
+                            passes=False) for i in range(1, failing + 1)]
+        return replace(found, hits=tuple([*rejected, *found.passing][:top]))
+
+    monkeypatch.setattr(engine, "search", search)
+    return asked
+
+
+def test_the_answer_reads_passing_hits_below_failing_ones(kb: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The ask pipeline read the first ten hits only: ten failing hits ordered above the refund
+    # page left the prompt without it (no passage, a strict answer).
+    from electa.answer.pipeline import AskPipeline, AskRequest
+    from electa.answer.prompt import Prompt
+
+    asked = _failing_first(kb, monkeypatch, failing=12)
+    seen: list[Prompt] = []
+    events = list(AskPipeline(kb, kb.store, record=False, on_prompt=seen.append)
+                  .run(AskRequest("How long do annual refunds take?", Caller("org-a"))))
+    [prompt] = seen
+    assert [p.hit.title for p in prompt.sources][:1] == ["Refund policy"]
+    assert events[-1].data["strict"] is False and "30 days" in _shown(events)
+    assert len(asked) == 1 and asked[0] > 12
+
+
+def test_engine_context_reads_passing_hits_below_failing_ones(kb: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    _failing_first(kb, monkeypatch, failing=12)
+    assert [p.hit.title for p in kb.context("How long do annual refunds take?", Caller("org-a"))][:1] == ["Refund policy"]
+    # A caller's own ``top`` is what it asked for.
+    assert kb.context("How long do annual refunds take?", Caller("org-a"), top=10) == []
+
+
+def test_the_answer_window_holds_every_passage_asked_for() -> None:
+    from electa.engine import answer_window
+    from electa.modes.protocol import MERGE_DEPTH
+
+    # (the merging modes' depth: at it, their searches are the same for an answer as for a search)
+    assert ANSWER_WINDOW == MERGE_DEPTH
+    assert answer_window(4) == ANSWER_WINDOW and answer_window(ANSWER_WINDOW + 5) == ANSWER_WINDOW + 5
+
+
+def test_a_wider_window_keeps_the_first_ten_hits(engine: Engine) -> None:
+    # The answer's window only adds hits after the first ten: the hybrid search's first ten (what
+    # /v1/search shows by default) are the same, passing or not.
+    from tests.conftest import page
+
+    words = ["refund", "invoice", "export", "seat", "plan", "annual", "csv", "limit"]
+    engine.ingest_loaded("many", Loaded([page(f"p{i}", f"Page {i} {words[i % 8]}",
+                                              " ".join(words[(i + j) % 8] for j in range(1 + i % 5)) + f" filler{i}")
+                                         for i in range(40)]), Access("org-a"))
+    for question in ("refund for an annual plan", "csv export limit", "seat invoice"):
+        ten = engine.search(question, Caller("org-a"), top=10)
+        wide = engine.search(question, Caller("org-a"), top=ANSWER_WINDOW)
+        assert len(wide.hits) > 10
+        assert [(h.unit_id, h.passes, h.score) for h in wide.hits[:10]] == [(h.unit_id, h.passes, h.score) for h in ten.hits]

@@ -14,7 +14,9 @@ The events (the SSE contract, :data:`SSE_CONTRACT`):
   the stored turn and usage count only the text after the reset.
 - ``citations`` ``{"citations": [{"id", "title", "url"}]}``: the sources the answer cites (in the
   multimodal mode, a cited passage's images too: ``"images": [{"src", "alt", "caption"}]``).
-- ``done``: confidence, flags, the search query, checks, timings; ``cached`` says whether the
+- ``done``: confidence (the best calibrated probability, else absolute score, of the passages the
+  answer read), flags (``low_confidence``: fewer than two hits pass among the first
+  :data:`electa.engine.ANSWER_WINDOW`; ``strict``: none does), the search query, checks, timings; ``cached`` says whether the
   events were replayed from the result cache, and ``cache: "unavailable"`` that a shared cache
   (Redis) was down and skipped. Always the last event of a complete answer.
 - ``error`` (HTTP only) ``{"error": str, "incident": str}``: the answer could not be completed;
@@ -45,7 +47,7 @@ from electa.answer.prompt import AgentProfile, Prompt, Turn, build_prompt
 from electa.answer.rewrite import LlmRewriter, business_name, standalone_query, with_business_name
 from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
 from electa.answer.smalltalk import small_talk
-from electa.engine import cut_passages
+from electa.engine import answer_window, cut_passages
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
 from electa.legs.dense import elsewhere
@@ -258,15 +260,16 @@ class AskPipeline:
         profile = req.profile or config.profile
         query = standalone_query(req.question, history, req.rewrite or self._rewriter(req))
         query = with_business_name(query, business_name(profile.business or profile.name), self._mentioned(caller))
+        s = self.engine.settings
+        wanted = req.top_k or config.top_k or s.top_passages
         result = self.engine.search(
-            query, caller, page_url=req.page_url,
+            query, caller, top=answer_window(wanted), page_url=req.page_url,
             floor=req.floor if req.floor is not None else config.threshold,
             calibrated_floor=req.calibrated_floor if req.calibrated_floor is not None else config.calibrated_floor,
             weights=req.weights if req.weights is not None else config.weights, agent_settings=config.stored,
             person=req.person)
         passing = result.passing
-        s = self.engine.settings
-        passages = cut_passages(passing[: req.top_k or config.top_k or s.top_passages], s.passage_chars, s.context_chars)
+        passages = cut_passages(passing[:wanted], s.passage_chars, s.context_chars)
         asked, other_language = self._read_as(query, caller)
         prompt = replace(build_prompt(profile, req.question, passages, history, req.page_url), asked=asked)
         if self.on_prompt is not None:
@@ -278,7 +281,10 @@ class AskPipeline:
              # (the multimodal mode's: the cited passage's images, those the question describes first)
              **({"images": [{"src": f.src, "alt": quarantine(f.alt), "caption": quarantine(f.caption)}
                             for f in p.hit.images]} if p.hit.images else {})} for p in cited]})
-        best = max(((h.probability if h.probability is not None else h.score) for h in passing), default=0.3)
+        # The confidence of what the answer read: a passing hit below the passages (there can be
+        # up to ANSWER_WINDOW) did not inform it.
+        best = max(((p.hit.probability if p.hit.probability is not None else p.hit.score) for p in passages),
+                   default=0.3)
         yield AnswerEvent("done", {
             "confidence": round(best, 4), "low_confidence": len(passing) < 2, "strict": not passages,
             "search_query": query, "unsupported": unsupported(text, cited or passages),

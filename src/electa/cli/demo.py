@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from electa.cli.common import open_engine, printable
+from electa.engine import answer_window
 from electa.types import Access, Caller
 
 ORG = "tallyo"
@@ -44,7 +45,9 @@ def run_demo(data_dir: Path, embedder: str | None) -> None:
         click.echo(f"legs: {legs}\n")
         for question, principals in QUESTIONS:
             who = f" [as {', '.join(sorted(principals))}]" if principals else " [as a visitor]"
-            result = engine.search(question, Caller(ORG, principals=principals), top=4)
+            # (as many hits as the answer reads: nothing passing among them is the strict reply)
+            result = engine.search(question, Caller(ORG, principals=principals),
+                                   top=answer_window(engine.settings.top_passages))
             click.echo(f"? {question}{who}")
             passing = result.passing
             if not passing:
