@@ -2,7 +2,8 @@
 :data:`electa.engine.ANSWER_WINDOW`, at the served C4 lift and a larger one, through the real
 ask pipeline.
 
-    python bench/answer_window.py ../shared/data/xquad-r/zh [--lift 0.1 --lift 0.25] [--limit N]
+    python bench/answer_window.py ../shared/data/xquad-r/zh [--lift 0.1 --lift 0.25] [--limit N] [--searches-only]
+    python bench/answer_window.py            # the packaged support set (sample_kb/answers.jsonl)
 
 The passages of an answer are the first ``top_passages`` (4) *passing* hits among the first
 ``top`` the search shows. The served order (absolute score + lift x fused, SPEC C4) can put hits
@@ -10,7 +11,8 @@ the floor rejects above passing ones; a larger lift puts more there (``bench/lif
 at 0.2, 45 of 1,190 Chinese questions had fewer than four passing hits among the first ten while
 four or more passed among all). Per lift this prints
 
-- per window, how many questions' prompts would hold fewer than four passages, and how many
+- per window, how many questions' prompts would hold fewer than four passages, fewer than two
+  (the ``done`` event's ``low_confidence``: the widget offers a person, a gap is recorded), and
   none (the strict reply), from a search of the question as the pipeline runs it (hybrid mode,
   judges as configured, ``top`` = the window);
 - the answers (``electa eval --answers`` on the XQuAD-R language: exact, token F1, gold
@@ -41,7 +43,7 @@ from pathlib import Path
 import electa.engine as engine_module
 from electa.config import Settings
 from electa.eval.answer_metrics import paired_difference
-from electa.eval.answer_sets import AnswerItem, AnswerSet, ingest_set, load_xquad
+from electa.eval.answer_sets import AnswerItem, AnswerSet, ingest_set, load_support_set, load_xquad
 from electa.eval.answers import AnswerReport, answer_engine, evaluate_answers
 from electa.types import Caller
 
@@ -49,6 +51,7 @@ SERVED_WINDOW = engine_module.ANSWER_WINDOW
 SERVED_LIFT = engine_module.LIFT
 WINDOWS = (10, SERVED_WINDOW)
 KEYS = ("exact", "token_f1", "gold_cited", "abstained")
+SUPPORT_KEYS = ("facts_stated", "forbidden", "injection_echo", "abstained")
 
 
 def passages_of(engine: engine_module.Engine, items: list[AnswerItem], window: int, passages: int) -> list[tuple[int, ...]]:
@@ -61,15 +64,16 @@ def scores(report: AnswerReport) -> dict[str, dict[str, float]]:
 
 
 def compare(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], items: list[AnswerItem],
-            every: list[AnswerItem]) -> None:
+            every: list[AnswerItem], keys: tuple[str, ...] = KEYS) -> None:
     """The rows of one comparison: ``a`` and ``b`` scored the same ``items`` (those whose
     passages differ) of ``every`` question of the set."""
-    print("| metric | questions whose passages differ | before | after | paired difference [95%] | over every question |")
+    print("| metric | questions whose passages differ | before | after | paired difference [95%]"
+          " | over every question it applies to |")
     print("|---|---|---|---|---|---|")
-    for key in KEYS:
+    for key in keys:
         # (abstained: on the unanswerable questions, whose paragraph is held out)
         ids = [i.id for i in items if (not i.answerable if key == "abstained" else key in a[i.id])]
-        everyone = sum((not i.answerable) if key == "abstained" else i.answerable for i in every)
+        everyone = sum((not i.answerable) if key == "abstained" else i.answerable for i in every) or 1
         before, after = [a[q][key] for q in ids], [b[q][key] for q in ids]
         d = paired_difference(before, after)
         if d.value is None:
@@ -94,12 +98,15 @@ def answered(engine: engine_module.Engine, answer_set: AnswerSet, items: list[An
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("xquad", type=Path, help="an XQuAD-R language directory, e.g. ../shared/data/xquad-r/zh")
+    ap.add_argument("xquad", type=Path, nargs="?", help="an XQuAD-R language directory, e.g."
+                    " ../shared/data/xquad-r/zh (default: the packaged support set)")
     ap.add_argument("--lift", type=float, action="append", help=f"C4 lifts to run (default {SERVED_LIFT:g} and 0.25)")
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions (hash order)")
+    ap.add_argument("--searches-only", action="store_true", help="count the prompts; answer nothing")
     args = ap.parse_args()
     settings = Settings()
-    answer_set = load_xquad(args.xquad)
+    answer_set = load_xquad(args.xquad) if args.xquad else load_support_set()
+    keys = KEYS if args.xquad else SUPPORT_KEYS
     items = list(answer_set.items[: args.limit or None])
     print(f"{answer_set.name}: {len(items)} questions, {sum(i.answerable for i in items)} answerable;"
           f" windows {WINDOWS}, {settings.top_passages} passages a prompt", flush=True)
@@ -115,9 +122,11 @@ def main() -> None:
                 engine_module.LIFT = lift
                 read = {w: passages_of(engine, items, w, settings.top_passages) for w in WINDOWS}
                 served[lift] = read[SERVED_WINDOW]
-                print(f"\nlift {lift:g}: prompts with fewer than {settings.top_passages} passages (none): "
+                print(f"\nlift {lift:g}: prompts with fewer than {settings.top_passages} passages / fewer than 2 / none: "
                       + ", ".join(f"window {w}: {sum(len(p) < settings.top_passages for p in ps)}"
-                                  f" ({sum(not p for p in ps)})" for w, ps in read.items()))
+                                  f" / {sum(len(p) < 2 for p in ps)} / {sum(not p for p in ps)}" for w, ps in read.items()))
+                if args.searches_only:
+                    continue
                 differ = [i for i, x, y in zip(items, *read.values(), strict=True) if x != y]
                 got = {}
                 for window in WINDOWS:
@@ -125,16 +134,16 @@ def main() -> None:
                     got[window] = answered(engine, answer_set, differ, settings)
                 engine_module.ANSWER_WINDOW = SERVED_WINDOW
                 print(f"window 10 → {SERVED_WINDOW}:")
-                compare(got[10], got[SERVED_WINDOW], differ, items)
-            first, *others = lifts
-            for lift in others:
+                compare(got[10], got[SERVED_WINDOW], differ, items, keys)
+            first = lifts[0]
+            for lift in [] if args.searches_only else lifts[1:]:
                 differ = [i for i, x, y in zip(items, served[first], served[lift], strict=True) if x != y]
                 got = {}
                 for x in (first, lift):
                     engine_module.LIFT = x
                     got[x] = answered(engine, answer_set, differ, settings)
                 print(f"\nwindow {SERVED_WINDOW}, lift {first:g} → {lift:g}:")
-                compare(got[first], got[lift], differ, items)
+                compare(got[first], got[lift], differ, items, keys)
         finally:
             engine_module.LIFT, engine_module.ANSWER_WINDOW = SERVED_LIFT, SERVED_WINDOW
 

@@ -227,17 +227,53 @@ def test_the_answer_window_holds_every_passage_asked_for() -> None:
     assert answer_window(4) == ANSWER_WINDOW and answer_window(ANSWER_WINDOW + 5) == ANSWER_WINDOW + 5
 
 
-def test_a_wider_window_keeps_the_first_ten_hits(engine: Engine) -> None:
-    # The answer's window only adds hits after the first ten: the hybrid search's first ten (what
-    # /v1/search shows by default) are the same, passing or not.
+def test_a_wider_window_keeps_the_first_ten_and_brings_the_passing_hits_after_them(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real search whose order puts failing hits above passing ones (a lift of 5 orders by the
+    # legs' agreement; the floor still reads the score): the answer's window adds the passing
+    # hits after the tenth to the prompt, and the first ten hits (what /v1/search shows by
+    # default) are the same, passing or not.
+    import electa.engine
+    from electa.answer.pipeline import AskPipeline, AskRequest
+    from electa.answer.prompt import Prompt
     from tests.conftest import page
 
+    monkeypatch.setattr(electa.engine, "LIFT", 5.0)
     words = ["refund", "invoice", "export", "seat", "plan", "annual", "csv", "limit"]
-    engine.ingest_loaded("many", Loaded([page(f"p{i}", f"Page {i} {words[i % 8]}",
-                                              " ".join(words[(i + j) % 8] for j in range(1 + i % 5)) + f" filler{i}")
-                                         for i in range(40)]), Access("org-a"))
-    for question in ("refund for an annual plan", "csv export limit", "seat invoice"):
-        ten = engine.search(question, Caller("org-a"), top=10)
-        wide = engine.search(question, Caller("org-a"), top=ANSWER_WINDOW)
-        assert len(wide.hits) > 10
-        assert [(h.unit_id, h.passes, h.score) for h in wide.hits[:10]] == [(h.unit_id, h.passes, h.score) for h in ten.hits]
+    fill = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    engine.ingest_loaded("many", Loaded([
+        page(f"p{i}", f"Page {i}", " ".join([words[i % 8], words[(i * 3 + 1) % 8] if i % 3 == 0 else fill[i % 10],
+                                             *fill[: 3 + i % 6]])) for i in range(40)]), Access("org-a"))
+    question = "seat invoice plan refund export"
+    ten = engine.search(question, Caller("org-a"), top=10)
+    wide = engine.search(question, Caller("org-a"), top=ANSWER_WINDOW)
+    passes = [h.passes for h in wide.hits]
+    assert not all(passes[:10]) and any(passes[10:]), "the corpus must order failing hits above passing ones"
+    assert [(h.unit_id, h.passes, h.score) for h in wide.hits[:10]] == [(h.unit_id, h.passes, h.score) for h in ten.hits]
+    seen: list[Prompt] = []
+    list(AskPipeline(engine, engine.store, record=False, on_prompt=seen.append)
+         .run(AskRequest(question, Caller("org-a"), top_k=10)))
+    assert [p.hit.unit_id for p in seen[0].sources] == [h.unit_id for h in wide.passing[:10]]
+    assert len(seen[0].sources) > sum(passes[:10])
+
+
+def test_the_confidence_is_that_of_the_passages_the_answer_read(kb: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fifth passing hit scored above the four passages did not inform the answer.
+    from dataclasses import replace
+
+    from electa.types import SearchResult
+
+    real = kb.search
+
+    def search(text: str, caller: Caller, **kwargs: object) -> SearchResult:
+        found = real(text, caller, **kwargs)  # type: ignore[arg-type]
+        [best] = found.passing[:1]
+        read = [replace(best, unit_id=-i, document_id=-i, score=0.5, probability=None, text=f"Annual refunds {i}.")
+                for i in range(1, 4)]
+        unread = replace(best, unit_id=-9, document_id=-9, score=0.99, probability=None, text="Unread.")
+        return replace(found, hits=(replace(best, score=0.6, probability=None), *read, unread))
+
+    monkeypatch.setattr(kb, "search", search)
+    done = list(kb.ask("How long do annual refunds take?", Caller("org-a")))[-1].data
+    assert done["confidence"] == 0.6 and done["low_confidence"] is False
+
