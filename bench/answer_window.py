@@ -13,8 +13,9 @@ four or more passed among all). Per lift this prints
 
 - per window, how many questions' prompts would hold fewer than four passages, fewer than two
   (the ``done`` event's ``low_confidence``: the widget offers a person, a gap is recorded), and
-  none (the strict reply), from a search of the question as the pipeline runs it (hybrid mode,
-  judges as configured, ``top`` = the window);
+  none (the strict reply), from a search of the question as the pipeline runs it for a default
+  agent with no conversation (hybrid mode, judges as configured, ``top`` = the window; the
+  pipeline's follow-up rewrite and business name do not apply there);
 - the answers (``electa eval --answers`` on the XQuAD-R language: exact, token F1, gold
   paragraph cited on answerable questions, the strict reply on unanswerable ones, whose
   paragraph is held out) at window 10 and at the served window, with the paired difference

@@ -1330,12 +1330,13 @@ served order puts above passing ones (a larger C4 lift puts more there: :mod:`el
 do not take passages out of the prompt's reach. Up to commit 08792e3 it was 10. It is the
 merging modes' own depth (20), so their searches are unchanged by it; the hybrid mode's legs'
 depths do not depend on it (only how many of their candidates become hits, and without judges
-the first ten are the same). Judges look at ``max(top, their depth)`` hits: at their default
-depths (50 or more) that is unchanged, but a judge set to look at fewer than 20 now sees 20, and
-when one runs, passing hits among them go first, so a passing 15th can come before a failing
-5th. The multimodal mode orders 20 candidates by their images instead of 10, and the corrective
-mode's LLM still grades only the first five (a passing hit after the tenth reaches the prompt
-ungraded, as the sixth to tenth did)."""
+the first ten are the same). A judge still scores its own depth's hits (50 or more by
+default); but when any judge runs, the passing-first regrouping after it spans the hits built,
+``max(top, the judges' depth)``, so with a judge set to a depth under 20 it now spans 20, not
+``max(10, depth)``, and a passing 15th can come before a failing 5th. The multimodal mode
+orders 20 candidates by their images instead of 10, and the corrective mode's LLM still grades
+only the first five (a passing hit after the tenth reaches the prompt ungraded, as the sixth to
+tenth did)."""
 
 
 def answer_window(passages: int) -> int:

@@ -268,12 +268,13 @@ def test_the_confidence_is_that_of_the_passages_the_answer_read(kb: Engine, monk
     def search(text: str, caller: Caller, **kwargs: object) -> SearchResult:
         found = real(text, caller, **kwargs)  # type: ignore[arg-type]
         [best] = found.passing[:1]
-        read = [replace(best, unit_id=-i, document_id=-i, score=0.5, probability=None, text=f"Annual refunds {i}.")
-                for i in range(1, 4)]
+        read = [replace(best, unit_id=-i, document_id=-i, score=0.7 if i == 2 else 0.5, probability=None,
+                        text=f"Annual refunds {i}.") for i in range(1, 4)]
         unread = replace(best, unit_id=-9, document_id=-9, score=0.99, probability=None, text="Unread.")
         return replace(found, hits=(replace(best, score=0.6, probability=None), *read, unread))
 
     monkeypatch.setattr(kb, "search", search)
     done = list(kb.ask("How long do annual refunds take?", Caller("org-a")))[-1].data
-    assert done["confidence"] == 0.6 and done["low_confidence"] is False
+    # (the best of the four passages read: the third, not the first)
+    assert done["confidence"] == 0.7 and done["low_confidence"] is False
 
