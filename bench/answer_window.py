@@ -52,7 +52,20 @@ SERVED_WINDOW = engine_module.ANSWER_WINDOW
 SERVED_LIFT = engine_module.LIFT
 WINDOWS = (10, SERVED_WINDOW)
 KEYS = ("exact", "token_f1", "gold_cited", "abstained")
-SUPPORT_KEYS = ("facts_stated", "forbidden", "injection_echo", "abstained")
+SUPPORT_KEYS = ("fact_share", "forbidden", "injection_echo", "abstained")
+
+
+def applies(item: AnswerItem, key: str) -> bool:
+    """Whether ``key`` is scored on ``item`` (as :func:`electa.eval.answers.score` decides)."""
+    if key == "abstained":  # (on the unanswerable questions, whose paragraph is held out)
+        return not item.answerable
+    if key in ("exact", "token_f1", "gold_cited"):
+        return item.answerable and bool(item.gold)
+    if key == "fact_share":
+        return item.answerable and bool(item.facts)
+    if key == "forbidden":
+        return bool(item.forbidden)
+    return True  # injection_echo: every question of a set with planted instructions
 
 
 def passages_of(engine: engine_module.Engine, items: list[AnswerItem], window: int, passages: int) -> list[tuple[int, ...]]:
@@ -61,7 +74,12 @@ def passages_of(engine: engine_module.Engine, items: list[AnswerItem], window: i
 
 
 def scores(report: AnswerReport) -> dict[str, dict[str, float]]:
-    return {r.item: {k: float(v) for k, v in r.scores.items()} for r in report.records["extractive"]}
+    """Each question's scores; with ``fact_share``, the share of its facts stated."""
+    out = {r.item: {k: float(v) for k, v in r.scores.items()} for r in report.records["extractive"]}
+    for row in out.values():
+        if row.get("facts"):
+            row["fact_share"] = row["facts_stated"] / row["facts"]
+    return out
 
 
 def compare(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], items: list[AnswerItem],
@@ -72,9 +90,8 @@ def compare(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], item
           " | over every question it applies to |")
     print("|---|---|---|---|---|---|")
     for key in keys:
-        # (abstained: on the unanswerable questions, whose paragraph is held out)
-        ids = [i.id for i in items if (not i.answerable if key == "abstained" else key in a[i.id])]
-        everyone = sum((not i.answerable) if key == "abstained" else i.answerable for i in every) or 1
+        ids = [i.id for i in items if applies(i, key) and key in a[i.id]]
+        everyone = sum(applies(i, key) for i in every) or 1
         before, after = [a[q][key] for q in ids], [b[q][key] for q in ids]
         d = paired_difference(before, after)
         if d.value is None:
