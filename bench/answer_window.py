@@ -40,6 +40,7 @@ import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
+from statistics import fmean
 
 import electa.engine as engine_module
 from electa.config import Settings
@@ -97,12 +98,8 @@ def compare(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]], item
         if d.value is None:
             print(f"| {key} | 0 | | | | 0 of {everyone} |")
             continue
-        print(f"| {key} | {d.n} | {mean(before):.4f} | {mean(after):.4f} | {d.value:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
+        print(f"| {key} | {d.n} | {fmean(before):.4f} | {fmean(after):.4f} | {d.value:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
               f" | {d.value * d.n / everyone:+.5f} over {everyone} |", flush=True)
-
-
-def mean(xs: list[float]) -> float:
-    return sum(xs) / max(len(xs), 1)
 
 
 def answered(engine: engine_module.Engine, answer_set: AnswerSet, items: list[AnswerItem], settings: Settings,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from electa import Access, Caller, ConfigError, Engine, Settings
+from electa.answer.prompt import Prompt
 from electa.engine import ANSWER_WINDOW
 from electa.ingest.loaders import Loaded
 from electa.testing.fakes import ScriptedAnswerer
@@ -195,17 +196,22 @@ def _failing_first(engine: Engine, monkeypatch: pytest.MonkeyPatch, failing: int
     return asked
 
 
+def _asked(engine: Engine, question: str) -> tuple[Prompt, list[AnswerEvent]]:
+    """The prompt the ask pipeline built for ``question`` (org-a, no record) and its events."""
+    from electa.answer.pipeline import AskPipeline, AskRequest
+
+    seen: list[Prompt] = []
+    events = list(AskPipeline(engine, engine.store, record=False, on_prompt=seen.append)
+                  .run(AskRequest(question, Caller("org-a"))))
+    [prompt] = seen
+    return prompt, events
+
+
 def test_the_answer_reads_passing_hits_below_failing_ones(kb: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     # The ask pipeline read the first ten hits only: ten failing hits ordered above the refund
     # page left the prompt without it (no passage, a strict answer).
-    from electa.answer.pipeline import AskPipeline, AskRequest
-    from electa.answer.prompt import Prompt
-
     asked = _failing_first(kb, monkeypatch, failing=12)
-    seen: list[Prompt] = []
-    events = list(AskPipeline(kb, kb.store, record=False, on_prompt=seen.append)
-                  .run(AskRequest("How long do annual refunds take?", Caller("org-a"))))
-    [prompt] = seen
+    prompt, events = _asked(kb, "How long do annual refunds take?")
     assert [p.hit.title for p in prompt.sources][:1] == ["Refund policy"]
     assert events[-1].data["strict"] is False and "30 days" in _shown(events)
     assert len(asked) == 1 and asked[0] > 12
@@ -234,8 +240,6 @@ def test_a_wider_window_keeps_the_first_ten_and_brings_the_passing_hits_after_th
     # hits after the tenth to the prompt, and the first ten hits (what /v1/search shows by
     # default) are the same, passing or not.
     import electa.engine
-    from electa.answer.pipeline import AskPipeline, AskRequest
-    from electa.answer.prompt import Prompt
     from tests.conftest import page
 
     monkeypatch.setattr(electa.engine, "LIFT", 5.0)
@@ -253,11 +257,10 @@ def test_a_wider_window_keeps_the_first_ten_and_brings_the_passing_hits_after_th
     passes = [h.passes for h in wide.hits]
     assert sum(passes[:10]) < 4 and any(passes[10:]), "the corpus must order failing hits above passing ones"
     assert [(h.unit_id, h.passes, h.score) for h in wide.hits[:10]] == [(h.unit_id, h.passes, h.score) for h in ten.hits]
-    seen: list[Prompt] = []
-    list(AskPipeline(engine, engine.store, record=False, on_prompt=seen.append).run(AskRequest(question, Caller("org-a"))))
+    prompt, _ = _asked(engine, question)
     # (the default four passages: the three in the first ten and the next passing one after it)
-    assert [p.hit.unit_id for p in seen[0].sources] == [h.unit_id for h in wide.passing[:4]]
-    assert len(seen[0].sources) > sum(passes[:10])
+    assert [p.hit.unit_id for p in prompt.sources] == [h.unit_id for h in wide.passing[:4]]
+    assert len(prompt.sources) > sum(passes[:10])
 
 
 def test_the_confidence_is_that_of_the_passages_the_answer_read(kb: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
