@@ -41,7 +41,7 @@ from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.judges import build_funnel
 from electa.judges.agent_rerank import AgentRerankers, rerank_identity
-from electa.judges.ltr import AgentModels, FileModel, LtrJudge, Serving, fixed_model
+from electa.judges.ltr import ORDER, AgentModels, FileModel, LtrJudge, Serving, fixed_model
 from electa.judges.ltr_features import HitContext, url_votes
 from electa.judges.personalise import PersonaliseJudge
 from electa.judges.protocol import Judge
@@ -1342,6 +1342,15 @@ tenth did)."""
 def answer_window(passages: int) -> int:
     """The ``top`` of a search whose first ``passages`` passing hits reach a prompt."""
     return max(ANSWER_WINDOW, passages)
+
+
+def serving_recipe() -> str:
+    """What a cached search or answer was computed with beyond its request and the store's
+    version, where an upgrade changes it: the served order (:data:`electa.judges.ltr.ORDER`,
+    which names the C4 lift) and the answer's window. Result caches put it in their keys because
+    a shared cache (Redis) outlives an upgrade: without it, an entry made by the code before
+    would be replayed for up to its TTL."""
+    return f"{ORDER}|w{ANSWER_WINDOW}"
 
 
 def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int) -> list[Passage]:

@@ -115,6 +115,22 @@ def test_search_cache_follows_the_agents_settings(engine: Engine, monkeypatch: p
     assert client.post("/v1/search", json=body, headers=headers).json()["cached"] is False
 
 
+@pytest.mark.parametrize("upgrade", [("electa.engine.ORDER", "c4-next"), ("electa.engine.ANSWER_WINDOW", 30)])
+def test_a_cache_that_outlives_an_upgrade_never_replays_the_old_order_or_window(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch, upgrade: tuple[str, object]) -> None:
+    # A shared cache (Redis) keeps its entries across a restart on new code: an entry made with
+    # another served order (C4 lift) or answer window must not be served by the code after it.
+    client, headers = _client(engine, monkeypatch)
+    search = {"query": "refund annual plans"}
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is True
+    monkeypatch.setattr(*upgrade, raising=False)  # (raising: the code before had no ORDER here)
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
+
+
 @pytest.mark.parametrize(("weights", "needle"), [
     ({"bm25": 1.0}, "unknown leg 'bm25'; valid legs: fulltext, dense, qa"),
     ({"dense": -1.0}, "greater than or equal to 0"),

@@ -10,6 +10,7 @@ import pytest
 from electa import Access, Caller, Engine, LegStatus, ModelMismatchError, NotFoundError, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.loaders import Loaded
+from electa.scoring import FLOOR
 from electa.stores.sqlite import SqliteStore
 from electa.types import Document, QAPair, Section
 
@@ -245,6 +246,15 @@ def test_an_agents_tuned_lift_of_zero_orders_by_the_absolute_score_alone(engine:
     assert hits and all(h.sort_key == pytest.approx(h.score) for h in hits)
     # (the default lift still adds agreement for everyone else)
     assert any(h.sort_key > h.score for h in engine.search("E1042 export", Caller("acme")).hits)
+
+
+def test_the_floor_reads_the_score_never_the_lifted_order(engine: Engine) -> None:
+    # One of six question stems shared gives coverage 0.35, under the floor; both legs putting the
+    # page first lifts its order value past 0.4 (LIFT 0.25), and it must still not pass.
+    engine.ingest_loaded("a", Loaded([doc("1", "Hardware terms", "Warranty for hardware.")]), Access("acme"))
+    hits = engine.search("warranty claim broken screen replacement shipping", Caller("acme")).hits
+    assert hits and hits[0].sort_key >= FLOOR > hits[0].score
+    assert not hits[0].passes
 
 
 def test_hnsw_path_filters_inside_the_graph_search(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 import pytest
 
-from electa.scoring import FLOOR, absolute_score, coverage, order_value, shares_stem
+from electa.scoring import FLOOR, LIFT, absolute_score, coverage, order_value, shares_stem
 from electa.text import content_stems, stem_set
 
 
@@ -27,11 +27,13 @@ def test_vector_and_qa_rules() -> None:
     assert absolute_score(0.25, graph_hit=True) == 0.9
 
 
-def test_order_value_lifts_agreement_but_not_past_the_floor() -> None:
+def test_order_value_lifts_agreement_by_at_most_the_lift() -> None:
     lone = order_value(0.5, 1 / 61, 2 / 61)
     agreed = order_value(0.5, 2 / 61, 2 / 61)
-    assert agreed > lone
-    assert order_value(0.3, 2 / 61, 2 / 61) < FLOOR + 0.01
+    assert agreed > lone and agreed == pytest.approx(0.5 + LIFT)
+    assert order_value(0.5, 3 / 61, 2 / 61) == pytest.approx(0.5 + LIFT)  # (capped: never more than the lift)
+    assert order_value(0.5, 2 / 61, 0.0) == 0.5  # (no leg found anything: no agreement to count)
+    assert order_value(0.5, 2 / 61, 2 / 61, lift=0.1) == pytest.approx(0.6)
 
 
 def test_qa_minimum_needs_a_second_opinion() -> None:

@@ -47,7 +47,7 @@ from electa.answer.prompt import AgentProfile, Prompt, Turn, build_prompt
 from electa.answer.rewrite import LlmRewriter, business_name, standalone_query, with_business_name
 from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
 from electa.answer.smalltalk import small_talk
-from electa.engine import answer_window, cut_passages
+from electa.engine import answer_window, cut_passages, serving_recipe
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
 from electa.legs.dense import elsewhere
@@ -369,7 +369,7 @@ class AskPipeline:
         return lambda name: self.engine.mentions(name, caller)
 
     def _cache_key(self, cache: Cache, req: AskRequest, config: AgentConfig) -> tuple[object, ...]:
-        overrides = json.dumps([repr(req.profile), req.floor, req.calibrated_floor, req.top_k,
+        overrides = json.dumps([serving_recipe(), repr(req.profile), req.floor, req.calibrated_floor, req.top_k,
                                 sorted((req.weights or {}).items()), config.digest,
                                 req.person.digest if isinstance(req.person, Person) else None], default=str)
         return cache.key("ask", req.caller, self.provider, req.question, req.page_url, self.store.version, overrides)

@@ -52,7 +52,7 @@ from electa.auth import Authenticator, Identity, RateLimiter, Scope
 from electa.auth.conversations import ConversationIds
 from electa.auth.identity import Credential
 from electa.config import ModeName
-from electa.engine import Engine
+from electa.engine import Engine, serving_recipe
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
 from electa.modes.llm import LlmSteps
@@ -444,8 +444,8 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         agent_digest = settings_digest(stored)
         trusted = who.conversation_owner is None  # the organisation's backend sees why a leg is out
         key = cache.key("search", caller, "-", body.query, body.page_url, store.version,
-                        json.dumps([body.top, body.weights.as_dict() if body.weights else None, body.k, body.floor,
-                                    body.calibrated_floor, agent_digest, trusted, body.judges,
+                        json.dumps([serving_recipe(), body.top, body.weights.as_dict() if body.weights else None, body.k,
+                                    body.floor, body.calibrated_floor, agent_digest, trusted, body.judges,
                                     person.digest if person else None, body.mode if trusted else None], sort_keys=True))
         cached = cache.get(key)
         if cached is not None:

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from electa.scoring import LIFT
 from electa.types import Hit, ModeReport, SearchResult, Stage
 
 if TYPE_CHECKING:
@@ -22,6 +21,9 @@ if TYPE_CHECKING:
 
 # Each list's rank contribution when a mode merges several searches' hits (RRF's k, SPEC C1).
 MERGE_K = 60.0
+# How far agreement across a mode's searches nudges the question's own hits: the C4 lift the
+# modes were measured with (0.1; the served order's is 0.25 since 2026-12-04, electa.scoring).
+MERGE_LIFT = 0.1
 # How many hits each search of a mode that merges several keeps (at least).
 MERGE_DEPTH = 20
 
@@ -76,7 +78,7 @@ def merge(results: Sequence[SearchResult], weights: Sequence[float] | None = Non
     the lists are fused by rank: each list gives ``weight / (k + rank)`` (k = :data:`MERGE_K`),
     RRF as RAG-Fusion merges a question's rewrites, and a document is shown by its
     highest-scored instance. With ``primary``, the first search is the question's own and keeps
-    its order (C4's order value, each of its hits nudged by LIFT × its agreement across all
+    its order (C4's order value, each of its hits nudged by MERGE_LIFT × its agreement across all
     the lists, normalised); the documents only the other searches found follow, by agreement, and
     show their own instance.
 
@@ -116,7 +118,7 @@ def merge(results: Sequence[SearchResult], weights: Sequence[float] | None = Non
     for doc, hit in best.items():
         if doc in own:  # the question's own instance, in its own order
             merged.append(replace(own[doc], passes=passes[doc], fused=agreement[doc],
-                                  sort_key=own[doc].sort_key + LIFT * agreement[doc] / most))
+                                  sort_key=own[doc].sort_key + MERGE_LIFT * agreement[doc] / most))
         else:
             key = agreement[doc] / most - (2.0 if primary else 0.0)  # (after every hit of the question's own)
             merged.append(replace(hit, passes=passes[doc], fused=agreement[doc], sort_key=key))
