@@ -1,5 +1,5 @@
 """Does a reranker's score help the calibrator abstain? (issue 10: >= 85% of unanswerable
-questions pass nothing while >= 90% of answerable ones keep a relevant passage in the top 4)
+questions pass nothing while >= 90% of answerable ones keep a relevant passage among the 4 the answer reads)
 
     python bench/abstention_rerank.py ../shared/data --rerank nanoranker
 
@@ -133,8 +133,8 @@ def main() -> None:
     fit_groups = thread_groups(tune_qrels) if args.fit.endswith(BY_THREAD) else None
     pairs = sum(min(args.depth, len(r)) for r in (*tune.values(), *test.values()))
     print(f"reranker {scorer.name}: {pairs} pairs in {s1 + s2:.0f} s ({1000 * (s1 + s2) / max(pairs, 1):.1f} ms a pair)")
-    print("| signals | fitted on | measured on | floor | unanswerable: nothing passes | answerable: relevant in top 4"
-          " | precision | recall |")
+    print("| signals | fitted on | measured on | floor | unanswerable: nothing passes"
+          " | answerable: relevant among the 4 passages read | precision | recall |")
     print("|---|---|---|---|---|---|---|---|")
     for label, a, b in (("legs", without(tune, "rerank"), without(test, "rerank")), (f"legs + {scorer.name}", tune, test)):
         judged = sorted(q for q in a if any(g > 0 for g in tune_qrels.get(q, {}).values()))

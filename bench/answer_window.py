@@ -115,7 +115,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("xquad", type=Path, nargs="?", help="an XQuAD-R language directory, e.g."
                     " ../shared/data/xquad-r/zh (default: the packaged support set)")
-    ap.add_argument("--lift", type=float, action="append", help=f"C4 lifts to run (default {SERVED_LIFT:g} and 0.25)")
+    ap.add_argument("--lift", type=float, action="append",
+                    help=f"C4 lifts to run (default 0.1, the lift before, and {SERVED_LIFT:g})")
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions (hash order)")
     ap.add_argument("--searches-only", action="store_true", help="count the prompts; answer nothing")
     args = ap.parse_args()
@@ -125,7 +126,7 @@ def main() -> None:
     items = list(answer_set.items[: args.limit or None])
     print(f"{answer_set.name}: {len(items)} questions, {sum(i.answerable for i in items)} answerable;"
           f" windows {WINDOWS}, {settings.top_passages} passages a prompt", flush=True)
-    lifts = args.lift or [SERVED_LIFT, 0.25]
+    lifts = list(dict.fromkeys(args.lift or [0.1, SERVED_LIFT]))
     with answer_engine(answer_set, settings) as engine:
         ingest_set(engine, answer_set)
         mode = engine.search("mode", Caller("nobody"), top=1).mode

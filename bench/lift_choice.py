@@ -11,8 +11,8 @@ plain RRF and each leg alone; nDCG@10 over documents, each once at its best posi
 Then the lift is chosen *leaving one corpus out*: the four XQuAD-R languages are one corpus
 (the same questions translated), so when one of them is held out all four are. The rule, the
 one a default must follow (the issue: never worse than what it replaces, on any set): the lift
-whose smallest gain over ``--against`` (default 0.1, :data:`electa.scoring.LIFT`, the lift
-served) across the sets left in is largest (``worst``); beside it, the lift
+whose smallest gain over ``--against`` (default 0.1, the lift served until this bench chose
+:data:`electa.scoring.LIFT`) across the sets left in is largest (``worst``); beside it, the lift
 of the largest mean gain (``mean``; it counts each XQuAD-R language as a set). That rule was picked after an earlier run of
 ``bench/fusion_transfer.py`` had shown the mean rule losing StackFAQ when it was held out, so
 the rule itself was not chosen blind. The held-out set's gain at the chosen lift is what a new
@@ -43,14 +43,13 @@ from electa.engine import ANSWER_WINDOW, Order
 from electa.eval.beir import load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
-from electa.scoring import LIFT
 from electa.types import Caller
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
         ("xquad-r/de", "test"), ("xquad-r/es", "test"), ("xquad-r/zh", "test")]
 LIFTS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
 XQUAD = "xquad-r/"
-BEFORE = LIFT  # the C4 lift served, which a new one must not lose to
+BEFORE = 0.1  # the C4 lift served until 2026-12-04, which the choice must not lose to
 
 
 def documents(hits: list, key: str = "ext_id") -> list[str]:

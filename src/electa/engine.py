@@ -56,7 +56,8 @@ from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
 from electa.modes import MODES, ModeContext, resolve_mode
 from electa.modes.llm import LlmSteps
-from electa.modes.protocol import MERGE_DEPTH
+from electa.modes.multimodal import FIGURE_LIFT, SHOWN_LIFT
+from electa.modes.protocol import MERGE_DEPTH, MERGE_LIFT
 from electa.scoring import GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
@@ -86,7 +87,9 @@ log = logging.getLogger(__name__)
 FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
 # A child window or a title alone is too little to read: the hit shows the parent it stands for.
 SHOWN_AS_PARENT = frozenset({ChunkKind.CHILD, ChunkKind.TITLE})
-PAGE_BOOST = 0.15  # SPEC D4; reference/chat-widget-rag-pipeline.txt step 7
+# SPEC D4; reference/chat-widget-rag-pipeline.txt step 7, on the absolute score's scale: in the
+# C4 order the page also gains the lift (Engine._scored_rows), so agreement cannot outweigh it.
+PAGE_BOOST = 0.15
 # Common question, shop and setting words that never rescue a page by title (SPEC B6).
 RESCUE_STOP = frozenset("""price prices pricing cost costs much many room rooms setup settings setting help
     need want like know tell about please buy sell shop store order orders page pages info information
@@ -1198,7 +1201,10 @@ class Engine:
                 if page_url in also:  # A3: the copy on the visitor's page wins
                     url, also = page_url, tuple(u for u in (shown.url, *also) if u != page_url)
                 if url == page_url and order is not Order.FUSED:
-                    key += PAGE_BOOST  # D4: the page the visitor is reading (order only, never the floor)
+                    # D4: the page the visitor is reading (order only, never the floor); the lift
+                    # too, so that it beats a page scored up to PAGE_BOOST higher whatever the
+                    # legs' agreement, which the reference's similarity scale does not have.
+                    key += PAGE_BOOST + (lift if order is Order.SCORED else 0.0)
             rows.append((key, fused_value, votes, shown, score, url, also))
         rows.sort(key=lambda row: -row[0])  # stable: equal keys keep the fused order
         return rows
@@ -1345,12 +1351,16 @@ def answer_window(passages: int) -> int:
 
 
 def serving_recipe() -> str:
-    """What a cached search or answer was computed with beyond its request and the store's
-    version, where an upgrade changes it: the served order (:data:`electa.judges.ltr.ORDER`,
-    which names the C4 lift) and the answer's window. Result caches put it in their keys because
-    a shared cache (Redis) outlives an upgrade: without it, an entry made by the code before
-    would be replayed for up to its TTL."""
-    return f"{ORDER}|w{ANSWER_WINDOW}"
+    """What a cached search or answer was computed with beyond its request, the agent's settings
+    and the store's version, where an upgrade changes it: the served order's version
+    (:data:`electa.judges.ltr.ORDER`) and the constants that order by value (the C4 lift, the
+    page boost, the modes' merge and image lifts) and the answer's window. Result caches put it
+    in their keys because a shared cache (Redis) outlives an upgrade: without it, an entry made
+    by the code before would be replayed for up to its TTL. (Engine-wide settings read from the
+    environment, such as the floor, are not in it: change them with the cache flushed or wait
+    out its TTL.)"""
+    return (f"{ORDER}|lift={LIFT:g}|page={PAGE_BOOST:g}|merge={MERGE_LIFT:g}|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}"
+            f"|window={ANSWER_WINDOW}")
 
 
 def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int) -> list[Passage]:

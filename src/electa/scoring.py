@@ -20,7 +20,7 @@ something (a leg that ran and found nothing cannot vote, so it must not shrink t
 lies in (0, LIFT]. With LIFT = 0.25 a candidate all legs put first gains 0.25 over one no leg
 liked: enough to reorder candidates whose absolute scores are close, to break the frequent
 exact ties of coverage (a multiple of 0.6/n), and to let agreement outweigh a cosine or a
-coverage up to a quarter higher. It never lets one the floor rejects pass: the floor reads the
+coverage up to 0.25 higher. It never lets one the floor rejects pass: the floor reads the
 score, never the order value. ``electa eval`` reports this order next to the plain absolute
 order and the plain RRF order.
 

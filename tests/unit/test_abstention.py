@@ -1,11 +1,12 @@
 from electa.eval.abstention import (
+    FLOOR_GRID,
     at_given_floor,
     calibrated_score,
     choose_floor,
     cross_validate,
     fit_leg_calibrators,
     floor_for,
-    keep_limits,
+    keep_grid,
     measure,
 )
 
@@ -68,14 +69,43 @@ def test_stacking_learns_to_distrust_a_leg_that_passes_siblings() -> None:
     assert row.abstain_unanswerable == 1.0 and row.keep_answerable == 1.0
 
 
-def test_keep_limits_and_floor_by_hand() -> None:
+def _kept_from(kept_row) -> float:  # type: ignore[no-untyped-def]
+    """The highest grid floor a question keeps at (-1 when none)."""
+    return float(FLOOR_GRID[kept_row][-1]) if kept_row.any() else -1.0
+
+
+def test_keep_grid_and_floor_by_hand() -> None:
     t = {"a": [("n", 0.0, {"x": 0.9}), ("r", 0.0, {"x": 0.7})],      # relevant second: kept up to 0.7
          "b": [(f"n{i}", 0.0, {"x": 0.9}) for i in range(4)] + [("r", 0.0, {"x": 0.8})],  # fifth: never kept
          "c": [("r", 0.0, {"x": 0.3})]}
     qrels = {q: {"r": 1} for q in t}
-    limits = keep_limits(t, qrels, ["a", "b", "c"], lambda c: c[2]["x"])
-    assert limits == [0.7, -1.0, 0.3]
-    assert floor_for(limits, 0.6) == 0.3 and floor_for(limits, 0.3) == 0.7 and floor_for(limits, 0.9) == 0.0
+    kept = keep_grid(t, qrels, ["a", "b", "c"], lambda c: c[2]["x"])
+    assert [_kept_from(row) for row in kept] == [0.7, -1.0, 0.3]
+    assert kept[0][:70].all() and not kept[0][70:].any()
+    assert floor_for(kept, 0.6) == 0.3 and floor_for(kept, 0.3) == 0.7 and floor_for(kept, 0.9) == 0.0
+
+
+def test_a_relevant_candidate_counts_where_the_served_order_shows_it() -> None:
+    # The relevant page scores highest but the served order (the table's) puts four weaker
+    # passing pages before it: at a floor they pass, the answer reads those four and not it.
+    # Sorted by score, as up to commit 8521c16, it was counted as kept at every floor.
+    t = {"q": [*[(f"n{i}", 0.0, {"x": 0.3}) for i in range(4)], ("r", 0.0, {"x": 0.8})]}
+    qrels = {"q": {"r": 1}}
+    kept = keep_grid(t, qrels, ["q"], lambda c: c[2]["x"])[0]
+    assert not kept[:30].any() and kept[30:80].all() and not kept[80:].any()  # kept above 0.3, up to 0.8
+    assert measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.2)[1] == 0.0
+    assert measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.5)[1] == 1.0
+
+
+def test_only_the_shown_window_is_read() -> None:
+    # Twenty failing pages before the relevant one: no answer reads it, and no twin passes.
+    t = {"q": [*[(f"n{i}", 0.0, {"x": 0.1}) for i in range(20)], ("r", 0.0, {"x": 0.9}), ("m", 0.0, {"x": 0.9})]}
+    qrels = {"q": {"r": 1}}
+    assert not keep_grid(t, qrels, ["q"], lambda c: c[2]["x"]).any()
+    abstain, keep, _, recall = measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.5)
+    # (the twin, without r, shows n0..n19 only: m sits 21st, so nothing passes)
+    assert (abstain, keep, recall) == (1.0, 0.0, 0.0)
+    assert measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.5, window=22)[:2] == (0.0, 1.0)
 
 
 def test_floor_asks_for_a_margin_over_the_target() -> None:

@@ -250,7 +250,8 @@ def test_an_agents_tuned_lift_of_zero_orders_by_the_absolute_score_alone(engine:
 
 def test_the_floor_reads_the_score_never_the_lifted_order(engine: Engine) -> None:
     # One of six question stems shared gives coverage 0.35, under the floor; both legs putting the
-    # page first lifts its order value past 0.4 (LIFT 0.25), and it must still not pass.
+    # page first lifts its order value to 0.6 (0.45 at the old lift of 0.1: past the floor too),
+    # and it must still not pass: the floor reads the score.
     engine.ingest_loaded("a", Loaded([doc("1", "Hardware terms", "Warranty for hardware.")]), Access("acme"))
     hits = engine.search("warranty claim broken screen replacement shipping", Caller("acme")).hits
     assert hits and hits[0].sort_key >= FLOOR > hits[0].score

@@ -6,7 +6,7 @@ from electa import Access, Caller, Engine, Order
 from electa.answer.prompt import AgentProfile, Turn
 from electa.answer.rewrite import business_name, needs_rewrite, standalone_query, with_business_name
 from electa.ingest.loaders import Loaded
-from electa.types import Document, Section
+from electa.types import Document, LegHit, LegResult, LegStatus, Section
 
 PREVIOUS = [Turn("How much is the Growth plan?", "Growth is $29/mo per seat [1].")]
 
@@ -67,6 +67,23 @@ def test_current_page_is_boosted_in_the_order(engine: Engine) -> None:
     second = plain.hits[1].url
     boosted = engine.search("invoices reminders exports", Caller("t"), page_url=second)
     assert boosted.hits[0].url == second
+
+
+def test_the_current_page_outweighs_the_legs_agreement_on_an_equal_score(engine: Engine) -> None:
+    # D4: the page the visitor reads beats another as relevant (here: the same coverage) even
+    # when both legs put the other first and only full text found the visitor's page. With
+    # the C4 lift at 0.25, agreement alone outweighed the +0.15 until the boost counted the lift.
+    engine.ingest_loaded("a", Loaded([doc("1", "Invoices", "invoices reminders exports", "https://t/1"),
+                                      doc("2", "Billing", "invoices reminders exports", "https://t/2")]),
+                         Access("t"))
+    text = "invoices reminders exports"
+    found = {h.url: h.unit_id for h in engine.search(text, Caller("t"), legs=["fulltext"]).hits}
+    first, visited = found["https://t/1"], found["https://t/2"]
+    results = [LegResult("fulltext", LegStatus.OK, (LegHit(first, 1, 9.0), LegHit(visited, 2, 8.0))),
+               LegResult("dense", LegStatus.OK, (LegHit(first, 1, 0.0),))]
+    plain = engine.rank(text, results, k=1.0)
+    assert [h.url for h in plain] == ["https://t/1", "https://t/2"] and plain[0].score == plain[1].score
+    assert engine.rank(text, results, k=1.0, page_url="https://t/2")[0].url == "https://t/2"
 
 
 def test_title_match_rescues_a_brand_page_under_the_floor(engine: Engine) -> None:

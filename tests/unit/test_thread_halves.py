@@ -106,8 +106,8 @@ def test_the_floor_inside_a_grouped_fold_is_cross_fitted_by_thread_too(monkeypat
     tables = {q: [(next(iter(r)), 0.6, {"dense": 0.8}), ("n", 0.6, {"dense": 0.4})] for q, r in qrels.items()}
     groups = thread_groups(qrels)
     scored: list[list[str]] = []  # each inner fold choose_floor scores with calibrators fitted without it
-    inner = abstention.keep_limits
-    monkeypatch.setattr(abstention, "keep_limits",
+    inner = abstention.keep_grid
+    monkeypatch.setattr(abstention, "keep_grid",
                         lambda t, qr, qids, *a, **k: scored.append(list(qids)) or inner(t, qr, qids, *a, **k))
     abstention.cross_validate(tables, qrels, folds=5, groups=groups)
     assert len(scored) == 25  # five inner folds in each of five outer ones, in turn
@@ -134,8 +134,8 @@ def test_with_few_threads_the_floor_is_still_cross_fitted_one_thread_a_fold(monk
     tables = {q: [(next(iter(r)), 0.6, {"dense": 0.8}), ("n", 0.6, {"dense": 0.4})] for q, r in qrels.items()}
     groups = thread_groups(qrels)
     scored: list[set[str]] = []
-    inner = abstention.keep_limits
-    monkeypatch.setattr(abstention, "keep_limits",
+    inner = abstention.keep_grid
+    monkeypatch.setattr(abstention, "keep_grid",
                         lambda t, qr, qids, *a, **k: scored.append(set(qids)) or inner(t, qr, qids, *a, **k))
     abstention.choose_floor(tables, qrels, sorted(qrels), 0.9, groups=groups)
     assert len(scored) == 3 and whole(scored, groups)  # three threads: three folds, not one in-sample fit

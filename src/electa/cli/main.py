@@ -471,7 +471,8 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
         legs, both = "legs: abstain_unanswerable", "legs + rerank: abstain_unanswerable"
         click.echo(f"  the reranker's score {'joins' if cut['kept'] else 'does not join'} the cut ({cut['reranker']};"
                    f" {cut['folds']}-fold CV on {cut['questions']} questions): unanswerable twins passing nothing"
-                   f" {cut[legs]:.1%} -> {cut[both]:.1%}, answerable keeping a relevant hit in the top 4"
+                   f" {cut[legs]:.1%} -> {cut[both]:.1%}, answerable reading a relevant passage"
+                   " (among the first 4 that pass of the first 20)"
                    f" {cut['legs: keep_answerable']:.1%} -> {cut['legs + rerank: keep_answerable']:.1%}")
     if cut and cut.get("left_out_trained"):
         click.echo(f"  left out of the cut's fit: {cut['left_out_trained']} questions the reranker trained on")

@@ -12,9 +12,16 @@ For each labelled query the engine's scored candidates are kept with each leg's 
   the maximum lets a near-duplicate thread pass on a strong lexical match alone.
 - **Abstention**: an unanswerable twin of each held-out query is made by removing its relevant
   documents from the candidates (as if they had never been ingested; other documents keep their
-  leg ranks, and BM25's IDF would move only slightly). A question is *abstained on* when nothing
-  passes the floor; an answerable one *keeps* when a relevant document is among its top 4
-  passing candidates.
+  leg ranks and their order, and BM25's IDF would move only slightly). Both are read as the ask
+  pipeline reads a search: the candidates in the served order (each table's order, which
+  :func:`electa.eval.runner` takes from ``Engine.rank``), the first
+  :data:`electa.engine.ANSWER_WINDOW` of them shown. A question is *abstained on* when none of
+  its twin's shown candidates passes the floor; an answerable one *keeps* when a relevant
+  document is among the first 4 shown candidates that pass, the passages its answer reads.
+  (Up to commit 8521c16 the candidates were sorted by the floor's own score and all were read:
+  a relevant one the served order puts after four passing others, or after the window, counted
+  as kept though no answer read it. Without judges the served order is the C4 order; a
+  judge's order, which puts passing hits first, is not what is measured here.)
 - The floor for the calibrated score is chosen on the training folds: the highest floor that
   keeps at least ``target_keep`` of answerable questions, on cross-fitted scores
   (``choose_floor``). The fixed rule (absolute score >= 0.4) is reported beside it, on the
@@ -27,7 +34,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from electa.calibration import COMBINED, Calibrator, calibrated_score, fit_isotonic, fit_stacked, reliability
+from electa.engine import ANSWER_WINDOW
 from electa.errors import ConfigError
 from electa.eval.folds import count_groups, deal_folds
 
@@ -85,45 +95,60 @@ def fit_leg_calibrators(tables: Mapping[str, Sequence[Candidate]], qrels: Mappin
 
 
 def measure(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str],
-            score: Callable[[Candidate], float], floor: float, top: int = 4) -> tuple[float, float, float, float]:
-    """(abstain share on unanswerable twins, keep share on answerable, precision, recall) at ``floor``."""
+            score: Callable[[Candidate], float], floor: float, top: int = 4,
+            window: int = ANSWER_WINDOW) -> tuple[float, float, float, float]:
+    """(abstain share on unanswerable twins, keep share on answerable, precision, recall) at
+    ``floor``, each question's candidates read in their served order, the first ``window``
+    shown (the module's docstring). Precision and recall count the shown candidates that pass;
+    recall's denominator is every relevant candidate in the table, so a relevant one past the
+    window is missed."""
     abstain = keep = passed = passed_rel = total_rel = 0
     for q in qids:
         rel = {d for d, g in qrels[q].items() if g > 0}
-        ranked = sorted(tables[q], key=lambda c: -score(c))
-        passing = [c for c in ranked if score(c) >= floor]
+        passing = [c for c in tables[q][:window] if score(c) >= floor]
         keep += any(c[0] in rel for c in passing[:top])
-        abstain += not any(c[0] not in rel for c in passing)
+        twin = [c for c in tables[q] if c[0] not in rel][:window]
+        abstain += not any(score(c) >= floor for c in twin)
         passed += len(passing)
         passed_rel += sum(c[0] in rel for c in passing)
-        total_rel += sum(c[0] in rel for c in ranked)
+        total_rel += sum(c[0] in rel for c in tables[q])
     n = max(len(qids), 1)
     return abstain / n, keep / n, passed_rel / max(passed, 1), passed_rel / max(total_rel, 1)
 
 
-def keep_limits(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
-                qids: Sequence[str], score: Callable[[Candidate], float], top: int = 4) -> list[float]:
-    """Per question, the highest floor at which it still keeps a relevant candidate in its top
-    ``top`` (the best relevant score within the top ``top``; -1 when none is there). A floor
-    keeps a question exactly when it is at most this limit, since the passing list is a prefix
-    of the ranked one."""
-    limits = []
-    for q in qids:
+# The floors a calibrated cut is chosen among: 0.01 to 0.99.
+FLOOR_GRID = np.arange(1, 100) / 100
+
+
+def keep_grid(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
+              qids: Sequence[str], score: Callable[[Candidate], float], top: int = 4,
+              window: int = ANSWER_WINDOW) -> np.ndarray:
+    """Per question (rows) and floor of :data:`FLOOR_GRID` (columns), whether the question keeps
+    a relevant candidate among the first ``top`` of its first ``window`` that pass, in served
+    order, as :func:`measure` counts. A lower floor can lose a question a higher one keeps
+    (more failing-before-passing candidates pass and fill the ``top`` first), so each floor is
+    counted, not read off one limit per question."""
+    kept = np.zeros((len(qids), len(FLOOR_GRID)), dtype=bool)
+    for i, q in enumerate(qids):
         rel = {d for d, g in qrels[q].items() if g > 0}
-        ranked = sorted(((score(c), c[0] in rel) for c in tables[q]), key=lambda pair: -pair[0])
-        limits.append(max((s for s, is_rel in ranked[:top] if is_rel), default=-1.0))
-    return limits
+        shown = tables[q][:window]
+        if not shown:
+            continue
+        scores = np.array([score(c) for c in shown], dtype=float)
+        relevant = np.array([c[0] in rel for c in shown])
+        passing = scores[None, :] >= FLOOR_GRID[:, None]
+        position = np.cumsum(passing, axis=1)  # (each passing candidate's place among those passing, from 1)
+        kept[i] = (passing & relevant[None, :] & (position <= top)).any(axis=1)
+    return kept
 
 
-def floor_for(limits: Sequence[float], target_keep: float) -> float:
-    """The highest floor on a 0.01 grid that keeps at least ``target_keep`` of the questions
-    (0.0 when none does)."""
-    n = max(len(limits), 1)
-    best = 0.0
-    for i in range(1, 100):
-        if sum(limit >= i / 100 for limit in limits) / n >= target_keep:
-            best = i / 100
-    return best
+def floor_for(kept: np.ndarray, target_keep: float) -> float:
+    """The highest floor of :data:`FLOOR_GRID` at which at least ``target_keep`` of the questions
+    keep (``kept`` from :func:`keep_grid`; 0.0 when none does)."""
+    if not len(kept):
+        return 0.0
+    reaching = np.flatnonzero(kept.mean(axis=0) >= target_keep)
+    return float(FLOOR_GRID[reaching[-1]]) if len(reaching) else 0.0
 
 
 def choose_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
@@ -153,12 +178,12 @@ def choose_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, 
         folds = min(folds, count_groups(judged, groups))
     # Too few questions (or threads) to cross-fit: in-sample scores, as with a tiny golden set.
     parts = deal_folds(judged, folds, seed, groups, warn=False) if len(judged) >= 2 * folds and folds >= 2 else [judged]
-    limits: list[float] = []
+    kept = [np.zeros((0, len(FLOOR_GRID)), dtype=bool)]
     for i, part in enumerate(parts):
         rest = [q for j, p in enumerate(parts) if j != i for q in p] or part
         cal = fit_leg_calibrators(tables, qrels, rest)
-        limits.extend(keep_limits(tables, qrels, part, lambda c, cal=cal: calibrated_score(cal, c[2])))  # type: ignore[misc]
-    return floor_for(limits, target_keep)
+        kept.append(keep_grid(tables, qrels, part, lambda c, cal=cal: calibrated_score(cal, c[2])))  # type: ignore[misc]
+    return floor_for(np.concatenate(kept), target_keep)
 
 
 def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],

@@ -81,7 +81,8 @@ class EvalReport:
                    else "not cross-validated: one thread; rows fitted on nothing here")
             lines += ["", f"Abstention ({how}, {self.abstention['queries']} queries;"
                       " unanswerable = the same questions with their relevant documents removed)", "",
-                      "| rule | floor | unanswerable: nothing passes | answerable: relevant in top 4 | precision | recall |",
+                      "| rule | floor | unanswerable: nothing passes | answerable: relevant among the 4 passages read"
+                      " | precision | recall |",
                       "|---|---|---|---|---|---|"]
             for r in self.abstention["rows"]:  # type: ignore[attr-defined]
                 lines.append(f"| {r['rule']} | {r['floor']:.2f} | {r['abstain_unanswerable']:.1%} | {r['keep_answerable']:.1%}"
