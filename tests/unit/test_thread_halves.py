@@ -351,3 +351,43 @@ def test_the_abstention_bench_knows_which_questions_a_reranker_trained_on(tmp_pa
     assert by_thread == thread_half_of(many(), "tune-by-thread")
     assert bench.trained_questions(model({"trained_on": {"scifact": "train"}}), stackfaq) == set()  # (another set)
     assert bench.trained_questions(model(None), stackfaq) is None  # (says nothing: the bench notes it)
+
+
+def test_the_tunes_cut_is_fitted_on_the_candidates_its_tuned_setting_serves(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # Abstention reads a table in its order, so the floor an agent is tuned to must be chosen on
+    # the order (and the candidates, and the legs' votes) its tuned fusion serves it, not the
+    # default one's. Here the tune chooses each leg at depth 2, plain RRF.
+    from dataclasses import replace
+
+    from electa.embedders.hashing import HashEmbedder
+    from electa.eval import runner
+    from electa.eval.tuning import FusionSetting
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    data = write_set(tmp_path / "set", many())
+    real_tune, real_floor = runner.tune, abstention.choose_floor
+
+    def shallow(lists, qrels, default, *a, **k):  # type: ignore[no-untyped-def]
+        return replace(real_tune(lists, qrels, default, *a, **k),
+                       chosen=FusionSetting(dict(default.weights), 60.0, dict.fromkeys(default.depths, 2), None))
+    fitted: list[dict[str, list[abstention.Candidate]]] = []
+    monkeypatch.setattr(runner, "tune", shallow)
+    monkeypatch.setattr(abstention, "choose_floor", lambda tables, *a, **k: fitted.append(tables) or real_floor(tables, *a, **k))
+    out = tmp_path / "tuned.json"
+    result = runner.tune_dataset(data, "dev", out, data_dir=tmp_path / "store", folds=5, depth=20)
+    assert result.calibrated_floor is not None and len(fitted) == 1
+    legs = len(result.chosen.depths)
+    # (at depth 20 a question meets many of the 61 answers; served at depth 2 a leg, at most 2 a leg)
+    assert all(len(rows) <= 2 * legs for rows in fitted[0].values())
+    assert all(len(votes) <= legs for rows in fitted[0].values() for _, _, votes in rows)
+    # `electa eval --tuned` measures the tune file's cut on the same order: the tuned searches'.
+    from electa.eval.tuning import load_calibration, load_setting
+
+    measured: list[dict[str, list[abstention.Candidate]]] = []
+    real_given = runner.at_given_floor
+    monkeypatch.setattr(runner, "at_given_floor", lambda tables, *a, **k: measured.append(tables) or real_given(tables, *a, **k))
+    report = runner.run_eval(data, "dev", data_dir=tmp_path / "store", tuned=load_setting(out),
+                             calibration=load_calibration(out))
+    assert len(measured) == 1 and report.abstention is not None and len(report.abstention["rows"]) == 3
+    assert all(len(rows) <= 2 * legs for rows in measured[0].values())

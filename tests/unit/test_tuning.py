@@ -5,7 +5,7 @@ import pytest
 from electa.calibration import fit_isotonic
 from electa.errors import ConfigError
 from electa.eval.beir import half_of
-from electa.eval.tuning import FusionSetting, fuse, load_calibration, load_setting, save_setting, tune
+from electa.eval.tuning import FusionSetting, fuse, in_setting_order, load_calibration, load_setting, save_setting, tune
 
 
 def lists(i: int) -> dict[str, list[tuple[str, float]]]:
@@ -50,3 +50,18 @@ def test_halves_are_fixed_disjoint_and_even() -> None:
     assert half_of(reversed(qids), "test") == test_half  # file order does not matter
     with pytest.raises(ConfigError, match="tune, test"):
         half_of(qids, "train")
+
+
+def test_candidates_in_a_settings_order_are_those_it_serves_with_the_votes_it_casts() -> None:
+    lists = {"q": {"fulltext": [("a", 9.0), ("b", 8.0)], "dense": [("b", 0.9), ("c", 0.8), ("a", 0.7)]}}
+    tables = {"q": [("a", 0.5, {"fulltext": 9.0, "dense": 0.7}), ("b", 0.5, {"fulltext": 8.0, "dense": 0.9}),
+                    ("c", 0.6, {"dense": 0.8})]}
+    # Dense cut at depth 1: c (dense's second) is not a candidate, a loses its dense vote, and b,
+    # first in dense and second in full text, leads (plain RRF order: lift None).
+    shallow = FusionSetting({"fulltext": 1.0, "dense": 1.0}, 60.0, {"fulltext": 100, "dense": 1}, None)
+    assert in_setting_order(tables, lists, shallow)["q"] == [("b", 0.5, {"fulltext": 8.0, "dense": 0.9}),
+                                                            ("a", 0.5, {"fulltext": 9.0})]
+    # Every leg at full depth with no weight on agreement: the absolute score alone orders (c first).
+    by_score = FusionSetting({"fulltext": 1.0, "dense": 1.0}, 60.0, {"fulltext": 100, "dense": 100}, 0.0)
+    served = in_setting_order(tables, lists, by_score)["q"]
+    assert served[0] == tables["q"][2] and sorted(served[1:]) == sorted(tables["q"][:2])  # (a and b tie at 0.5)

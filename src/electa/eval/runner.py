@@ -32,7 +32,7 @@ from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
 from electa.eval.plot import plot_reliability, plot_report
 from electa.eval.trec import write_run
-from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting, tune
+from electa.eval.tuning import FusionSetting, LegLists, TuneResult, in_setting_order, save_setting, tune
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.judges.agent_rerank import own_reranker_held_out, rerank_identity
@@ -147,6 +147,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
     ranked: dict[str, dict[str, list[tuple[str, float]]]] = {}
     latency: dict[str, list[float]] = {"search": []}
     tables: dict[str, list[Candidate]] = {}
+    tuned_tables: dict[str, list[Candidate]] = {}  # (as the tuned setting serves them: the tune file's cut meets these)
     # Each judge the settings turn on that can run here, alone and all together: rows after the served order.
     asked_for = engine.funnel.chosen(judges)
     judges = engine.funnel.runnable(caller, judges)
@@ -194,6 +195,8 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             tuned_hits = engine.rank(text, cut_results, weights=tuned.weights, k=tuned.k, lift=tuned.lift,
                                      order=Order.FUSED if tuned.lift is None else Order.SCORED)
             ranked.setdefault("tuned", {})[qid] = _dedupe([(getattr(h, key), h.sort_key) for h in tuned_hits[:depth]])
+            tuned_tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes})
+                                 for h in tuned_hits[:depth]]
         for r in results:
             latency.setdefault(f"leg:{r.leg}", []).append(r.elapsed_ms)
         for leg, docs in leg_documents(engine, results, key).items():
@@ -229,7 +232,8 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         if calibration is not None:
             calibrators, floor, where = calibration
             source = f"{where.get('dataset', '?')} ({where.get('split', '?')})"
-            abst.rows.append(at_given_floor(tables, qrels, calibrators, floor,
+            # (read as the tuned setting serves the questions, when the file has one)
+            abst.rows.append(at_given_floor(tuned_tables if tuned is not None else tables, qrels, calibrators, floor,
                                             f"calibrated, calibrators and floor from the tune file, fitted on {source}"))
         report.abstention = {"folds": abst.folds, "queries": abst.queries, "target_keep": abst.target_keep,
                              "rows": [asdict(r) for r in abst.rows], "reliability": abst.reliability}
@@ -433,8 +437,12 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
         if len(judged) >= MIN_CALIBRATION_QUERIES:
-            calibrators = fit_leg_calibrators(tables, beir.qrels, judged)
-            floor = choose_floor(tables, beir.qrels, judged, 0.9, groups=groups)
+            # Fitted on the candidates as the tuned setting shows them, the order the cut will
+            # meet (abstention reads a table in its order). The reranker's cut below still reads
+            # the default order's first hits, the ones its passages were taken from.
+            served = in_setting_order(tables, lists, result.chosen) if result.chosen != default else tables
+            calibrators = fit_leg_calibrators(served, beir.qrels, judged)
+            floor = choose_floor(served, beir.qrels, judged, 0.9, groups=groups)
             extra = {"calibration": {leg: c.to_dict() for leg, c in calibrators.items()}, "calibrated_floor": floor}
             result = replace(result, calibrated_floor=floor)
             if reranker is not None and passages is not None:
