@@ -134,13 +134,14 @@ def main() -> None:
     pairs = sum(min(args.depth, len(r)) for r in (*tune.values(), *test.values()))
     print(f"reranker {scorer.name}: {pairs} pairs in {s1 + s2:.0f} s ({1000 * (s1 + s2) / max(pairs, 1):.1f} ms a pair)")
     print("| signals | fitted on | measured on | floor | unanswerable: nothing passes"
-          " | answerable: relevant among the 4 passages read | precision | recall |")
+          " | answerable: relevant among the first 4 passing (judged read) | precision | recall |")
     print("|---|---|---|---|---|---|---|---|")
     for label, a, b in (("legs", without(tune, "rerank"), without(test, "rerank")), (f"legs + {scorer.name}", tune, test)):
         judged = sorted(q for q in a if any(g > 0 for g in tune_qrels.get(q, {}).values()))
         calibrators = fit_leg_calibrators(a, tune_qrels, judged)
-        floor = choose_floor(a, tune_qrels, judged, 0.9, groups=fit_groups)
-        row = at_given_floor(b, test_qrels, calibrators, floor, label)
+        # (read as a judged search shows hits, the reranker's: every candidate, passing first, by score)
+        floor = choose_floor(a, tune_qrels, judged, 0.9, groups=fit_groups, judged=True)
+        row = at_given_floor(b, test_qrels, calibrators, floor, label, judged=True)
         stacked = calibrators.get(COMBINED)
         if stacked is not None and stacked.kind == "stacked":
             print(f"<!-- {label}: stacked weights " + ", ".join(f"{leg} {w:.2f}" for leg, w in stacked.weights) + " -->")
@@ -152,7 +153,7 @@ def main() -> None:
         if stacked is not None and stacked.kind == "stacked":
             print(f"<!-- {label}: stacked weights fitted on all of {args.measure} "
                   + ", ".join(f"{leg} {w:.2f}" for leg, w in stacked.weights) + " -->")
-        report = cross_validate(b, test_qrels, groups=groups)
+        report = cross_validate(b, test_qrels, groups=groups, judged=True)
         cal = next(r for r in report.rows if r.rule.startswith("calibrated"))
         how = f"{report.folds}-fold CV" + (" by thread" if groups else "")
         print(f"| {label} | {how} | {args.measure} | {cal.floor:.2f} | {cal.abstain_unanswerable:.1%}"

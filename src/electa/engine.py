@@ -88,8 +88,13 @@ FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
 # A child window or a title alone is too little to read: the hit shows the parent it stands for.
 SHOWN_AS_PARENT = frozenset({ChunkKind.CHILD, ChunkKind.TITLE})
 # SPEC D4; reference/chat-widget-rag-pipeline.txt step 7, on the absolute score's scale: in the
-# C4 order the page also gains the lift (Engine._scored_rows), so agreement cannot outweigh it.
+# C4 order the page also counts as agreed on by every leg (Engine._scored_rows), so agreement
+# cannot outweigh it.
 PAGE_BOOST = 0.15
+# The version of the rules Engine._scored_rows orders by beyond its constants: bump it with any
+# change to them, so result caches (serving_recipe) drop what the rules before ordered.
+# 2: the visitor's page counts as agreed on by every leg (D4 beside a 0.25 lift).
+RANK_RULES = 2
 # Common question, shop and setting words that never rescue a page by title (SPEC B6).
 RESCUE_STOP = frozenset("""price prices pricing cost costs much many room rooms setup settings setting help
     need want like know tell about please buy sell shop store order orders page pages info information
@@ -1201,10 +1206,11 @@ class Engine:
                 if page_url in also:  # A3: the copy on the visitor's page wins
                     url, also = page_url, tuple(u for u in (shown.url, *also) if u != page_url)
                 if url == page_url and order is not Order.FUSED:
-                    # D4: the page the visitor is reading (order only, never the floor); the lift
-                    # too, so that it beats a page scored up to PAGE_BOOST higher whatever the
-                    # legs' agreement, which the reference's similarity scale does not have.
-                    key += PAGE_BOOST + (lift if order is Order.SCORED else 0.0)
+                    # D4: the page the visitor is reading (order only, never the floor). In the C4
+                    # order it counts as agreed on by every leg, so it beats a page scored up to
+                    # PAGE_BOOST higher whatever the legs' agreement (the reference's +0.15 is on
+                    # a scale without it) and never one scored more than PAGE_BOOST + lift higher.
+                    key = (score + lift if order is Order.SCORED and scale > 0 else score) + PAGE_BOOST
             rows.append((key, fused_value, votes, shown, score, url, also))
         rows.sort(key=lambda row: -row[0])  # stable: equal keys keep the fused order
         return rows
@@ -1353,14 +1359,15 @@ def answer_window(passages: int) -> int:
 def serving_recipe() -> str:
     """What a cached search or answer was computed with beyond its request, the agent's settings
     and the store's version, where an upgrade changes it: the served order's version
-    (:data:`electa.judges.ltr.ORDER`) and the constants that order by value (the C4 lift, the
-    page boost, the modes' merge and image lifts) and the answer's window. Result caches put it
+    (:data:`electa.judges.ltr.ORDER`), the constants that order by value (the C4 lift, the
+    page boost, the modes' merge and image lifts), the version of the ordering rules
+    (:data:`RANK_RULES`) and the answer's window. Result caches put it
     in their keys because a shared cache (Redis) outlives an upgrade: without it, an entry made
     by the code before would be replayed for up to its TTL. (Engine-wide settings read from the
     environment, such as the floor, are not in it: change them with the cache flushed or wait
     out its TTL.)"""
-    return (f"{ORDER}|lift={LIFT:g}|page={PAGE_BOOST:g}|merge={MERGE_LIFT:g}|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}"
-            f"|window={ANSWER_WINDOW}")
+    return (f"{ORDER}|rules={RANK_RULES}|lift={LIFT:g}|page={PAGE_BOOST:g}|merge={MERGE_LIFT:g}"
+            f"|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}")
 
 
 def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int) -> list[Passage]:

@@ -1,3 +1,5 @@
+import numpy as np
+
 from electa.eval.abstention import (
     FLOOR_GRID,
     at_given_floor,
@@ -105,7 +107,7 @@ def test_only_the_shown_window_is_read() -> None:
     abstain, keep, _, recall = measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.5)
     # (the twin, without r, shows n0..n19 only: m sits 21st, so nothing passes)
     assert (abstain, keep, recall) == (1.0, 0.0, 0.0)
-    assert measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.5, window=22)[:2] == (0.0, 1.0)
+    assert measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.5, judged=True)[:2] == (0.0, 1.0)  # (a judge reads all)
 
 
 def test_floor_asks_for_a_margin_over_the_target() -> None:
@@ -116,3 +118,30 @@ def test_floor_asks_for_a_margin_over_the_target() -> None:
     bare = choose_floor(t, qrels, list(t), 0.8, margin_se=0.0)
     padded = choose_floor(t, qrels, list(t), 0.8, margin_se=1.0)  # asks for 84% kept
     assert 0.0 < padded < bare
+
+
+def test_a_twin_shows_what_comes_into_the_window_once_its_answers_are_gone() -> None:
+    # The relevant page is 1st; nineteen failing pages follow, then a passing one 21st. With the
+    # relevant page removed (the twin), the passing one is 20th: shown, so the twin answers.
+    t = {"q": [("r", 0.0, {"x": 0.9}), *[(f"n{i}", 0.0, {"x": 0.1}) for i in range(19)], ("m", 0.0, {"x": 0.9})]}
+    abstain, keep, _, _ = measure(t, {"q": {"r": 1}}, ["q"], lambda c: c[2]["x"], 0.5)
+    assert (abstain, keep) == (0.0, 1.0)
+
+
+def test_a_floor_that_reaches_the_target_above_one_that_misses_it_is_not_chosen() -> None:
+    kept = np.zeros((10, len(FLOOR_GRID)), dtype=bool)
+    kept[:, :30] = True  # every question kept up to 0.30
+    kept[:5, 30:60] = True  # half of them up to 0.60
+    kept[:, 60] = True  # and all of them again at 0.61 alone: a spike
+    assert floor_for(kept, 0.9) == 0.3
+    assert floor_for(kept, 0.5) == 0.61  # (at half, 0.31-0.61 reach it without a gap)
+
+
+def test_a_judged_read_shows_every_candidate_passing_first_by_score() -> None:
+    # A judge's search (the reranker's cut) puts passing hits first among all it built: the
+    # relevant page 25th in the served order is read when it scores above the others.
+    t = {"q": [*[(f"n{i}", 0.0, {"x": 0.3}) for i in range(24)], ("r", 0.0, {"x": 0.8})]}
+    qrels = {"q": {"r": 1}}
+    assert measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.2)[1] == 0.0
+    assert measure(t, qrels, ["q"], lambda c: c[2]["x"], 0.2, judged=True)[1] == 1.0
+    assert keep_grid(t, qrels, ["q"], lambda c: c[2]["x"], judged=True)[0][:80].all()

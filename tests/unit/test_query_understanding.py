@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from electa import Access, Caller, Engine, Order
 from electa.answer.prompt import AgentProfile, Turn
 from electa.answer.rewrite import business_name, needs_rewrite, standalone_query, with_business_name
+from electa.engine import PAGE_BOOST
 from electa.ingest.loaders import Loaded
+from electa.scoring import LIFT
 from electa.types import Document, LegHit, LegResult, LegStatus, Section
 
 PREVIOUS = [Turn("How much is the Growth plan?", "Growth is $29/mo per seat [1].")]
@@ -84,6 +88,23 @@ def test_the_current_page_outweighs_the_legs_agreement_on_an_equal_score(engine:
     plain = engine.rank(text, results, k=1.0)
     assert [h.url for h in plain] == ["https://t/1", "https://t/2"] and plain[0].score == plain[1].score
     assert engine.rank(text, results, k=1.0, page_url="https://t/2")[0].url == "https://t/2"
+
+
+def test_the_current_page_never_beats_one_scored_more_than_the_boost_and_the_lift_above_it(engine: Engine) -> None:
+    # The visitor's page (cosine 0.5, both legs' first) against one with cosine 0.95 that only
+    # the dense leg found, second: 0.45 apart, more than the boost (0.15) and the lift (0.25)
+    # together, so the better page stays first. Adding the lift on top of the page's own
+    # agreement had put the visitor's page first (1.15 against 1.07).
+    engine.ingest_loaded("a", Loaded([doc("1", "Invoices", "invoices reminders exports", "https://t/1"),
+                                      doc("2", "Billing", "billing", "https://t/2")]), Access("t"))
+    text = "invoices reminders exports"
+    units = {h.url: h.unit_id for h in engine.search(text, Caller("t"), legs=["dense"], top=5).hits}
+    better, visited = units["https://t/1"], units["https://t/2"]
+    results = [LegResult("fulltext", LegStatus.OK, (LegHit(visited, 1, 9.0),)),
+               LegResult("dense", LegStatus.OK, (LegHit(visited, 1, 0.5), LegHit(better, 2, 0.95)))]
+    hits = engine.rank(text, results, page_url="https://t/2")
+    assert [(h.url, h.score) for h in hits] == [("https://t/1", 0.95), ("https://t/2", 0.5)]
+    assert hits[1].sort_key == pytest.approx(0.5 + LIFT + PAGE_BOOST)
 
 
 def test_title_match_rescues_a_brand_page_under_the_floor(engine: Engine) -> None:

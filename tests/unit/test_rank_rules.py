@@ -64,7 +64,7 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
         if page_url and page_url in also:
             url, also = page_url, tuple(u for u in (unit.url, *also) if u != page_url)
         if page_url and url == page_url and order is not Order.FUSED:
-            key += PAGE_BOOST + (lift if order is Order.SCORED else 0.0)  # (on the score's scale: the lift too)
+            key = (score + lift if order is Order.SCORED and scale > 0 else score) + PAGE_BOOST  # (as if all legs agreed)
         rows.append((key, (unit.id, unit.document_id, f.fused, score, score >= floor, f.votes, url, also, key)))
     rows.sort(key=lambda row: -row[0])
     return [row for _, row in rows]

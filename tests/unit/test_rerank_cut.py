@@ -235,9 +235,11 @@ def test_a_reranker_that_abstains_more_only_by_keeping_fewer_answers_is_not_kept
 
     tables, qrels, scores = tables_of(60, rerank=True)
     figures_of = {False: rows(0.70, 0.91), True: rows(0.90, 0.85)}  # (legs, legs + rerank)
-    monkeypatch.setattr(abstention, "cross_validate",
-                        lambda part, qrels, target_keep, groups=None: figures_of["rerank" in next(iter(part.values()))[0][2]])
+    read: list[object] = []  # (the reranker runs wherever its cut is used: read as a judged search)
+    monkeypatch.setattr(abstention, "cross_validate", lambda part, qrels, target_keep, **k: read.append(
+        k.get("judged")) or figures_of["rerank" in next(iter(part.values()))[0][2]])
     fitted, _ = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
+    assert read == [True, True]
     assert fitted is None
     figures_of[True] = rows(0.90, 0.91)
     fitted, _ = fit_with_signal(with_signal(tables, "rerank", scores), qrels, sorted(tables), "rerank")
@@ -250,7 +252,7 @@ def test_a_cut_that_weighs_the_reranker_negatively_is_not_kept(monkeypatch) -> N
 
     tables, qrels, scores = tables_of(60, rerank=True)
     better = {False: 0.70, True: 0.90}  # (it abstains better on CV: only the weight refuses it)
-    monkeypatch.setattr(abstention, "cross_validate", lambda part, qrels, target_keep, groups=None: AbstentionReport(5, 60, 0.9, [
+    monkeypatch.setattr(abstention, "cross_validate", lambda part, qrels, target_keep, **_: AbstentionReport(5, 60, 0.9, [
         FloorReport("calibrated", 0.5, better["rerank" in next(iter(part.values()))[0][2]], 0.91, 0.5, 0.5)]))
     fit = abstention.fit_leg_calibrators
     monkeypatch.setattr(abstention, "fit_leg_calibrators", lambda *a: {

@@ -73,7 +73,7 @@ def test_grouped_cross_validation_keeps_a_thread_in_one_fold(monkeypatch: pytest
     measured: list[frozenset[str]] = []
     inner = abstention.measure
     monkeypatch.setattr(abstention, "measure",
-                        lambda t, qr, test, *a: measured.append(frozenset(test)) or inner(t, qr, test, *a))
+                        lambda t, qr, test, *a, **k: measured.append(frozenset(test)) or inner(t, qr, test, *a, **k))
     abstention.cross_validate(tables, qrels, folds=5, groups=groups)
     folds = set(measured)
     assert len(folds) == 5 and set().union(*folds) == set(qrels)
@@ -391,3 +391,23 @@ def test_the_tunes_cut_is_fitted_on_the_candidates_its_tuned_setting_serves(tmp_
                              calibration=load_calibration(out))
     assert len(measured) == 1 and report.abstention is not None and len(report.abstention["rows"]) == 3
     assert all(len(rows) <= 2 * legs for rows in measured[0].values())
+
+
+def test_eval_reads_abstention_on_the_candidates_each_leg_serves_at_its_depth(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # The ranking rows search 20 a leg; an untuned search serves each leg at its configured
+    # depth (here 2), and the abstention rows read those candidates, not the deeper run's.
+    from electa.config import Settings
+    from electa.embedders.hashing import HashEmbedder
+    from electa.eval import runner
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    data = write_set(tmp_path / "set", many())
+    measured: list[dict[str, list[abstention.Candidate]]] = []
+    real = runner.cross_validate
+    monkeypatch.setattr(runner, "cross_validate", lambda tables, *a, **k: measured.append(tables) or real(tables, *a, **k))
+    settings = Settings(depths={"fulltext": 2, "dense": 2, "qa": 2, "sparse": 2, "graph": 2})
+    report = runner.run_eval(data, "dev", data_dir=tmp_path / "store", settings=settings, depth=20)
+    assert report.metrics and len(measured) == 1
+    assert all(len(rows) <= 6 for rows in measured[0].values())  # (three legs, two each at most)
+    assert max(len(rows) for rows in measured[0].values()) >= 2

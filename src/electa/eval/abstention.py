@@ -7,9 +7,10 @@ For each labelled query the engine's scored candidates are kept with each leg's 
   probabilities gives one P(relevant) per candidate. It is fitted on the decisions that matter:
   the first ``STACK_HEAD`` candidates of each question, and of its unanswerable twin (the
   hardest non-relevant ones), not on the easy tail of a 100-deep list. On StackFAQ dev (5-fold
-  CV, floor for 90% kept) this abstains on ~85% of unanswerable questions, where the
-  reference's "take the higher of" rule (the maximum, re-mapped by isotonic) abstained on 62%:
-  the maximum lets a near-duplicate thread pass on a strong lexical match alone.
+  CV, floor for 90% kept, read as served) this abstains on 80.8% of unanswerable questions at
+  91.2% kept; when it was first measured (read by score, before the margin) it was ~85% at
+  89.7%, where the reference's "take the higher of" rule (the maximum, re-mapped by isotonic)
+  abstained on 62%: the maximum lets a near-duplicate thread pass on a strong lexical match alone.
 - **Abstention**: an unanswerable twin of each held-out query is made by removing its relevant
   documents from the candidates (as if they had never been ingested; other documents keep their
   leg ranks and their order, and BM25's IDF would move only slightly). Both are read as the ask
@@ -20,8 +21,9 @@ For each labelled query the engine's scored candidates are kept with each leg's 
   document is among the first 4 shown candidates that pass, the passages its answer reads.
   (Up to commit 8521c16 the candidates were sorted by the floor's own score and all were read:
   a relevant one the served order puts after four passing others, or after the window, counted
-  as kept though no answer read it. Without judges the served order is the C4 order; a
-  judge's order, which puts passing hits first, is not what is measured here.)
+  as kept though no answer read it. Without judges the served order is the C4 order. A cut a
+  judge's search meets, the reranker's, is read as a judged search shows hits: every candidate,
+  passing ones first, sorted by the calibrated score, ``judged`` in :func:`shown`.)
 - The floor for the calibrated score is chosen on the training folds: the highest floor that
   keeps at least ``target_keep`` of answerable questions, on cross-fitted scores
   (``choose_floor``). The fixed rule (absolute score >= 0.4) is reported beside it, on the
@@ -94,20 +96,29 @@ def fit_leg_calibrators(tables: Mapping[str, Sequence[Candidate]], qrels: Mappin
     return cal
 
 
+def shown(rows: Sequence[Candidate], score: Callable[[Candidate], float], judged: bool = False,
+          window: int = ANSWER_WINDOW) -> Sequence[Candidate]:
+    """The candidates a search shows, in the order it shows them: the first ``window`` in the
+    served order (the table's); or, ``judged``, as a search a judge reorders: every candidate
+    (a judge builds its depth's hits, 50-100, the table's depth), passing ones first, which a
+    reranker's calibrated score orders as it does them (sorted by ``score``, the
+    approximation abstention used for every search up to commit 8521c16)."""
+    return sorted(rows, key=lambda c: -score(c)) if judged else rows[:window]
+
+
 def measure(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str],
             score: Callable[[Candidate], float], floor: float, top: int = 4,
-            window: int = ANSWER_WINDOW) -> tuple[float, float, float, float]:
+            judged: bool = False) -> tuple[float, float, float, float]:
     """(abstain share on unanswerable twins, keep share on answerable, precision, recall) at
-    ``floor``, each question's candidates read in their served order, the first ``window``
-    shown (the module's docstring). Precision and recall count the shown candidates that pass;
-    recall's denominator is every relevant candidate in the table, so a relevant one past the
-    window is missed."""
+    ``floor``, each question's candidates read as :func:`shown` shows them (the module's
+    docstring). Precision and recall count the shown candidates that pass; recall's denominator
+    is every relevant candidate in the table, so a relevant one past the window is missed."""
     abstain = keep = passed = passed_rel = total_rel = 0
     for q in qids:
         rel = {d for d, g in qrels[q].items() if g > 0}
-        passing = [c for c in tables[q][:window] if score(c) >= floor]
+        passing = [c for c in shown(tables[q], score, judged) if score(c) >= floor]
         keep += any(c[0] in rel for c in passing[:top])
-        twin = [c for c in tables[q] if c[0] not in rel][:window]
+        twin = shown([c for c in tables[q] if c[0] not in rel], score, judged)
         abstain += not any(score(c) >= floor for c in twin)
         passed += len(passing)
         passed_rel += sum(c[0] in rel for c in passing)
@@ -122,20 +133,20 @@ FLOOR_GRID = np.arange(1, 100) / 100
 
 def keep_grid(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
               qids: Sequence[str], score: Callable[[Candidate], float], top: int = 4,
-              window: int = ANSWER_WINDOW) -> np.ndarray:
+              judged: bool = False) -> np.ndarray:
     """Per question (rows) and floor of :data:`FLOOR_GRID` (columns), whether the question keeps
-    a relevant candidate among the first ``top`` of its first ``window`` that pass, in served
-    order, as :func:`measure` counts. A lower floor can lose a question a higher one keeps
+    a relevant candidate among the first ``top`` that pass of those :func:`shown` shows, as
+    :func:`measure` counts. A lower floor can lose a question a higher one keeps
     (more failing-before-passing candidates pass and fill the ``top`` first), so each floor is
     counted, not read off one limit per question."""
     kept = np.zeros((len(qids), len(FLOOR_GRID)), dtype=bool)
     for i, q in enumerate(qids):
         rel = {d for d, g in qrels[q].items() if g > 0}
-        shown = tables[q][:window]
-        if not shown:
+        rows = shown(tables[q], score, judged)
+        if not rows:
             continue
-        scores = np.array([score(c) for c in shown], dtype=float)
-        relevant = np.array([c[0] in rel for c in shown])
+        scores = np.array([score(c) for c in rows], dtype=float)
+        relevant = np.array([c[0] in rel for c in rows])
         passing = scores[None, :] >= FLOOR_GRID[:, None]
         position = np.cumsum(passing, axis=1)  # (each passing candidate's place among those passing, from 1)
         kept[i] = (passing & relevant[None, :] & (position <= top)).any(axis=1)
@@ -144,17 +155,25 @@ def keep_grid(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Map
 
 def floor_for(kept: np.ndarray, target_keep: float) -> float:
     """The highest floor of :data:`FLOOR_GRID` at which at least ``target_keep`` of the questions
-    keep (``kept`` from :func:`keep_grid`; 0.0 when none does)."""
+    keep, with every floor from the lowest that does up to it doing so too (``kept`` from
+    :func:`keep_grid`; 0.0 when none does): the share kept is not monotone in the floor, and a
+    floor that reaches the target above one that misses it is a spike of this sample, not a
+    floor to trust."""
     if not len(kept):
         return 0.0
-    reaching = np.flatnonzero(kept.mean(axis=0) >= target_keep)
-    return float(FLOOR_GRID[reaching[-1]]) if len(reaching) else 0.0
+    reaching = kept.mean(axis=0) >= target_keep
+    if not reaching.any():
+        return 0.0
+    first = int(np.argmax(reaching))
+    misses = np.flatnonzero(~reaching[first:])
+    return float(FLOOR_GRID[first + (misses[0] - 1 if len(misses) else len(reaching) - first - 1)])
 
 
 def choose_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
                  qids: Sequence[str], target_keep: float, folds: int = 5, seed: int = 7,
-                 margin_se: float = 1.0, groups: Mapping[str, str] | None = None) -> float:
-    """The calibrated floor for ``target_keep`` on questions it was not chosen on.
+                 margin_se: float = 1.0, groups: Mapping[str, str] | None = None, judged: bool = False) -> float:
+    """The calibrated floor for ``target_keep`` on questions it was not chosen on (read as
+    :func:`shown` shows them: ``judged`` for a cut a judge's search meets).
 
     - Scores are *cross-fitted*: each question is scored by calibrators fitted without it (its
       fold left out), so the floor is not set on probabilities the calibrators have memorised.
@@ -167,29 +186,32 @@ def choose_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, 
       groups than ``folds``, one fold per group (at least two). The margin still counts
       questions, not groups, so it understates the spread of a share whose questions move
       together by thread (by thread on StackFAQ's ``dev:test-by-thread``, 5-fold CV, the
-      floor still kept 91.8%, above 90%).
+      floor still kept 91.5% as served, above 90%).
 
     Chosen on in-sample scores for exactly 90%, the floor kept 89.2% of StackFAQ's held-out
     half (``--split dev:test``, tuned on ``dev:tune``)."""
-    judged = [q for q in qids if any(g > 0 for g in qrels.get(q, {}).values())]
-    if judged:
-        target_keep = min(target_keep + margin_se * math.sqrt(target_keep * (1.0 - target_keep) / len(judged)), 0.999)
+    labelled = [q for q in qids if any(g > 0 for g in qrels.get(q, {}).values())]
+    if labelled:
+        target_keep = min(target_keep + margin_se * math.sqrt(target_keep * (1.0 - target_keep) / len(labelled)), 0.999)
     if groups is not None:
-        folds = min(folds, count_groups(judged, groups))
+        folds = min(folds, count_groups(labelled, groups))
     # Too few questions (or threads) to cross-fit: in-sample scores, as with a tiny golden set.
-    parts = deal_folds(judged, folds, seed, groups, warn=False) if len(judged) >= 2 * folds and folds >= 2 else [judged]
+    parts = (deal_folds(labelled, folds, seed, groups, warn=False) if len(labelled) >= 2 * folds and folds >= 2
+             else [labelled])
     kept = [np.zeros((0, len(FLOOR_GRID)), dtype=bool)]
     for i, part in enumerate(parts):
         rest = [q for j, p in enumerate(parts) if j != i for q in p] or part
         cal = fit_leg_calibrators(tables, qrels, rest)
-        kept.append(keep_grid(tables, qrels, part, lambda c, cal=cal: calibrated_score(cal, c[2])))  # type: ignore[misc]
+        kept.append(keep_grid(tables, qrels, part, lambda c, cal=cal: calibrated_score(cal, c[2]),  # type: ignore[misc]
+                              judged=judged))
     return floor_for(np.concatenate(kept), target_keep)
 
 
 def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
                    fixed_floor: float = 0.4, folds: int = 5, target_keep: float = 0.9,
-                   seed: int = 13, groups: Mapping[str, str] | None = None) -> AbstentionReport:
-    """Calibrators and floor fitted on all folds but one and measured on it, in turn. With
+                   seed: int = 13, groups: Mapping[str, str] | None = None, judged: bool = False) -> AbstentionReport:
+    """Calibrators and floor fitted on all folds but one and measured on it, in turn, each
+    question read as :func:`shown` shows it (``judged``: as a judge's search). With
     ``groups`` (question -> group, e.g. :func:`electa.eval.beir.thread_groups`) a group's
     questions share a fold (dealt by :func:`deal_folds`), so none is measured beside a question
     of its group it was fitted on, and the floor inside each fold is cross-fitted by group too;
@@ -210,9 +232,9 @@ def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str
         cal = fit_leg_calibrators(tables, qrels, train)
         by_cal: Callable[[Candidate], float] = lambda c, cal=cal: calibrated_score(cal, c[2])  # type: ignore[misc]
         by_abs: Callable[[Candidate], float] = lambda c: c[1]
-        cal_floor = choose_floor(tables, qrels, train, target_keep, groups=groups)
+        cal_floor = choose_floor(tables, qrels, train, target_keep, groups=groups, judged=judged)
         for name, fn, floor in (("fixed", by_abs, fixed_floor), ("calibrated", by_cal, cal_floor)):
-            values = measure(tables, qrels, test, fn, floor)
+            values = measure(tables, qrels, test, fn, floor, judged=judged)
             acc = sums[name]
             acc[0] += floor * len(test)
             for j, v in enumerate(values, 1):
@@ -232,10 +254,11 @@ def cross_validate(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str
 
 
 def _on_every_question(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
-                       score: Callable[[Candidate], float], floor: float, rule: str) -> FloorReport:
-    """A rule fitted on none of these questions, measured on every judged one."""
+                       score: Callable[[Candidate], float], floor: float, rule: str, judged: bool = False) -> FloorReport:
+    """A rule fitted on none of these questions, measured on every labelled one."""
     qids = sorted(q for q in tables if any(g > 0 for g in qrels.get(q, {}).values()))
-    return FloorReport(rule, round(floor, 3), *(round(v, 4) for v in measure(tables, qrels, qids, score, floor)))
+    values = measure(tables, qrels, qids, score, floor, judged=judged)
+    return FloorReport(rule, round(floor, 3), *(round(v, 4) for v in values))
 
 
 def unfitted(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
@@ -250,10 +273,10 @@ def unfitted(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapp
 
 
 def at_given_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
-                   calibrators: Mapping[str, Calibrator], floor: float, rule: str) -> FloorReport:
+                   calibrators: Mapping[str, Calibrator], floor: float, rule: str, judged: bool = False) -> FloorReport:
     """Calibrators and floor fitted elsewhere (``electa tune`` on other queries), measured on
-    every judged query here: no fitting on these queries at all."""
-    return _on_every_question(tables, qrels, lambda c: calibrated_score(calibrators, c[2]), floor, rule)
+    every labelled query here (read as :func:`shown` shows them): no fitting on these queries."""
+    return _on_every_question(tables, qrels, lambda c: calibrated_score(calibrators, c[2]), floor, rule, judged)
 
 
 def with_signal(tables: Mapping[str, Sequence[Candidate]], signal: str,
@@ -277,7 +300,9 @@ def fit_with_signal(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[st
     keep a relevant hit than with the legs' cut (less :data:`KEEP_SLACK`, one fold's noise), and
     the stacked calibrator weighs ``signal`` positively (a higher score never makes a hit less
     likely to pass). A signal that abstains more only by keeping fewer answers is not kept.
-    With ``groups`` (:func:`electa.eval.folds.groups_for`) the folds hold whole threads."""
+    With ``groups`` (:func:`electa.eval.folds.groups_for`) the folds hold whole threads. Both
+    are read as a judged search shows hits (:func:`shown`, ``judged``): the reranker runs
+    wherever this cut is used, and puts passing hits first among its depth's."""
     chosen = {q: tables[q] for q in qids}
     without = {q: [(d, s, {k: v for k, v in votes.items() if k != signal}) for d, s, votes in rows]
                for q, rows in chosen.items()}
@@ -285,7 +310,7 @@ def fit_with_signal(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[st
     folds = 5
     for name, part in (("legs", without), (f"legs + {signal}", chosen)):
         try:
-            report = cross_validate(part, qrels, target_keep=target_keep, groups=groups)
+            report = cross_validate(part, qrels, target_keep=target_keep, groups=groups, judged=True)
         except ConfigError as exc:  # (too few threads to hold one out: the legs' cut stays)
             return None, {"questions": len(qids), "skipped": str(exc)}
         rows[name], folds = next(r for r in report.rows if r.rule.startswith("calibrated")), report.folds
@@ -300,4 +325,4 @@ def fit_with_signal(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[st
     if stacked is not None and stacked.kind == "stacked" and dict(stacked.weights).get(signal, 0.0) <= 0.0:
         figures["skipped"] = f"the fitted calibrator does not weigh {signal} positively"
         return None, figures
-    return (calibrators, choose_floor(chosen, qrels, qids, target_keep, groups=groups)), figures
+    return (calibrators, choose_floor(chosen, qrels, qids, target_keep, groups=groups, judged=True)), figures

@@ -179,7 +179,12 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             ranked.setdefault("scored+" + "+".join(names), {})[qid] = _dedupe(
                 [(getattr(h, key), float(len(judged) - i)) for i, h in enumerate(judged)])
         cut_short += cut
-        tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits[:depth]]
+        # Abstention reads the candidates an untuned search serves: each leg at its served depth
+        # (50 a leg by default, where this run searches ``depth`` for the ranking metrics).
+        served_depths = {r.leg: engine.settings.depths.get(r.leg, depth) for r in results}
+        table_hits = hits if all(len(r.hits) <= served_depths[r.leg] for r in results) else engine.rank(
+            text, [replace(r, hits=r.hits[: served_depths[r.leg]]) for r in results], order=Order.SCORED)
+        tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in table_hits[:depth]]
         for order in orders:
             if order not in by_order:
                 by_order[order] = engine.rank(text, results, order=order)
