@@ -165,8 +165,8 @@ def floor_for(kept: np.ndarray, target_keep: float) -> float:
     if not reaching.any():
         return 0.0
     first = int(np.argmax(reaching))
-    misses = np.flatnonzero(~reaching[first:])
-    return float(FLOOR_GRID[first + (misses[0] - 1 if len(misses) else len(reaching) - first - 1)])
+    run = int(np.cumprod(reaching[first:]).sum())  # (how many floors in a row reach it, from the first)
+    return float(FLOOR_GRID[first + run - 1])
 
 
 def choose_floor(tables: Mapping[str, Sequence[Candidate]], qrels: Mapping[str, Mapping[str, int]],
