@@ -137,6 +137,18 @@ def test_a_floor_that_reaches_the_target_above_one_that_misses_it_is_not_chosen(
     assert floor_for(kept, 0.5) == 0.61  # (at half, 0.31-0.61 reach it without a gap)
 
 
+def test_a_flicker_at_the_bottom_does_not_decide_the_floor() -> None:
+    # 0.01 reaches the target, 0.02 misses, 0.03-0.40 reach it: the floor is 0.40, not 0.01.
+    kept = np.zeros((10, len(FLOOR_GRID)), dtype=bool)
+    kept[:, :40] = True
+    kept[:, 1] = False
+    assert floor_for(kept, 0.9) == 0.4
+    # No three floors in a row reach it: the highest that does alone.
+    lone = np.zeros((10, len(FLOOR_GRID)), dtype=bool)
+    lone[:, [4, 9]] = True
+    assert floor_for(lone, 0.9) == 0.1
+
+
 def test_a_judged_read_shows_every_candidate_passing_first_by_score() -> None:
     # A judge's search (the reranker's cut) puts passing hits first among all it built: the
     # relevant page 25th in the served order is read when it scores above the others.

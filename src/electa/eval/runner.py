@@ -41,6 +41,7 @@ from electa.judges.rerank import PairScorer, passage_of
 from electa.judges.rerank_cut import DEPTH as CUT_DEPTH
 from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
 from electa.judges.rerank_cut import RerankCut
+from electa.legs.runner import DEFAULT_DEPTH
 from electa.scoring import LIFT
 from electa.types import Access, Caller, LegResult, LegStatus
 
@@ -180,8 +181,9 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
                 [(getattr(h, key), float(len(judged) - i)) for i, h in enumerate(judged)])
         cut_short += cut
         # Abstention reads the candidates an untuned search serves: each leg at its served depth
-        # (50 a leg by default, where this run searches ``depth`` for the ranking metrics).
-        served_depths = {r.leg: engine.settings.depths.get(r.leg, depth) for r in results}
+        # (50 for full text and dense by default, 8 for Q&A, where this run searches ``depth``
+        # for the ranking metrics; with ``depth`` below a served depth, the shallower run's).
+        served_depths = {r.leg: engine.settings.depths.get(r.leg, DEFAULT_DEPTH) for r in results}
         table_hits = hits if all(len(r.hits) <= served_depths[r.leg] for r in results) else engine.rank(
             text, [replace(r, hits=r.hits[: served_depths[r.leg]]) for r in results], order=Order.SCORED)
         tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in table_hits[:depth]]

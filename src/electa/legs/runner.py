@@ -27,6 +27,9 @@ from electa.legs.protocol import Leg
 from electa.stores.protocol import AllowedSet
 from electa.types import Caller, LegHit, LegResult, LegStatus
 
+# The depth a leg runs at when the settings name none for it.
+DEFAULT_DEPTH = 50
+
 log = logging.getLogger(__name__)
 MAX_OVERDUE = 4
 WORKERS_PER_LEG = 8
@@ -125,7 +128,8 @@ class LegRunner:
                 results.append(LegResult(leg.name, LegStatus.TIMEOUT,
                                          detail=f"not started: {hung} earlier calls are still running past their budget"))
                 continue
-            futures[leg.name] = self._pool(leg.name).submit(_timed, leg, query, caller, allowed, depths.get(leg.name, 50))
+            depth = depths.get(leg.name, DEFAULT_DEPTH)
+            futures[leg.name] = self._pool(leg.name).submit(_timed, leg, query, caller, allowed, depth)
         for name, future in futures.items():
             budget_s = budgets_ms.get(name, 2000.0) / 1000.0
             remaining = max(0.0, budget_s - (time.perf_counter() - started))
