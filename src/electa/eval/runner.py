@@ -43,7 +43,7 @@ from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
 from electa.judges.rerank_cut import RerankCut
 from electa.legs.runner import DEFAULT_DEPTH
 from electa.scoring import LIFT
-from electa.types import Access, Caller, LegResult, LegStatus
+from electa.types import Access, Caller, Hit, LegResult, LegStatus
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,11 @@ def ingest_corpus(engine: Engine, beir: BeirSet, progress: bool, reading: str | 
     return time.perf_counter() - start
 
 
+def candidates(hits: Sequence[Hit], key: str) -> list[Candidate]:
+    """Hits as abstention reads them (:data:`electa.eval.abstention.Candidate`), in their order."""
+    return [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits]
+
+
 def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = None,
              depth: int = 100, limit: int | None = None, progress: bool = False,
              orders: Sequence[Order] = (Order.FUSED, Order.SCORED, Order.ABSOLUTE),
@@ -186,7 +191,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         served_depths = {r.leg: engine.settings.depths.get(r.leg, DEFAULT_DEPTH) for r in results}
         table_hits = hits if all(len(r.hits) <= served_depths[r.leg] for r in results) else engine.rank(
             text, [replace(r, hits=r.hits[: served_depths[r.leg]]) for r in results], order=Order.SCORED)
-        tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in table_hits[:depth]]
+        tables[qid] = candidates(table_hits[:depth], key)
         for order in orders:
             if order not in by_order:
                 by_order[order] = engine.rank(text, results, order=order)
@@ -202,8 +207,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             tuned_hits = engine.rank(text, cut_results, weights=tuned.weights, k=tuned.k, lift=tuned.lift,
                                      order=Order.FUSED if tuned.lift is None else Order.SCORED)
             ranked.setdefault("tuned", {})[qid] = _dedupe([(getattr(h, key), h.sort_key) for h in tuned_hits[:depth]])
-            tuned_tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes})
-                                 for h in tuned_hits[:depth]]
+            tuned_tables[qid] = candidates(tuned_hits[:depth], key)
         for r in results:
             latency.setdefault(f"leg:{r.leg}", []).append(r.elapsed_ms)
         for leg, docs in leg_documents(engine, results, key).items():
@@ -291,7 +295,7 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
         results, _ = engine.retrieve(beir.queries[qid], caller, legs=legs, depths=dict.fromkeys(legs, depth))
         if tables is not None:
             hits = engine.rank(beir.queries[qid], results)
-            tables[qid] = [(getattr(h, key), h.score, {v.leg: v.raw_score for v in h.votes}) for h in hits[:depth]]
+            tables[qid] = candidates(hits[:depth], key)
             if passages is not None:
                 passages[qid] = [passage_of(h, engine.settings.rerank_chars) for h in hits[:min(depth, CUT_DEPTH)]]
         out[qid] = leg_documents(engine, results, key)
