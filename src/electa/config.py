@@ -16,6 +16,8 @@ Every setting can be given as ``ELECTA_<NAME>`` (``ELECTA_FLOOR=0.5``) or passed
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -25,6 +27,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 # The retrieval modes (electa.modes.MODES; a test keeps them equal): what ELECTA_MODE, a request and
 # an agent may name.
 ModeName = Literal["standard", "hybrid", "corrective", "graph", "agentic", "multimodal"]
+# Settings that never change what a search or an answer returns: credentials (kept out of cache
+# keys even hashed: a DSN carries a password), request limits, and where the index, the cache and
+# the local files live (the store's content is keyed by its version). Every other setting is in
+# Settings.result_digest, so one added later shapes result cache keys unless it is named here.
+NOT_IN_RESULTS = frozenset({"admin_token", "llm_api_key", "rerank_api_key", "store", "data_dir", "redis_url",
+                            "rate_per_minute_key", "rate_per_minute_client", "visitor_token_max_s",
+                            "cache_ttl_s", "widget_origins"})
 
 
 class Settings(BaseSettings):
@@ -173,3 +182,18 @@ class Settings(BaseSettings):
         answer sets and the demo are kept in their own data directory, never written into a
         deployment's PostgreSQL (review: BEIR sets mixed into one database under org ``eval``)."""
         return self.model_copy(update={"store": ""})
+
+    def result_digest(self) -> str:
+        """A digest of every setting that can shape a search's or an answer's result (all but
+        :data:`NOT_IN_RESULTS`), for result cache keys: a shared cache (Redis) outlives a restart
+        with another ``ELECTA_FLOOR``, and workers started with different settings may share it;
+        without it each would replay results cut, weighed or answered by the other's settings.
+        Read on every keyed request, so it follows the settings as they are then (~0.1 ms).
+
+        >>> Settings(floor=0.4).result_digest() == Settings(floor=0.5).result_digest()
+        False
+        >>> Settings(admin_token="a").result_digest() == Settings(admin_token="b").result_digest()
+        True
+        """
+        shaping = self.model_dump(mode="json", exclude=set(NOT_IN_RESULTS))
+        return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:16]

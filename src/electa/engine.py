@@ -1356,18 +1356,18 @@ def answer_window(passages: int) -> int:
     return max(ANSWER_WINDOW, passages)
 
 
-def serving_recipe() -> str:
+def serving_recipe(settings: Settings) -> str:
     """What a cached search or answer was computed with beyond its request, the agent's settings
-    and the store's version, where an upgrade changes it: the served order's version
+    and the store's version, where an upgrade or a restart changes it: the served order's version
     (:data:`electa.judges.ltr.ORDER`), the constants that order by value (the C4 lift, the
     page boost, the modes' merge and image lifts), the version of the ordering rules
-    (:data:`RANK_RULES`) and the answer's window. Result caches put it
-    in their keys because a shared cache (Redis) outlives an upgrade: without it, an entry made
-    by the code before would be replayed for up to its TTL. (Engine-wide settings read from the
-    environment, such as the floor, are not in it: change them with the cache flushed or wait
-    out its TTL.)"""
+    (:data:`RANK_RULES`), the answer's window and the engine's ``settings``
+    (:meth:`Settings.result_digest`: the floor, weights, depths, judges, answerer...). Result
+    caches put it in their keys because a shared cache (Redis) outlives an upgrade or a restart
+    with other settings, and serves workers that may run with different ones: without it, an
+    entry made by the code or settings before would be replayed for up to its TTL."""
     return (f"{ORDER}|rules={RANK_RULES}|lift={LIFT:g}|page={PAGE_BOOST:g}|merge={MERGE_LIFT:g}"
-            f"|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}")
+            f"|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}|settings={settings.result_digest()}")
 
 
 def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int) -> list[Passage]:

@@ -134,6 +134,32 @@ def test_a_cache_that_outlives_an_upgrade_never_replays_the_old_order_or_window(
     assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
 
 
+@pytest.mark.parametrize(("setting", "value"), [("floor", 0.55), ("weights", {"fulltext": 1.0, "dense": 2.0, "qa": 1.0}),
+                                              ("depths", {"fulltext": 20, "dense": 20, "qa": 8}), ("top_passages", 3),
+                                              ("rerank_blend", 0.5)])
+def test_a_shared_cache_never_replays_what_other_engine_settings_made(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch, setting: str, value: object) -> None:
+    # Workers restarted with another ELECTA_FLOOR (or started with other settings beside the old
+    # ones) share a Redis cache: an entry cut or weighed by the settings before must not be served.
+    client, headers = _client(engine, monkeypatch)
+    search = {"query": "refund annual plans"}
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
+    monkeypatch.setattr(engine.settings, setting, value)
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
+
+
+def test_settings_that_shape_no_result_keep_the_cache(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, headers = _client(engine, monkeypatch)
+    search = {"query": "refund annual plans"}
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    for setting, value in (("rate_per_minute_key", 5000.0), ("admin_token", "another"), ("cache_ttl_s", 60.0)):
+        monkeypatch.setattr(engine.settings, setting, value)
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
+
+
 @pytest.mark.parametrize(("weights", "needle"), [
     ({"bm25": 1.0}, "unknown leg 'bm25'; valid legs: fulltext, dense, qa"),
     ({"dense": -1.0}, "greater than or equal to 0"),
