@@ -94,7 +94,8 @@ PAGE_BOOST = 0.15
 # The version of the rules Engine._scored_rows orders by beyond its constants: bump it with any
 # change to them, so result caches (serving_recipe) drop what the rules before ordered.
 # 2: the visitor's page counts as agreed on by every leg (D4 beside a 0.25 lift).
-RANK_RULES = 2
+# 3: the visitor's page is boosted in the fused order too (D4 for an agent tuned to plain RRF).
+RANK_RULES = 3
 # Common question, shop and setting words that never rescue a page by title (SPEC B6).
 RESCUE_STOP = frozenset("""price prices pricing cost costs much many room rooms setup settings setting help
     need want like know tell about please buy sell shop store order orders page pages info information
@@ -1205,12 +1206,15 @@ class Engine:
             if page_url:
                 if page_url in also:  # A3: the copy on the visitor's page wins
                     url, also = page_url, tuple(u for u in (shown.url, *also) if u != page_url)
-                if url == page_url and order is not Order.FUSED:
+                if url == page_url:
                     # D4: the page the visitor is reading (order only, never the floor). In the C4
                     # order it counts as agreed on by every leg, so it beats a page scored up to
                     # PAGE_BOOST higher whatever the legs' agreement (the reference's +0.15 is on
                     # a scale without it) and never one scored more than PAGE_BOOST + lift higher.
-                    key = (score + lift if order is Order.SCORED and scale > 0 else score) + PAGE_BOOST
+                    # In the fused order (an agent tuned to plain RRF) there is no score: it gains
+                    # PAGE_BOOST on the fused value's own 0-1 scale (fused / max_fused).
+                    key = (fused_value + PAGE_BOOST * scale if order is Order.FUSED
+                           else (score + lift if order is Order.SCORED and scale > 0 else score) + PAGE_BOOST)
             rows.append((key, fused_value, votes, shown, score, url, also))
         rows.sort(key=lambda row: -row[0])  # stable: equal keys keep the fused order
         return rows

@@ -107,6 +107,32 @@ def test_the_current_page_never_beats_one_scored_more_than_the_boost_and_the_lif
     assert hits[1].sort_key == pytest.approx(0.5 + LIFT + PAGE_BOOST)
 
 
+def test_the_current_page_is_boosted_for_an_agent_tuned_to_plain_fusion(engine: Engine) -> None:
+    # An agent whose tune chose plain RRF (lift None) is served the fused order, which had no D4
+    # boost at all: the visitor's page, second in both legs, stayed second. It now gains 0.15 on
+    # the fused value's 0-1 scale: enough to pass a page one place ahead in both legs, not one
+    # that only one leg found it beside.
+    engine.ingest_loaded("a", Loaded([doc("1", "Invoices", "invoices reminders exports", "https://t/1"),
+                                      doc("2", "Billing", "invoices reminders exports", "https://t/2"),
+                                      doc("3", "Refunds", "invoices reminders exports", "https://t/3")]),
+                         Access("t"))
+    engine.store.set_agent_settings("t", "default", {"fusion": {"lift": None}})
+    text = "invoices reminders exports"
+    found = {h.url: h.unit_id for h in engine.search(text, Caller("t"), legs=["fulltext"]).hits}
+    first, visited, alone = found["https://t/1"], found["https://t/2"], found["https://t/3"]
+    results = [LegResult("fulltext", LegStatus.OK, (LegHit(first, 1, 9.0), LegHit(visited, 2, 8.0), LegHit(alone, 3, 7.0))),
+               LegResult("dense", LegStatus.OK, (LegHit(first, 1, 0.5), LegHit(visited, 2, 0.4)))]
+    fused = engine.rank(text, results, order=Order.FUSED)
+    assert [h.url for h in fused] == ["https://t/1", "https://t/2", "https://t/3"]
+    assert [h.url for h in engine.rank(text, results, order=Order.FUSED, page_url="https://t/2")][:2] == [
+        "https://t/2", "https://t/1"]
+    assert [h.url for h in engine.rank(text, results, order=Order.FUSED, page_url="https://t/3")][-1] == "https://t/3"
+    # Served: the agent's own search on the real legs puts the visitor's page first.
+    plain = [h.url for h in engine.search(text, Caller("t", "default")).hits]
+    boosted = engine.search(text, Caller("t", "default"), page_url=plain[1]).hits
+    assert boosted[0].url == plain[1]
+
+
 def test_title_match_rescues_a_brand_page_under_the_floor(engine: Engine) -> None:
     engine.ingest_loaded("a", Loaded([
         doc("b", "Buy EPSON | Projectors", "Shop our range. Free delivery. Call us.", "https://s/epson"),

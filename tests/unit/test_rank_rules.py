@@ -63,7 +63,9 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
         url, also = unit.url, unit.also_urls
         if page_url and page_url in also:
             url, also = page_url, tuple(u for u in (unit.url, *also) if u != page_url)
-        if page_url and url == page_url and order is not Order.FUSED:
+        if page_url and url == page_url and order is Order.FUSED:
+            key = f.fused + PAGE_BOOST * scale  # (+0.15 on the fused value's 0-1 scale)
+        elif page_url and url == page_url:
             key = (score + lift if order is Order.SCORED and scale > 0 else score) + PAGE_BOOST  # (as if all legs agreed)
         rows.append((key, (unit.id, unit.document_id, f.fused, score, score >= floor, f.votes, url, also, key)))
     rows.sort(key=lambda row: -row[0])
