@@ -1,31 +1,34 @@
-"""Which C4 lift should the served order use? Chosen leave one set out, through the engine.
+"""Which C4 lift, read at which RRF k, should the served order use? Chosen leave one set out.
 
     python bench/lift_choice.py ../shared/data
 
-The served order is ``absolute score + lift x fused / max_fused`` (SPEC C4,
-:mod:`electa.scoring`). Each shipped set's labelled questions are searched as served (judges
-off, every leg the set's store runs, each at its served depth: ``Settings.depths``) and ranked
-at each lift of :data:`LIFTS` from the same leg lists (``Engine.rank(..., lift=...)``), beside
-plain RRF and each leg alone; nDCG@10 over documents, each once at its best position.
+The served order is ``absolute score + lift x fused / max_fused`` (SPEC C4, :mod:`electa.scoring`),
+``fused`` the weighted RRF value at ``k``. Each shipped set's labelled questions are searched as
+served (judges off, every leg the set's store runs, each at its served depth:
+``Settings.depths``) and ranked once by the engine (``Engine.rank``); every cell of the grid
+(each k of :data:`KS` with each lift of :data:`LIFTS`) then re-orders those hits by the same
+formula from their absolute scores and their legs' ranks (:func:`reorder`). The bench checks the
+re-ordering against the engine: at the served cell (:data:`electa.scoring.AGREEMENT_K`,
+:data:`electa.scoring.LIFT`) it must give the engine's own order for every question, or the bench
+stops. Beside the grid: plain RRF (the engine's fused order, k = 60) and each leg alone; nDCG@10
+over documents, each once at its best position.
 
-Then the lift is chosen *leaving one corpus out*: the four XQuAD-R languages are one corpus
+Then the cell is chosen *leaving one corpus out*: the four XQuAD-R languages are one corpus
 (the same questions translated), so when one of them is held out all four are. The rule, the
-one a default must follow (the issue: never worse than what it replaces, on any set): the lift
-whose smallest gain over ``--against`` (default 0.1, the lift served until this bench chose
-:data:`electa.scoring.LIFT`) across the sets left in is largest (``worst``); beside it, the lift
-of the largest mean gain (``mean``; it counts each XQuAD-R language as a set). That rule was picked after an earlier run of
-``bench/fusion_transfer.py`` had shown the mean rule losing StackFAQ when it was held out, so
-the rule itself was not chosen blind. The held-out set's gain at the chosen lift is what a new
-organisation could expect. The last line is the lift the rule chooses on every set.
+one a default must follow (the issue: never worse than what it replaces, on any set): the cell
+whose smallest gain over ``--against`` (default k 60 and lift 0.25, the order served until this
+bench chose the one in :mod:`electa.scoring`) across the sets left in is largest; ties go to the
+cell nearest ``--against``. The held-out set's gain at the chosen cell is what a new
+organisation could expect. The last line is the cell the rule chooses on every set. Until
+2026-12-04 the bench chose the lift alone, at k = 60 (0.25, then served); the rule is the same.
 
-Per held-out set it also prints how many questions the chosen lift ranks better and worse than
+Per held-out set it also prints how many questions the chosen cell ranks better and worse than
 ``--against`` with a two-sided sign test (a small mean gain of a few large moves is not a
 default's proof), and, for the answer's sake, how many questions have fewer than four passing
-hits among the first :data:`electa.engine.ANSWER_WINDOW` (what the ask pipeline reads) while
-four or more pass among all: passages a larger lift would push out of the answer's reach;
-beside it, the same count among the first ten (what the pipeline read before 2026-12-04).
+hits among the first :data:`electa.engine.ANSWER_WINDOW` (what the ask pipeline reads) while four
+or more pass among all: passages a larger lift would push out of the answer's reach.
 Per-question figures are kept in ``--cache`` with what they were measured on (the corpus, the
-embedder, the floor, the depths, the lifts); a cache measured on anything else is measured again.
+embedder, the floor, the depths, the grid); a cache measured on anything else is measured again.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import argparse
 import math
 import pickle
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,25 +47,45 @@ from electa.engine import ANSWER_WINDOW, Order
 from electa.eval.beir import load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
-from electa.types import Caller
+from electa.scoring import AGREEMENT_K, LIFT
+from electa.types import Caller, Hit
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
         ("xquad-r/de", "test"), ("xquad-r/es", "test"), ("xquad-r/zh", "test")]
+KS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)
 LIFTS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
 XQUAD = "xquad-r/"
-BEFORE = 0.1  # the C4 lift served until 2026-12-04, which the choice must not lose to
+BEFORE = (60.0, 0.25)  # the C4 order served until 2026-12-04's second choice, which the choice must not lose to
+Cell = tuple[float, float]  # (k, lift)
 
 
-def documents(hits: list, key: str = "ext_id") -> list[str]:
+def cell_name(cell: Cell) -> str:
+    return f"k {cell[0]:g} lift {cell[1]:g}"
+
+
+def documents(hits: Sequence[Hit], key: str = "ext_id") -> list[str]:
     """Each document once, at its best position."""
     return list(dict.fromkeys(getattr(h, key) for h in hits))
 
 
-def measure(directory: Path, split: str, lifts: tuple[float, ...]) -> dict[str, np.ndarray]:
-    """Per-question nDCG@10 of every lift, plain RRF and each leg, over ``directory``'s labelled
-    questions of ``split`` (its cached evaluation store; the first run ingests it); and per lift
-    (``short <lift>``) whether fewer than four hits pass among the first :data:`ANSWER_WINDOW`
-    while four or more pass among all (``short10 <lift>``: among the first ten)."""
+def reorder(hits: Sequence[Hit], weights: Mapping[str, float], k: float, lift: float) -> list[Hit]:
+    """``hits`` (one search's, in any order the engine gave) in the C4 order at ``k`` and ``lift``:
+    score + lift x (the hit's weighted RRF value at k) / (that of a hit every leg that found
+    something put first). Stable: equal keys keep ``hits``' order, as the engine's sort does."""
+    legs = {v.leg for h in hits for v in h.votes}
+    scale = sum(float(weights.get(leg, 1.0)) for leg in legs) / (k + 1.0)
+
+    def key(h: Hit) -> float:
+        fused = sum(float(weights.get(v.leg, 1.0)) / (k + v.rank) for v in h.votes)
+        return h.score + lift * min(1.0, fused / scale) if scale > 0 else h.score
+    return sorted(hits, key=lambda h: -key(h))
+
+
+def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
+    """Per-question nDCG@10 of every cell, plain RRF and each leg, over ``directory``'s labelled
+    questions of ``split`` (its cached evaluation store; the first run ingests it); and per cell
+    (``short <cell>``) whether fewer than four hits pass among the first :data:`ANSWER_WINDOW`
+    while four or more pass among all."""
     with labelled_set(directory, split, None, None) as (engine, beir, settings, _):
         ingest_corpus(engine, beir, progress=False)
         engine.fulltext.warm()
@@ -72,12 +96,26 @@ def measure(directory: Path, split: str, lifts: tuple[float, ...]) -> dict[str, 
         for q in qids:
             text, qrels = beir.queries[q], beir.qrels[q]
             results, _ = engine.retrieve(text, Caller(EVAL_ORG), legs=legs, depths=depths)
-            for lift in lifts:
-                ranked = engine.rank(text, results, order=Order.SCORED, lift=lift)
-                out.setdefault(f"lift {lift:g}", []).append(ndcg_at(documents(ranked), qrels))
-                passing = sum(h.passes for h in ranked)
-                for key, window in ((f"short {lift:g}", ANSWER_WINDOW), (f"short10 {lift:g}", 10)):
-                    out.setdefault(key, []).append(float(sum(h.passes for h in ranked[:window]) < 4 <= passing))
+            served = engine.rank(text, results, order=Order.SCORED)
+            # (the engine's fused order first: ties keep it, as they do in the engine)
+            fused = engine.rank(text, results, order=Order.FUSED, k=AGREEMENT_K)
+            kept = {h.document_id for h in served}
+            base = [h for h in fused if h.document_id in kept]
+            check = reorder(base, settings.weights, AGREEMENT_K, LIFT)
+            if documents(check) != documents(served):
+                raise SystemExit(f"{directory.name} {q}: the bench's re-ordering at the served cell is not the"
+                                 " engine's order; fix reorder() before reading any figure")
+            passing = {h.document_id: h.passes for h in served}
+            by_document = {h.document_id: h for h in served}
+            for k in KS:
+                at_k = [by_document[h.document_id] for h in engine.rank(text, results, order=Order.FUSED, k=k)
+                        if h.document_id in kept]
+                for lift in LIFTS:
+                    ranked = reorder(at_k, settings.weights, k, lift)
+                    name = cell_name((k, lift))
+                    out.setdefault(name, []).append(ndcg_at(documents(ranked), qrels))
+                    flags = [passing[h.document_id] for h in ranked]
+                    out.setdefault(f"short {name}", []).append(float(sum(flags[:ANSWER_WINDOW]) < 4 <= sum(flags)))
             out.setdefault("fused", []).append(ndcg_at(documents(engine.rank(text, results, order=Order.FUSED)), qrels))
             found = leg_documents(engine, results, "ext_id")
             for leg in legs:
@@ -87,7 +125,7 @@ def measure(directory: Path, split: str, lifts: tuple[float, ...]) -> dict[str, 
 
 def legs_of(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Each leg's own figures (a leg that found nothing for any question, e.g. an empty Q&A leg, left out)."""
-    return {k: v for k, v in c.items() if not k.startswith(("lift", "short")) and k != "fused" and v.any()}
+    return {k: v for k, v in c.items() if not k.startswith(("k ", "short")) and k != "fused" and v.any()}
 
 
 def corpus(name: str) -> str:
@@ -95,16 +133,18 @@ def corpus(name: str) -> str:
     return XQUAD if name.startswith(XQUAD) else name
 
 
-def choose(curves: dict[str, dict[str, np.ndarray]], held: str | None, lifts: tuple[float, ...], rule: str,
-           against: float = BEFORE) -> float:
-    """The lift chosen on every set but those of ``held``'s corpus (None: on every set): the best
-    worst gain over ``against`` (``worst``), or the best mean gain (``mean``); ties go to the
-    lift nearest ``against``."""
-    def gains(lift: float) -> list[float]:
-        return [float(c[f"lift {lift:g}"].mean() - c[f"lift {against:g}"].mean()) for n, c in curves.items()
-                if held is None or corpus(n) != corpus(held)]
-    pick = min if rule == "worst" else (lambda g: float(np.mean(g)))
-    return max(lifts, key=lambda lift: (round(pick(gains(lift)), 6), -abs(lift - against)))
+def cells() -> list[Cell]:
+    return [(k, lift) for k in KS for lift in LIFTS]
+
+
+def choose(curves: dict[str, dict[str, np.ndarray]], held: str | None, against: Cell = BEFORE) -> Cell:
+    """The cell chosen on every set but those of ``held``'s corpus (None: on every set): the best
+    worst gain over ``against``; ties go to the cell nearest it (lift first, then k)."""
+    def worst(cell: Cell) -> float:
+        return min(float(c[cell_name(cell)].mean() - c[cell_name(against)].mean()) for n, c in curves.items()
+                   if held is None or corpus(n) != corpus(held))
+    return max(cells(), key=lambda cell: (round(worst(cell), 6), -abs(cell[1] - against[1]),
+                                          -abs(math.log(cell[0] / against[0]))))
 
 
 def sign_test(better: int, worse: int) -> float:
@@ -115,59 +155,72 @@ def sign_test(better: int, worse: int) -> float:
     return min(1.0, 2.0 * sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n)
 
 
+def parse_cell(text: str) -> Cell:
+    k, _, lift = text.partition(":")
+    cell = (float(k), float(lift))
+    if cell not in cells():
+        raise SystemExit(f"--against {text}: give K:LIFT with K one of {KS} and LIFT one of {LIFTS}")
+    return cell
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("data", type=Path)
-    ap.add_argument("--against", type=float, default=BEFORE, help=f"the lift gains are counted over (one of {LIFTS})")
+    ap.add_argument("--against", type=parse_cell, default=BEFORE, metavar="K:LIFT",
+                    help="the cell gains are counted over (default 60:0.25)")
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "electa" / "lift-choice")
     args = ap.parse_args()
-    if args.against not in LIFTS:
-        raise SystemExit(f"--against {args.against}: choose one of {LIFTS}")
+    against: Cell = args.against
     curves: dict[str, dict[str, np.ndarray]] = {}
     for name, split in SETS:
         if not (args.data / name).is_dir():
             print(f"(no {name} under {args.data}: skipped)")
             continue
         t0 = time.perf_counter()
-        file = args.cache / f"{name.replace('/', '-')}-{split}.pkl"
+        file = args.cache / f"{name.replace('/', '-')}-{split}-k.pkl"
         settings = Settings()
         measured_on = (load_beir(args.data / name, split).corpus_hash, settings.embedder, settings.floor,
-                       sorted(settings.depths.items()), LIFTS, ANSWER_WINDOW)
+                       sorted(settings.depths.items()), sorted(settings.weights.items()), KS, LIFTS,
+                       ANSWER_WINDOW, AGREEMENT_K, LIFT)
         cached = pickle.loads(file.read_bytes()) if file.exists() else None
         if isinstance(cached, dict) and cached.get("measured_on") == measured_on:
             curves[name] = cached["curves"]
         else:
-            curves[name] = measure(args.data / name, split, LIFTS)
+            curves[name] = measure(args.data / name, split)
             args.cache.mkdir(parents=True, exist_ok=True)
             file.write_bytes(pickle.dumps({"measured_on": measured_on, "curves": curves[name]}))
         c = curves[name]
-        print(f"{name} ({split}, {len(c['fused'])} questions, {time.perf_counter() - t0:.0f} s): "
-              + " ".join(f"{lift:g}:{c[f'lift {lift:g}'].mean():.4f}" for lift in LIFTS)
+        best = max(cells(), key=lambda cell: c[cell_name(cell)].mean())
+        print(f"{name} ({split}, {len(c['fused'])} questions, {time.perf_counter() - t0:.0f} s):"
+              f" {cell_name(against)} {c[cell_name(against)].mean():.4f},"
+              f" served ({cell_name((AGREEMENT_K, LIFT))}) {c[cell_name((AGREEMENT_K, LIFT))].mean():.4f},"
+              f" its best {cell_name(best)} {c[cell_name(best)].mean():.4f}"
               + " | fused {:.4f} | ".format(c["fused"].mean())
-              + " ".join(f"{k} {v.mean():.4f}" for k, v in legs_of(c).items()),
-              flush=True)
-    print()
-    print(f"| held-out set | lift {args.against:g} | lift chosen on the others, worst gain | its gain | better / worse"
-          f" questions (sign test p) | fewer than 4 passing in the first {ANSWER_WINDOW} (first 10)"
-          " | lift chosen, mean gain | its gain"
-          " | plain RRF | best single leg |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+              + " ".join(f"{k} {v.mean():.4f}" for k, v in legs_of(c).items()), flush=True)
+    print(f"\nSmallest gain over {cell_name(against)} across the sets, per cell (rows k, columns lift):")
+    print("| k | " + " | ".join(f"{lift:g}" for lift in LIFTS) + " |")
+    print("|---|" + "---|" * len(LIFTS))
+    for k in KS:
+        print(f"| {k:g} | " + " | ".join(
+            f"{min(c[cell_name((k, lift))].mean() - c[cell_name(against)].mean() for c in curves.values()):+.4f}"
+            for lift in LIFTS) + " |")
+    print(f"\n| held-out set | {cell_name(against)} | chosen on the others | its nDCG@10 | its gain | better / worse"
+          f" questions (sign test p) | fewer than 4 passing in the first {ANSWER_WINDOW} | plain RRF | best single leg |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, c in curves.items():
-        today = c[f"lift {args.against:g}"]
-        worst, mean = (choose(curves, name, LIFTS, rule, args.against) for rule in ("worst", "mean"))
-        at_worst, at_mean = c[f"lift {worst:g}"], c[f"lift {mean:g}"]
+        today = c[cell_name(against)]
+        cell = choose(curves, name, against)
+        at = c[cell_name(cell)]
         legs = {k: v.mean() for k, v in legs_of(c).items()}
         best_leg = max(legs, key=lambda k: legs[k])
-        better, worse = int((at_worst > today + 1e-12).sum()), int((at_worst < today - 1e-12).sum())
-        print(f"| {name} | {today.mean():.4f} | {worst:g}: {at_worst.mean():.4f} | {at_worst.mean() - today.mean():+.4f}"
+        better, worse = int((at > today + 1e-12).sum()), int((at < today - 1e-12).sum())
+        print(f"| {name} | {today.mean():.4f} | {cell_name(cell)} | {at.mean():.4f} | {at.mean() - today.mean():+.4f}"
               f" | {better} / {worse} (p {sign_test(better, worse):.2g})"
-              f" | {int(c[f'short {args.against:g}'].sum())} → {int(c[f'short {worst:g}'].sum())}"
-              f" ({int(c[f'short10 {args.against:g}'].sum())} → {int(c[f'short10 {worst:g}'].sum())})"
-              f" | {mean:g}: {at_mean.mean():.4f} | {at_mean.mean() - today.mean():+.4f}"
+              f" | {int(c[f'short {cell_name(against)}'].sum())} → {int(c[f'short {cell_name(cell)}'].sum())}"
               f" | {c['fused'].mean():.4f} | {best_leg} {legs[best_leg]:.4f} |")
-    chosen = choose(curves, None, LIFTS, "worst", args.against)
-    print(f"\nChosen on every set by the worst gain over {args.against:g}: lift {chosen:g} (gains "
-          + ", ".join(f"{n} {c[f'lift {chosen:g}'].mean() - c[f'lift {args.against:g}'].mean():+.4f}"
+    chosen = choose(curves, None, against)
+    print(f"\nChosen on every set by the smallest gain over {cell_name(against)}: {cell_name(chosen)} (gains "
+          + ", ".join(f"{n} {c[cell_name(chosen)].mean() - c[cell_name(against)].mean():+.4f}"
                       for n, c in curves.items()) + ")")
 
 

@@ -58,7 +58,7 @@ from electa.modes import MODES, ModeContext, resolve_mode
 from electa.modes.llm import LlmSteps
 from electa.modes.multimodal import FIGURE_LIFT, SHOWN_LIFT
 from electa.modes.protocol import MERGE_DEPTH, MERGE_LIFT
-from electa.scoring import GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum
+from electa.scoring import AGREEMENT_K, GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.text import STOPWORDS, fold, language, stem_set, tokens
@@ -888,7 +888,7 @@ class Engine:
         t0 = time.perf_counter()
         results, timings = self.retrieve(text, caller, legs=chosen, depths=depth_map)
         t1 = time.perf_counter()
-        rows = self._scored_rows(text, results, {**s.weights, **weights}, s.rrf_k if k is None else k, order, page_url,
+        rows = self._scored_rows(text, results, {**s.weights, **weights}, self._k(k, order), order, page_url,
                                  lift, trust_graph)
         # Pass or fail, calibration and the title rescue are decided over every candidate, as
         # when every candidate was a Hit: a hit passes alike whatever ``top`` asks for.
@@ -1115,10 +1115,18 @@ class Engine:
         """Fuse leg results (C1, C2, C6), score them (C3) and order them (C4); the first ``top``
         hits (default: all; the others are scored and ordered all the same, but not built)."""
         s = self.settings
-        rows = self._scored_rows(text, results, {**s.weights, **(weights or {})}, s.rrf_k if k is None else k,
+        rows = self._scored_rows(text, results, {**s.weights, **(weights or {})}, self._k(k, order),
                                  order, page_url, LIFT if lift is None else lift)
         limit = s.floor if floor is None else floor
         return [self._hit(row, row[4] >= limit) for row in rows[:top]]
+
+    def _k(self, k: float | None, order: Order) -> float:
+        """The RRF k a search fuses with: the one it names (a request's, an agent's tuned), else
+        the plain fusion's (``rrf_k``, 60) for the RRF order and :data:`AGREEMENT_K` for the C4
+        order, whose lift reads agreement in the fused value (``electa.scoring`` says why)."""
+        if k is not None:
+            return k
+        return self.settings.rrf_k if order is Order.FUSED else AGREEMENT_K
 
     @staticmethod
     def _hit(row: Row, passes: bool, probability: float | None = None, rescued_by: str = "") -> Hit:
@@ -1363,14 +1371,14 @@ def answer_window(passages: int) -> int:
 def serving_recipe(settings: Settings) -> str:
     """What a cached search or answer was computed with beyond its request, the agent's settings
     and the store's version, where an upgrade or a restart changes it: the served order's version
-    (:data:`electa.judges.ltr.ORDER`), the constants that order by value (the C4 lift, the
+    (:data:`electa.judges.ltr.ORDER`), the constants that order by value (the C4 lift and its k, the
     page boost, the modes' merge and image lifts), the version of the ordering rules
     (:data:`RANK_RULES`), the answer's window and the engine's ``settings``
     (:meth:`Settings.result_digest`: the floor, weights, depths, judges, answerer...). Result
     caches put it in their keys because a shared cache (Redis) outlives an upgrade or a restart
     with other settings, and serves workers that may run with different ones: without it, an
     entry made by the code or settings before would be replayed for up to its TTL."""
-    return (f"{ORDER}|rules={RANK_RULES}|lift={LIFT:g}|page={PAGE_BOOST:g}|merge={MERGE_LIFT:g}"
+    return (f"{ORDER}|rules={RANK_RULES}|lift={LIFT:g}@k={AGREEMENT_K:g}|page={PAGE_BOOST:g}|merge={MERGE_LIFT:g}"
             f"|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}|settings={settings.result_digest()}")
 
 

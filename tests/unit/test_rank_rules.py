@@ -12,7 +12,7 @@ import pytest
 from electa import Access, Caller, Engine, Order
 from electa.engine import FULLTEXT_LEGS, PAGE_BOOST, SHOWN_AS_PARENT
 from electa.fusion import max_fused, weighted_rrf
-from electa.scoring import absolute_score, coverage, order_value, shares_stem
+from electa.scoring import AGREEMENT_K, LIFT, absolute_score, coverage, order_value, shares_stem
 from electa.text import content_stems, stem_set
 from electa.types import LegResult, LegStatus
 
@@ -101,6 +101,24 @@ def test_rank_matches_the_rules(kb_engine: Engine, order: Order) -> None:
             graph_votes += sum(any(v.leg == "graph" and v.raw_score >= 1.0 for v in row[5]) for row in want)
     assert compared > 500  # the questions reach most of the help center, through every leg
     assert graph_votes > 0  # (and the graph's minimum is among the rules checked)
+
+
+@pytest.mark.parametrize("order", list(Order))
+def test_a_search_naming_no_k_reads_agreement_at_its_own_k_and_fuses_plainly_at_rrf_k(
+        kb_engine: Engine, order: Order) -> None:
+    # The C4 lift reads agreement at AGREEMENT_K (10); the plain RRF order keeps the settings'
+    # rrf_k (60), the baseline every table compares against; a named k is both.
+    caller = Caller("t")
+    want_k = kb_engine.settings.rrf_k if order is Order.FUSED else AGREEMENT_K
+    assert want_k != (AGREEMENT_K if order is Order.FUSED else kb_engine.settings.rrf_k)
+    differs = 0
+    for text in QUESTIONS:
+        results, _ = kb_engine.retrieve(text, caller, legs=LEGS, depths=DEPTHS)
+        full = dict(kb_engine.settings.weights)
+        got = as_rows(kb_engine.rank(text, results, order=order))
+        assert got == reference(kb_engine, text, results, full, want_k, 0.4, order, None, LIFT), text
+        differs += got != as_rows(kb_engine.rank(text, results, order=order, k=60.0 if want_k != 60.0 else 10.0))
+    assert differs > 0  # (the k read changes some order, or at least the fused values shown)
 
 
 def test_top_is_the_head_of_the_whole_order(kb_engine: Engine) -> None:

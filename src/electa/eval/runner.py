@@ -42,7 +42,7 @@ from electa.judges.rerank_cut import DEPTH as CUT_DEPTH
 from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
 from electa.judges.rerank_cut import RerankCut
 from electa.legs.runner import DEFAULT_DEPTH
-from electa.scoring import LIFT
+from electa.scoring import AGREEMENT_K, LIFT
 from electa.types import Access, Caller, Hit, LegResult, LegStatus
 
 log = logging.getLogger(__name__)
@@ -435,7 +435,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, passages)
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         # The served order (C4, the default lift) under default settings is what tuning has to beat.
-        default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, settings.rrf_k,
+        default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, AGREEMENT_K,
                                 dict.fromkeys(legs_seen, depth), LIFT)
         scores = {q: {doc: score for doc, score, _ in reversed(rows)} for q, rows in tables.items()}
         result = tune(lists, beir.qrels, default, folds, scores=scores, groups=groups)
