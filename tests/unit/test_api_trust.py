@@ -151,6 +151,34 @@ def test_a_shared_cache_never_replays_what_other_engine_settings_made(
     assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
 
 
+def test_a_search_or_answer_missing_a_leg_is_not_cached_for_the_next_request(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker whose dense leg failed (its model missing, a bad moment) must not fill a cache that
+    # healthy workers share with its full-text-only results.
+    client, headers = _client(engine, monkeypatch)
+    dense = engine.legs["dense"]
+
+    def broken(*args: object) -> list[tuple[int, float]]:
+        raise RuntimeError("model file missing")
+
+    monkeypatch.setattr(dense, "search", broken)
+    search = {"query": "refund annual plans"}
+    for _ in range(2):
+        r = client.post("/v1/search", json=search, headers=headers).json()
+        assert r["cached"] is False and {leg["leg"]: leg["status"] for leg in r["legs"]}["dense"] == "error"
+        assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
+    monkeypatch.undo()
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
+
+
+def test_settings_outside_the_digest_are_real_settings() -> None:
+    # A misspelt or renamed name would quietly put a setting that shapes results out of the keys' reach.
+    from electa.config import NOT_IN_RESULTS, Settings
+
+    assert NOT_IN_RESULTS.issubset(Settings.model_fields)
+
+
 def test_settings_that_shape_no_result_keep_the_cache(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     client, headers = _client(engine, monkeypatch)
     search = {"query": "refund annual plans"}

@@ -230,10 +230,13 @@ class AskPipeline:
         said = transcript(recorded)
         if self.record:
             self._bookkeep(req, said)
-        # A fallback answer, or one whose judge failed, is not worth keeping for the next
-        # visitor: a calmer moment gives a better one.
+        # A fallback answer, or one whose judge or leg failed (a leg late, or out on this worker:
+        # its model missing), is not worth keeping for the next visitor, nor for other workers
+        # sharing the cache: a calmer moment, or a whole worker, gives a better one.
         failed = any(st.get("failed") for ev in recorded if ev.kind == "done"
-                     for st in ev.data.get("stages", ()))  # type: ignore[attr-defined]
+                     for st in ev.data.get("stages", ())) or any(  # type: ignore[attr-defined]
+            leg.get("status") != "ok" for ev in recorded if ev.kind == "done"
+            for leg in ev.data.get("legs", ()))  # type: ignore[attr-defined]
         if self.cache is not None and key is not None and cached is None and not said.fell_back and said.done \
                 and not failed:
             self.cache.put(key, recorded)

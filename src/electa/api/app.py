@@ -453,7 +453,10 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
             return {**cached, "cached": True}
         out = run_search(body, caller, trusted, stored or {}, person)
         stages: list[dict[str, object]] = out["stages"]  # type: ignore[assignment]
-        if not any(st["failed"] for st in stages):  # a judge failed: the next request may do better
+        legs: list[dict[str, object]] = out["legs"]  # type: ignore[assignment]
+        # A judge failed, or a leg failed, ran late or is out on this worker (its model missing):
+        # the next request, or another worker sharing the cache, may do better.
+        if not any(st["failed"] for st in stages) and all(leg["status"] == "ok" for leg in legs):
             cache.put(key, out)
         # A shared cache that is down was skipped; the search itself did not need it.
         return {**out, "cached": False, **({"cache": "unavailable"} if cache.status != "ok" else {})}
