@@ -133,7 +133,8 @@ class Lists:
         kept = []
         for i, part in enumerate(parts):
             cal = self.fit([q for j, p in enumerate(parts) if j != i for q in p])
-            kept.append(keep_grid(self.answerable, self.qrels, part, lambda c, cal=cal: calibrated_score(cal, c[2])))
+            kept.append(keep_grid(self.answerable, self.qrels, part,
+                                  lambda c, cal=cal: calibrated_score(cal, c[2])))  # type: ignore[misc]
         return floor_for(np.concatenate(kept), target)
 
     def measure(self, qids: Sequence[str], cal: Mapping[str, Calibrator], floor: float) -> tuple[float, float]:
