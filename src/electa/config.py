@@ -3,7 +3,9 @@
 Every setting can be given as ``ELECTA_<NAME>`` (``ELECTA_FLOOR=0.5``) or passed to
 ``Settings(...)``. Defaults and where they come from:
 
-- ``rrf_k = 60``: Cormack, Clarke & Büttcher (SIGIR 2009), reference/support-bot-retrieval.txt.
+- ``rrf_k = 60``: Cormack, Clarke & Büttcher (SIGIR 2009), reference/support-bot-retrieval.txt:
+  the plain RRF order's k; the served C4 order reads agreement at ``electa.scoring.AGREEMENT_K``
+  (10), measured (``bench/lift_choice.py``), unless a search or an agent's tune names a k.
 - ``depth_* = 8``…: "each leg asks for up to 8 candidates (twice the 4 passages we keep, capped
   at 25)" in the support-bot reference; we fetch deeper (50) because fusion and the C6 merge
   need room, and eval measures Recall@100 with ``--depth 100``.

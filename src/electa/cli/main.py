@@ -111,7 +111,8 @@ def _print_report(report: IngestReport) -> None:
               help="The legs to run, e.g. fulltext,dense,qa,graph (default: fulltext, dense, qa, and sparse when on).")
 @click.option("--mode", default=None, help="The retrieval mode: standard, hybrid, corrective, graph, agentic or"
               " multimodal (default: the agent's, else ELECTA_MODE, else hybrid).")
-@click.option("--k", "rrf_k", type=float, default=None, help="RRF k (default 60).")
+@click.option("--k", "rrf_k", type=float, default=None,
+              help="RRF k, for fusion and for the agreement the served order reads (default: 60 and 10).")
 @click.option("--floor", type=float, default=None, help="Absolute-score floor (default 0.4).")
 @click.option("--all", "show_all", is_flag=True, help="Show hits under the floor too.")
 @click.option("--user", default=None, help="Personalise the order by this person's feedback (feedback --user).")
