@@ -96,6 +96,9 @@ PAGE_BOOST = 0.15
 # 2: the visitor's page counts as agreed on by every leg (D4 beside a 0.25 lift).
 # 3: the visitor's page is boosted in the fused order too (D4 for an agent tuned to plain RRF).
 RANK_RULES = 3
+# Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
+# worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
+TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
 # Common question, shop and setting words that never rescue a page by title (SPEC B6).
 RESCUE_STOP = frozenset("""price prices pricing cost costs much many room rooms setup settings setting help
     need want like know tell about please buy sell shop store order orders page pages info information
@@ -254,6 +257,13 @@ class Engine:
     def all_legs(self) -> dict[str, Leg]:
         """Every leg a search may name: the default ones (:attr:`legs`) and the graph's."""
         return {**self.legs, "graph": self.graph}
+
+    def cache_recipe(self) -> str:
+        """:func:`serving_recipe` of this engine's settings, and which legs can run on this
+        worker: a worker whose leg is out (its model missing) keys its cached results apart, so
+        it neither fills the cache healthy workers read nor goes uncached itself."""
+        out = ",".join(sorted(name for name, leg in self.all_legs.items() if not leg.available()))
+        return f"{serving_recipe(self.settings)}|out={out}"
 
     def read_graph_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
                            max_batches: int | None = None, recount: bool = True) -> int:

@@ -172,6 +172,22 @@ def test_a_search_or_answer_missing_a_leg_is_not_cached_for_the_next_request(
     assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
 
 
+def test_a_worker_with_a_leg_out_caches_apart_from_whole_workers(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A leg out on a worker (its model missing, on one worker or on all) is a fact of that worker,
+    # not a bad moment: its results are cached, under a key of their own, never read by a whole one.
+    client, headers = _client(engine, monkeypatch)
+    search = {"query": "refund annual plans"}
+    monkeypatch.setattr(engine.legs["dense"], "available", lambda: False)
+    first = client.post("/v1/search", json=search, headers=headers).json()
+    assert first["cached"] is False and {leg["leg"]: leg["status"] for leg in first["legs"]}["dense"] == "unavailable"
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is True
+    monkeypatch.undo()
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
+
+
 def test_settings_outside_the_digest_are_real_settings() -> None:
     # A misspelt or renamed name would quietly put a setting that shapes results out of the keys' reach.
     from electa.config import NOT_IN_RESULTS, Settings

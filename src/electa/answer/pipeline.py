@@ -47,7 +47,7 @@ from electa.answer.prompt import AgentProfile, Prompt, Turn, build_prompt
 from electa.answer.rewrite import LlmRewriter, business_name, standalone_query, with_business_name
 from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
 from electa.answer.smalltalk import small_talk
-from electa.engine import answer_window, cut_passages, serving_recipe
+from electa.engine import TRANSIENT, answer_window, cut_passages
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
 from electa.legs.dense import elsewhere
@@ -230,12 +230,12 @@ class AskPipeline:
         said = transcript(recorded)
         if self.record:
             self._bookkeep(req, said)
-        # A fallback answer, or one whose judge or leg failed (a leg late, or out on this worker:
-        # its model missing), is not worth keeping for the next visitor, nor for other workers
-        # sharing the cache: a calmer moment, or a whole worker, gives a better one.
+        # A fallback answer, or one whose judge or leg failed or ran late, is not worth keeping
+        # for the next visitor, nor for other workers sharing the cache: a calmer moment gives a
+        # better one. (A leg out on this worker, its model missing, is in the key: Engine.cache_recipe.)
         failed = any(st.get("failed") for ev in recorded if ev.kind == "done"
                      for st in ev.data.get("stages", ())) or any(  # type: ignore[attr-defined]
-            leg.get("status") != "ok" for ev in recorded if ev.kind == "done"
+            leg.get("status") in TRANSIENT for ev in recorded if ev.kind == "done"
             for leg in ev.data.get("legs", ()))  # type: ignore[attr-defined]
         if self.cache is not None and key is not None and cached is None and not said.fell_back and said.done \
                 and not failed:
@@ -372,7 +372,7 @@ class AskPipeline:
         return lambda name: self.engine.mentions(name, caller)
 
     def _cache_key(self, cache: Cache, req: AskRequest, config: AgentConfig) -> tuple[object, ...]:
-        overrides = json.dumps([serving_recipe(self.engine.settings), repr(req.profile), req.floor, req.calibrated_floor,
+        overrides = json.dumps([self.engine.cache_recipe(), repr(req.profile), req.floor, req.calibrated_floor,
                                 req.top_k, sorted((req.weights or {}).items()), config.digest,
                                 req.person.digest if isinstance(req.person, Person) else None], default=str)
         return cache.key("ask", req.caller, self.provider, req.question, req.page_url, self.store.version, overrides)

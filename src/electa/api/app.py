@@ -52,7 +52,7 @@ from electa.auth import Authenticator, Identity, RateLimiter, Scope
 from electa.auth.conversations import ConversationIds
 from electa.auth.identity import Credential
 from electa.config import ModeName
-from electa.engine import Engine, serving_recipe
+from electa.engine import TRANSIENT, Engine
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
 from electa.modes.llm import LlmSteps
@@ -444,7 +444,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         agent_digest = settings_digest(stored)
         trusted = who.conversation_owner is None  # the organisation's backend sees why a leg is out
         key = cache.key("search", caller, "-", body.query, body.page_url, store.version,
-                        json.dumps([serving_recipe(engine.settings), body.top,
+                        json.dumps([engine.cache_recipe(), body.top,
                                     body.weights.as_dict() if body.weights else None, body.k,
                                     body.floor, body.calibrated_floor, agent_digest, trusted, body.judges,
                                     person.digest if person else None, body.mode if trusted else None], sort_keys=True))
@@ -454,9 +454,9 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         out = run_search(body, caller, trusted, stored or {}, person)
         stages: list[dict[str, object]] = out["stages"]  # type: ignore[assignment]
         legs: list[dict[str, object]] = out["legs"]  # type: ignore[assignment]
-        # A judge failed, or a leg failed, ran late or is out on this worker (its model missing):
-        # the next request, or another worker sharing the cache, may do better.
-        if not any(st["failed"] for st in stages) and all(leg["status"] == "ok" for leg in legs):
+        # A judge or a leg failed or ran late: the next request, or another worker sharing the
+        # cache, may do better. (A leg out on this worker, its model missing, is in the key.)
+        if not any(st["failed"] for st in stages) and not any(leg["status"] in TRANSIENT for leg in legs):
             cache.put(key, out)
         # A shared cache that is down was skipped; the search itself did not need it.
         return {**out, "cached": False, **({"cache": "unavailable"} if cache.status != "ok" else {})}
