@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from electa.engine import FULLTEXT_LEGS, PAGE_BOOST, RESCUE_STOP, SHOWN_AS_PARENT, Engine, Order
 from electa.fusion import RRF_K, Fused, K, max_fused, rrf_contribution
-from electa.scoring import COVERAGE_BASE, COVERAGE_CAP, COVERAGE_SPAN, LIFT, absolute_score, order_value
+from electa.scoring import AGREEMENT_K, COVERAGE_BASE, COVERAGE_CAP, COVERAGE_SPAN, LIFT, absolute_score, order_value
 from electa.stores.protocol import StoredUnit
 from electa.text import STOPWORDS, content_stems, tokens
 from electa.types import Caller, Hit, LegResult, LegStatus, LegVote
@@ -178,7 +178,7 @@ def search(self: Engine, text: str, caller: Caller, depths: Mapping[str, int], t
     t0 = time.perf_counter()
     results, _ = self.retrieve(text, caller, depths=depths)
     t1 = time.perf_counter()
-    hits = _fuse_and_score(self, text, results, dict(s.weights), s.rrf_k, s.floor, Order.SCORED, None, LIFT)
+    hits = _fuse_and_score(self, text, results, dict(s.weights), AGREEMENT_K, s.floor, Order.SCORED, None, LIFT)
     hits = _title_rescue(self, text, hits, caller)
     t2 = time.perf_counter()
     return hits[:top], (t2 - t1) * 1000.0, (t2 - t0) * 1000.0

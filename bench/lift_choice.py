@@ -8,9 +8,10 @@ served (judges off, every leg the set's store runs, each at its served depth:
 ``Settings.depths``) and ranked once by the engine (``Engine.rank``); every cell of the grid
 (each k of :data:`KS` with each lift of :data:`LIFTS`) then re-orders those hits by the same
 formula from their absolute scores and their legs' ranks (:func:`reorder`). The bench checks the
-re-ordering against the engine: at the served cell (:data:`electa.scoring.AGREEMENT_K`,
-:data:`electa.scoring.LIFT`) it must give the engine's own order for every question, or the bench
-stops. Beside the grid: plain RRF (the engine's fused order, k = 60) and each leg alone; nDCG@10
+re-ordering against the engine: at every k, at the served lift (:data:`electa.scoring.LIFT`) and
+at the lift served before, it must give the engine's own order for every question, or the bench
+stops; and it refuses legs of unequal weights, where the hit standing for a document can change
+with k. Beside the grid: plain RRF (the engine's fused order, k = 60) and each leg alone; nDCG@10
 over documents, each once at its best position.
 
 Then the cell is chosen *leaving one corpus out*: the four XQuAD-R languages are one corpus
@@ -28,7 +29,8 @@ default's proof), and, for the answer's sake, how many questions have fewer than
 hits among the first :data:`electa.engine.ANSWER_WINDOW` (what the ask pipeline reads) while four
 or more pass among all: passages a larger lift would push out of the answer's reach.
 Per-question figures are kept in ``--cache`` with what they were measured on (the corpus, the
-embedder, the floor, the depths, the grid); a cache measured on anything else is measured again.
+embedder, the floor, the depths, the grid, the served order's version); a cache measured on
+anything else is measured again.
 """
 
 from __future__ import annotations
@@ -43,10 +45,11 @@ from pathlib import Path
 import numpy as np
 
 from electa.config import Settings
-from electa.engine import ANSWER_WINDOW, Order
+from electa.engine import ANSWER_WINDOW, RANK_RULES, Order
 from electa.eval.beir import load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
+from electa.judges.ltr import ORDER
 from electa.scoring import AGREEMENT_K, LIFT
 from electa.types import Caller, Hit
 
@@ -90,6 +93,10 @@ def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
         ingest_corpus(engine, beir, progress=False)
         engine.fulltext.warm()
         legs = [name for name, leg in engine.legs.items() if leg.available()]
+        if len({settings.weights.get(leg, 1.0) for leg in legs}) > 1:
+            # (with unequal weights the unit standing for a document, so its absolute score, can
+            # change with k: the cells would no longer re-order the same hits)
+            raise SystemExit(f"the legs run here weigh differently ({settings.weights}): measure with equal weights")
         depths = {leg: settings.depths.get(leg, 50) for leg in legs}
         qids = [q for q in sorted(beir.queries) if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         out: dict[str, list[float]] = {}
@@ -97,19 +104,20 @@ def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
             text, qrels = beir.queries[q], beir.qrels[q]
             results, _ = engine.retrieve(text, Caller(EVAL_ORG), legs=legs, depths=depths)
             served = engine.rank(text, results, order=Order.SCORED)
-            # (the engine's fused order first: ties keep it, as they do in the engine)
-            fused = engine.rank(text, results, order=Order.FUSED, k=AGREEMENT_K)
             kept = {h.document_id for h in served}
-            base = [h for h in fused if h.document_id in kept]
-            check = reorder(base, settings.weights, AGREEMENT_K, LIFT)
-            if documents(check) != documents(served):
-                raise SystemExit(f"{directory.name} {q}: the bench's re-ordering at the served cell is not the"
-                                 " engine's order; fix reorder() before reading any figure")
             passing = {h.document_id: h.passes for h in served}
             by_document = {h.document_id: h for h in served}
             for k in KS:
+                # (the engine's fused order at k first: ties keep it, as they do in the engine)
                 at_k = [by_document[h.document_id] for h in engine.rank(text, results, order=Order.FUSED, k=k)
                         if h.document_id in kept]
+                # Each k's re-ordering is checked against the engine's own order at that k (at the
+                # served lift, and at the order served before): the cells are the engine's.
+                for lift in {LIFT, BEFORE[1]}:
+                    want = engine.rank(text, results, order=Order.SCORED, k=k, lift=lift)
+                    if documents(reorder(at_k, settings.weights, k, lift)) != documents(want):
+                        raise SystemExit(f"{directory.name} {q}: the bench's re-ordering at k {k:g}, lift {lift:g}"
+                                         " is not the engine's order; fix reorder() before reading any figure")
                 for lift in LIFTS:
                     ranked = reorder(at_k, settings.weights, k, lift)
                     name = cell_name((k, lift))
@@ -181,7 +189,7 @@ def main() -> None:
         settings = Settings()
         measured_on = (load_beir(args.data / name, split).corpus_hash, settings.embedder, settings.floor,
                        sorted(settings.depths.items()), sorted(settings.weights.items()), KS, LIFTS,
-                       ANSWER_WINDOW, AGREEMENT_K, LIFT)
+                       ANSWER_WINDOW, AGREEMENT_K, LIFT, ORDER, RANK_RULES)
         cached = pickle.loads(file.read_bytes()) if file.exists() else None
         if isinstance(cached, dict) and cached.get("measured_on") == measured_on:
             curves[name] = cached["curves"]

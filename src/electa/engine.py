@@ -1133,7 +1133,10 @@ class Engine:
     def _k(self, k: float | None, order: Order) -> float:
         """The RRF k a search fuses with: the one it names (a request's, an agent's tuned), else
         the plain fusion's (``rrf_k``, 60) for the RRF order and :data:`AGREEMENT_K` for the C4
-        order, whose lift reads agreement in the fused value (``electa.scoring`` says why)."""
+        order, whose lift reads agreement in the fused value (``electa.scoring`` says why), and
+        for the absolute order, whose ties follow the fused order. The fused value and each
+        vote's contribution a hit reports are read at this k (SPEC C1 names 60: the served
+        order reports 10)."""
         if k is not None:
             return k
         return self.settings.rrf_k if order is Order.FUSED else AGREEMENT_K

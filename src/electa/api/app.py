@@ -121,7 +121,9 @@ class SearchIn(BaseModel):
     principals: list[str] = []
     top: JsonInt = Field(10, ge=1, le=100)
     weights: LegWeights | None = None
-    k: float | None = Field(None, gt=0, allow_inf_nan=False)
+    k: float | None = Field(None, gt=0, allow_inf_nan=False, description=(
+        "RRF k, for the fused value and for the agreement the served order reads (default 10, the"
+        " agent's tuned k when it has one; the plain RRF order's is 60)."))
     floor: float | None = Field(None, ge=0, le=1, description="Floor on the absolute score (`hit.score`).")
     calibrated_floor: float | None = Field(None, ge=0, le=1, description="Floor on the calibrated probability "
                                            "(`hit.probability`) of an agent tuned by `electa tune --agent`.")

@@ -112,7 +112,7 @@ def _print_report(report: IngestReport) -> None:
 @click.option("--mode", default=None, help="The retrieval mode: standard, hybrid, corrective, graph, agentic or"
               " multimodal (default: the agent's, else ELECTA_MODE, else hybrid).")
 @click.option("--k", "rrf_k", type=float, default=None,
-              help="RRF k, for fusion and for the agreement the served order reads (default: 60 and 10).")
+              help="RRF k of the agreement the served order reads, and of the fused value shown (default 10).")
 @click.option("--floor", type=float, default=None, help="Absolute-score floor (default 0.4).")
 @click.option("--all", "show_all", is_flag=True, help="Show hits under the floor too.")
 @click.option("--user", default=None, help="Personalise the order by this person's feedback (feedback --user).")

@@ -214,6 +214,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
             ranked.setdefault(leg, {})[qid] = docs
     report = EvalReport(beir.name, split, len(qids), notes=list(notes), ingest_seconds=round(ingest_seconds, 2),
                         settings={"depth": depth, "weights": engine.settings.weights, "rrf_k": engine.settings.rrf_k,
+                                  "scored": {"lift": LIFT, "agreement_k": AGREEMENT_K},
                                   "tuned": tuned.to_dict() if tuned else None,
                                   **({"judges": judges, "rerank": engine.settings.rerank, "ltr": engine.settings.ltr,
                                       "judge_budgets_ms": engine.settings.judge_budgets_ms,
