@@ -99,6 +99,21 @@ RANK_RULES = 3
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
+
+
+def worth_caching(reported: Mapping[str, object]) -> bool:
+    """Whether a search or answer, as reported (its ``stages`` and ``legs`` as JSON), may be
+    cached: not when a judge or a leg failed or ran late, since the next request, or another
+    worker sharing the cache, may do better.
+
+    >>> worth_caching({"stages": [{"failed": False}], "legs": [{"status": "ok"}, {"status": "unavailable"}]})
+    True
+    >>> worth_caching({"stages": [], "legs": [{"status": "timeout"}]})
+    False
+    """
+    stages: Iterable[Mapping[str, object]] = reported.get("stages") or ()  # type: ignore[assignment]
+    legs: Iterable[Mapping[str, object]] = reported.get("legs") or ()  # type: ignore[assignment]
+    return not any(st.get("failed") for st in stages) and not any(leg.get("status") in TRANSIENT for leg in legs)
 # Common question, shop and setting words that never rescue a page by title (SPEC B6).
 RESCUE_STOP = frozenset("""price prices pricing cost costs much many room rooms setup settings setting help
     need want like know tell about please buy sell shop store order orders page pages info information

@@ -47,7 +47,7 @@ from electa.answer.prompt import AgentProfile, Prompt, Turn, build_prompt
 from electa.answer.rewrite import LlmRewriter, business_name, standalone_query, with_business_name
 from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
 from electa.answer.smalltalk import small_talk
-from electa.engine import TRANSIENT, answer_window, cut_passages
+from electa.engine import answer_window, cut_passages, worth_caching
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
 from electa.legs.dense import elsewhere
@@ -231,14 +231,10 @@ class AskPipeline:
         if self.record:
             self._bookkeep(req, said)
         # A fallback answer, or one whose judge or leg failed or ran late, is not worth keeping
-        # for the next visitor, nor for other workers sharing the cache: a calmer moment gives a
-        # better one. (A leg out on this worker, its model missing, is in the key: Engine.cache_recipe.)
-        failed = any(st.get("failed") for ev in recorded if ev.kind == "done"
-                     for st in ev.data.get("stages", ())) or any(  # type: ignore[attr-defined]
-            leg.get("status") in TRANSIENT for ev in recorded if ev.kind == "done"
-            for leg in ev.data.get("legs", ()))  # type: ignore[attr-defined]
+        # for the next visitor: a calmer moment gives a better one.
+        whole = all(worth_caching(ev.data) for ev in recorded if ev.kind == "done")
         if self.cache is not None and key is not None and cached is None and not said.fell_back and said.done \
-                and not failed:
+                and whole:
             self.cache.put(key, recorded)
 
     def _answer(self, req: AskRequest, config: AgentConfig, history: Sequence[Turn],

@@ -52,7 +52,7 @@ from electa.auth import Authenticator, Identity, RateLimiter, Scope
 from electa.auth.conversations import ConversationIds
 from electa.auth.identity import Credential
 from electa.config import ModeName
-from electa.engine import TRANSIENT, Engine
+from electa.engine import Engine, worth_caching
 from electa.errors import AuthError, ElectaError, IngestError, NotFoundError, RateLimited, ScopeError, new_incident
 from electa.ingest.loaders import loader_for
 from electa.modes.llm import LlmSteps
@@ -454,11 +454,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         if cached is not None:
             return {**cached, "cached": True}
         out = run_search(body, caller, trusted, stored or {}, person)
-        stages: list[dict[str, object]] = out["stages"]  # type: ignore[assignment]
-        legs: list[dict[str, object]] = out["legs"]  # type: ignore[assignment]
-        # A judge or a leg failed or ran late: the next request, or another worker sharing the
-        # cache, may do better. (A leg out on this worker, its model missing, is in the key.)
-        if not any(st["failed"] for st in stages) and not any(leg["status"] in TRANSIENT for leg in legs):
+        if worth_caching(out):  # (a leg out on this worker, its model missing, is in the key)
             cache.put(key, out)
         # A shared cache that is down was skipped; the search itself did not need it.
         return {**out, "cached": False, **({"cache": "unavailable"} if cache.status != "ok" else {})}
