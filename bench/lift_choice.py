@@ -49,8 +49,9 @@ from electa.engine import ANSWER_WINDOW, RANK_RULES, Order
 from electa.eval.beir import load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
+from electa.fusion import max_fused, rrf_contribution
 from electa.judges.ltr import ORDER
-from electa.scoring import AGREEMENT_K, LIFT
+from electa.scoring import AGREEMENT_K, LIFT, order_value
 from electa.types import Caller, Hit
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
@@ -75,12 +76,11 @@ def reorder(hits: Sequence[Hit], weights: Mapping[str, float], k: float, lift: f
     """``hits`` (one search's, in any order the engine gave) in the C4 order at ``k`` and ``lift``:
     score + lift x (the hit's weighted RRF value at k) / (that of a hit every leg that found
     something put first). Stable: equal keys keep ``hits``' order, as the engine's sort does."""
-    legs = {v.leg for h in hits for v in h.votes}
-    scale = sum(float(weights.get(leg, 1.0)) for leg in legs) / (k + 1.0)
+    scale = max_fused(weights, sorted({v.leg for h in hits for v in h.votes}), k)
 
     def key(h: Hit) -> float:
-        fused = sum(float(weights.get(v.leg, 1.0)) / (k + v.rank) for v in h.votes)
-        return h.score + lift * min(1.0, fused / scale) if scale > 0 else h.score
+        fused = sum(rrf_contribution(v.rank, float(weights.get(v.leg, 1.0)), k) for v in h.votes)
+        return order_value(h.score, fused, scale, lift)
     return sorted(hits, key=lambda h: -key(h))
 
 
