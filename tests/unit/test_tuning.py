@@ -65,3 +65,21 @@ def test_candidates_in_a_settings_order_are_those_it_serves_with_the_votes_it_ca
     by_score = FusionSetting({"fulltext": 1.0, "dense": 1.0}, 60.0, {"fulltext": 100, "dense": 100}, 0.0)
     served = in_setting_order(tables, lists, by_score)["q"]
     assert served[0] == tables["q"][2] and sorted(served[1:]) == sorted(tables["q"][:2])  # (a and b tie at 0.5)
+
+
+def test_a_tie_between_values_of_k_keeps_the_k_served_untuned() -> None:
+    # Found by review: every k gave the same figure and the tuner stored k 5, though an untuned
+    # agent is served k 10 in the C4 order (60 in the plain RRF order).
+    from electa.fusion import RRF_K
+    from electa.scoring import AGREEMENT_K, LIFT
+
+    both_first = {f"q{i}": {"dense": [(f"rel{i}", 0.9), (f"x{i}", 0.5)], "fulltext": [(f"rel{i}", 9.0), (f"x{i}", 1.0)]}
+                  for i in range(12)}
+    qrels = {f"q{i}": {f"rel{i}": 1} for i in range(12)}
+    default = FusionSetting({"dense": 1.0, "fulltext": 1.0}, AGREEMENT_K, {"dense": 50, "fulltext": 50}, LIFT)
+    scores = {q: {d: 0.5 for lists in per.values() for d, _ in lists} for q, per in both_first.items()}
+    served = tune(both_first, qrels, default, folds=3, scores=scores)
+    assert served.cv_tuned == served.cv_default == pytest.approx(1.0)
+    assert (served.chosen.lift, served.chosen.k) == (LIFT, AGREEMENT_K)
+    plain = tune(both_first, qrels, default, folds=3)
+    assert (plain.chosen.lift, plain.chosen.k) == (None, RRF_K)

@@ -19,13 +19,25 @@ from electa.calibration import Calibrator
 from electa.errors import ConfigError
 from electa.eval.folds import deal_folds
 from electa.eval.metrics import ndcg_at
-from electa.fusion import fused_order, fused_values, lift_scale
-from electa.scoring import LIFT, order_value
+from electa.fusion import RRF_K, fused_order, fused_values, lift_scale
+from electa.scoring import AGREEMENT_K, LIFT, order_value
 
 LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
 
 WEIGHT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 K_GRID = (5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
+
+
+def k_grid(lift: float | None) -> tuple[float, ...]:
+    """:data:`K_GRID` with the k served for that order first (:data:`electa.scoring.AGREEMENT_K`
+    for the C4 order, the plain fusion's :data:`electa.fusion.RRF_K` for ``lift=None``), so a tie
+    between values of k keeps the one served untuned, as ties between lifts keep the served lift.
+
+    >>> k_grid(0.4)[:2], k_grid(None)[:2]
+    ((10.0, 5.0), (60.0, 5.0))
+    """
+    served = RRF_K if lift is None else AGREEMENT_K
+    return (served, *(k for k in K_GRID if k != served))
 DEPTH_GRID = (10, 25, 50, 100)
 
 
@@ -102,9 +114,9 @@ def grid(legs: Sequence[str], lifts: Sequence[float | None] = (None,)) -> list[F
     others = list(legs[1:])
     for ws in itertools.product(WEIGHT_GRID, repeat=len(others)):
         weights = {legs[0]: 1.0, **dict(zip(others, ws, strict=True))}
-        for k in K_GRID:
-            for depth in DEPTH_GRID:
-                for lift in lifts:
+        for lift in lifts:
+            for k in k_grid(lift):
+                for depth in DEPTH_GRID:
                     out.append(FusionSetting(weights, k, dict.fromkeys(legs, depth), lift))
     return out
 
