@@ -54,7 +54,7 @@ from electa.legs.graph import GraphLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
-from electa.model_files import files_mark, model_files
+from electa.model_files import ModelFilesMark
 from electa.modes import MODES, ModeContext, resolve_mode
 from electa.modes.llm import LlmSteps
 from electa.modes.multimodal import FIGURE_LIFT, SHOWN_LIFT
@@ -193,8 +193,8 @@ class Engine:
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
         self._own_checked = 0  # the same for the multilingual vectors of organisations that read with them
         self._stale_tunings: set[tuple[str, str, str]] = set()  # (org, agent, model) said once each
-        # Marked before the judges load the files (electa.model_files says why).
-        self._files_mark = files_mark(model_files(settings))
+        # Stat-ed before the judges load the files (electa.model_files says why).
+        self._model_files = ModelFilesMark(settings)
         self.ltr_models = AgentModels(store.agent_settings, Serving(
             embedder.model_id if embedder else None, CHUNKER_VERSION,
             tuple(sorted(n for n, leg in self.legs.items() if leg.available())), settings.rerank), self.dense_model_id)
@@ -280,10 +280,10 @@ class Engine:
         """:func:`serving_recipe` of this engine's settings, which legs can run on this worker
         (a worker whose leg is out, its model missing, keys its cached results apart, so it
         neither fills the cache healthy workers read nor goes uncached itself), and a mark of the
-        model files its settings name as it opened them (:mod:`electa.model_files`: a ranker,
+        model files its settings name (:mod:`electa.model_files`: their contents, so a ranker,
         reranker or GGUF model replaced at the same path keys its results apart)."""
         out = ",".join(sorted(name for name, leg in self.all_legs.items() if not leg.available()))
-        return f"{serving_recipe(self.settings)}|out={out}|files={self._files_mark}"
+        return f"{serving_recipe(self.settings)}|out={out}|files={self._model_files.mark()}"
 
     def read_graph_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
                            max_batches: int | None = None, recount: bool = True) -> int:

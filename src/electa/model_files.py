@@ -7,62 +7,102 @@ cross-encoder exported again into the same ``ELECTA_RERANK=onnx:`` folder, or a 
 replaced under the same ``ELECTA_LOCAL_MODEL`` name would then be served by the restarted
 workers while the cache kept replaying what the old model ranked or wrote, for up to its TTL.
 
-So each file's size, modification time (ns) and inode, as the engine opens, are in the key:
-replacing a file (``cp`` over it, ``mv`` a new one in, an export rewriting it) changes at
-least one, a restart alone changes none, so restarted workers still share their entries. A stat
-is what a key can afford: hashing a 1 GB GGUF at every start would not be; the stat is taken
-once, before the models load, so a file replaced while a worker runs keeps the worker's key
-(it serves the model it loaded) until it restarts.
+So the files' contents are in the key (SHA-256, by role and name within the folder, not by
+path: hosts that hold the same model in different places share their entries). Each file is
+stat-ed as the engine opens, before the judges load it, and hashed once, at the first keyed
+request (a one-shot CLI search never pays for it); a file whose size, modification time or
+inode changed in between was replaced after it was loaded, and that worker keys its results
+with a mark of its own process, so it neither replays nor fills the others' entries. The local
+answerer loads its GGUF at the first answer, not as the engine opens: a GGUF replaced after
+the first keyed request and before the first answer is the one window left (restart the
+workers after replacing a model, as for any model change).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import os
+import threading
 from pathlib import Path
 
 from electa.config import Settings
 from electa.errors import ElectaError
 
+CHUNK = 1 << 20
 
-def model_files(settings: Settings) -> list[Path]:
-    """The local files ``settings`` load models from: the ranker file (``ltr``), the files of an
-    ``onnx:`` reranker's folder, and the local answerer's GGUF file. Agents' own rankers and
-    rerankers are not files named by settings: they are keyed by the agent's stored settings.
+
+def model_files(settings: Settings) -> list[tuple[str, Path | None]]:
+    """The local files ``settings`` load models from, each with its role: the ranker file
+    (``ltr``), the files of an ``onnx:`` reranker's folder, and the local answerer's GGUF file
+    (``None`` for a model name that resolves to no file: it fails where it loads). Agents' own
+    rankers and rerankers are not files named by settings: they are keyed by the agent's stored
+    settings (the reranker by its model's SHA-256).
 
     >>> model_files(Settings(ltr="agent", rerank="", answerer="extractive"))
     []
     >>> model_files(Settings(ltr="/srv/ranker.json"))
-    [PosixPath('/srv/ranker.json')]
+    [('ltr', PosixPath('/srv/ranker.json'))]
     """
-    files: list[Path] = []
+    files: list[tuple[str, Path | None]] = []
     if settings.ltr and settings.ltr != "agent":
-        files.append(Path(settings.ltr).expanduser())
+        files.append(("ltr", Path(settings.ltr)))  # (opened as written: electa.judges.ltr.load_model_file)
     if settings.rerank.startswith("onnx:"):
-        folder = Path(settings.rerank.removeprefix("onnx:")).expanduser()
-        files.extend(sorted(p for p in folder.glob("*") if p.is_file()) if folder.is_dir() else [folder])
+        folder = Path(settings.rerank.removeprefix("onnx:")).expanduser()  # (as electa.judges.scorers opens it)
+        inside = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else [folder]
+        files.extend((f"rerank:{p.relative_to(folder) if p != folder else ''}", p) for p in inside)
     if settings.answerer == "local":
         from electa.answer.local_llm import resolve_model
 
         try:
-            files.append(resolve_model(settings.local_model, settings).path)
-        except ElectaError:  # (a missing model fails where it loads, with its own message)
-            files.append(Path(settings.local_model))
+            files.append(("answerer", resolve_model(settings.local_model, settings).path))
+        except ElectaError:
+            files.append(("answerer", None))
     return files
 
 
-def files_mark(paths: Iterable[Path]) -> str:
-    """A short digest of each file's path, size, modification time and inode ("absent" for a
-    file that is not there): the same while the files stay, another when one is replaced.
+def _stat(path: Path | None) -> tuple[int, int, int] | None:
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
 
-    >>> files_mark([]) == files_mark([])
-    True
-    """
-    parts = []
-    for path in paths:
-        try:
-            st = path.stat()
-            parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
-        except OSError:
-            parts.append(f"{path}:absent")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+def _content(path: Path | None) -> str:
+    if path is None:
+        return "absent"
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(CHUNK):
+                digest.update(block)
+    except OSError:
+        return "absent"
+    return digest.hexdigest()
+
+
+class ModelFilesMark:
+    """The mark of ``settings``' model files: stat-ed now (call it before the models load),
+    hashed at the first :meth:`mark`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._files = model_files(settings)
+        self._opened = [_stat(p) for _, p in self._files]
+        self._mark: str | None = None
+        self._lock = threading.Lock()
+
+    def mark(self) -> str:
+        with self._lock:
+            if self._mark is None:
+                parts = []
+                for (role, path), opened in zip(self._files, self._opened, strict=True):
+                    # (hashed between two stats: a file replaced since it was loaded, or while
+                    # it is read, is not what this worker serves, whatever its bytes)
+                    content = _content(path)
+                    if _stat(path) != opened:
+                        content = f"replaced since this worker loaded it: process {os.getpid()} {id(self)}"
+                    parts.append(f"{role}={content}")
+                self._mark = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+            return self._mark

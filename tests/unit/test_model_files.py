@@ -9,7 +9,7 @@ from pathlib import Path
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
-from electa.model_files import files_mark, model_files
+from electa.model_files import ModelFilesMark, model_files
 
 
 def _recipe(data: Path, settings: Settings) -> str:
@@ -31,11 +31,28 @@ def test_a_ranker_file_trained_again_at_the_same_path_keys_results_apart(tmp_pat
     ranker.write_text(json.dumps(upside_down(trained_on="another split").to_dict()))
     second = _recipe(tmp_path / "d", settings)
     assert second != first
-    # A new file moved in over it (same bytes, as a deploy would copy them): keyed apart too.
+    # The same bytes moved in over it (a deploy copying them, another host's copy): the same key.
     copy = tmp_path / "copy.json"
     copy.write_bytes(ranker.read_bytes())
     os.replace(copy, ranker)
-    assert _recipe(tmp_path / "d", settings) not in (first, second)
+    assert _recipe(tmp_path / "d", settings) == second
+
+
+def test_a_model_file_replaced_after_the_worker_loaded_it_keys_that_worker_apart(tmp_path: Path) -> None:
+    ranker = tmp_path / "ranker.json"
+    ranker.write_text("old")
+    loaded = ModelFilesMark(Settings(ltr=str(ranker)))  # stat-ed as the engine opens, before loading
+    ranker.write_text("new bytes")
+    # Hashed later, the file holds the new model, which this worker never loaded: not its key.
+    assert loaded.mark() not in (ModelFilesMark(Settings(ltr=str(ranker))).mark(), _old_mark(tmp_path))
+    assert loaded.mark() == loaded.mark()
+
+
+def _old_mark(tmp_path: Path) -> str:
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "ranker.json").write_text("old")
+    return ModelFilesMark(Settings(ltr=str(again / "ranker.json"))).mark()
 
 
 def test_the_files_an_onnx_reranker_and_a_local_model_load_are_marked(tmp_path: Path) -> None:
@@ -46,10 +63,36 @@ def test_the_files_an_onnx_reranker_and_a_local_model_load_are_marked(tmp_path: 
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"gguf")
     settings = Settings(rerank=f"onnx:{folder}", answerer="local", local_model=str(gguf), ltr="agent")
-    assert model_files(settings) == [folder / "model.onnx", folder / "tokenizer.json", gguf]
-    before = files_mark(model_files(settings))
+    (folder / "data").mkdir()
+    (folder / "data" / "weights.bin").write_bytes(b"w")  # an export's external data, in a folder of its own
+    assert model_files(settings) == [("rerank:data/weights.bin", folder / "data" / "weights.bin"),
+                                     ("rerank:model.onnx", folder / "model.onnx"),
+                                     ("rerank:tokenizer.json", folder / "tokenizer.json"),
+                                     ("answerer", gguf.resolve())]
+    before = ModelFilesMark(settings).mark()
     (folder / "model.onnx").write_bytes(b"another export")
-    assert files_mark(model_files(settings)) != before
-    # A file that is not there marks as absent, and stays a key of its own (it fails where it loads).
-    gone = files_mark([tmp_path / "missing.json"])
-    assert gone == files_mark([tmp_path / "missing.json"]) != files_mark([gguf])
+    assert ModelFilesMark(settings).mark() != before
+    # A ranker file that is not there marks as absent, a key of its own (it fails where it loads).
+    gone = Settings(ltr=str(tmp_path / "missing.json"))
+    assert ModelFilesMark(gone).mark() == ModelFilesMark(gone).mark() != ModelFilesMark(Settings(ltr=str(gguf))).mark()
+
+
+def test_another_process_keys_the_same_settings_and_files_alike(tmp_path: Path) -> None:
+    # Workers are processes (and hosts): nothing of one process may enter the key, or a shared
+    # cache would never be shared.
+    import subprocess
+    import sys
+
+    from tests.unit.test_ltr import upside_down
+
+    ranker = tmp_path / "ranker.json"
+    ranker.write_text(json.dumps(upside_down().to_dict()))
+    settings = Settings(ltr=str(ranker), floor=0.45)
+    here = _recipe(tmp_path / "d", settings)
+    code = ("import sys; from electa.config import Settings; from electa.embedders.hashing import HashEmbedder;"
+            " from electa.engine import Engine;"
+            " e = Engine.open(sys.argv[1], Settings(ltr=sys.argv[2], floor=0.45), HashEmbedder());"
+            " print(e.cache_recipe()); e.close()")
+    there = subprocess.run([sys.executable, "-c", code, str(tmp_path / "d"), str(ranker)], capture_output=True,
+                           text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "7"}).stdout.strip()
+    assert there == here

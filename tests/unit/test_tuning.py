@@ -5,7 +5,16 @@ import pytest
 from electa.calibration import fit_isotonic
 from electa.errors import ConfigError
 from electa.eval.beir import half_of
-from electa.eval.tuning import FusionSetting, fuse, in_setting_order, load_calibration, load_setting, save_setting, tune
+from electa.eval.tuning import (
+    FusionSetting,
+    fuse,
+    in_setting_order,
+    k_grid,
+    load_calibration,
+    load_setting,
+    save_setting,
+    tune,
+)
 
 
 def lists(i: int) -> dict[str, list[tuple[str, float]]]:
@@ -80,6 +89,8 @@ def test_a_tie_between_values_of_k_keeps_the_k_served_untuned() -> None:
     scores = {q: {d: 0.5 for lists in per.values() for d, _ in lists} for q, per in both_first.items()}
     served = tune(both_first, qrels, default, folds=3, scores=scores)
     assert served.cv_tuned == served.cv_default == pytest.approx(1.0)
-    assert (served.chosen.lift, served.chosen.k) == (LIFT, AGREEMENT_K)
-    plain = tune(both_first, qrels, default, folds=3)
-    assert (plain.chosen.lift, plain.chosen.k) == (None, RRF_K)
+    assert served.chosen == default  # (found by review: before, the dense leg weighed 0, depth 10)
+    plain_default = FusionSetting({"dense": 1.0, "fulltext": 1.0}, RRF_K, {"dense": 50, "fulltext": 50})
+    assert tune(both_first, qrels, plain_default, folds=3).chosen == plain_default
+    # Among the grid's other settings, a tie between values of k keeps the served one.
+    assert k_grid(LIFT)[0] == AGREEMENT_K and k_grid(None)[0] == RRF_K

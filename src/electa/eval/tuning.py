@@ -157,7 +157,9 @@ def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int
     (:func:`electa.eval.folds.groups_for`) each fold holds whole threads."""
     qids = sorted(q for q in per_query if any(g > 0 for g in qrels.get(q, {}).values()))
     legs = sorted({leg for lists in per_query.values() for leg in lists}, key=lambda x: (x != "fulltext", x))
-    candidates = grid(legs, LIFT_GRID if scores is not None else (None,))
+    # The default first: a tie (a few questions every setting answers alike) keeps what an
+    # untuned agent is served, never the grid's first corner (a leg weighed 0, depth 10).
+    candidates = [default, *(c for c in grid(legs, LIFT_GRID if scores is not None else (None,)) if c != default)]
     parts = deal_folds(qids, folds, seed, groups)
     held_default = held_tuned = 0.0
     choices = []
