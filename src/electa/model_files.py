@@ -9,12 +9,12 @@ workers while the cache kept replaying what the old model ranked or wrote, for u
 
 So the files' contents are in the key (SHA-256, by role and name within the folder, not by
 path: hosts that hold the same model in different places share their entries). Each file is
-stat-ed as the engine opens, before the judges load it, and hashed once, at the first keyed
-request (a one-shot CLI search never pays for it); a file whose size, modification time or
+stat-ed as the engine opens, before the judges load it, and hashed once, as the HTTP app
+starts (or at the first keyed request; a one-shot CLI search never pays for it); a file whose size, modification time or
 inode changed in between was replaced after it was loaded, and that worker keys its results
 with a mark of its own process, so it neither replays nor fills the others' entries. The local
 answerer loads its GGUF at the first answer, not as the engine opens: a GGUF replaced after
-the first keyed request and before the first answer is the one window left (restart the
+the worker started and before its first answer is the one window left (restart the
 workers after replacing a model, as for any model change).
 """
 

@@ -242,6 +242,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
     engine.mode_llm = LlmSteps(answerer) if answerer is not None else None
 
     pipeline = AskPipeline(engine, store, cache=cache, answerer=answerer, rewriter=rewriter, provider=provider)
+    engine.cache_recipe()  # (hashes the model files the settings name now, not in the first request)
 
     auth = Authenticator(store, admin_token, max_token_lifetime_s=engine.settings.visitor_token_max_s)
 
