@@ -56,7 +56,7 @@ from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, collect_leg_lists, labelled_set
 from electa.fusion import RRF_K, max_fused
 from electa.judges.ltr import ORDER
-from electa.scoring import LIFT
+from electa.scoring import AGREEMENT_K, LIFT
 from electa.types import Caller
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
@@ -155,10 +155,11 @@ LIFTS = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0)
 
 def served_ndcg(d: dict, q: str, lift: float) -> float:
     """nDCG@10 of the C4 order at ``lift``: absolute score + lift x RRF value over its maximum
-    (first in every leg that found something), over the candidates the engine kept."""
+    (first in every leg that found something), read at the served order's k
+    (:data:`electa.scoring.AGREEMENT_K`), over the candidates the engine kept."""
     absolute = first_scores(d["tables"][q])
-    fused = rrf(d["lists"][q], {})
-    scale = max_fused({}, [leg for leg, ranked in d["lists"][q].items() if ranked], RRF_K) or 1.0
+    fused = rrf(d["lists"][q], {}, AGREEMENT_K)
+    scale = max_fused({}, [leg for leg, ranked in d["lists"][q].items() if ranked], AGREEMENT_K) or 1.0
     return ndcg_at(sorted(absolute, key=lambda x: -(absolute[x] + lift * min(1.0, fused.get(x, 0.0) / scale))),
                    d["qrels"][q])
 
