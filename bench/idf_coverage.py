@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from lift_choice import SETS, corpus  # (the sets and corpora the lift was chosen on)
 
 from electa.config import Settings
 from electa.engine import RANK_RULES, Order
@@ -43,8 +44,6 @@ from electa.scoring import AGREEMENT_K, LIFT, coverage_of
 from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
 from electa.types import Caller, LegStatus
 
-SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
-        ("xquad-r/de", "test"), ("xquad-r/es", "test"), ("xquad-r/zh", "test")]
 KINDS = ("lucene", "bm25")
 POWERS = (1.0, 1.5, 2.0)
 KS = (5.0, 10.0, 20.0)
@@ -143,10 +142,6 @@ def ndcg(rows: list[dict[str, object]], cell: Cell) -> np.ndarray:
         top = np.argsort(-keys(row, cell), kind="stable")[:10]
         out.append(float((gains[top] * discount[: len(top)]).sum() / idcg))  # type: ignore[index]
     return np.array(out)
-
-
-def corpus(name: str) -> str:
-    return "xquad-r" if name.startswith("xquad-r/") else name
 
 
 def main() -> None:
