@@ -16,7 +16,11 @@ twin, as a search of a store without those pages would compute them):
   larger, BM25 having no fixed scale);
 - ``position``: the hit's place in the served order (negated: first is highest);
 - ``agreement``: how many legs found it;
-- ``dense gap``: the dense cosine minus the question's best (−1 where dense did not find it).
+- ``dense gap``: the dense cosine minus the question's best (−1 where dense did not find it);
+- ``coverage`` and ``IDF coverage``: the share of the question's terms the hit holds (C3's
+  lexical coverage, which the calibrated cut does not read), plain or weighted by each term's
+  Lucene IDF over the set's units (the twin's from the same counts: a store without its pages
+  would count a little differently).
 
 StackFAQ's dev questions are searched as served (each leg at its served depth, the C4 order, the
 first 20 shown: ``electa.engine.ANSWER_WINDOW``), once, then every variant is fitted and
@@ -36,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+from idf_coverage import idf
 
 from electa.calibration import COMBINED, Calibrator, calibrated_score, fit_isotonic, fit_stacked
 from electa.engine import ANSWER_WINDOW, Order
@@ -44,25 +49,52 @@ from electa.eval.beir import thread_groups, thread_half_of
 from electa.eval.folds import deal_folds
 from electa.eval.runner import EVAL_ORG, candidates, labelled_set
 from electa.legs.runner import DEFAULT_DEPTH
+from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
 from electa.types import Caller
 
-Featurize = Callable[[Sequence[Candidate]], list[Candidate]]
+Featurize = Callable[[Sequence[Candidate], str], list[Candidate]]  # (a question's rows, its id)
 
 
 def served_tables(stackfaq: Path) -> tuple[dict[str, list[Candidate]], dict[str, dict[str, int]]]:
-    """Each dev question's candidates as an unjudged search serves them, with the legs' raw scores."""
+    """Each dev question's candidates as an unjudged search serves them, with the legs' raw scores
+    and, apart (``COVERAGE``), each candidate's plain and IDF-weighted share of the question's terms."""
     tables: dict[str, list[Candidate]] = {}
     with labelled_set(stackfaq, "dev", None, None) as (engine, beir, settings, _):
-        engine.fulltext.warm()
+        segments = engine.fulltext.warm()
+        total = sum(seg.unit_ids.size for seg in segments)
         legs = [name for name, leg in engine.legs.items() if leg.available()]
         depths = {leg: settings.depths.get(leg, DEFAULT_DEPTH) for leg in legs}
         for q in sorted(beir.queries):
-            results, _ = engine.retrieve(beir.queries[q], Caller(EVAL_ORG), legs=legs, depths=depths)
-            tables[q] = candidates(engine.rank(beir.queries[q], results, order=Order.SCORED), "ext_id")
+            text = beir.queries[q]
+            results, _ = engine.retrieve(text, Caller(EVAL_ORG), legs=legs, depths=depths)
+            hits = engine.rank(text, results, order=Order.SCORED)
+            tables[q] = candidates(hits, "ext_id")
+            asked = coverage_terms(text, {h.lang or DEFAULT_LANGUAGE for h in hits})
+            weight = {t: idf(sum(len(p[0]) for seg in segments if (p := seg.postings(t)) is not None), total, "lucene")
+                      for terms in asked.values() for t in terms}
+            for h in hits:
+                terms = asked[h.lang or DEFAULT_LANGUAGE]
+                shared = terms.intersection(index_terms(f"{h.title} {h.text}", h.lang or DEFAULT_LANGUAGE))
+                whole = sum(weight[t] for t in terms)
+                COVERAGE.setdefault(q, {}).setdefault(h.ext_id, (
+                    len(shared) / len(terms) if terms else 0.0,
+                    sum(weight[t] for t in shared) / whole if whole > 0 else 0.0))
         return tables, {q: dict(beir.qrels.get(q, {})) for q in tables}
 
 
-def margin(rows: Sequence[Candidate]) -> list[Candidate]:
+# question -> document -> (share of the question's terms it holds, the same weighted by IDF)
+COVERAGE: dict[str, dict[str, tuple[float, float]]] = {}
+
+
+def coverage(rows: Sequence[Candidate], q: str) -> list[Candidate]:
+    return [(d, s, {**v, "coverage": COVERAGE[q][d][0]}) for d, s, v in rows]
+
+
+def idf_coverage(rows: Sequence[Candidate], q: str) -> list[Candidate]:
+    return [(d, s, {**v, "idf coverage": COVERAGE[q][d][1]}) for d, s, v in rows]
+
+
+def margin(rows: Sequence[Candidate], q: str = "") -> list[Candidate]:
     ranked = {leg: sorted((c[2][leg] for c in rows if leg in c[2]), reverse=True)
               for leg in {leg for c in rows for leg in c[2]}}
     out = []
@@ -77,25 +109,26 @@ def margin(rows: Sequence[Candidate]) -> list[Candidate]:
     return out
 
 
-def position(rows: Sequence[Candidate]) -> list[Candidate]:
+def position(rows: Sequence[Candidate], q: str = "") -> list[Candidate]:
     return [(d, s, {**v, "position": -float(i)}) for i, (d, s, v) in enumerate(rows)]
 
 
-def agreement(rows: Sequence[Candidate]) -> list[Candidate]:
+def agreement(rows: Sequence[Candidate], q: str = "") -> list[Candidate]:
     return [(d, s, {**v, "agreement": float(len(v))}) for d, s, v in rows]
 
 
-def dense_gap(rows: Sequence[Candidate]) -> list[Candidate]:
+def dense_gap(rows: Sequence[Candidate], q: str = "") -> list[Candidate]:
     best = max((v["dense"] for _, _, v in rows if "dense" in v), default=0.0)
     return [(d, s, {**v, "dense gap": v["dense"] - best if "dense" in v else -1.0}) for d, s, v in rows]
 
 
-def every(rows: Sequence[Candidate]) -> list[Candidate]:
+def every(rows: Sequence[Candidate], q: str = "") -> list[Candidate]:
     return dense_gap(agreement(position(margin(rows))))
 
 
-VARIANTS: dict[str, Featurize] = {"legs": list, "+ margin": margin, "+ position": position,
-                                  "+ agreement": agreement, "+ dense gap": dense_gap, "+ all four": every}
+VARIANTS: dict[str, Featurize] = {"legs": lambda rows, q: list(rows), "+ margin": margin, "+ position": position,
+                                  "+ agreement": agreement, "+ dense gap": dense_gap, "+ all four": every,
+                                  "+ coverage": coverage, "+ IDF coverage": idf_coverage}
 
 
 class Lists:
@@ -105,8 +138,8 @@ class Lists:
                  featurize: Featurize) -> None:
         self.qrels = qrels
         self.rel = {q: {d for d, g in qrels[q].items() if g > 0} for q in tables}
-        self.answerable = {q: featurize(rows) for q, rows in tables.items()}
-        self.twin = {q: featurize([c for c in rows if c[0] not in self.rel[q]]) for q, rows in tables.items()}
+        self.answerable = {q: featurize(rows, q) for q, rows in tables.items()}
+        self.twin = {q: featurize([c for c in rows if c[0] not in self.rel[q]], q) for q, rows in tables.items()}
 
     def fit(self, qids: Sequence[str]) -> dict[str, Calibrator]:
         """As :func:`electa.eval.abstention.fit_leg_calibrators`, the twin's head read with its own features."""
