@@ -54,7 +54,7 @@ from electa.legs.graph import GraphLeg
 from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
-from electa.model_files import ModelFilesMark
+from electa.model_files import ModelFilesMark, by_content
 from electa.modes import MODES, ModeContext, resolve_mode
 from electa.modes.llm import LlmSteps
 from electa.modes.multimodal import FIGURE_LIFT, SHOWN_LIFT
@@ -283,7 +283,7 @@ class Engine:
         model files its settings name (:mod:`electa.model_files`: their contents, so a ranker,
         reranker or GGUF model replaced at the same path keys its results apart)."""
         out = ",".join(sorted(name for name, leg in self.all_legs.items() if not leg.available()))
-        return f"{serving_recipe(self.settings)}|out={out}|files={self._model_files.mark()}"
+        return f"{serving_recipe(by_content(self.settings))}|out={out}|files={self._model_files.mark()}"
 
     def read_graph_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,
                            max_batches: int | None = None, recount: bool = True) -> int:

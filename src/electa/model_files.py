@@ -7,8 +7,9 @@ cross-encoder exported again into the same ``ELECTA_RERANK=onnx:`` folder, or a 
 replaced under the same ``ELECTA_LOCAL_MODEL`` name would then be served by the restarted
 workers while the cache kept replaying what the old model ranked or wrote, for up to its TTL.
 
-So the files' contents are in the key (SHA-256, by role and name within the folder, not by
-path: hosts that hold the same model in different places share their entries). Each file is
+So the files' contents are in the key (SHA-256, by role and name within the folder), and their
+paths are not (:func:`by_content`): hosts that hold the same model in different places share
+their entries. Each file is
 stat-ed as the engine opens, before the judges load it, and hashed once, as the HTTP app
 starts (or at the first keyed request; a one-shot CLI search never pays for it); a file whose size, modification time or
 inode changed in between was replaced after it was loaded, and that worker keys its results
@@ -58,6 +59,27 @@ def model_files(settings: Settings) -> list[tuple[str, Path | None]]:
         except ElectaError:
             files.append(("answerer", None))
     return files
+
+
+def by_content(settings: Settings) -> Settings:
+    """``settings`` with each model file's path replaced by its role, for
+    :meth:`~electa.config.Settings.result_digest`: the files are keyed by their contents
+    (:class:`ModelFilesMark`), so where a host keeps them must not split a shared cache.
+
+    >>> by_content(Settings(ltr="/srv/a/ranker.json")).ltr, by_content(Settings(ltr="agent")).ltr
+    ('file', 'agent')
+    """
+    update: dict[str, str] = {}
+    if settings.ltr and settings.ltr != "agent":
+        update["ltr"] = "file"
+    if settings.rerank.startswith("onnx:"):
+        update["rerank"] = "onnx:"
+    if settings.answerer == "local":
+        from electa.answer.local_llm import local_model_names
+
+        if settings.local_model not in local_model_names():
+            update["local_model"] = "file"
+    return settings.model_copy(update=update) if update else settings
 
 
 def _stat(path: Path | None) -> tuple[int, int, int] | None:

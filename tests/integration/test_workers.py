@@ -87,3 +87,35 @@ def test_serve_with_two_workers_answers_every_request_after_a_write(
         assert len(answers("30 days")) == 2  # both workers answered (and cached) the old text
         put(url, headers, "refunds.md", REFUND_45)
         assert len(answers("45 days")) == 2  # neither answers from what it read before the write
+
+
+def test_workers_share_cached_results_only_when_their_model_files_hold_the_same_bytes(
+        tmp_path_factory: pytest.TempPathFactory, shared: dict[str, object]) -> None:
+    """A ranker retrained into the file ELECTA_LTR names must not be served from entries the old
+    one ranked; a worker holding the same bytes elsewhere (another host's copy) shares them."""
+    import json
+
+    from tests.unit.test_ltr import upside_down
+
+    env = {k: str(v) for k, v in shared.items() if k.startswith("ELECTA_")}
+    files = tmp_path_factory.mktemp("rankers")
+    ranker, copy = files / "ranker.json", files / "elsewhere" / "ranker-copy.json"
+    copy.parent.mkdir()
+    ranker.write_text(json.dumps(upside_down().to_dict()))
+    copy.write_bytes(ranker.read_bytes())
+    search = {"query": QUESTION}
+
+    def cached(url: str, headers: dict[str, str]) -> bool:
+        r = httpx.post(f"{url}/v1/search", json=search, headers=headers, timeout=30)
+        assert r.status_code == 200 and r.json()["hits"], r.text
+        return bool(r.json()["cached"])
+
+    with serve_process(tmp_path_factory.mktemp("worker-a"), "--embedder", "hash", ELECTA_LTR=str(ranker), **env) as a:
+        headers = ingest_key(a)
+        put(a, headers, "refunds.md", REFUND_30)
+        assert not cached(a, headers) and cached(a, headers)
+    with serve_process(tmp_path_factory.mktemp("worker-b"), "--embedder", "hash", ELECTA_LTR=str(copy), **env) as b:
+        assert cached(b, headers)
+    ranker.write_text(json.dumps(upside_down(trained_on="the questions since").to_dict()))  # trained again, same path
+    with serve_process(tmp_path_factory.mktemp("worker-c"), "--embedder", "hash", ELECTA_LTR=str(ranker), **env) as c:
+        assert not cached(c, headers) and cached(c, headers)

@@ -96,3 +96,16 @@ def test_another_process_keys_the_same_settings_and_files_alike(tmp_path: Path) 
     there = subprocess.run([sys.executable, "-c", code, str(tmp_path / "d"), str(ranker)], capture_output=True,
                            text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "7"}).stdout.strip()
     assert there == here
+
+
+def test_the_same_bytes_kept_elsewhere_key_alike(tmp_path: Path) -> None:
+    # Found by the integration test: a worker reading its copy of the ranker from another path
+    # (another host's layout) keyed apart, though it ranks alike.
+    from tests.unit.test_ltr import upside_down
+
+    one, other = tmp_path / "a" / "ranker.json", tmp_path / "b" / "copy.json"
+    for path in (one, other):
+        path.parent.mkdir()
+        path.write_text(json.dumps(upside_down().to_dict()))
+    assert _recipe(tmp_path / "d", Settings(ltr=str(one))) == _recipe(tmp_path / "d", Settings(ltr=str(other)))
+    assert _recipe(tmp_path / "d", Settings(ltr=str(one))) != _recipe(tmp_path / "d", Settings(ltr="agent"))
