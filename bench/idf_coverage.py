@@ -25,6 +25,7 @@ the re-ordering starts from the engine's own numbers. Per-question figures are k
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import math
 import pickle
@@ -83,7 +84,7 @@ def measure(directory: Path, split: str) -> list[dict[str, object]]:
             found = {r.leg: r.hits for r in results if r.status is LegStatus.OK}
             scales = {k: lift_scale(settings.weights, found, k) for k in KS}
             ideal = sorted((g for g in qrels.values() if g > 0), reverse=True)[:10]
-            row: dict[str, object] = {"gains": np.array([qrels.get(h.ext_id, 0) for h in hits], float),
+            row: dict[str, object] = {"gains": np.array([max(qrels.get(h.ext_id, 0), 0) for h in hits], float),
                                       "idcg": sum(g / math.log2(i + 2) for i, g in enumerate(ideal))}
             cosines, extras, shares = [], [], {("plain", 0.0): []} | {(k, p): [] for k in KINDS for p in POWERS}
             for h in hits:
@@ -159,7 +160,8 @@ def main() -> None:
         settings = Settings()
         measured_on = (load_beir(args.data / name, split).corpus_hash, settings.embedder, settings.floor,
                        sorted(settings.depths.items()), sorted(settings.weights.items()), KS, KINDS, POWERS,
-                       AGREEMENT_K, LIFT, ORDER, RANK_RULES)
+                       AGREEMENT_K, LIFT, ORDER, RANK_RULES,
+                       hashlib.sha256(Path(__file__).read_bytes()).hexdigest())  # (an edited bench measures again)
         file = args.cache / f"{name.replace('/', '-')}-{split}.pkl"
         cached = pickle.loads(file.read_bytes()) if file.exists() else None
         if isinstance(cached, dict) and cached.get("measured_on") == measured_on:

@@ -39,7 +39,7 @@ from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
-from electa.judges import build_funnel
+from electa.judges import UnavailableJudge, build_funnel
 from electa.judges.agent_rerank import AgentRerankers, rerank_identity
 from electa.judges.ltr import ORDER, AgentModels, FileModel, LtrJudge, Serving, fixed_model
 from electa.judges.ltr_features import HitContext, url_votes
@@ -277,12 +277,15 @@ class Engine:
         return {**self.legs, "graph": self.graph}
 
     def cache_recipe(self) -> str:
-        """:func:`serving_recipe` of this engine's settings, which legs can run on this worker
-        (a worker whose leg is out, its model missing, keys its cached results apart, so it
-        neither fills the cache healthy workers read nor goes uncached itself), and a mark of the
+        """:func:`serving_recipe` of this engine's settings, which legs and judges can run on this
+        worker (a worker whose leg or judge is out, its model missing or unloadable, keys its
+        cached results apart, so it neither fills the cache healthy workers read nor goes
+        uncached itself), and a mark of the
         model files its settings name (:mod:`electa.model_files`: their contents, so a ranker,
         reranker or GGUF model replaced at the same path keys its results apart)."""
-        out = ",".join(sorted(name for name, leg in self.all_legs.items() if not leg.available()))
+        out = ",".join([*sorted(name for name, leg in self.all_legs.items() if not leg.available()),
+                        *sorted(f"judge:{name}" for name, judge in self.funnel.judges.items()
+                                if isinstance(judge, UnavailableJudge))])
         return f"{serving_recipe(by_content(self.settings))}|out={out}|files={self._model_files.mark()}"
 
     def read_graph_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,

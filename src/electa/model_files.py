@@ -22,7 +22,7 @@ workers after replacing a model, as for any model change).
 from __future__ import annotations
 
 import hashlib
-import os
+import secrets
 import threading
 from pathlib import Path
 
@@ -48,17 +48,26 @@ def model_files(settings: Settings) -> list[tuple[str, Path | None]]:
     if settings.ltr and settings.ltr != "agent":
         files.append(("ltr", Path(settings.ltr)))  # (opened as written: electa.judges.ltr.load_model_file)
     if settings.rerank.startswith("onnx:"):
+        from electa.judges.scorers import onnx_files
+
         folder = Path(settings.rerank.removeprefix("onnx:")).expanduser()  # (as electa.judges.scorers opens it)
-        inside = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else [folder]
-        files.extend((f"rerank:{p.relative_to(folder) if p != folder else ''}", p) for p in inside)
+        files.extend((f"rerank:{p.name}", p) for p in onnx_files(folder))
     if settings.answerer == "local":
         from electa.answer.local_llm import resolve_model
 
         try:
-            files.append(("answerer", resolve_model(settings.local_model, settings).path))
+            gguf = resolve_model(settings.local_model, settings).path
         except ElectaError:
             files.append(("answerer", None))
+        else:
+            files.append(("answerer", gguf))
+            # (transformers reads a tokenizer and templates beside the GGUF when they are there)
+            files.extend((f"answerer:{name}", gguf.parent / name) for name in BESIDE_GGUF)
     return files
+
+
+BESIDE_GGUF = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
+               "chat_template.json", "generation_config.json", "config.json")
 
 
 def by_content(settings: Settings) -> Settings:
@@ -82,14 +91,15 @@ def by_content(settings: Settings) -> Settings:
     return settings.model_copy(update=update) if update else settings
 
 
-def _stat(path: Path | None) -> tuple[int, int, int] | None:
+def _stat(path: Path | None) -> tuple[int, ...] | None:
     if path is None:
         return None
     try:
         st = path.stat()
     except OSError:
         return None
-    return st.st_size, st.st_mtime_ns, st.st_ino
+    # (ctime too: a copy in place that keeps the size and the modification time changes it)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
 
 
 def _content(path: Path | None) -> str:
@@ -114,6 +124,7 @@ class ModelFilesMark:
         self._opened = [_stat(p) for _, p in self._files]
         self._mark: str | None = None
         self._lock = threading.Lock()
+        self._own = secrets.token_hex(16)  # this worker's alone, when a file changed under it
 
     def mark(self) -> str:
         with self._lock:
@@ -124,7 +135,7 @@ class ModelFilesMark:
                     # it is read, is not what this worker serves, whatever its bytes)
                     content = _content(path)
                     if _stat(path) != opened:
-                        content = f"replaced since this worker loaded it: process {os.getpid()} {id(self)}"
+                        content = f"replaced since this worker loaded it: {self._own}"
                     parts.append(f"{role}={content}")
                 self._mark = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
             return self._mark

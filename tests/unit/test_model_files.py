@@ -45,7 +45,6 @@ def test_a_model_file_replaced_after_the_worker_loaded_it_keys_that_worker_apart
     ranker.write_text("new bytes")
     # Hashed later, the file holds the new model, which this worker never loaded: not its key.
     assert loaded.mark() not in (ModelFilesMark(Settings(ltr=str(ranker))).mark(), _old_mark(tmp_path))
-    assert loaded.mark() == loaded.mark()
 
 
 def _old_mark(tmp_path: Path) -> str:
@@ -55,26 +54,56 @@ def _old_mark(tmp_path: Path) -> str:
     return ModelFilesMark(Settings(ltr=str(again / "ranker.json"))).mark()
 
 
-def test_the_files_an_onnx_reranker_and_a_local_model_load_are_marked(tmp_path: Path) -> None:
+def test_the_files_an_onnx_reranker_and_a_local_model_read_are_marked_and_no_others(tmp_path: Path) -> None:
     folder = tmp_path / "cross-encoder"
-    folder.mkdir()
-    for name in ("model.onnx", "tokenizer.json"):
+    (folder / "fp32").mkdir(parents=True)
+    for name in ("model.onnx", "model.onnx.data", "tokenizer.json", "report.md", "fp32/model.onnx"):
         (folder / name).write_bytes(b"x")
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"gguf")
     settings = Settings(rerank=f"onnx:{folder}", answerer="local", local_model=str(gguf), ltr="agent")
-    (folder / "data").mkdir()
-    (folder / "data" / "weights.bin").write_bytes(b"w")  # an export's external data, in a folder of its own
-    assert model_files(settings) == [("rerank:data/weights.bin", folder / "data" / "weights.bin"),
-                                     ("rerank:model.onnx", folder / "model.onnx"),
-                                     ("rerank:tokenizer.json", folder / "tokenizer.json"),
-                                     ("answerer", gguf.resolve())]
+    files = dict(model_files(settings))
+    # What the scorer reads (its model, the model's external data, the tokenizer, electa.json
+    # when there is one), not the folder's other files (a report, the fp32 export beside it).
+    assert [files[f"rerank:{n}"] for n in ("model.onnx", "model.onnx.data", "tokenizer.json", "electa.json")] == [
+        folder / "model.onnx", folder / "model.onnx.data", folder / "tokenizer.json", folder / "electa.json"]
+    assert not {"rerank:report.md", "rerank:fp32/model.onnx"} & set(files)
+    # The GGUF, and what transformers reads beside it (a tokenizer there changes what it says).
+    assert files["answerer"] == gguf.resolve() and files["answerer:tokenizer.json"] == gguf.resolve().parent / "tokenizer.json"
     before = ModelFilesMark(settings).mark()
+    (folder / "report.md").write_text("edited")
+    assert ModelFilesMark(settings).mark() == before
     (folder / "model.onnx").write_bytes(b"another export")
     assert ModelFilesMark(settings).mark() != before
+    (tmp_path / "tokenizer.json").write_text("{}")
+    changed = ModelFilesMark(settings).mark()
+    assert changed not in (before, ModelFilesMark(Settings(rerank=f"onnx:{folder}")).mark())
     # A ranker file that is not there marks as absent, a key of its own (it fails where it loads).
     gone = Settings(ltr=str(tmp_path / "missing.json"))
     assert ModelFilesMark(gone).mark() == ModelFilesMark(gone).mark() != ModelFilesMark(Settings(ltr=str(gguf))).mark()
+
+
+def test_a_same_size_copy_in_place_that_keeps_the_modification_time_is_noticed(tmp_path: Path) -> None:
+    ranker = tmp_path / "ranker.json"
+    ranker.write_text("aaaa")
+    loaded = ModelFilesMark(Settings(ltr=str(ranker)))
+    stat = ranker.stat()
+    ranker.write_text("bbbb")  # (`cp -p` over it: same size, the old modification time kept)
+    os.utime(ranker, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert loaded.mark() != ModelFilesMark(Settings(ltr=str(ranker))).mark()
+
+
+def test_a_worker_whose_judge_could_not_load_keys_its_results_apart(tmp_path: Path) -> None:
+    # Its searches are not reranked: a shared cache must not hand them to workers that rerank.
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    for name in ("model.onnx", "tokenizer.json"):
+        (folder / name).write_bytes(b"not a model")
+    with Engine.open(tmp_path / "d", Settings(rerank=f"onnx:{folder}"), HashEmbedder()) as engine:
+        broken = engine.cache_recipe()
+        assert "judge:rerank" in broken
+        engine.funnel.judges["rerank"] = object()  # type: ignore[assignment]  # (as if it had loaded)
+        assert "judge:rerank" not in engine.cache_recipe()
 
 
 def test_another_process_keys_the_same_settings_and_files_alike(tmp_path: Path) -> None:

@@ -411,3 +411,42 @@ def test_eval_reads_abstention_on_the_candidates_each_leg_serves_at_its_depth(tm
     assert report.metrics and len(measured) == 1
     assert all(len(rows) <= 6 for rows in measured[0].values())  # (three legs, two each at most)
     assert max(len(rows) for rows in measured[0].values()) >= 2
+
+
+def test_an_agent_whose_tune_keeps_the_default_is_served_the_servers_own_fusion(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by review: a tie keeps the tune's default, whose depths are the tune's (100 a leg,
+    # the Q&A leg too), not the ones an untuned agent is served (50, Q&A 8): storing it would
+    # have pinned the agent to them. A setting chosen over the default is stored as chosen.
+    from dataclasses import replace
+
+    from electa.config import Settings
+    from electa.embedders.hashing import HashEmbedder
+    from electa.engine import Engine
+    from electa.eval import runner
+    from electa.eval.tuning import FusionSetting
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    data = write_set(tmp_path / "set", many())
+    real_tune = runner.tune
+    pick: list[str] = ["default"]
+
+    def chosen(lists, qrels, default, *a, **k):  # type: ignore[no-untyped-def]
+        result = real_tune(lists, qrels, default, *a, **k)
+        if pick[0] == "default":
+            return replace(result, chosen=default)
+        return replace(result, chosen=FusionSetting(dict(default.weights), 5.0, dict.fromkeys(default.depths, 25), 1.0))
+
+    monkeypatch.setattr(runner, "tune", chosen)
+    store = tmp_path / "store"
+
+    def fusion() -> object:
+        with Engine.open(store, Settings(), HashEmbedder(dim=64)) as engine:
+            return (engine.store.agent_settings("acme", "bot") or {}).get("fusion")
+
+    runner.tune_dataset(data, "dev", None, data_dir=store, folds=5, depth=100, agent=("acme", "bot"))
+    assert fusion() == {}
+    pick[0] = "other"
+    runner.tune_dataset(data, "dev", None, data_dir=store, folds=5, depth=100, agent=("acme", "bot"))
+    stored = fusion()
+    assert isinstance(stored, dict) and stored["k"] == 5.0 and set(stored["depths"].values()) == {25}

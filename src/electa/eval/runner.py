@@ -466,8 +466,12 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         if out_file is not None:
             save_setting(out_file, result, provenance, extra)
         if agent is not None:
-            tuned = {"fusion": {"weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
-                                "lift": result.chosen.lift},
+            # The default chosen (a tie keeps it) leaves the agent's fusion untuned: it is served
+            # the server's own depths, k and lift, not this tune's depth-wide stand-in for them.
+            fusion = {} if result.chosen == default else {
+                "weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
+                "lift": result.chosen.lift}
+            tuned = {"fusion": fusion,
                      **extra, "tuned_on": provenance, "model_id": engine.dense_model_id(caller.org),
                      "chunker": CHUNKER_VERSION,
                      "unit_vectors": settings.unit_vectors}

@@ -54,8 +54,7 @@ class OnnxCrossEncoder:
         except ImportError as exc:  # pragma: no cover - core dependencies
             raise ConfigError("the onnx cross-encoder needs onnxruntime and tokenizers: `pip install electa`") from exc
         folder = Path(folder)
-        models = sorted(folder.glob("*.onnx"))
-        model = folder / "model.onnx" if (folder / "model.onnx").is_file() else (models[0] if len(models) == 1 else None)
+        model = onnx_model_file(folder)
         if model is None or not (folder / "tokenizer.json").is_file():
             raise ConfigError(f"{folder} must hold a tokenizer.json and model.onnx (or exactly one .onnx file);"
                               f" found {sorted(p.name for p in folder.iterdir()) if folder.is_dir() else 'no folder'}")
@@ -290,6 +289,22 @@ def _llm(spec: str, settings: Settings) -> PairScorer:
     if settings.answerer == "extractive":
         raise ConfigError("ELECTA_RERANK=llm needs an answer model: set ELECTA_ANSWERER to local or openai")
     return LlmPointwiseScorer(create_answerer(settings.answerer, settings))
+
+
+def onnx_model_file(folder: Path) -> Path | None:
+    """The model an ``onnx:`` folder serves: ``model.onnx``, else its one ``.onnx`` file."""
+    if (folder / "model.onnx").is_file():
+        return folder / "model.onnx"
+    models = sorted(folder.glob("*.onnx")) if folder.is_dir() else []
+    return models[0] if len(models) == 1 else None
+
+
+def onnx_files(folder: Path) -> list[Path]:
+    """Every file an ``onnx:`` scorer reads from ``folder``: the model and the files beside it
+    whose names extend it (its external data), ``tokenizer.json`` and ``electa.json``."""
+    model = onnx_model_file(folder)
+    beside = sorted(p for p in folder.glob(f"{model.name}?*") if p.is_file()) if model is not None else []
+    return [*([model] if model is not None else []), *beside, folder / "tokenizer.json", folder / "electa.json"]
 
 
 def _onnx(spec: str, settings: Settings) -> PairScorer:
