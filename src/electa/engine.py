@@ -276,16 +276,19 @@ class Engine:
         """Every leg a search may name: the default ones (:attr:`legs`) and the graph's."""
         return {**self.legs, "graph": self.graph}
 
-    def cache_recipe(self) -> str:
+    def cache_recipe(self, caller: Caller | None = None, stored: Mapping[str, object] | None = None) -> str:
         """:func:`serving_recipe` of this engine's settings, which legs and judges can run on this
         worker (a worker whose leg or judge is out, its model missing or unloadable, keys its
         cached results apart, so it neither fills the cache healthy workers read nor goes
-        uncached itself), and a mark of the
+        uncached itself; with ``caller`` and the agent's ``stored`` settings as the search reads
+        them, an agent's own reranker missing here too), and a mark of the
         model files its settings name (:mod:`electa.model_files`: their contents, so a ranker,
         reranker or GGUF model replaced at the same path keys its results apart)."""
         out = ",".join([*sorted(name for name, leg in self.all_legs.items() if not leg.available()),
                         *sorted(f"judge:{name}" for name, judge in self.funnel.judges.items()
                                 if isinstance(judge, UnavailableJudge))])
+        if caller is not None and self.agent_rerankers.out_here(caller, stored):
+            out += ",judge:own-rerank"
         return f"{serving_recipe(by_content(self.settings))}|out={out}|files={self._model_files.mark()}"
 
     def read_graph_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,

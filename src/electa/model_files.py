@@ -7,13 +7,15 @@ cross-encoder exported again into the same ``ELECTA_RERANK=onnx:`` folder, or a 
 replaced under the same ``ELECTA_LOCAL_MODEL`` name would then be served by the restarted
 workers while the cache kept replaying what the old model ranked or wrote, for up to its TTL.
 
-So the files' contents are in the key (SHA-256, by role and name within the folder), and their
-paths are not (:func:`by_content`): hosts that hold the same model in different places share
-their entries. Each file is
-stat-ed as the engine opens, before the judges load it, and hashed once, as the HTTP app
-starts (or at the first keyed request; a one-shot CLI search never pays for it); a file whose size, modification time or
-inode changed in between was replaced after it was loaded, and that worker keys its results
-with a mark of its own process, so it neither replays nor fills the others' entries. The local
+So the files' contents are in the key (SHA-256, by role and name within the folder), and the
+ranker's and the GGUF's paths are not (:func:`by_content`): hosts that hold the same model in
+different places share their entries (an ``onnx:`` folder's path stays: it is the reranker's
+identity, which learned rankers and cuts are checked against). Each file is stat-ed as the
+engine opens, before the judges load it (size, modification and change times, inode, device),
+and hashed once, as the HTTP app starts (or at the first keyed request; a one-shot CLI search
+never pays for it); a file whose stat changed in between was replaced after it was loaded, and
+that worker keys its results with a random mark of its own, so it neither replays nor fills the
+others' entries. The local
 answerer loads its GGUF at the first answer, not as the engine opens: a GGUF replaced after
 the worker started and before its first answer is the one window left (restart the
 workers after replacing a model, as for any model change).
@@ -51,7 +53,8 @@ def model_files(settings: Settings) -> list[tuple[str, Path | None]]:
         from electa.judges.scorers import onnx_files
 
         folder = Path(settings.rerank.removeprefix("onnx:")).expanduser()  # (as electa.judges.scorers opens it)
-        files.extend((f"rerank:{p.name}", p) for p in onnx_files(folder))
+        files.extend((f"rerank:{p.relative_to(folder) if p.is_relative_to(folder) else p.name}", p)
+                     for p in onnx_files(folder))
     if settings.answerer == "local":
         from electa.answer.local_llm import resolve_model
 
@@ -61,13 +64,13 @@ def model_files(settings: Settings) -> list[tuple[str, Path | None]]:
             files.append(("answerer", None))
         else:
             files.append(("answerer", gguf))
-            # (transformers reads a tokenizer and templates beside the GGUF when they are there)
-            files.extend((f"answerer:{name}", gguf.parent / name) for name in BESIDE_GGUF)
+            # (transformers reads a tokenizer, its vocabulary and templates beside the GGUF when
+            # they are there: every other file of the folder, and its additional templates)
+            beside = [p for p in gguf.parent.iterdir() if p.is_file() and p.suffix != ".gguf"]
+            templates = gguf.parent / "additional_chat_templates"
+            beside += sorted(templates.glob("*")) if templates.is_dir() else []
+            files.extend((f"answerer:{p.relative_to(gguf.parent)}", p) for p in sorted(beside))
     return files
-
-
-BESIDE_GGUF = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
-               "chat_template.json", "generation_config.json", "config.json")
 
 
 def by_content(settings: Settings) -> Settings:
@@ -81,8 +84,6 @@ def by_content(settings: Settings) -> Settings:
     update: dict[str, str] = {}
     if settings.ltr and settings.ltr != "agent":
         update["ltr"] = "file"
-    if settings.rerank.startswith("onnx:"):
-        update["rerank"] = "onnx:"
     if settings.answerer == "local":
         from electa.answer.local_llm import local_model_names
 

@@ -277,3 +277,28 @@ def test_build_groups_keeps_the_documents_it_is_told_to_avoid_out_of_the_negativ
     assert build_groups({"q": "?"}, {"q": {"a": 1}}, cands, ["q"], 2, random.Random(1), avoid=avoid) == []
     one = build_groups({"q": "?"}, {"q": {"a": 1}}, cands, ["q"], 1, random.Random(1), avoid=avoid)
     assert one == [("?", ["right", "other"])]
+
+
+def test_a_worker_without_the_agents_own_reranker_keys_its_results_apart_and_a_broken_one_is_not_cached(
+        engine: Engine) -> None:
+    # Found by review: on PostgreSQL an agent's own reranker lives in the data directory of the
+    # host that trained it; a worker without it served un-reranked results under the key of the
+    # workers that rerank, and a shared cache handed those to them.
+    from electa.engine import worth_caching
+    from electa.errors import ConfigError
+    from electa.types import stage_json
+
+    caller, stored = Caller("acme", "bot"), _own()
+    without = engine.cache_recipe(caller, stored)
+    folder = _model(engine, "acme", "bot", "Page 3")
+    assert engine.cache_recipe(caller, stored) != without
+    assert engine.cache_recipe(caller, stored) == engine.cache_recipe(caller, {})  # (reranked here: the usual key)
+    # There but unloadable on this worker: an error, so the result is not cached at all.
+    def broken(path: Path) -> ScriptedScorer:
+        raise ConfigError(f"cannot load the cross-encoder in {path}")
+
+    engine.agent_rerankers._load = broken
+    result = engine.search("refund plan", caller, agent_settings=stored)
+    (stage,) = [st for st in result.stages if st.judge == "rerank"]
+    assert stage.failed and not worth_caching({"stages": [stage_json(st) for st in result.stages]})
+    assert folder.is_dir()

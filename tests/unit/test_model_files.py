@@ -45,6 +45,7 @@ def test_a_model_file_replaced_after_the_worker_loaded_it_keys_that_worker_apart
     ranker.write_text("new bytes")
     # Hashed later, the file holds the new model, which this worker never loaded: not its key.
     assert loaded.mark() not in (ModelFilesMark(Settings(ltr=str(ranker))).mark(), _old_mark(tmp_path))
+    assert loaded.mark() == loaded.mark()  # (one random mark for the worker, not a new one each time)
 
 
 def _old_mark(tmp_path: Path) -> str:
@@ -54,30 +55,48 @@ def _old_mark(tmp_path: Path) -> str:
     return ModelFilesMark(Settings(ltr=str(again / "ranker.json"))).mark()
 
 
-def test_the_files_an_onnx_reranker_and_a_local_model_read_are_marked_and_no_others(tmp_path: Path) -> None:
+def _onnx_with_external_data(folder: Path, weight: float) -> None:
+    """A one-MatMul model whose weights live in ``weights.bin`` (any name an export may choose)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.full((4, 4), weight, dtype=np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])
+    onnx.save_model(helper.make_model(graph), str(folder / "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
+
+
+def test_the_files_an_onnx_reranker_and_a_local_model_read_are_marked(tmp_path: Path) -> None:
     folder = tmp_path / "cross-encoder"
     (folder / "fp32").mkdir(parents=True)
-    for name in ("model.onnx", "model.onnx.data", "tokenizer.json", "report.md", "fp32/model.onnx"):
+    _onnx_with_external_data(folder, 1.0)
+    for name in ("tokenizer.json", "report.md", "fp32/model.onnx"):
         (folder / name).write_bytes(b"x")
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"gguf")
+    (tmp_path / "tokenizer_config.json").write_text("{}")
     settings = Settings(rerank=f"onnx:{folder}", answerer="local", local_model=str(gguf), ltr="agent")
     files = dict(model_files(settings))
-    # What the scorer reads (its model, the model's external data, the tokenizer, electa.json
-    # when there is one), not the folder's other files (a report, the fp32 export beside it).
-    assert [files[f"rerank:{n}"] for n in ("model.onnx", "model.onnx.data", "tokenizer.json", "electa.json")] == [
-        folder / "model.onnx", folder / "model.onnx.data", folder / "tokenizer.json", folder / "electa.json"]
-    assert not {"rerank:report.md", "rerank:fp32/model.onnx"} & set(files)
-    # The GGUF, and what transformers reads beside it (a tokenizer there changes what it says).
-    assert files["answerer"] == gguf.resolve() and files["answerer:tokenizer.json"] == gguf.resolve().parent / "tokenizer.json"
+    # What the scorer reads: its model, the external data the model names, the tokenizer and
+    # electa.json when there is one; not the folder's report or the fp32 export beside it.
+    assert {k for k in files if k.startswith("rerank:")} == {
+        "rerank:model.onnx", "rerank:weights.bin", "rerank:tokenizer.json", "rerank:electa.json"}
+    # The GGUF, and what transformers may read beside it (a tokenizer there changes what it says).
+    assert files["answerer"] == gguf.resolve() and "answerer:tokenizer_config.json" in files
     before = ModelFilesMark(settings).mark()
     (folder / "report.md").write_text("edited")
     assert ModelFilesMark(settings).mark() == before
-    (folder / "model.onnx").write_bytes(b"another export")
-    assert ModelFilesMark(settings).mark() != before
-    (tmp_path / "tokenizer.json").write_text("{}")
-    changed = ModelFilesMark(settings).mark()
-    assert changed not in (before, ModelFilesMark(Settings(rerank=f"onnx:{folder}")).mark())
+    _onnx_with_external_data(folder, 2.0)  # exported again: model.onnx the same bytes, its weights not
+    reexported = ModelFilesMark(settings).mark()
+    assert reexported != before
+    (tmp_path / "tokenizer_config.json").write_text('{"chat_template": "another"}')
+    assert ModelFilesMark(settings).mark() != reexported
+    # A model onnx cannot read (or no onnx installed): every file of the folder is marked.
+    (folder / "model.onnx").write_bytes(b"not a model")
+    assert "rerank:report.md" in dict(model_files(settings))
     # A ranker file that is not there marks as absent, a key of its own (it fails where it loads).
     gone = Settings(ltr=str(tmp_path / "missing.json"))
     assert ModelFilesMark(gone).mark() == ModelFilesMark(gone).mark() != ModelFilesMark(Settings(ltr=str(gguf))).mark()
@@ -138,3 +157,12 @@ def test_the_same_bytes_kept_elsewhere_key_alike(tmp_path: Path) -> None:
         path.write_text(json.dumps(upside_down().to_dict()))
     assert _recipe(tmp_path / "d", Settings(ltr=str(one))) == _recipe(tmp_path / "d", Settings(ltr=str(other)))
     assert _recipe(tmp_path / "d", Settings(ltr=str(one))) != _recipe(tmp_path / "d", Settings(ltr="agent"))
+
+
+def test_an_onnx_rerankers_path_stays_in_the_key() -> None:
+    # Found by review: it is the reranker's identity that learned rankers and cuts are checked
+    # against (electa.judges.agent_rerank.rerank_identity), so two folders of the same bytes rank
+    # alike only until a ranker trained behind one is served behind the other.
+    from electa.model_files import by_content
+
+    assert by_content(Settings(rerank="onnx:/srv/a")).rerank != by_content(Settings(rerank="onnx:/srv/b")).rerank

@@ -368,7 +368,8 @@ class AskPipeline:
         return lambda name: self.engine.mentions(name, caller)
 
     def _cache_key(self, cache: Cache, req: AskRequest, config: AgentConfig) -> tuple[object, ...]:
-        overrides = json.dumps([self.engine.cache_recipe(), repr(req.profile), req.floor, req.calibrated_floor,
+        overrides = json.dumps([self.engine.cache_recipe(req.caller, config.stored), repr(req.profile), req.floor,
+                                req.calibrated_floor,
                                 req.top_k, sorted((req.weights or {}).items()), config.digest,
                                 req.person.digest if isinstance(req.person, Person) else None], default=str)
         return cache.key("ask", req.caller, self.provider, req.question, req.page_url, self.store.version, overrides)

@@ -447,7 +447,7 @@ def create_app(engine: Engine, admin_token: str | None, cache_ttl_s: float = 300
         agent_digest = settings_digest(stored)
         trusted = who.conversation_owner is None  # the organisation's backend sees why a leg is out
         key = cache.key("search", caller, "-", body.query, body.page_url, store.version,
-                        json.dumps([engine.cache_recipe(), body.top,
+                        json.dumps([engine.cache_recipe(caller, stored), body.top,
                                     body.weights.as_dict() if body.weights else None, body.k,
                                     body.floor, body.calibrated_floor, agent_digest, trusted, body.judges,
                                     person.digest if person else None, body.mode if trusted else None], sort_keys=True))

@@ -462,6 +462,8 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
     click.echo(f"  default {result.default.key()}: nDCG@10 {result.cv_default:.4f} on held-out folds")
     click.echo(f"  tuned   (chosen per fold):  nDCG@10 {result.cv_tuned:.4f} on held-out folds")
     click.echo(f"  chosen on all queries: {result.chosen.key()}")
+    if agent_ref and result.chosen == result.default:
+        click.echo("  (the default: the agent is left untuned in fusion, served the server's own depths, k and lift)")
     if result.calibrated_floor is not None:
         click.echo(f"  calibrated floor {result.calibrated_floor:.2f} (cross-fitted, for >= 90% of answerable"
                    " questions kept, plus one standard error)")

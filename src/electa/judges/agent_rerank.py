@@ -92,11 +92,24 @@ class AgentRerankers:
             return None
         assert caller.agent is not None
         try:
-            scorer = self._scorer(reranker_folder(self.root, caller.org, caller.agent, own))
+            folder = reranker_folder(self.root, caller.org, caller.agent, own)
         except ConfigError as exc:
             return UnavailableJudge("rerank", f"agent {caller.org}/{caller.agent}'s own reranker: {exc}")
+        try:
+            scorer = self._scorer(folder)
+        except ConfigError as exc:
+            # Gone from this worker's data directory (another host trained it): a fact of this
+            # worker, keyed apart (``out_here``). There but unloadable: a fault, not cached.
+            return UnavailableJudge("rerank", f"agent {caller.org}/{caller.agent}'s own reranker: {exc}",
+                                    failing=folder.is_dir())
         s = self.settings
         return RerankJudge(scorer, s.rerank_depth, s.rerank_chars, s.rerank_batch, s.rerank_blend)
+
+    def out_here(self, caller: Caller, stored: Mapping[str, object] | None) -> bool:
+        """Whether the agent's settings name its own reranker and this worker has no folder for
+        it (result caches key such a worker apart: its searches are not reranked)."""
+        own = stored.get("reranker") if isinstance(stored, Mapping) and caller.agent is not None else None
+        return bool(own) and bool(self.settings.rerank) and self.problem(caller, own) != ""
 
     def problem(self, caller: Caller, own: object) -> str:
         """Why the reranker ``own`` (an agent's ``reranker`` setting) cannot serve ``caller``'s

@@ -116,7 +116,7 @@ class Funnel:
             return hits, stage(note="no hits to judge")
         try:
             if not judge.available(caller):
-                return hits, stage(note=f"unavailable: {judge.why}")
+                return hits, stage(note=f"{'error' if getattr(judge, 'failing', False) else 'unavailable'}: {judge.why}")
         except Exception as exc:  # a broken availability check is the judge failing, softly
             log.warning("judge %s: availability check failed", judge.name, exc_info=True)
             return hits, stage(note=f"error: {type(exc).__name__}: {exc}")

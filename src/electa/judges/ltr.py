@@ -146,8 +146,14 @@ def content_id(trees: Mapping[str, Any], features: Sequence[str], depth: object)
 
 def fusion_digest(stored: Mapping[str, object] | None) -> str:
     """The digest of an agent's tuned fusion (``electa tune --agent``): a ranker trained under
-    one is not served under another."""
-    return hashlib.sha256(json.dumps((stored or {}).get("fusion"), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    one is not served under another. None and ``{}`` (a tune that kept the default) are the
+    same: both are served the server's own fusion.
+
+    >>> fusion_digest({"fusion": {}}) == fusion_digest({}) != fusion_digest({"fusion": {"k": 5}})
+    True
+    """
+    fusion = (stored or {}).get("fusion") or None
+    return hashlib.sha256(json.dumps(fusion, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 # What a judge asks for the model of a caller: the model, or the reason there is none.

@@ -101,8 +101,10 @@ class UnavailableJudge:
 
     depth = 1
 
-    def __init__(self, name: str, why: str) -> None:
-        self.name, self._why = name, why
+    def __init__(self, name: str, why: str, failing: bool = False) -> None:
+        # ``failing``: a fault of this worker at this moment (a model that is there but does not
+        # load), reported as an error, so the result is not cached for other workers to replay.
+        self.name, self._why, self.failing = name, why, failing
 
     def available(self, caller: Caller) -> bool:
         return False

@@ -300,11 +300,23 @@ def onnx_model_file(folder: Path) -> Path | None:
 
 
 def onnx_files(folder: Path) -> list[Path]:
-    """Every file an ``onnx:`` scorer reads from ``folder``: the model and the files beside it
-    whose names extend it (its external data), ``tokenizer.json`` and ``electa.json``."""
+    """Every file an ``onnx:`` scorer reads from ``folder``: the model, the external data it
+    names (any file name: read from the model with ``onnx`` where it is installed, else every
+    file in the folder that is not another ``.onnx`` model), ``tokenizer.json`` and ``electa.json``."""
     model = onnx_model_file(folder)
-    beside = sorted(p for p in folder.glob(f"{model.name}?*") if p.is_file()) if model is not None else []
-    return [*([model] if model is not None else []), *beside, folder / "tokenizer.json", folder / "electa.json"]
+    if model is None:
+        return [folder / "tokenizer.json", folder / "electa.json"]
+    try:
+        import onnx
+        from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
+        proto = onnx.load(str(model), load_external_data=False)
+        data = {folder / entry.value for tensor in _get_all_tensors(proto) if uses_external_data(tensor)
+                for entry in tensor.external_data if entry.key == "location"}
+    except Exception:  # (no onnx here, or a model it cannot read: the whole folder, to be safe)
+        data = {p for p in folder.rglob("*") if p.is_file() and p.suffix != ".onnx"}
+    return [model, *sorted(data - {folder / "tokenizer.json", folder / "electa.json"}),
+            folder / "tokenizer.json", folder / "electa.json"]
 
 
 def _onnx(spec: str, settings: Settings) -> PairScorer:
