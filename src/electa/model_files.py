@@ -53,8 +53,7 @@ def model_files(settings: Settings) -> list[tuple[str, Path | None]]:
         from electa.judges.scorers import onnx_files
 
         folder = Path(settings.rerank.removeprefix("onnx:")).expanduser()  # (as electa.judges.scorers opens it)
-        files.extend((f"rerank:{p.relative_to(folder) if p.is_relative_to(folder) else p.name}", p)
-                     for p in onnx_files(folder))
+        files.extend((f"rerank:{p.name}", p) for p in onnx_files(folder))
     if settings.answerer == "local":
         from electa.answer.local_llm import resolve_model
 
@@ -65,12 +64,20 @@ def model_files(settings: Settings) -> list[tuple[str, Path | None]]:
         else:
             files.append(("answerer", gguf))
             # (transformers reads a tokenizer, its vocabulary and templates beside the GGUF when
-            # they are there: every other file of the folder, and its additional templates)
-            beside = [p for p in gguf.parent.iterdir() if p.is_file() and p.suffix != ".gguf"]
-            templates = gguf.parent / "additional_chat_templates"
-            beside += sorted(templates.glob("*")) if templates.is_dir() else []
-            files.extend((f"answerer:{p.relative_to(gguf.parent)}", p) for p in sorted(beside))
+            # they are there; the folder's other files, such as another model's download, not)
+            files.extend((f"answerer:{name}", gguf.parent / name) for name in BESIDE_GGUF)
+            try:
+                templates = sorted(p for p in (gguf.parent / "additional_chat_templates").glob("*.jinja") if p.is_file())
+            except OSError:
+                templates = []
+            files.extend((f"answerer:additional_chat_templates/{p.name}", p) for p in templates)
     return files
+
+
+# What transformers may read beside a GGUF it loads (its tokenizer classes' files, templates).
+BESIDE_GGUF = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+               "chat_template.jinja", "chat_template.json", "generation_config.json", "config.json", "vocab.json",
+               "merges.txt", "tokenizer.model")
 
 
 def by_content(settings: Settings) -> Settings:

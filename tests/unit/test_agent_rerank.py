@@ -301,4 +301,16 @@ def test_a_worker_without_the_agents_own_reranker_keys_its_results_apart_and_a_b
     result = engine.search("refund plan", caller, agent_settings=stored)
     (stage,) = [st for st in result.stages if st.judge == "rerank"]
     assert stage.failed and not worth_caching({"stages": [stage_json(st) for st in result.stages]})
-    assert folder.is_dir()
+    # Not loaded again at every search meanwhile (each load of a real model takes seconds).
+    tried: list[Path] = []
+    engine.agent_rerankers._load = lambda path: tried.append(path) or broken(path)
+    again = engine.search("refund plan", caller, agent_settings=stored)
+    assert next(st for st in again.stages if st.judge == "rerank").failed and tried == []
+    # A model loaded before its folder went is still served here: not keyed as out.
+    engine.agent_rerankers._failed.clear()
+    engine.agent_rerankers._load = lambda path: ScriptedScorer(lambda q, p: 0.0)
+    engine.search("refund plan", caller, agent_settings=stored)
+    import shutil
+
+    shutil.rmtree(folder)
+    assert engine.cache_recipe(caller, stored) == engine.cache_recipe(caller, {})

@@ -73,30 +73,31 @@ def test_the_files_an_onnx_reranker_and_a_local_model_read_are_marked(tmp_path: 
     folder = tmp_path / "cross-encoder"
     (folder / "fp32").mkdir(parents=True)
     _onnx_with_external_data(folder, 1.0)
-    for name in ("tokenizer.json", "report.md", "fp32/model.onnx"):
+    for name in ("tokenizer.json", "report.md", ".metadata", "fp32/model.onnx"):
         (folder / name).write_bytes(b"x")
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"gguf")
     (tmp_path / "tokenizer_config.json").write_text("{}")
+    (tmp_path / "other.gguf.partial").write_bytes(b"another model, half downloaded")
     settings = Settings(rerank=f"onnx:{folder}", answerer="local", local_model=str(gguf), ltr="agent")
     files = dict(model_files(settings))
-    # What the scorer reads: its model, the external data the model names, the tokenizer and
-    # electa.json when there is one; not the folder's report or the fp32 export beside it.
+    # One rule wherever it runs: the model and the visible files beside it (its external data,
+    # under whatever name the export chose), not sub-folders (the fp32 export), not hidden files.
     assert {k for k in files if k.startswith("rerank:")} == {
-        "rerank:model.onnx", "rerank:weights.bin", "rerank:tokenizer.json", "rerank:electa.json"}
-    # The GGUF, and what transformers may read beside it (a tokenizer there changes what it says).
+        "rerank:model.onnx", "rerank:weights.bin", "rerank:tokenizer.json", "rerank:electa.json", "rerank:report.md"}
+    # The GGUF and what transformers may read beside it; not another model's download.
     assert files["answerer"] == gguf.resolve() and "answerer:tokenizer_config.json" in files
+    assert not any("partial" in k for k in files)
     before = ModelFilesMark(settings).mark()
-    (folder / "report.md").write_text("edited")
-    assert ModelFilesMark(settings).mark() == before
-    _onnx_with_external_data(folder, 2.0)  # exported again: model.onnx the same bytes, its weights not
+    # Exported again with other weights: model.onnx the same bytes, its external data not.
+    onnx_bytes = (folder / "model.onnx").read_bytes()
+    (folder / "weights.bin").unlink()
+    _onnx_with_external_data(folder, 2.0)
+    assert (folder / "model.onnx").read_bytes() == onnx_bytes
     reexported = ModelFilesMark(settings).mark()
     assert reexported != before
     (tmp_path / "tokenizer_config.json").write_text('{"chat_template": "another"}')
     assert ModelFilesMark(settings).mark() != reexported
-    # A model onnx cannot read (or no onnx installed): every file of the folder is marked.
-    (folder / "model.onnx").write_bytes(b"not a model")
-    assert "rerank:report.md" in dict(model_files(settings))
     # A ranker file that is not there marks as absent, a key of its own (it fails where it loads).
     gone = Settings(ltr=str(tmp_path / "missing.json"))
     assert ModelFilesMark(gone).mark() == ModelFilesMark(gone).mark() != ModelFilesMark(Settings(ltr=str(gguf))).mark()

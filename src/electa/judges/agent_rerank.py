@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -30,6 +31,7 @@ FORMAT = "electa-reranker/1"
 AGENTS = "agent"  # ELECTA_RERANK=agent: agents' own rerankers, no other
 _ID = re.compile(r"[0-9a-f]{16}")
 LOADED = 8  # models kept loaded (an int8 MiniLM holds ~25 MB)
+RETRY_S = 60.0  # a model that failed to load is tried again after this long, not at every search
 GONE = "its model folder {} is gone from the store; run `electa train-rerank` again"
 
 
@@ -83,6 +85,7 @@ class AgentRerankers:
         self.root, self.settings = root, settings
         self._load = load or _onnx
         self._loaded: OrderedDict[Path, PairScorer] = OrderedDict()
+        self._failed: dict[Path, tuple[float, str]] = {}  # folder -> (when its load failed, why)
         self._loading: dict[Path, threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -95,13 +98,19 @@ class AgentRerankers:
             folder = reranker_folder(self.root, caller.org, caller.agent, own)
         except ConfigError as exc:
             return UnavailableJudge("rerank", f"agent {caller.org}/{caller.agent}'s own reranker: {exc}")
+        failed = self._failed.get(folder)
+        if failed is not None and time.monotonic() - failed[0] < RETRY_S:
+            return UnavailableJudge("rerank", failed[1], failing=True)  # (not loaded again each search)
         try:
             scorer = self._scorer(folder)
         except ConfigError as exc:
             # Gone from this worker's data directory (another host trained it): a fact of this
             # worker, keyed apart (``out_here``). There but unloadable: a fault, not cached.
-            return UnavailableJudge("rerank", f"agent {caller.org}/{caller.agent}'s own reranker: {exc}",
-                                    failing=folder.is_dir())
+            why = f"agent {caller.org}/{caller.agent}'s own reranker: {exc}"
+            if folder.is_dir():
+                self._failed[folder] = (time.monotonic(), why)
+            return UnavailableJudge("rerank", why, failing=folder.is_dir())
+        self._failed.pop(folder, None)
         s = self.settings
         return RerankJudge(scorer, s.rerank_depth, s.rerank_chars, s.rerank_batch, s.rerank_blend)
 
@@ -109,7 +118,14 @@ class AgentRerankers:
         """Whether the agent's settings name its own reranker and this worker has no folder for
         it (result caches key such a worker apart: its searches are not reranked)."""
         own = stored.get("reranker") if isinstance(stored, Mapping) and caller.agent is not None else None
-        return bool(own) and bool(self.settings.rerank) and self.problem(caller, own) != ""
+        if not own or not self.settings.rerank:
+            return False
+        try:  # (a model loaded before its folder went is still served here)
+            if reranker_folder(self.root, caller.org, caller.agent, own) in self._loaded:  # type: ignore[arg-type]
+                return False
+        except ConfigError:
+            pass
+        return self.problem(caller, own) != ""
 
     def problem(self, caller: Caller, own: object) -> str:
         """Why the reranker ``own`` (an agent's ``reranker`` setting) cannot serve ``caller``'s

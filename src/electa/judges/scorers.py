@@ -300,23 +300,19 @@ def onnx_model_file(folder: Path) -> Path | None:
 
 
 def onnx_files(folder: Path) -> list[Path]:
-    """Every file an ``onnx:`` scorer reads from ``folder``: the model, the external data it
-    names (any file name: read from the model with ``onnx`` where it is installed, else every
-    file in the folder that is not another ``.onnx`` model), ``tokenizer.json`` and ``electa.json``."""
+    """The files an ``onnx:`` scorer may read from ``folder``, by one rule wherever it runs: its
+    model, and every other plain, visible file directly in the folder that is not another
+    ``.onnx`` model (the external data the model names, under any name; ``tokenizer.json``;
+    ``electa.json``), listed even when absent for the last two. Sub-folders (an fp32 export, a
+    download cache) are not read by it."""
     model = onnx_model_file(folder)
-    if model is None:
-        return [folder / "tokenizer.json", folder / "electa.json"]
     try:
-        import onnx
-        from onnx.external_data_helper import _get_all_tensors, uses_external_data
-
-        proto = onnx.load(str(model), load_external_data=False)
-        data = {folder / entry.value for tensor in _get_all_tensors(proto) if uses_external_data(tensor)
-                for entry in tensor.external_data if entry.key == "location"}
-    except Exception:  # (no onnx here, or a model it cannot read: the whole folder, to be safe)
-        data = {p for p in folder.rglob("*") if p.is_file() and p.suffix != ".onnx"}
-    return [model, *sorted(data - {folder / "tokenizer.json", folder / "electa.json"}),
-            folder / "tokenizer.json", folder / "electa.json"]
+        beside = [p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
+                  and p.suffix.lower() != ".onnx"] if folder.is_dir() else []
+    except OSError:  # (a folder that cannot be listed: the scorer fails where it loads)
+        beside = []
+    named = {folder / "tokenizer.json", folder / "electa.json"}
+    return [*([model] if model is not None else []), *sorted(set(beside) | named)]
 
 
 def _onnx(spec: str, settings: Settings) -> PairScorer:
