@@ -284,11 +284,10 @@ class Engine:
         them, an agent's own reranker missing here too), and a mark of the
         model files its settings name (:mod:`electa.model_files`: their contents, so a ranker,
         reranker or GGUF model replaced at the same path keys its results apart)."""
+        own_out = caller is not None and self.agent_rerankers.out_here(caller, stored)
         out = ",".join([*sorted(name for name, leg in self.all_legs.items() if not leg.available()),
                         *sorted(f"judge:{name}" for name, judge in self.funnel.judges.items()
-                                if isinstance(judge, UnavailableJudge))])
-        if caller is not None and self.agent_rerankers.out_here(caller, stored):
-            out += ",judge:own-rerank"
+                                if isinstance(judge, UnavailableJudge)), *(["judge:own-rerank"] if own_out else [])])
         return f"{serving_recipe(by_content(self.settings))}|out={out}|files={self._model_files.mark()}"
 
     def read_graph_missing(self, batch: int = 64, after_id: int = 0, progress: bool = False,

@@ -26,6 +26,7 @@ LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw scor
 
 WEIGHT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 K_GRID = (5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
+DEPTH_GRID = (10, 25, 50, 100)
 
 
 def k_grid(lift: float | None) -> tuple[float, ...]:
@@ -38,7 +39,6 @@ def k_grid(lift: float | None) -> tuple[float, ...]:
     """
     served = RRF_K if lift is None else AGREEMENT_K
     return (served, *(k for k in K_GRID if k != served))
-DEPTH_GRID = (10, 25, 50, 100)
 
 
 @dataclass(frozen=True)

@@ -106,10 +106,10 @@ class AgentRerankers:
         except ConfigError as exc:
             # Gone from this worker's data directory (another host trained it): a fact of this
             # worker, keyed apart (``out_here``). There but unloadable: a fault, not cached.
-            why = f"agent {caller.org}/{caller.agent}'s own reranker: {exc}"
-            if folder.is_dir():
+            why, there = f"agent {caller.org}/{caller.agent}'s own reranker: {exc}", folder.is_dir()
+            if there:
                 self._failed[folder] = (time.monotonic(), why)
-            return UnavailableJudge("rerank", why, failing=folder.is_dir())
+            return UnavailableJudge("rerank", why, failing=there)
         self._failed.pop(folder, None)
         s = self.settings
         return RerankJudge(scorer, s.rerank_depth, s.rerank_chars, s.rerank_batch, s.rerank_blend)
@@ -117,15 +117,14 @@ class AgentRerankers:
     def out_here(self, caller: Caller, stored: Mapping[str, object] | None) -> bool:
         """Whether the agent's settings name its own reranker and this worker has no folder for
         it (result caches key such a worker apart: its searches are not reranked)."""
-        own = stored.get("reranker") if isinstance(stored, Mapping) and caller.agent is not None else None
-        if not own or not self.settings.rerank:
+        own = stored.get("reranker") if isinstance(stored, Mapping) else None
+        if not own or caller.agent is None or not self.settings.rerank:
             return False
-        try:  # (a model loaded before its folder went is still served here)
-            if reranker_folder(self.root, caller.org, caller.agent, own) in self._loaded:  # type: ignore[arg-type]
-                return False
+        try:
+            folder = reranker_folder(self.root, caller.org, caller.agent, own)
         except ConfigError:
-            pass
-        return self.problem(caller, own) != ""
+            return True  # (unreadable settings: no worker reranks with them)
+        return folder not in self._loaded and not folder.is_dir()  # (a model loaded before its folder went still serves)
 
     def problem(self, caller: Caller, own: object) -> str:
         """Why the reranker ``own`` (an agent's ``reranker`` setting) cannot serve ``caller``'s
