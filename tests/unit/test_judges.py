@@ -128,6 +128,58 @@ def test_a_budget_cut_keeps_what_was_scored_best_ranked_first() -> None:
     assert stage.note == "budget of 500 ms ran out: scored 4 of 5"
 
 
+class PacedScorer:
+    """Takes 1 ms a call and 20 ms a pair on a clock the test owns (``electa.judges.rerank``'s)."""
+
+    name = "paced"
+
+    def __init__(self) -> None:
+        self.now, self.batches = 0.0, []  # type: list[tuple[int, float]]
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+        self.now += 0.001 + 0.020 * len(passages)
+        self.batches.append((len(passages), self.now))
+        return [1.0] * len(passages)
+
+
+def test_a_reranker_starts_only_batches_its_pace_says_will_end_before_the_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Batches of 4, 8, 16 … at 20 ms a pair within 400 ms: 4 end at 81 ms, 8 at 242 ms; a batch of
+    # 16 would end at 563 ms, thrown away, the search waiting out the budget for it. At the pace so
+    # far (~20 ms a pair) 7 fit in nine tenths of the 158 ms left, then none.
+    scorer = PacedScorer()
+    monkeypatch.setattr("electa.judges.rerank.time.monotonic", scorer.monotonic)
+    progress = Progress()
+    RerankJudge(scorer).score("q", CALLER, hits(["passage"] * 100), progress, deadline=0.4)
+    assert [size for size, _ in scorer.batches] == [4, 8, 7]
+    assert all(ended < 0.4 for _, ended in scorer.batches)
+    assert len(progress.close()) == 19
+
+
+def test_a_judge_that_stops_before_its_depth_is_reported_as_cut_by_its_budget() -> None:
+    class StopsEarly:
+        name, depth = "rerank", 10
+
+        def available(self, caller: Caller) -> bool:
+            return True
+
+        why = ""
+
+        def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
+            progress.add([3.0, 1.0, 2.0])  # then the next batch would not have ended in time
+
+        def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
+            return order_by_score(scores, 1.0)
+
+    out, (stage,) = Funnel([StopsEarly()], {"rerank": 250.0}).run("q", CALLER, hits(TEXTS))
+    assert [h.unit_id for h in out] == [0, 2, 1, 3, 4]
+    assert stage.ran and stage.cut_short and not stage.failed  # (scored some: cached, as any budget cut)
+    assert stage.note == "budget of 250 ms left too little for the next batch: scored 3 of 5"
+
+
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
 def test_a_score_that_is_not_a_finite_number_leaves_the_previous_order(bad: float) -> None:
     funnel = Funnel([RerankJudge(ScriptedScorer(lambda q, p: bad if "plan" in p else 1.0))])

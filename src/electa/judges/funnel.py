@@ -143,6 +143,10 @@ class Funnel:
         scores = progress.close()[: len(considered)]
         if not all(math.isfinite(s) for s in scores):
             return hits, stage(note="error: the judge gave a score that is not a finite number")
+        if not note and len(scores) < len(considered):
+            # A judge stops short of its depth only for its deadline (the Judge contract): here it
+            # ended before it, not starting what would not have finished in time.
+            note = f"budget of {budget_ms:.0f} ms left too little for the next batch"
         if note:
             note += f": scored {len(scores)} of {len(considered)}"
         if len(scores) < 2:

@@ -55,6 +55,9 @@ def passage_of(hit: Hit, chars: int) -> str:
     return reranker_text(hit.title, hit.text, chars)
 
 
+PACE_MARGIN = 0.9  # the share of the time left a batch may be predicted to take
+
+
 class RerankJudge:
     """``RerankJudge(scorer, depth=100, chars=2000, batch=16, blend=1.0)``: see the module."""
 
@@ -78,9 +81,19 @@ class RerankJudge:
         # A scorer may cap them (the LLM grades one pair a call, so each grade counts at once).
         batch = min(self.batch, getattr(self.scorer, "max_batch", self.batch))
         start, size = 0, min(4, batch)
+        began = time.monotonic()
         while start < len(passages):
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 return
+            if start and now > began:
+                # Start only a batch that should end before the deadline: one still running there
+                # is thrown away, and the search waits out the budget for it. The pace is this
+                # call's so far (first batches are small, so it errs slow), with a tenth to spare.
+                fits = int(PACE_MARGIN * (deadline - now) * start / (now - began))
+                if fits < 1:
+                    return
+                size = min(size, fits)
             part = passages[start: start + size]
             start, size = start + len(part), min(batch, size * 2)
             try:
