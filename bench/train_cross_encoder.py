@@ -119,7 +119,7 @@ def evaluate(scorer: OnnxCrossEncoder, beir: BeirSet, qids: list[str], cands: di
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("data", type=Path, help="the folder holding scifact/, stackfaq/ and cranfield/")
-    ap.add_argument("--out", type=Path, default=Path("models/cross-encoder-minilm"))
+    ap.add_argument("--out", type=Path, default=None, help="default: models/cross-encoder-<base>")
     ap.add_argument("--base", choices=sorted(BASES), default="minilm",
                     help="the encoder to start from: the packaged MiniLM-L6 (6 layers, 384 wide), or SPLADE-tiny's"
                          " (2 layers, 128 wide, the same vocabulary; ~20 times less work a pair)")
@@ -145,6 +145,7 @@ def main() -> None:
     if unknown:
         ap.error(f"unknown set {unknown[0]!r}; valid: {', '.join(n for n, _, _ in SETS)}")
     base, base_name = BASES[args.base]()
+    args.out = args.out or Path(f"models/cross-encoder-{args.base}")
     settings = Settings().embedded()
     embedder = create_embedder(settings.embedder)
     rng = random.Random(args.seed)

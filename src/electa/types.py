@@ -253,7 +253,8 @@ class Stage:
 
     @property
     def cut_short(self) -> bool:
-        """It ran out of budget, failed or was skipped as busy."""
+        """It ran out of budget (or stopped, in time, before a step that would have run past
+        it), failed or was skipped as busy."""
         return self.note.startswith(("budget", "error", "busy"))
 
     @property

@@ -129,55 +129,55 @@ def test_a_budget_cut_keeps_what_was_scored_best_ranked_first() -> None:
 
 
 class PacedScorer:
-    """Takes 1 ms a call and 20 ms a pair on a clock the test owns (``electa.judges.rerank``'s)."""
+    """Takes ``fixed`` seconds a call and ``per_pair`` a pair on a clock the test owns (what
+    ``electa.judges.rerank`` reads), starting at ``now``."""
 
     name = "paced"
 
-    def __init__(self) -> None:
-        self.now, self.batches = 0.0, []  # type: list[tuple[int, float]]
+    def __init__(self, fixed: float, per_pair: float, now: float = 0.0) -> None:
+        self.fixed, self.per_pair, self.now, self.batches = fixed, per_pair, now, []  # type: list[tuple[int, float]]
 
-    def monotonic(self) -> float:
+    def clock(self) -> float:
         return self.now
 
     def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
-        self.now += 0.001 + 0.020 * len(passages)
+        self.now += self.fixed + self.per_pair * len(passages)
         self.batches.append((len(passages), self.now))
-        return [1.0] * len(passages)
+        return [float(len(self.batches))] * len(passages)  # each batch above the one before
 
 
+@pytest.mark.parametrize(("fixed", "per_pair", "sizes"), [
+    # Batches of 4, 8, 16 … at 1 ms a call and 20 ms a pair within 400 ms: 4 end at 81 ms, 8 at
+    # 242 ms; a batch of 16 would end at 563 ms, thrown away, the search waiting out the budget
+    # for it. At the pace so far (~20 ms a pair) 7 fit in nine tenths of the 158 ms left, then none.
+    (0.001, 0.020, [4, 8, 7]),
+    # Mostly the call's own cost (a model server's round trip: 60 ms a call, 0.5 ms a pair): 4 end
+    # at 62 ms, and no batch, however small, ends in the 38 ms left. (A pace of seconds a pair
+    # alone would start 2, ending at 123 ms.)
+    (0.060, 0.0005, [4]),
+])
 def test_a_reranker_starts_only_batches_its_pace_says_will_end_before_the_deadline(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    # Batches of 4, 8, 16 … at 20 ms a pair within 400 ms: 4 end at 81 ms, 8 at 242 ms; a batch of
-    # 16 would end at 563 ms, thrown away, the search waiting out the budget for it. At the pace so
-    # far (~20 ms a pair) 7 fit in nine tenths of the 158 ms left, then none.
-    scorer = PacedScorer()
-    monkeypatch.setattr("electa.judges.rerank.time.monotonic", scorer.monotonic)
+        monkeypatch: pytest.MonkeyPatch, fixed: float, per_pair: float, sizes: list[int]) -> None:
+    scorer = PacedScorer(fixed, per_pair)
+    monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
     progress = Progress()
-    RerankJudge(scorer).score("q", CALLER, hits(["passage"] * 100), progress, deadline=0.4)
-    assert [size for size, _ in scorer.batches] == [4, 8, 7]
-    assert all(ended < 0.4 for _, ended in scorer.batches)
-    assert len(progress.close()) == 19
+    deadline = 0.4 if fixed < 0.01 else 0.1
+    RerankJudge(scorer).score("q", CALLER, hits(["passage"] * 100), progress, deadline)
+    assert [size for size, _ in scorer.batches] == sizes
+    assert all(ended < deadline for _, ended in scorer.batches)
+    assert len(progress.close()) == sum(sizes) and progress.stopped_for_budget
 
 
-def test_a_judge_that_stops_before_its_depth_is_reported_as_cut_by_its_budget() -> None:
-    class StopsEarly:
-        name, depth = "rerank", 10
-
-        def available(self, caller: Caller) -> bool:
-            return True
-
-        why = ""
-
-        def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
-            progress.add([3.0, 1.0, 2.0])  # then the next batch would not have ended in time
-
-        def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
-            return order_by_score(scores, 1.0)
-
-    out, (stage,) = Funnel([StopsEarly()], {"rerank": 250.0}).run("q", CALLER, hits(TEXTS))
-    assert [h.unit_id for h in out] == [0, 2, 1, 3, 4]
+def test_a_reranker_that_stops_for_its_pace_is_reported_as_cut_by_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The scorer's time passes on its own clock, begun at the funnel's start: the call ends at
+    # once in real time, having scored 4 + 8 + 7 of 20 in (scorer) time; the last hit keeps its place.
+    scorer = PacedScorer(0.001, 0.020, now=time.monotonic())
+    monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
+    given = hits(["passage"] * 20)
+    out, (stage,) = Funnel([RerankJudge(scorer)], {"rerank": 400.0}).run("q", CALLER, given)
     assert stage.ran and stage.cut_short and not stage.failed  # (scored some: cached, as any budget cut)
-    assert stage.note == "budget of 250 ms left too little for the next batch: scored 3 of 5"
+    assert stage.note == "budget of 400 ms left too little for the next batch: scored 19 of 20"
+    assert [h.unit_id for h in out] == [*range(12, 19), *range(4, 12), *range(4), 19]
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])

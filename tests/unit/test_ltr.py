@@ -5,6 +5,7 @@ labelled questions, cross-validated, stored only when it beats the served order.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import lightgbm as lgb  # a dev dependency: a missing one fails the run
@@ -17,7 +18,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.judges import Funnel, LtrJudge
-from electa.judges.ltr import ORDER, AgentModels, FileModel, LtrModel, Serving, fusion_digest
+from electa.judges.ltr import ORDER, AgentModels, FileModel, LtrModel, Serving, fixed_model, fusion_digest
 from electa.judges.ltr_features import FEATURES
 from electa.judges.trees import TreeEnsemble
 from electa.types import ChunkKind, Document, Hit, Section
@@ -97,6 +98,15 @@ def test_the_ltr_judge_reorders_by_the_callers_model_and_reports_it() -> None:
     out, (stage,) = funnel.run("q", Caller("acme", "bot"), _hits(4))
     assert [h.unit_id for h in out] == [2, 3, 0, 1]  # ties keep the order they came in
     assert stage.judge == "ltr" and stage.ran and stage.changed and dict(out[0].judged) == {"ltr": 1.0}
+
+
+def test_a_ranker_trained_shallower_than_it_is_served_is_not_reported_as_cut_by_its_budget() -> None:
+    # Trained on the first 3 hits, served 5: it scores 3 every time, for its depth, not for time.
+    out, (stage,) = Funnel([LtrJudge(fixed_model(replace(upside_down(), depth=3)), depth=5)]).run(
+        "q", Caller("acme", "bot"), _hits(5))
+    assert [h.unit_id for h in out] == [2, 0, 1, 3, 4]
+    assert (stage.scored, stage.considered) == (3, 5)
+    assert stage.ran and not stage.cut_short and stage.note == ""
 
 
 def _models(stored: dict[tuple[str, str], dict[str, object]]) -> AgentModels:

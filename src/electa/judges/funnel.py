@@ -1,10 +1,11 @@
 """The judge funnel (SPEC D1-D3, D6): judges refine the fused order one after another, each
 within its own time budget, each failing soft, each leaving a :class:`~electa.types.Stage`.
 
-A judge runs on a thread of its own; the caller waits at most its budget. At the deadline the
-funnel takes the scores the judge had produced (:class:`~electa.judges.protocol.Progress`): the
-hits it scored, the best-ranked ones since it scores in the order given, are reordered among
-themselves and every other hit keeps its place. A judge that raises, returns something
+A judge runs on a thread of its own; the caller waits at most its budget. At the deadline, or
+when the judge stops early because its next step would not end in time, the funnel takes the
+scores the judge had produced (:class:`~electa.judges.protocol.Progress`): the hits it scored,
+the best-ranked ones since it scores in the order given, are reordered among themselves and
+every other hit keeps its place; either is reported as a budget cut. A judge that raises, returns something
 malformed or scores fewer than two hits in time leaves the order as it was, and its stage says
 why. Calls still running well past their deadline (by ``GRACE_S`` or their budget, whichever
 is longer: a hung model server, not a slow batch finishing) are counted: once ``STUCK_LIMIT`` of
@@ -143,9 +144,7 @@ class Funnel:
         scores = progress.close()[: len(considered)]
         if not all(math.isfinite(s) for s in scores):
             return hits, stage(note="error: the judge gave a score that is not a finite number")
-        if not note and len(scores) < len(considered):
-            # A judge stops short of its depth only for its deadline (the Judge contract): here it
-            # ended before it, not starting what would not have finished in time.
+        if not note and progress.stopped_for_budget:
             note = f"budget of {budget_ms:.0f} ms left too little for the next batch"
         if note:
             note += f": scored {len(scores)} of {len(considered)}"

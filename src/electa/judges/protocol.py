@@ -26,6 +26,15 @@ class Progress:
         self._values: list[float] = []
         self._lock = threading.Lock()
         self._closed = False
+        #: the judge stopped before its depth, in time, because the next batch would not have
+        #: ended before the deadline (:meth:`stop_for_budget`); the funnel reports a budget cut
+        self.stopped_for_budget = False
+
+    def stop_for_budget(self) -> None:
+        """Say that the judge stops here, with time left, because what it would do next would
+        not end before the deadline. (A judge that scores fewer hits than it is given for any
+        other reason, such as a learned ranker trained shallower, does not call this.)"""
+        self.stopped_for_budget = True
 
     def add(self, values: Sequence[float]) -> None:
         with self._lock:
@@ -55,7 +64,8 @@ class Judge(Protocol):
       nothing trained for this organisation), and the funnel reports it;
     - ``score(query, caller, hits, progress, deadline)`` scores ``hits`` (at most ``depth`` of
       them) in the order given, adding scores to ``progress`` as they are known, and should
-      stop once ``time.monotonic()`` passes ``deadline``. It may raise or hang: the funnel
+      stop once ``time.monotonic()`` passes ``deadline`` (or sooner, calling
+      ``progress.stop_for_budget()``, when its next step would not end by then). It may raise or hang: the funnel
       then keeps the previous order and says so. It must only read what ``caller`` may read;
     - ``order(hits, scores)`` returns the new order of ``hits[:len(scores)]`` as indices into
       that prefix, a pure function of its arguments.

@@ -9,6 +9,7 @@ interchangeable behind :class:`PairScorer` (:mod:`electa.judges.scorers`).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Protocol
@@ -56,6 +57,7 @@ def passage_of(hit: Hit, chars: int) -> str:
 
 
 PACE_MARGIN = 0.9  # the share of the time left a batch may be predicted to take
+_clock = time.monotonic  # (the tests pace a scorer on a clock of their own)
 
 
 class RerankJudge:
@@ -81,28 +83,34 @@ class RerankJudge:
         # A scorer may cap them (the LLM grades one pair a call, so each grade counts at once).
         batch = min(self.batch, getattr(self.scorer, "max_batch", self.batch))
         start, size = 0, min(4, batch)
-        began = time.monotonic()
+        began, quickest = _clock(), math.inf
         while start < len(passages):
-            now = time.monotonic()
+            now = _clock()
             if now >= deadline:
                 return
             if start and now > began:
                 # Start only a batch that should end before the deadline: one still running there
-                # is thrown away, and the search waits out the budget for it. The pace is this
-                # call's so far (first batches are small, so it errs slow), with a tenth to spare.
-                fits = int(PACE_MARGIN * (deadline - now) * start / (now - began))
-                if fits < 1:
+                # is thrown away, and the search waits out the budget for it. A batch is predicted
+                # to take this call's pace so far (seconds a pair) times its size, and no less
+                # than the quickest batch yet (a call has a cost of its own, whatever its size),
+                # within nine tenths of the time left.
+                room = PACE_MARGIN * (deadline - now)
+                fits = int(room * start / (now - began))
+                if quickest > room or fits < 1:
+                    progress.stop_for_budget()
                     return
                 size = min(size, fits)
             part = passages[start: start + size]
             start, size = start + len(part), min(batch, size * 2)
+            sent = _clock()
             try:
                 scores = self.scorer.score(query, part, deadline)
             except Exception:
-                if time.monotonic() >= deadline:
+                if _clock() >= deadline:
                     return  # failed because time ran out (a server timeout at the deadline): a budget cut
                 raise
-            late = time.monotonic() >= deadline
+            quickest = min(quickest, _clock() - sent)
+            late = _clock() >= deadline
             if len(scores) > len(part) or (len(scores) < len(part) and not late):
                 raise ValueError(f"scorer {self.scorer.name} gave {len(scores)} scores for {len(part)} passages")
             progress.add(scores)
