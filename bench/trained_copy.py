@@ -29,15 +29,19 @@ def main() -> None:
     args = ap.parse_args()
     split, rule = next((s, r) for n, s, r in SETS if n == args.set)
     source, copy = (args.data / args.set).resolve(), args.out / args.set
+    if copy.resolve() == source or (copy / "qrels").resolve() == source / "qrels":
+        ap.error(f"{copy} is the set itself: give another OUT (the copy would overwrite it)")
     out = held_out(load_beir(source, split), rule)
+    lines = (source / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()
     (copy / "qrels").mkdir(parents=True, exist_ok=True)
     for name in ("corpus.jsonl.gz", "queries.jsonl.gz"):
         link = copy / name
-        link.unlink(missing_ok=True)
+        link.unlink(missing_ok=True)  # (a link or an earlier copy's file, never the set's: checked above)
         link.symlink_to(source / name)
-    lines = (source / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()
     kept = [lines[0]] + [line for line in lines[1:] if line.split("\t")[0] not in out]
-    (copy / "qrels" / f"{split}.tsv").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    qrels = copy / "qrels" / f"{split}.tsv"
+    qrels.unlink(missing_ok=True)  # a link left there is replaced, not written through
+    qrels.write_text("\n".join(kept) + "\n", encoding="utf-8")
     print(f"{copy}: {split} without the {len(out)} held-out queries ({len(lines) - len(kept)} qrels lines left out)")
 
 

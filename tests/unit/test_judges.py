@@ -110,7 +110,7 @@ def test_an_error_after_the_deadline_is_a_budget_cut_that_keeps_what_was_scored(
 
     judge, progress = RerankJudge(TimesOut()), Progress()
     judge.score("q", CALLER, hits(TEXTS), progress, time.monotonic() + 0.2)  # does not raise
-    assert len(progress.close()) == 4
+    assert len(progress.close()) == 4 and progress.budget_stop == "ran out"
 
 
 def test_a_budget_cut_keeps_what_was_scored_best_ranked_first() -> None:
@@ -165,19 +165,65 @@ def test_a_reranker_starts_only_batches_its_pace_says_will_end_before_the_deadli
     RerankJudge(scorer).score("q", CALLER, hits(["passage"] * 100), progress, deadline)
     assert [size for size, _ in scorer.batches] == sizes
     assert all(ended < deadline for _, ended in scorer.batches)
-    assert len(progress.close()) == sum(sizes) and progress.stopped_for_budget
+    assert len(progress.close()) == sum(sizes) and progress.budget_stop == "left too little for the next batch"
 
 
 def test_a_reranker_that_stops_for_its_pace_is_reported_as_cut_by_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The scorer's time passes on its own clock, begun at the funnel's start: the call ends at
-    # once in real time, having scored 4 + 8 + 7 of 20 in (scorer) time; the last hit keeps its place.
-    scorer = PacedScorer(0.001, 0.020, now=time.monotonic())
+    # The scorer's time passes on its own clock, which starts the judge's call 400 ms before the
+    # deadline the funnel gives it: the call ends at once in real time, having scored 4 + 8 + 7
+    # of 20 in (scorer) time; the last hit keeps its place.
+    scorer = PacedScorer(0.001, 0.020)
     monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
-    given = hits(["passage"] * 20)
-    out, (stage,) = Funnel([RerankJudge(scorer)], {"rerank": 400.0}).run("q", CALLER, given)
+
+    class FromTheDeadline(RerankJudge):
+        def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
+            scorer.now = deadline - 0.4
+            super().score(query, caller, hits, progress, deadline)
+
+    out, (stage,) = Funnel([FromTheDeadline(scorer)], {"rerank": 400.0}).run("q", CALLER, hits(["passage"] * 20))
     assert stage.ran and stage.cut_short and not stage.failed  # (scored some: cached, as any budget cut)
     assert stage.note == "budget of 400 ms left too little for the next batch: scored 19 of 20"
     assert [h.unit_id for h in out] == [*range(12, 19), *range(4, 12), *range(4), 19]
+
+
+class ShortScorer(PacedScorer):
+    """Returns the scores of the first half of each batch, late (as a scorer stopped at its deadline)."""
+
+    def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+        return super().score(query, passages, deadline)[: len(passages) // 2]
+
+
+@pytest.mark.parametrize(("scorer", "scored"), [
+    (PacedScorer(0.001, 0.020), 4),  # the first batch ends at 81 ms, past the 50 ms deadline: none after it
+    (ShortScorer(0.001, 0.020), 2),  # ... with half its scores
+])
+def test_a_reranker_that_reaches_its_deadline_says_it_ran_out(monkeypatch: pytest.MonkeyPatch, scorer: PacedScorer,
+                                                              scored: int) -> None:
+    # Said by the judge, so that the funnel reports a budget cut even when the judge ends just
+    # before the funnel's own wait does (the funnel has not abandoned it, and reads its note).
+    monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
+    progress = Progress()
+    RerankJudge(scorer).score("q", CALLER, hits(["passage"] * 20), progress, deadline=0.05)
+    assert len(progress.close()) == scored and progress.budget_stop == "ran out"
+
+
+def test_the_funnel_reports_the_budget_stop_a_judge_says_even_when_it_ends_before_the_wait() -> None:
+    class RanOut:
+        name, depth, why = "rerank", 10, ""
+
+        def available(self, caller: Caller) -> bool:
+            return True
+
+        def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
+            progress.add([3.0, 1.0, 2.0])
+            progress.stop_for_budget(ran_out=True)
+
+        def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
+            return order_by_score(scores, 1.0)
+
+    out, (stage,) = Funnel([RanOut()], {"rerank": 250.0}).run("q", CALLER, hits(TEXTS))
+    assert [h.unit_id for h in out] == [0, 2, 1, 3, 4]
+    assert stage.ran and stage.cut_short and stage.note == "budget of 250 ms ran out: scored 3 of 5"
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])

@@ -144,8 +144,8 @@ class Funnel:
         scores = progress.close()[: len(considered)]
         if not all(math.isfinite(s) for s in scores):
             return hits, stage(note="error: the judge gave a score that is not a finite number")
-        if not note and progress.stopped_for_budget:
-            note = f"budget of {budget_ms:.0f} ms left too little for the next batch"
+        if not note and progress.budget_stop:  # (it ended just before the wait did, or stopped in time)
+            note = f"budget of {budget_ms:.0f} ms {progress.budget_stop}"
         if note:
             note += f": scored {len(scores)} of {len(considered)}"
         if len(scores) < 2:

@@ -20,21 +20,23 @@ class Progress:
     """The scores a judge has produced so far, for the hits it was given in their order: hit
     ``i`` has score ``values[i]``. A judge adds each batch as soon as it is known, so a budget
     cut still finds the best-ranked hits scored ("anytime" judging); the funnel reads a copy
-    at the deadline, and whatever the judge adds after that is ignored."""
+    at the deadline (or when the judge ends), and whatever the judge adds after that is ignored."""
 
     def __init__(self) -> None:
         self._values: list[float] = []
         self._lock = threading.Lock()
         self._closed = False
-        #: the judge stopped before its depth, in time, because the next batch would not have
-        #: ended before the deadline (:meth:`stop_for_budget`); the funnel reports a budget cut
-        self.stopped_for_budget = False
+        #: why the judge stopped before its depth for its budget (:meth:`stop_for_budget`), in
+        #: the words of the stage's note; "" when it did not
+        self.budget_stop = ""
 
-    def stop_for_budget(self) -> None:
-        """Say that the judge stops here, with time left, because what it would do next would
-        not end before the deadline. (A judge that scores fewer hits than it is given for any
-        other reason, such as a learned ranker trained shallower, does not call this.)"""
-        self.stopped_for_budget = True
+    def stop_for_budget(self, ran_out: bool = False) -> None:
+        """Say that the judge stops here for its budget: with time left, because what it would
+        do next would not end before the deadline, or (``ran_out``) at or past the deadline. The
+        funnel reports either as a budget cut, even when the judge ends before the funnel's own
+        wait does. (A judge that scores fewer hits than it is given for any other reason, such
+        as a learned ranker trained shallower, does not call this.)"""
+        self.budget_stop = "ran out" if ran_out else "left too little for the next batch"
 
     def add(self, values: Sequence[float]) -> None:
         with self._lock:

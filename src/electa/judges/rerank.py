@@ -87,6 +87,7 @@ class RerankJudge:
         while start < len(passages):
             now = _clock()
             if now >= deadline:
+                progress.stop_for_budget(ran_out=True)
                 return
             if start and now > began:
                 # Start only a batch that should end before the deadline: one still running there
@@ -106,8 +107,9 @@ class RerankJudge:
             try:
                 scores = self.scorer.score(query, part, deadline)
             except Exception:
-                if _clock() >= deadline:
-                    return  # failed because time ran out (a server timeout at the deadline): a budget cut
+                if _clock() >= deadline:  # failed because time ran out (a server timeout at the deadline)
+                    progress.stop_for_budget(ran_out=True)
+                    return
                 raise
             quickest = min(quickest, _clock() - sent)
             late = _clock() >= deadline
@@ -115,6 +117,7 @@ class RerankJudge:
                 raise ValueError(f"scorer {self.scorer.name} gave {len(scores)} scores for {len(part)} passages")
             progress.add(scores)
             if len(scores) < len(part):  # stopped at the deadline: what it finished counts
+                progress.stop_for_budget(ran_out=True)
                 return
 
     def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:

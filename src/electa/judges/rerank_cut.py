@@ -18,10 +18,11 @@ one below them counts none (the reranker's probability is 0), even when a search
 reads deeper (``ELECTA_RERANK_DEPTH``, 100 by default). (The fit read the first 20 of the
 default fusion; a search reads them in the agent's tuned fusion, so the two sets overlap but
 need not be the same.) A hit among the first ``depth`` that the reranker did not reach (its
-budget ran out, or ``ELECTA_RERANK_DEPTH`` is below the depth) keeps the legs' decision: a slow
-moment neither drops nor admits it. When the judge did not run (off, failed, cut before two
-hits), the legs' cut stands. A hit the title rescue kept (SPEC B6) stays kept. Only a search of
-the default legs in the hybrid mode is decided so: the other modes decide what passes with rules
+budget ran out or was too short for its next batch, or ``ELECTA_RERANK_DEPTH`` is below the
+depth) keeps the legs' decision: a slow moment neither drops nor admits it. When the judge did
+not run (off, failed, cut before two hits), the legs' cut stands. A hit the title rescue kept
+(SPEC B6) stays kept. Only a search of the default legs in the hybrid mode is decided so: the
+other modes decide what passes with rules
 of their own (a grader's verdict, which search decides, agreement between searches, the
 multimodal mode's image lift) or search other legs than the calibrators were fitted on, as does
 a search that names its legs.
@@ -124,7 +125,7 @@ def recut(hits: Sequence[Hit], cut: RerankCut, floor: float | None = None, *, wi
     for h in hits:
         score = reranked_score(h)
         if h.unit_id in within and score is None:
-            out.append(h)  # the reranker's budget ran out before it: the legs' decision stands
+            out.append(h)  # the reranker's budget did not reach it: the legs' decision stands
             continue
         votes = {v.leg: v.raw_score for v in h.votes}
         if score is not None and h.unit_id in within:
