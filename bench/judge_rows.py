@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -35,12 +36,17 @@ from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
 
 
 def refuse_trained_on(rerank: str, name: str, qids: list[str]) -> None:
-    """Stop when an ``onnx:`` reranker's ``electa.json`` says it trained on any of ``qids`` (a
-    model trained by thread holds out another half than these rows read)."""
-    about = Path(rerank.removeprefix("onnx:")) / "electa.json"
-    if not rerank.startswith("onnx:") or not about.is_file():
+    """Stop unless an ``onnx:`` reranker's ``electa.json`` lists the questions it trained on and
+    none of ``qids`` is among them (a model trained by thread holds out another half than these
+    rows read; one that does not say cannot be shown held out). Other scorers were not trained here."""
+    if not rerank.startswith("onnx:"):
         return
-    trained = set(json.loads(about.read_text(encoding="utf-8")).get("trained_questions", {}).get(name, ()))
+    about = Path(rerank.removeprefix("onnx:")).expanduser() / "electa.json"
+    meta = json.loads(about.read_text(encoding="utf-8")) if about.is_file() else {}
+    if "trained_questions" not in meta:
+        sys.exit(f"{about} does not list the questions the model trained on (bench/train_cross_encoder.py records"
+                 " them): these rows could not be shown held out")
+    trained = set(meta["trained_questions"].get(name, ()))
     if trained & set(qids):
         sys.exit(f"{rerank} trained on {len(trained & set(qids))} of these {len(qids)} {name} queries:"
                  " measure a model trained without them")
@@ -60,7 +66,9 @@ def main() -> None:
     beir = load_beir(args.data / args.set, split)
     qids = sorted(held_out(beir, rule))
     refuse_trained_on(args.rerank, args.set, qids)
-    # Every row names both judges, so that no ELECTA_RERANK or ELECTA_LTR of the shell adds one.
+    shell = sorted(k for k in os.environ if k.upper().startswith("ELECTA_"))
+    if shell:  # (each row is the defaults and what it names, nothing of the shell's)
+        sys.exit(f"unset {', '.join(shell)} first: every row reads the default settings but for its judges")
     judged = {"rerank": args.rerank, "rerank_blend": args.blend,
               "judge_budgets_ms": {**Settings().judge_budgets_ms, "rerank": args.budget}}
     rows = {"served (no judge)": {"rerank": "", "ltr": ""},
@@ -76,7 +84,7 @@ def main() -> None:
         try:
             ingest_corpus(engine, beir, progress=False)
             engine.fulltext.warm()
-            for qid in qids[:5]:  # warm-up (the models' first calls), discarded
+            for qid in sorted(set(beir.queries) - set(qids))[:5]:  # warm-up (the models' first calls), discarded
                 engine.search(beir.queries[qid], Caller(EVAL_ORG), depths=depths)
             engine.funnel.wait_idle(60.0)
             values = []

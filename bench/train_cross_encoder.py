@@ -4,7 +4,7 @@ and measure it on queries it never saw (issue 10, SPEC D1). No true cross-encode
 
     python bench/train_cross_encoder.py ../shared/data --out models/cross-encoder-minilm  # 13-26 min an epoch, 2 cores
     python bench/train_cross_encoder.py ../shared/data --base splade-tiny --out models/cross-encoder-tiny \
-        --epochs 3 --lr 2e-4  # ~1 min an epoch; scores about six times as fast as MiniLM
+        --epochs 3 --lr 2e-4  # ~1 min an epoch; scores five to six times as fast as MiniLM
     ELECTA_RERANK=onnx:models/cross-encoder-minilm electa search "…"
 
 What it does:

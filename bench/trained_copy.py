@@ -29,7 +29,7 @@ def main() -> None:
     args = ap.parse_args()
     split, rule = next((s, r) for n, s, r in SETS if n == args.set)
     source, copy = (args.data / args.set).resolve(), args.out / args.set
-    if copy.resolve() == source or (copy / "qrels").resolve() == source / "qrels":
+    if copy.resolve() == source or (copy / "qrels").resolve() == (source / "qrels").resolve():
         ap.error(f"{copy} is the set itself: give another OUT (the copy would overwrite it)")
     out = held_out(load_beir(source, split), rule)
     lines = (source / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()

@@ -193,12 +193,13 @@ class ShortScorer(PacedScorer):
         return super().score(query, passages, deadline)[: len(passages) // 2]
 
 
-@pytest.mark.parametrize(("scorer", "scored"), [
-    (PacedScorer(0.001, 0.020), 4),  # the first batch ends at 81 ms, past the 50 ms deadline: none after it
-    (ShortScorer(0.001, 0.020), 2),  # ... with half its scores
+@pytest.mark.parametrize(("kind", "scored"), [
+    (PacedScorer, 4),  # the first batch ends at 81 ms, past the 50 ms deadline: none after it
+    (ShortScorer, 2),  # ... with half its scores
 ])
-def test_a_reranker_that_reaches_its_deadline_says_it_ran_out(monkeypatch: pytest.MonkeyPatch, scorer: PacedScorer,
+def test_a_reranker_that_reaches_its_deadline_says_it_ran_out(monkeypatch: pytest.MonkeyPatch, kind: type[PacedScorer],
                                                               scored: int) -> None:
+    scorer = kind(0.001, 0.020)
     # Said by the judge, so that the funnel reports a budget cut even when the judge ends just
     # before the funnel's own wait does (the funnel has not abandoned it, and reads its note).
     monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)

@@ -144,7 +144,8 @@ class Funnel:
         scores = progress.close()[: len(considered)]
         if not all(math.isfinite(s) for s in scores):
             return hits, stage(note="error: the judge gave a score that is not a finite number")
-        if not note and progress.budget_stop:  # (it ended just before the wait did, or stopped in time)
+        # (A judge that ended just before the wait did, or stopped in time, says so.)
+        if not note and progress.budget_stop and len(scores) < len(considered):
             note = f"budget of {budget_ms:.0f} ms {progress.budget_stop}"
         if note:
             note += f": scored {len(scores)} of {len(considered)}"

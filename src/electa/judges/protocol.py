@@ -66,9 +66,11 @@ class Judge(Protocol):
       nothing trained for this organisation), and the funnel reports it;
     - ``score(query, caller, hits, progress, deadline)`` scores ``hits`` (at most ``depth`` of
       them) in the order given, adding scores to ``progress`` as they are known, and should
-      stop once ``time.monotonic()`` passes ``deadline`` (or sooner, calling
-      ``progress.stop_for_budget()``, when its next step would not end by then). It may raise or hang: the funnel
-      then keeps the previous order and says so. It must only read what ``caller`` may read;
+      stop once ``time.monotonic()`` passes ``deadline``, calling
+      ``progress.stop_for_budget(ran_out=True)``, or sooner, calling
+      ``progress.stop_for_budget()``, when its next step would not end by then (either is
+      reported as a budget cut). It may raise or hang: the funnel then keeps the previous order
+      and says so. It must only read what ``caller`` may read;
     - ``order(hits, scores)`` returns the new order of ``hits[:len(scores)]`` as indices into
       that prefix, a pure function of its arguments.
     """

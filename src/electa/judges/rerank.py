@@ -111,8 +111,8 @@ class RerankJudge:
                     progress.stop_for_budget(ran_out=True)
                     return
                 raise
-            quickest = min(quickest, _clock() - sent)
-            late = _clock() >= deadline
+            ended = _clock()
+            quickest, late = min(quickest, ended - sent), ended >= deadline
             if len(scores) > len(part) or (len(scores) < len(part) and not late):
                 raise ValueError(f"scorer {self.scorer.name} gave {len(scores)} scores for {len(part)} passages")
             progress.add(scores)
