@@ -41,9 +41,12 @@ def refuse_trained_on(rerank: str, name: str, qids: list[str]) -> None:
     rows read; one that does not say cannot be shown held out). Other scorers were not trained here."""
     if not rerank.startswith("onnx:"):
         return
-    about = Path(rerank.removeprefix("onnx:")).expanduser() / "electa.json"
+    folder = Path(rerank.removeprefix("onnx:")).expanduser()
+    if not folder.is_dir():
+        sys.exit(f"{folder} is not a folder: give the reranker's onnx: folder")
+    about = folder / "electa.json"
     meta = json.loads(about.read_text(encoding="utf-8")) if about.is_file() else {}
-    if "trained_questions" not in meta:
+    if not isinstance(meta.get("trained_questions"), dict):
         sys.exit(f"{about} does not list the questions the model trained on (bench/train_cross_encoder.py records"
                  " them): these rows could not be shown held out")
     trained = set(meta["trained_questions"].get(name, ()))
@@ -85,7 +88,13 @@ def main() -> None:
             ingest_corpus(engine, beir, progress=False)
             engine.fulltext.warm()
             for qid in sorted(set(beir.queries) - set(qids))[:5]:  # warm-up (the models' first calls), discarded
-                engine.search(beir.queries[qid], Caller(EVAL_ORG), depths=depths)
+                warm = engine.search(beir.queries[qid], Caller(EVAL_ORG), depths=depths)
+                # A judge named but unable to run (a mistyped file, a ranker of other lineage) would
+                # leave the order as it was and print a plausible row: stop instead.
+                broken = [f"{s.judge}: {s.note}" for s in warm.stages
+                          if s.judge in ("rerank", "ltr") and s.note.startswith(("unavailable", "error"))]
+                if broken:
+                    sys.exit(f"{row}: a judge cannot run here ({'; '.join(broken)})")
             engine.funnel.wait_idle(60.0)
             values = []
             for qid in qids:

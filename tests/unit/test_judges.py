@@ -208,6 +208,25 @@ def test_a_reranker_that_reaches_its_deadline_says_it_ran_out(monkeypatch: pytes
     assert len(progress.close()) == scored and progress.budget_stop == "ran out"
 
 
+def test_a_budget_stop_said_after_every_hit_was_scored_is_not_a_cut() -> None:
+    class SaysSoAnyway:
+        name, depth, why = "rerank", 10, ""
+
+        def available(self, caller: Caller) -> bool:
+            return True
+
+        def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
+            progress.add([float(i) for i in range(len(hits))])
+            progress.stop_for_budget(ran_out=True)
+
+        def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
+            return order_by_score(scores, 1.0)
+
+    out, (stage,) = Funnel([SaysSoAnyway()], {"rerank": 250.0}).run("q", CALLER, hits(TEXTS))
+    assert [h.unit_id for h in out] == [4, 3, 2, 1, 0]
+    assert stage.ran and not stage.cut_short and stage.note == ""
+
+
 def test_the_funnel_reports_the_budget_stop_a_judge_says_even_when_it_ends_before_the_wait() -> None:
     class RanOut:
         name, depth, why = "rerank", 10, ""

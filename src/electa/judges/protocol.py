@@ -33,9 +33,10 @@ class Progress:
     def stop_for_budget(self, ran_out: bool = False) -> None:
         """Say that the judge stops here for its budget: with time left, because what it would
         do next would not end before the deadline, or (``ran_out``) at or past the deadline. The
-        funnel reports either as a budget cut, even when the judge ends before the funnel's own
-        wait does. (A judge that scores fewer hits than it is given for any other reason, such
-        as a learned ranker trained shallower, does not call this.)"""
+        funnel reports either as a budget cut when the judge scored fewer hits than it was given,
+        even when the judge ends before the funnel's own wait does. (A judge that scores fewer
+        hits than it is given for any other reason, such as a learned ranker trained shallower,
+        does not call this.)"""
         self.budget_stop = "ran out" if ran_out else "left too little for the next batch"
 
     def add(self, values: Sequence[float]) -> None:
