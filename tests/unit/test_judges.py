@@ -208,40 +208,33 @@ def test_a_reranker_that_reaches_its_deadline_says_it_ran_out(monkeypatch: pytes
     assert len(progress.close()) == scored and progress.budget_stop == "ran out"
 
 
+class SaysItRanOut:
+    """A judge that gives ``scores`` (all of the hits' when None) and says it ran out of time."""
+
+    name, depth, why = "rerank", 10, ""
+
+    def __init__(self, scores: list[float] | None = None) -> None:
+        self.scores = scores
+
+    def available(self, caller: Caller) -> bool:
+        return True
+
+    def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
+        progress.add(self.scores if self.scores is not None else [float(i) for i in range(len(hits))])
+        progress.stop_for_budget(ran_out=True)
+
+    def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
+        return order_by_score(scores, 1.0)
+
+
 def test_a_budget_stop_said_after_every_hit_was_scored_is_not_a_cut() -> None:
-    class SaysSoAnyway:
-        name, depth, why = "rerank", 10, ""
-
-        def available(self, caller: Caller) -> bool:
-            return True
-
-        def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
-            progress.add([float(i) for i in range(len(hits))])
-            progress.stop_for_budget(ran_out=True)
-
-        def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
-            return order_by_score(scores, 1.0)
-
-    out, (stage,) = Funnel([SaysSoAnyway()], {"rerank": 250.0}).run("q", CALLER, hits(TEXTS))
+    out, (stage,) = Funnel([SaysItRanOut()], {"rerank": 250.0}).run("q", CALLER, hits(TEXTS))
     assert [h.unit_id for h in out] == [4, 3, 2, 1, 0]
     assert stage.ran and not stage.cut_short and stage.note == ""
 
 
 def test_the_funnel_reports_the_budget_stop_a_judge_says_even_when_it_ends_before_the_wait() -> None:
-    class RanOut:
-        name, depth, why = "rerank", 10, ""
-
-        def available(self, caller: Caller) -> bool:
-            return True
-
-        def score(self, query: str, caller: Caller, hits: Sequence[Hit], progress: Progress, deadline: float) -> None:
-            progress.add([3.0, 1.0, 2.0])
-            progress.stop_for_budget(ran_out=True)
-
-        def order(self, hits: Sequence[Hit], scores: Sequence[float]) -> list[int]:
-            return order_by_score(scores, 1.0)
-
-    out, (stage,) = Funnel([RanOut()], {"rerank": 250.0}).run("q", CALLER, hits(TEXTS))
+    out, (stage,) = Funnel([SaysItRanOut([3.0, 1.0, 2.0])], {"rerank": 250.0}).run("q", CALLER, hits(TEXTS))
     assert [h.unit_id for h in out] == [0, 2, 1, 3, 4]
     assert stage.ran and stage.cut_short and stage.note == "budget of 250 ms ran out: scored 3 of 5"
 
