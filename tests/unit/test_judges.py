@@ -10,7 +10,7 @@ import pytest
 
 from electa import Access, Caller, ConfigError, Engine
 from electa.ingest.loaders import Loaded
-from electa.judges import Funnel, Progress, RerankJudge, UnavailableJudge
+from electa.judges import Funnel, Progress, RerankJudge, UnavailableJudge, rerank
 from electa.judges.protocol import order_by_score
 from electa.judges.rerank import passage_of
 from electa.testing.fakes import ScriptedScorer
@@ -206,6 +206,63 @@ def test_a_reranker_that_reaches_its_deadline_says_it_ran_out(monkeypatch: pytes
     progress = Progress()
     RerankJudge(scorer).score("q", CALLER, hits(["passage"] * 20), progress, deadline=0.05)
     assert len(progress.close()) == scored and progress.budget_stop == "ran out"
+
+
+def _search(scorer: PacedScorer, budget: float, n: int = 100) -> Progress:
+    """One search's rerank on the scorer's clock, ``budget`` seconds from now."""
+    progress = Progress()
+    RerankJudge(scorer).score("q", CALLER, hits(["passage"] * n), progress, scorer.now + budget)
+    return progress
+
+
+def test_a_reranker_whose_past_batches_cannot_end_in_time_does_not_start_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 120 ms a call (a slow model server) and 1 ms a pair, within 100 ms. The first search's four
+    # end at 124 ms, thrown away (the funnel waits out its budget for them); the next tries the
+    # two its past says could end in 90 ms (122 ms); from then on no batch starts (one score would
+    # reorder nothing) and the search ends at once, until one in PROBE_EVERY tries two again.
+    scorer = PacedScorer(0.120, 0.001)
+    monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
+    for size in (4, 2):
+        progress = _search(scorer, 0.1)
+        assert len(progress.close()) == size and progress.budget_stop == "ran out"
+    for _ in range(rerank.PROBE_EVERY - 1):
+        skipped, before = _search(scorer, 0.1), scorer.now
+        assert skipped.close() == [] and skipped.budget_stop == "left too little for the next batch"
+        assert scorer.now == before  # no batch started
+    probe = _search(scorer, 0.1)
+    assert [size for size, _ in scorer.batches] == [4, 2, 2]
+    assert len(probe.close()) == 2 and probe.budget_stop == "ran out"
+
+
+def test_a_reranker_cuts_its_first_batch_to_what_its_best_past_batches_say_ends_in_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    scorer = PacedScorer(0.001, 0.020)
+    monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
+    _search(scorer, 0.4)  # 4, 8, 7: at best 20.1 ms a pair (the batch of 8)
+    progress = _search(scorer, 0.05)
+    # Two fit in 45 ms (ending at 41 ms), where four would end at 81 ms, thrown away.
+    assert [size for size, _ in scorer.batches[3:]] == [2]
+    assert len(progress.close()) == 2 and progress.budget_stop == "left too little for the next batch"
+
+
+def test_a_first_batch_that_usually_overruns_is_cut_though_it_once_ended_in_time() -> None:
+    # Three pairs took 85, 95 and 95 ms: the typical 95 overruns 90 ms (nine tenths of 100); the
+    # best, 85, would have the search start three at every search and lose them most times.
+    pace = rerank.Pace()
+    for seconds in (0.085, 0.095, 0.095):
+        pace.note(3, seconds)
+    assert pace.first(0.09, 4) == 2 and pace.first(0.1, 4) == 3
+
+
+def test_a_batch_far_slower_than_its_budget_is_a_cold_start_not_a_pace(monkeypatch: pytest.MonkeyPatch) -> None:
+    scorer = PacedScorer(0.001, 0.020)
+    monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
+    scorer.fixed = 1.0  # the first run of a model: a second more
+    _search(scorer, 0.1)
+    scorer.fixed = 0.001
+    progress = _search(scorer, 0.1)  # not skipped: four end at 81 ms
+    assert [size for size, _ in scorer.batches] == [4, 4]
+    assert len(progress.close()) == 4
 
 
 class SaysItRanOut:

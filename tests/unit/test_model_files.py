@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
@@ -167,3 +169,26 @@ def test_an_onnx_rerankers_path_stays_in_the_key() -> None:
     from electa.model_files import by_content
 
     assert by_content(Settings(rerank="onnx:/srv/a")).rerank != by_content(Settings(rerank="onnx:/srv/b")).rerank
+
+
+def test_an_onnx_folder_the_server_may_not_read_leaves_the_engine_open_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by review: a folder without the search permission (chmod 600 on a directory) raised
+    # PermissionError out of the cache key's file list, and the engine did not open. (The tests
+    # run as root, whom permissions do not stop: the refusal is the operating system's, faked.)
+    folder = tmp_path / "reranker"
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(b"onnx")
+    real_is_file = Path.is_file
+
+    def refused(self: Path) -> bool:
+        if self.parent == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", refused)
+    settings = Settings(rerank=f"onnx:{folder}")
+    assert [role for role, _ in model_files(settings)] == ["rerank:electa.json", "rerank:tokenizer.json"]
+    with Engine.open(tmp_path / "d", settings, HashEmbedder()) as engine:
+        why = engine.funnel.judges["rerank"].why  # (what every search's stage reports)
+        assert why.startswith(f"cannot read the reranker folder {folder}: Permission denied")

