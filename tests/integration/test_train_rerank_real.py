@@ -10,29 +10,21 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from electa import Access, Caller, Engine
+from electa import Caller, Engine
 from electa.cli.main import cli
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
 from electa.judges.agent_rerank import agent_folder
 from electa.judges.rerank import passage_of
 from electa.judges.scorers import OnnxCrossEncoder
-from tests.unit.test_ltr import _faq  # the same help center: a right page and a decoy a topic
+from tests.unit.test_ltr import _acme_kb  # the same help center: a right page and a decoy a topic
 
 pytestmark = pytest.mark.integration
 
 
 def test_an_agent_trains_its_own_reranker_and_only_its_searches_use_it(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
-    data = tmp_path / "data"
-    docs, questions = _faq(15)
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
-        for org in ("acme", "rival"):
-            engine.ingest_loaded("kb", Loaded(docs), Access(org, "bot"))
-        for q, url in questions:
-            engine.store.add_feedback("acme", "bot", q, url, 1)
+    data, _, questions = _acme_kb(tmp_path, monkeypatch, 15, orgs=("acme", "rival"), votes=True)
     result = CliRunner().invoke(cli, ["train-rerank", "--agent", "acme/bot", "--data", str(data), "--epochs", "1",
                                       "--depth", "10", "--min-queries", "10", "--force", "--json"])
     assert result.exit_code == 0, result.output
@@ -67,13 +59,7 @@ def test_an_agent_trains_its_own_reranker_and_only_its_searches_use_it(tmp_path:
 
 def test_an_agent_trains_the_tiny_reranker_by_name_at_its_own_learning_rate(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
-    data = tmp_path / "data"
-    docs, questions = _faq(15)
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as engine:
-        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
-        for q, url in questions:
-            engine.store.add_feedback("acme", "bot", q, url, 1)
+    data, _, questions = _acme_kb(tmp_path, monkeypatch, 15, votes=True)
     result = CliRunner().invoke(cli, ["train-rerank", "--agent", "acme/bot", "--data", str(data), "--epochs", "1",
                                       "--depth", "10", "--min-queries", "10", "--force", "--base", "splade-tiny"])
     assert result.exit_code == 0, result.output

@@ -149,15 +149,9 @@ def _gate_kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefers: list[str]
     import electa.eval.rerank_training as training
     import electa.judges.scorers as scorers
     from electa.judges import agent_rerank
-    from tests.unit.test_ltr import _faq
+    from tests.unit.test_ltr import _acme_kb
 
-    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
-    data = tmp_path / "data"
-    docs, questions = _faq(20)
-    with Engine.open(data, Settings(embedder="hash"), HashEmbedder()) as eng:
-        eng.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
-        for q, url in questions:
-            eng.store.add_feedback("acme", "bot", q, url, 1)
+    data = _acme_kb(tmp_path, monkeypatch, 20, votes=True)[0]
     runs = iter(prefers)
 
     def export(model: object, out: Path, meta: object) -> None:

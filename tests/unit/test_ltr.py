@@ -199,14 +199,19 @@ def _hash_engine(data: Path) -> Engine:
     return Engine.open(data, Settings(embedder="hash"), HashEmbedder())
 
 
-def _acme_kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> tuple[Path, list[Document], list[tuple[str, str]]]:
-    """A store in which agent acme/bot holds :func:`_faq` (``n`` topics), the hash embedder for
-    the training command (it opens its own engine)."""
+def _acme_kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, orgs: tuple[str, ...] = ("acme",),
+             votes: bool = False) -> tuple[Path, list[Document], list[tuple[str, str]]]:
+    """A store in which agent ``bot`` of each of ``orgs`` holds :func:`_faq` (``n`` topics), the
+    hash embedder for the training command (it opens its own engine); with ``votes``, acme/bot's
+    feedback marks each question's right page."""
     monkeypatch.setenv("ELECTA_EMBEDDER", "hash")
     data = tmp_path / "data"
     docs, questions = _faq(n)
     with _hash_engine(data) as engine:
-        engine.ingest_loaded("kb", Loaded(docs), Access("acme", "bot"))
+        for org in orgs:
+            engine.ingest_loaded("kb", Loaded(docs), Access(org, "bot"))
+        for q, url in questions if votes else ():
+            engine.store.add_feedback("acme", "bot", q, url, 1)
     return data, docs, questions
 
 
