@@ -3,6 +3,8 @@ beside the general one it starts from.
 
     python bench/agent_rerank.py ../shared/data/stackfaq --split dev:test \\
         --general models/cross-encoder-minilm
+    python bench/agent_rerank.py ../shared/data/scifact --split train --general none \\
+        --bases splade-tiny,minilm --epochs 3
 
 A BEIR set becomes one organisation's help center: its corpus ingested into a fresh store (the
 packaged MiniLM, embedded store) as agent ``faq/bot``, each document at its own URL, and each
@@ -10,7 +12,9 @@ question of ``--split`` recorded as that agent's feedback (a thumbs up on each o
 documents), so the questions are its golden set. Then ``train-rerank`` runs as a user would run
 it (one question in five held out; the rest train), once per ``--bases`` entry: ``general``
 starts from the ``torch/`` weights beside ``--general`` (``bench/train_cross_encoder.py``
-writes them), ``packaged`` from the packaged all-MiniLM-L6-v2 with a new head. Printed: nDCG@10
+writes them), ``packaged`` from the packaged all-MiniLM-L6-v2 with a new head, and a name of
+``electa.eval.rerank_training.BASES`` (``minilm``, ``splade-tiny``) as ``train-rerank --base``
+takes it, at that base's learning rate; ``--general none`` leaves the general row out. Printed: nDCG@10
 on the held-out fifth for the served order, the general reranker as it is, and each
 organisation-trained one, at blends 1 and 0.5 (``rerank_blend``), with training time.
 
@@ -38,7 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("data", type=Path)
     ap.add_argument("--split", default="dev:test")
-    ap.add_argument("--general", type=Path, default=Path("models/cross-encoder-minilm"))
+    ap.add_argument("--general", default="models/cross-encoder-minilm", help="a general reranker's folder, or none")
     ap.add_argument("--bases", default="general,packaged")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--depth", type=int, default=30)
@@ -58,17 +62,21 @@ def main() -> None:
             golden = golden_set(engine.store, "faq", "bot")
             held = sorted(q for q, text in golden.queries.items() if is_held_out(text))  # train_rerank's fifth
             cands = candidates(engine, golden, Caller("faq", "bot"), "url", args.depth, own_pairs=True)
-        general = OnnxCrossEncoder(args.general)
-        rows = {"general, as it is": rerank_ndcg(lambda q, ps: general.score(q, ps), golden.queries, golden.qrels,
-                                                 cands, held, args.depth)}
+        rows: dict[str, dict[str, float]] = {}
+        if args.general != "none":
+            general = OnnxCrossEncoder(Path(args.general))
+            rows["general, as it is"] = rerank_ndcg(lambda q, ps: general.score(q, ps), golden.queries, golden.qrels,
+                                                    cands, held, args.depth)
         seconds: dict[str, float] = {}
         for base in args.bases.split(","):
             start = time.perf_counter()
-            report = train_rerank(store, ("faq", "bot"), args.general / "torch" if base == "general" else None,
-                                  epochs=args.epochs, depth=args.depth, force=True, settings=settings, say=print)
+            given: Path | str | None = (Path(args.general) / "torch" if base == "general"
+                                        else None if base == "packaged" else base)
+            report = train_rerank(store, ("faq", "bot"), given, epochs=args.epochs, depth=args.depth, force=True,
+                                  settings=settings, say=print)
             seconds[f"organisation's own, from {base}"] = time.perf_counter() - start
             rows[f"organisation's own, from {base}"] = report.figures
-        served = rows["general, as it is"]["served"]
+        served = next(iter(rows.values()))["served"]
         print(f"\n{beir.name} {args.split}: {len(golden.queries)} questions, {len(held)} held out, depth {args.depth},"
               f" {args.epochs} epoch(s)")
         print("| reranker | served | reranked, blend 1 | reranked, blend 0.5 | ms per question | training s |")

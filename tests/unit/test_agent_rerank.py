@@ -4,6 +4,7 @@ settings it read, found only under the caller's own organisation and agent, fail
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -308,3 +309,18 @@ def test_a_worker_without_the_agents_own_reranker_keys_its_results_apart_and_a_b
 
     shutil.rmtree(folder)
     assert engine.cache_recipe(caller, stored) == engine.cache_recipe(caller, {})
+
+
+@pytest.mark.parametrize(("config", "lr"), [
+    ({"hidden_size": 128, "architectures": ["BertForMaskedLM"]}, 2e-4),  # splade-tiny: a new head
+    ({"hidden_size": 128, "architectures": ["BertForSequenceClassification"]}, 4e-5),  # a tiny cross-encoder, trained on
+    ({"hidden_size": 384, "architectures": ["BertModel"]}, 4e-5),  # MiniLM
+    (None, 4e-5),  # no config to read: the command's rate
+])
+def test_the_learning_rate_follows_the_start_models_width_and_head(tmp_path: Path, config: dict[str, object] | None,
+                                                                  lr: float) -> None:
+    from electa.eval.rerank_training import default_lr
+
+    if config is not None:
+        (tmp_path / "config.json").write_text(json.dumps(config))
+    assert default_lr(tmp_path) == lr

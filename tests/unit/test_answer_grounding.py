@@ -219,6 +219,8 @@ def test_an_installed_model_or_any_gguf_path_is_used(tmp_path: Path, monkeypatch
     other.write_bytes(b"GGUF")
     monkeypatch.setenv("ELECTA_LOCAL_MODEL", str(other))
     assert resolve_model(Settings().local_model).path == other.resolve()
+    with pytest.raises(EmbedderUnavailable, match="not a file"):
+        resolve_model(str(tmp_path / "missing.gguf"))
 
 
 def test_a_gguf_path_that_is_a_link_to_a_file_of_another_name_is_the_file_it_links_to(tmp_path: Path) -> None:
@@ -228,6 +230,4 @@ def test_a_gguf_path_that_is_a_link_to_a_file_of_another_name_is_the_file_it_lin
     link = tmp_path / "current.gguf"
     link.symlink_to(real)
     model = resolve_model(str(link))
-    assert model.path == real and model.path.is_file() and model.name == "current.gguf"
-    with pytest.raises(EmbedderUnavailable, match="not a file"):
-        resolve_model(str(tmp_path / "missing.gguf"))
+    assert model.path == real.resolve() and model.path.is_file() and model.name == "current.gguf"

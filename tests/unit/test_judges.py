@@ -208,37 +208,67 @@ def test_a_reranker_that_reaches_its_deadline_says_it_ran_out(monkeypatch: pytes
     assert len(progress.close()) == scored and progress.budget_stop == "ran out"
 
 
-def _search(scorer: PacedScorer, budget: float, n: int = 100) -> Progress:
+def _search(scorer: PacedScorer, budget: float, n: int = 100, org: str = "acme") -> Progress:
     """One search's rerank on the scorer's clock, ``budget`` seconds from now."""
     progress = Progress()
-    RerankJudge(scorer).score("q", CALLER, hits(["passage"] * n), progress, scorer.now + budget)
+    RerankJudge(scorer).score("q", Caller(org), hits(["passage"] * n), progress, scorer.now + budget)
     return progress
 
 
-def test_a_reranker_whose_past_batches_cannot_end_in_time_does_not_start_one(monkeypatch: pytest.MonkeyPatch) -> None:
+class TimesOut(PacedScorer):
+    """A model server whose client gives up at the deadline (as :class:`HttpRerankScorer` does)."""
+
+    def score(self, query: str, passages: Sequence[str], deadline: float | None = None) -> list[float]:
+        ends = self.now + self.fixed + self.per_pair * len(passages)
+        if deadline is not None and ends > deadline:
+            self.now = deadline
+            self.batches.append((len(passages), self.now))
+            raise TimeoutError("timed out")
+        return super().score(query, passages, deadline)
+
+
+@pytest.mark.parametrize("kind", [PacedScorer, TimesOut])
+def test_a_reranker_whose_recent_batches_cannot_end_in_time_does_not_start_one(
+        monkeypatch: pytest.MonkeyPatch, kind: type[PacedScorer]) -> None:
     # 120 ms a call (a slow model server) and 1 ms a pair, within 100 ms. The first search's four
-    # end at 124 ms, thrown away (the funnel waits out its budget for them); the next tries the
-    # two its past says could end in 90 ms (122 ms); from then on no batch starts (one score would
-    # reorder nothing) and the search ends at once, until one in PROBE_EVERY tries two again.
-    scorer = PacedScorer(0.120, 0.001)
+    # run past the deadline, thrown away (the funnel waits out its budget for them); the next
+    # tries the two its past says could end in 90 ms, and the next two again (two slow batches
+    # are not yet a pace); from then on no batch starts (one score would reorder nothing) and the
+    # search ends at once, until one in PROBE_EVERY tries two again. A server that times out at
+    # the deadline is learnt from alike. Another organisation's searches keep their own pace.
+    scorer = kind(0.120, 0.001)
     monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
-    for size in (4, 2):
+    # (A server's timeout ends at the deadline: four in 100 ms read as 25 ms a pair, so 3 fit in 90 ms.)
+    sizes = [4, 2, 2] if kind is PacedScorer else [4, 3, 2]
+    for size in sizes:
         progress = _search(scorer, 0.1)
-        assert len(progress.close()) == size and progress.budget_stop == "ran out"
+        assert len(progress.close()) == (size if kind is PacedScorer else 0) and progress.budget_stop == "ran out"
     for _ in range(rerank.PROBE_EVERY - 1):
         skipped, before = _search(scorer, 0.1), scorer.now
         assert skipped.close() == [] and skipped.budget_stop == "left too little for the next batch"
         assert scorer.now == before  # no batch started
-    probe = _search(scorer, 0.1)
-    assert [size for size, _ in scorer.batches] == [4, 2, 2]
-    assert len(probe.close()) == 2 and probe.budget_stop == "ran out"
+    _search(scorer, 0.1)  # the probe
+    _search(scorer, 0.1, org="other")
+    assert [size for size, _ in scorer.batches] == [*sizes, 2, 4]
 
 
-def test_a_reranker_cuts_its_first_batch_to_what_its_best_past_batches_say_ends_in_time(
+def test_batches_noted_long_ago_say_nothing_of_the_pace_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    scorer = PacedScorer(0.120, 0.001)
+    monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
+    for _ in range(3):
+        _search(scorer, 0.1)
+    assert _search(scorer, 0.1).close() == []  # skipped
+    scorer.now += rerank.STALE_S
+    scorer.fixed = 0.001  # the server is quick again
+    before = len(scorer.batches)
+    assert len(_search(scorer, 0.1).close()) > 4 and scorer.batches[before][0] == 4
+
+
+def test_a_reranker_cuts_its_first_batch_to_what_its_typical_recent_batches_say_ends_in_time(
         monkeypatch: pytest.MonkeyPatch) -> None:
     scorer = PacedScorer(0.001, 0.020)
     monkeypatch.setattr("electa.judges.rerank._clock", scorer.clock)
-    _search(scorer, 0.4)  # 4, 8, 7: at best 20.1 ms a pair (the batch of 8)
+    _search(scorer, 0.4)  # 4, 8, 7: 20.1 ms a pair at the size that costs least (8)
     progress = _search(scorer, 0.05)
     # Two fit in 45 ms (ending at 41 ms), where four would end at 81 ms, thrown away.
     assert [size for size, _ in scorer.batches[3:]] == [2]

@@ -544,10 +544,11 @@ def train_ltr_cmd(dataset: Path | None, split: str, agent_ref: str | None, out_f
 @click.option("--base", default=None,
               help="What to start from: `minilm` (the packaged all-MiniLM-L6-v2), `splade-tiny` (SPLADE-tiny's"
                    " encoder: about six times as fast, for a reranker within a 100 ms budget) or a transformers"
-                   " cross-encoder folder (default: the torch/ weights beside the ELECTA_RERANK onnx folder, else"
-                   " minilm).")
+                   " cross-encoder folder (./minilm for a folder of that name; default: the torch/ weights beside"
+                   " the ELECTA_RERANK onnx folder, else minilm).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Learning rate (default: 4e-5, or 2e-4 for an encoder narrower than 256 such as splade-tiny).")
+              help="Learning rate (default: 4e-5, or 2e-4 for a new head on an encoder narrower than 256, such as"
+                   " splade-tiny).")
 @click.option("--epochs", default=2, show_default=True)
 @click.option("--depth", type=int, default=None, help="Served hits per question: negatives and the held-out figures"
                                                      " come from them (default: ELECTA_RERANK_DEPTH, what a search reranks).")

