@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from electa import Access, Caller, Engine, Settings
 from electa.calibration import Calibrator, fit_isotonic
 from electa.embedders.hashing import HashEmbedder
 from electa.eval.abstention import fit_with_signal, with_signal
+from electa.eval.tuning import FusionSetting
 from electa.ingest.loaders import Loaded
 from electa.judges import Funnel, RerankJudge
 from electa.judges.rerank_cut import RerankCut
@@ -180,6 +182,43 @@ def test_electa_tune_fits_the_cut_behind_the_served_reranker_and_searches_use_it
         assert "n7" in {h.ext_id for h in plain.hits if h.passes}  # the legs' cut lets the near-copy pass
         assert "n7" not in {h.ext_id for h in judged.hits if h.passes}
         assert judged.hits[0].ext_id == "d7" and judged.hits[0].passes
+
+
+def test_a_tuned_agents_cut_is_fitted_on_the_first_hits_of_its_tuned_order(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An agent tuned away from the default order is served its tuned order, and the reranker's
+    cut decides that order's first hits: it is fitted on them, not the default order's."""
+    from electa.eval import runner
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setenv("ELECTA_RERANK", RERANKER)
+    read: dict[str, list[str]] = {}
+
+    def score(self, query, passages, deadline=None):  # type: ignore[no-untyped-def]
+        read[query] = list(passages)
+        return [by_word(query, p) for p in passages]
+
+    monkeypatch.setattr(HttpRerankScorer, "score", score)
+    tuned = runner.tune
+
+    def shallow(per_query, qrels, default, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # (the tune chooses two candidates a leg, plain RRF: each question's served order holds
+        # at most four hits, where the default order holds twenty)
+        result = tuned(per_query, qrels, default, *args, **kwargs)
+        return replace(result, chosen=FusionSetting(default.weights, 60, dict.fromkeys(default.depths, 2), None))
+
+    monkeypatch.setattr(runner, "tune", shallow)
+    orders: list[dict[str, list]] = []
+    in_order = runner.in_setting_order
+    monkeypatch.setattr(runner, "in_setting_order", lambda *a: orders.append(in_order(*a)) or orders[-1])
+    data, docs = widget_set(tmp_path / "set")
+    runner.tune_dataset(data, "test", None, data_dir=tmp_path / "store", folds=2, depth=20, agent=("acme", "bot"))
+    assert len(orders) == 1 and read
+    text = {d.ext_id: f"{d.title}\n{d.text}" for d in docs}
+    questions = {f"widget {i} refund policy": f"q{i}" for i in range(60)}
+    for query, passages in read.items():
+        served = [doc for doc, _, _ in orders[0][questions[query]]]
+        assert 1 <= len(served) <= 4
+        assert passages == [text[doc] for doc in served]
 
 
 def test_a_malformed_legs_calibration_leaves_the_absolute_floor(cut_engine: Engine) -> None:

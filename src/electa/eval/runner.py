@@ -37,7 +37,7 @@ from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.judges.agent_rerank import own_reranker_held_out, rerank_identity
 from electa.judges.ltr_features import question_digests
-from electa.judges.rerank import PairScorer, passage_of
+from electa.judges.rerank import PairScorer, reranker_text
 from electa.judges.rerank_cut import DEPTH as CUT_DEPTH
 from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
 from electa.judges.rerank_cut import RerankCut
@@ -282,10 +282,10 @@ def _dedupe(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
 def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress: bool = False,
                       caller: Caller | None = None, key: str = "ext_id", legs: Sequence[str] | None = None,
                       tables: dict[str, list[Candidate]] | None = None,
-                      passages: dict[str, list[str]] | None = None) -> dict[str, LegLists]:
+                      shown: dict[str, dict[str, int]] | None = None) -> dict[str, LegLists]:
     """Per query, each leg's ranked document keys and raw scores (documents, not units: C6).
     With ``tables``, also fills each query's scored candidates (for calibration), and with
-    ``passages`` what a reranker reads of each of the first :data:`electa.judges.rerank_cut.DEPTH`."""
+    ``shown`` the unit each candidate's hit shows (what a reranker reads of it: :func:`cut_passages`)."""
     if beir.corpus:
         ingest_corpus(engine, beir, progress)
     engine.fulltext.warm()
@@ -297,9 +297,23 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
         if tables is not None:
             hits = engine.rank(beir.queries[qid], results)
             tables[qid] = candidates(hits[:depth], key)
-            if passages is not None:
-                passages[qid] = [passage_of(h, engine.settings.rerank_chars) for h in hits[:min(depth, CUT_DEPTH)]]
+            if shown is not None:
+                shown[qid] = {getattr(h, key): h.unit_id for h in hits[:depth]}
         out[qid] = leg_documents(engine, results, key)
+    return out
+
+
+def cut_passages(engine: Engine, tables: Mapping[str, Sequence[Candidate]], shown: Mapping[str, Mapping[str, int]],
+                 qids: Sequence[str]) -> dict[str, list[str]]:
+    """What a reranker reads of each of the first :data:`electa.judges.rerank_cut.DEPTH`
+    candidates of each of ``qids``, in ``tables``' order (the order its searches will be
+    served, so the cut is fitted on the hits it will decide), from the units their hits show."""
+    chars = engine.settings.rerank_chars
+    out: dict[str, list[str]] = {}
+    for q in qids:
+        ids = [shown[q][doc] for doc, _, _ in tables[q][:CUT_DEPTH]]
+        units = engine.store.units(ids)
+        out[q] = [reranker_text(units[i].title, units[i].text, chars) for i in ids]
     return out
 
 
@@ -432,8 +446,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         stored = engine.store.agent_settings(*agent) if agent is not None else None
         # (the scorer an agent's searches run: its own reranker, when it trained one)
         reranker = _cut_reranker(engine, Caller(*agent) if agent is not None else caller, stored)
-        passages: dict[str, list[str]] | None = {} if reranker is not None else None
-        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, passages)
+        shown: dict[str, dict[str, int]] | None = {} if reranker is not None else None
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, shown)
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         # The served order (C4, the default lift) under default settings is what tuning has to beat.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, AGREEMENT_K,
@@ -450,16 +464,16 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
         if len(judged) >= MIN_CALIBRATION_QUERIES:
             # Fitted on the candidates as the tuned setting shows them, the order the cut will
-            # meet (abstention reads a table in its order). The reranker's cut below still reads
-            # the default order's first hits, the ones its passages were taken from.
+            # meet (abstention reads a table in its order), and so is the reranker's cut: its
+            # passages are the first of that order, as the agent's searches will score them.
             served = in_setting_order(tables, lists, result.chosen) if result.chosen != default else tables
             calibrators = fit_leg_calibrators(served, beir.qrels, judged)
             floor = choose_floor(served, beir.qrels, judged, 0.9, groups=groups)
             extra = {"calibration": {leg: c.to_dict() for leg, c in calibrators.items()}, "calibrated_floor": floor}
             result = replace(result, calibrated_floor=floor)
-            if reranker is not None and passages is not None:
-                cut, figures = _fit_rerank_cut(beir, tables, passages, judged, stored if dataset is None else None,
-                                               *reranker, groups=groups)
+            if reranker is not None and shown is not None:
+                cut, figures = _fit_rerank_cut(beir, served, cut_passages(engine, served, shown, judged), judged,
+                                               stored if dataset is None else None, *reranker, groups=groups)
                 if cut is not None:
                     extra["rerank_cut"] = cut.to_dict()
                 result = replace(result, rerank_cut=figures)
