@@ -1,9 +1,17 @@
-"""Visitors' feedback cannot steer what an agent is tuned on (issue 8 review)."""
+"""What an agent is tuned on: visitors' feedback cannot steer it (issue 8 review), and a golden
+question never finds its own curated pair."""
 
 from __future__ import annotations
 
-from electa import Engine
+from pathlib import Path
+
+import pytest
+
+from electa import Access, Caller, Engine, Settings
+from electa.embedders.hashing import HashEmbedder
 from electa.eval.golden import golden_set
+from electa.ingest.loaders import Loaded
+from electa.types import ChunkKind, Document, QAPair, Section
 
 
 def test_visitor_feedback_is_left_out_unless_asked_and_then_counts_once_per_visitor(engine: Engine) -> None:
@@ -22,3 +30,43 @@ def test_visitor_feedback_is_left_out_unless_asked_and_then_counts_once_per_visi
     # 50 thumbs up from one visitor count as one; two visitors' thumbs down outweigh it.
     assert by_text["refund"] == {"https://a/refunds": 1, "https://a/spam": 0}
     assert by_text["pricing"] == {"https://a/spam": 1}
+
+
+def test_an_agents_tune_does_not_let_a_golden_question_find_its_own_curated_pair(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A golden question is a curated pair's question: searched, it finds that pair by its very
+    words, and the pair carries the URL that counts relevant. Evaluation and training leave it
+    out; so does the tune, whose calibrators and floor would otherwise learn that a relevant
+    page always comes first with the highest score."""
+    from electa.eval import runner
+
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    pages = [Document(f"p{i}", f"Guide {i}", f"Step {i}: open the settings panel {i}.", f"https://kb/p{i}",
+                      sections=(Section((), f"Step {i}: open the settings panel {i}."),)) for i in range(24)]
+    pairs = [QAPair(f"q{i}", f"how do I export report {i}", f"See guide {i}.", f"https://kb/p{i}") for i in range(24)]
+    data = tmp_path / "data"
+    with Engine.open(data, Settings(), HashEmbedder(dim=64)) as engine:
+        engine.ingest_loaded("kb", Loaded(pages, pairs), Access("acme", "bot"))
+        found = engine.search("how do I export report 3", Caller("acme", "bot"), judges=[]).hits
+        assert found[0].kind is ChunkKind.QA and found[0].url == "https://kb/p3"  # (served, the pair comes first)
+    asked: list[str] = []
+    retrieve = Engine.retrieve
+
+    def recording(self, text, *args, **kwargs):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        return retrieve(self, text, *args, **kwargs)
+
+    read: list[set[str]] = []
+    documents = runner.leg_documents
+
+    def qa_found(engine, results, key):  # type: ignore[no-untyped-def]
+        units = engine.store.units([h.unit_id for r in results for h in r.hits])
+        read.append({u.title for u in units.values() if u.kind is ChunkKind.QA})
+        return documents(engine, results, key)
+
+    monkeypatch.setattr(Engine, "retrieve", recording)
+    monkeypatch.setattr(runner, "leg_documents", qa_found)
+    runner.tune_dataset(None, "golden", None, data_dir=data, folds=3, agent=("acme", "bot"))
+    assert len(asked) == len(read) == 24
+    assert all(question not in titles for question, titles in zip(asked, read, strict=True))
+    assert any(read)  # (the other questions' pairs are still found: only its own is left out)

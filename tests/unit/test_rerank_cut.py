@@ -14,6 +14,7 @@ import pytest
 from electa import Access, Caller, Engine, Settings
 from electa.calibration import Calibrator, fit_isotonic
 from electa.embedders.hashing import HashEmbedder
+from electa.engine import Order
 from electa.eval.abstention import fit_with_signal, with_signal
 from electa.eval.tuning import FusionSetting
 from electa.ingest.loaders import Loaded
@@ -207,18 +208,18 @@ def test_a_tuned_agents_cut_is_fitted_on_the_first_hits_of_its_tuned_order(tmp_p
         return replace(result, chosen=FusionSetting(default.weights, 60, dict.fromkeys(default.depths, 2), None))
 
     monkeypatch.setattr(runner, "tune", shallow)
-    orders: list[dict[str, list]] = []
-    in_order = runner.in_setting_order
-    monkeypatch.setattr(runner, "in_setting_order", lambda *a: orders.append(in_order(*a)) or orders[-1])
     data, docs = widget_set(tmp_path / "set")
     runner.tune_dataset(data, "test", None, data_dir=tmp_path / "store", folds=2, depth=20, agent=("acme", "bot"))
-    assert len(orders) == 1 and read
+    assert len(read) == 60
     text = {d.ext_id: f"{d.title}\n{d.text}" for d in docs}
-    questions = {f"widget {i} refund policy": f"q{i}" for i in range(60)}
-    for query, passages in read.items():
-        served = [doc for doc, _, _ in orders[0][questions[query]]]
-        assert 1 <= len(served) <= 4
-        assert passages == [text[doc] for doc in served]
+    with Engine.open(tmp_path / "store", Settings(), HashEmbedder(dim=64)) as engine:
+        for i in range(60):
+            query = f"widget {i} refund policy"
+            results, _ = engine.retrieve(query, Caller(runner.EVAL_ORG), legs=["fulltext", "dense"],
+                                         depths={"fulltext": 2, "dense": 2})
+            served = [h.ext_id for h in engine.rank(query, results, k=60, order=Order.FUSED)]
+            assert 1 <= len(served) <= 4
+            assert read[query] == [text[doc] for doc in served]
 
 
 def test_a_malformed_legs_calibration_leaves_the_absolute_floor(cut_engine: Engine) -> None:

@@ -1,20 +1,25 @@
 import json
+from dataclasses import replace
 
 import pytest
 
+from electa import Access, Caller, Engine, Settings
 from electa.calibration import fit_isotonic
+from electa.embedders.hashing import HashEmbedder
+from electa.engine import Order
 from electa.errors import ConfigError
 from electa.eval.beir import half_of
 from electa.eval.tuning import (
     FusionSetting,
     fuse,
-    in_setting_order,
     k_grid,
     load_calibration,
     load_setting,
     save_setting,
     tune,
 )
+from electa.ingest.loaders import Loaded
+from electa.types import Document, Section
 
 
 def lists(i: int) -> dict[str, list[tuple[str, float]]]:
@@ -61,19 +66,59 @@ def test_halves_are_fixed_disjoint_and_even() -> None:
         half_of(qids, "train")
 
 
-def test_candidates_in_a_settings_order_are_those_it_serves_with_the_votes_it_casts() -> None:
-    lists = {"q": {"fulltext": [("a", 9.0), ("b", 8.0)], "dense": [("b", 0.9), ("c", 0.8), ("a", 0.7)]}}
-    tables = {"q": [("a", 0.5, {"fulltext": 9.0, "dense": 0.7}), ("b", 0.5, {"fulltext": 8.0, "dense": 0.9}),
-                    ("c", 0.6, {"dense": 0.8})]}
-    # Dense cut at depth 1: c (dense's second) is not a candidate, a loses its dense vote, and b,
-    # first in dense and second in full text, leads (plain RRF order: lift None).
-    shallow = FusionSetting({"fulltext": 1.0, "dense": 1.0}, 60.0, {"fulltext": 100, "dense": 1}, None)
-    assert in_setting_order(tables, lists, shallow)["q"] == [("b", 0.5, {"fulltext": 8.0, "dense": 0.9}),
-                                                            ("a", 0.5, {"fulltext": 9.0})]
-    # Every leg at full depth with no weight on agreement: the absolute score alone orders (c first).
-    by_score = FusionSetting({"fulltext": 1.0, "dense": 1.0}, 60.0, {"fulltext": 100, "dense": 100}, 0.0)
-    served = in_setting_order(tables, lists, by_score)["q"]
-    assert served[0] == tables["q"][2] and sorted(served[1:]) == sorted(tables["q"][:2])  # (a and b tie at 0.5)
+def _codes(n: int) -> list[Document]:
+    return [Document(f"d{i}", f"Error E{1000 + i}", f"Error E{1000 + i} appears when exporting report {i}.",
+                     f"https://kb/d{i}", sections=(Section((), f"Error E{1000 + i} appears when exporting report {i}."),))
+            for i in range(n)]
+
+
+def test_candidates_as_served_are_those_each_setting_finds_with_the_votes_it_casts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from electa.eval.runner import served_order
+
+    with Engine.open(tmp_path / "d", Settings(depths={"fulltext": 3, "dense": 3}), HashEmbedder(dim=64)) as engine:
+        engine.ingest_loaded("kb", Loaded(_codes(12)), Access("acme"))
+        query = "error when exporting report 4"
+        results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 12, "dense": 12})
+        first = {r.leg: {h.unit_id for h in r.hits[:n]} for r in results for n in (3,)}
+        # Untuned: each leg at the server's depth (3), votes only from there.
+        served = served_order(engine, query, results)
+        assert {h.unit_id for h in served} == first["fulltext"] | first["dense"]
+        assert all(v.rank <= 3 for h in served for v in h.votes)
+        # Tuned: dense cut to its first, full text at 12 (its tuned depth over the server's), plain RRF.
+        shallow = FusionSetting({"fulltext": 1.0, "dense": 1.0}, 60.0, {"fulltext": 12, "dense": 1}, None)
+        tuned = served_order(engine, query, results, shallow)
+        assert len(tuned) == 12 and [h.unit_id for h in tuned if any(v.leg == "dense" for v in h.votes)] == \
+            [next(r.hits[0].unit_id for r in results if r.leg == "dense")]
+        assert [h.unit_id for h in tuned] == [h.unit_id for h in engine.rank(
+            query, [replace(r, hits=r.hits[:1]) if r.leg == "dense" else r for r in results], k=60.0,
+            order=Order.FUSED)]
+
+
+def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A tune searches each leg 100 deep; an agent it leaves untuned is served each leg at the
+    server's depth (50): its calibrators are fitted on those candidates and votes."""
+    from electa.eval import abstention, runner
+
+    beir = tmp_path / "codes"
+    (beir / "qrels").mkdir(parents=True)
+    docs = _codes(120)
+    (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": d.ext_id, "title": d.title, "text": d.text}) + "\n"
+                                               for d in docs), encoding="utf-8")
+    (beir / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"error when exporting report {i}"})
+                                                + "\n" for i in range(120)), encoding="utf-8")
+    (beir / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(120)))
+    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    tuned = runner.tune
+    monkeypatch.setattr(runner, "tune", lambda *a, **k: replace(r := tuned(*a, **k), chosen=r.default))
+    fitted: list[dict] = []
+    fit = abstention.fit_leg_calibrators
+    monkeypatch.setattr(abstention, "fit_leg_calibrators", lambda tables, *a, **k: fitted.append(tables) or fit(tables, *a, **k))
+    runner.tune_dataset(beir, "dev", None, data_dir=tmp_path / "store", folds=2, depth=100)
+    tables = fitted[0]  # (the stored calibrators; choose_floor fits its folds after)
+    assert len(tables) == 120
+    votes = [sum(len(v) for _, _, v in rows) for rows in tables.values()]
+    assert max(votes) <= 100 and max(len(rows) for rows in tables.values()) <= 100  # (at most 50 a leg)
+    assert max(votes) > 50  # (both legs vote)
 
 
 def test_a_tie_between_values_of_k_keeps_the_k_served_untuned() -> None:

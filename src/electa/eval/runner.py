@@ -32,12 +32,12 @@ from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
 from electa.eval.plot import plot_reliability, plot_report
 from electa.eval.trec import write_run
-from electa.eval.tuning import FusionSetting, LegLists, TuneResult, in_setting_order, save_setting, tune
+from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting, tune
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.judges.agent_rerank import own_reranker_held_out, rerank_identity
 from electa.judges.ltr_features import question_digests
-from electa.judges.rerank import PairScorer, reranker_text
+from electa.judges.rerank import PairScorer, passage_of
 from electa.judges.rerank_cut import DEPTH as CUT_DEPTH
 from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
 from electa.judges.rerank_cut import RerankCut
@@ -189,8 +189,8 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
         # (50 for full text and dense by default, 8 for Q&A, where this run searches ``depth``
         # for the ranking metrics; with ``depth`` below a served depth, the shallower run's).
         served_depths = {r.leg: engine.settings.depths.get(r.leg, DEFAULT_DEPTH) for r in results}
-        table_hits = hits if all(len(r.hits) <= served_depths[r.leg] for r in results) else engine.rank(
-            text, [replace(r, hits=r.hits[: served_depths[r.leg]]) for r in results], order=Order.SCORED)
+        table_hits = hits if all(len(r.hits) <= served_depths[r.leg] for r in results) else served_order(
+            engine, text, results, top=depth)
         tables[qid] = candidates(table_hits[:depth], key)
         for order in orders:
             if order not in by_order:
@@ -203,9 +203,7 @@ def evaluate(engine: Engine, beir: BeirSet, split: str, runs_dir: Path | None = 
                 ranked.setdefault(f"{order.value} (no sparse)", {})[qid] = _dedupe(
                     [(getattr(h, key), h.sort_key) for h in engine.rank(text, others, order=order)[:depth]])
         if tuned is not None:
-            cut_results = [replace(r, hits=r.hits[: tuned.depths.get(r.leg, depth)]) for r in results]
-            tuned_hits = engine.rank(text, cut_results, weights=tuned.weights, k=tuned.k, lift=tuned.lift,
-                                     order=Order.FUSED if tuned.lift is None else Order.SCORED)
+            tuned_hits = served_order(engine, text, results, tuned, top=depth)
             ranked.setdefault("tuned", {})[qid] = _dedupe([(getattr(h, key), h.sort_key) for h in tuned_hits[:depth]])
             tuned_tables[qid] = candidates(tuned_hits[:depth], key)
         for r in results:
@@ -282,10 +280,13 @@ def _dedupe(ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
 def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress: bool = False,
                       caller: Caller | None = None, key: str = "ext_id", legs: Sequence[str] | None = None,
                       tables: dict[str, list[Candidate]] | None = None,
-                      shown: dict[str, dict[str, int]] | None = None) -> dict[str, LegLists]:
+                      results_of: dict[str, list[LegResult]] | None = None,
+                      own_pairs: bool = False) -> dict[str, LegLists]:
     """Per query, each leg's ranked document keys and raw scores (documents, not units: C6).
-    With ``tables``, also fills each query's scored candidates (for calibration), and with
-    ``shown`` the unit each candidate's hit shows (what a reranker reads of it: :func:`cut_passages`)."""
+    With ``tables``, also fills each query's scored candidates at full depth (what the tuner
+    orders), and with ``results_of`` each query's leg results (to rank as a setting serves
+    them: :func:`served_order`). ``own_pairs`` (a golden set made of the store's own Q&A pairs)
+    drops each question's own pair first, as :func:`evaluate` does."""
     if beir.corpus:
         ingest_corpus(engine, beir, progress)
     engine.fulltext.warm()
@@ -294,27 +295,30 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
     out: dict[str, LegLists] = {}
     for qid in sorted(beir.queries):
         results, _ = engine.retrieve(beir.queries[qid], caller, legs=legs, depths=dict.fromkeys(legs, depth))
+        if own_pairs:
+            results = without_own_pair(engine, beir.queries[qid], results)
         if tables is not None:
-            hits = engine.rank(beir.queries[qid], results)
-            tables[qid] = candidates(hits[:depth], key)
-            if shown is not None:
-                shown[qid] = {getattr(h, key): h.unit_id for h in hits[:depth]}
+            tables[qid] = candidates(engine.rank(beir.queries[qid], results, top=depth), key)
+        if results_of is not None:
+            results_of[qid] = results
         out[qid] = leg_documents(engine, results, key)
     return out
 
 
-def cut_passages(engine: Engine, tables: Mapping[str, Sequence[Candidate]], shown: Mapping[str, Mapping[str, int]],
-                 qids: Sequence[str]) -> dict[str, list[str]]:
-    """What a reranker reads of each of the first :data:`electa.judges.rerank_cut.DEPTH`
-    candidates of each of ``qids``, in ``tables``' order (the order its searches will be
-    served, so the cut is fitted on the hits it will decide), from the units their hits show."""
-    chars = engine.settings.rerank_chars
-    out: dict[str, list[str]] = {}
-    for q in qids:
-        ids = [shown[q][doc] for doc, _, _ in tables[q][:CUT_DEPTH]]
-        units = engine.store.units(ids)
-        out[q] = [reranker_text(units[i].title, units[i].text, chars) for i in ids]
-    return out
+def served_order(engine: Engine, text: str, results: Sequence[LegResult], setting: FusionSetting | None = None,
+                 top: int | None = None) -> list[Hit]:
+    """``results`` (each leg searched at least as deep as it is served) ranked as a search
+    serves them: the default order with each leg at the server's depth, or with ``setting``
+    an agent's tuned fusion (its depths over the server's, weights, k and lift; a lift of
+    None is the plain RRF order), as :meth:`electa.Engine.search` reads an agent's tuned
+    settings. The cut is fitted and measured on these hits: the absolute score, the votes
+    and the order are those the agent's searches will meet."""
+    depths = {**engine.settings.depths, **(setting.depths if setting is not None else {})}
+    cut = [replace(r, hits=r.hits[: depths.get(r.leg, DEFAULT_DEPTH)]) for r in results]
+    if setting is None:
+        return engine.rank(text, cut, order=Order.SCORED, top=top)
+    return engine.rank(text, cut, weights=setting.weights, k=setting.k, lift=setting.lift, top=top,
+                       order=Order.FUSED if setting.lift is None else Order.SCORED)
 
 
 def leg_documents(engine: Engine, results: Sequence[LegResult], key: str) -> LegLists:
@@ -446,8 +450,9 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         stored = engine.store.agent_settings(*agent) if agent is not None else None
         # (the scorer an agent's searches run: its own reranker, when it trained one)
         reranker = _cut_reranker(engine, Caller(*agent) if agent is not None else caller, stored)
-        shown: dict[str, dict[str, int]] | None = {} if reranker is not None else None
-        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, shown)
+        results_of: dict[str, list[LegResult]] = {}
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, results_of,
+                                  own_pairs=dataset is None)
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         # The served order (C4, the default lift) under default settings is what tuning has to beat.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, AGREEMENT_K,
@@ -463,17 +468,24 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
         if len(judged) >= MIN_CALIBRATION_QUERIES:
-            # Fitted on the candidates as the tuned setting shows them, the order the cut will
-            # meet (abstention reads a table in its order), and so is the reranker's cut: its
-            # passages are the first of that order, as the agent's searches will score them.
-            served = in_setting_order(tables, lists, result.chosen) if result.chosen != default else tables
+            # Fitted on the candidates as the agent's searches will show them (abstention reads a
+            # table in its order): the tuned setting's, or the server's depths and order when the
+            # tune keeps the default; and so is the reranker's cut, on the first of those hits.
+            setting = None if result.chosen == default else result.chosen
+            served: dict[str, list[Candidate]] = {}
+            passages: dict[str, list[str]] = {}
+            for q, results in results_of.items():
+                hits = served_order(engine, beir.queries[q], results, setting, top=depth)
+                served[q] = candidates(hits, key)
+                if reranker is not None:
+                    passages[q] = [passage_of(h, engine.settings.rerank_chars) for h in hits[:CUT_DEPTH]]
             calibrators = fit_leg_calibrators(served, beir.qrels, judged)
             floor = choose_floor(served, beir.qrels, judged, 0.9, groups=groups)
             extra = {"calibration": {leg: c.to_dict() for leg, c in calibrators.items()}, "calibrated_floor": floor}
             result = replace(result, calibrated_floor=floor)
-            if reranker is not None and shown is not None:
-                cut, figures = _fit_rerank_cut(beir, served, cut_passages(engine, served, shown, judged), judged,
-                                               stored if dataset is None else None, *reranker, groups=groups)
+            if reranker is not None:
+                cut, figures = _fit_rerank_cut(beir, served, passages, judged, stored if dataset is None else None,
+                                               *reranker, groups=groups)
                 if cut is not None:
                     extra["rerank_cut"] = cut.to_dict()
                 result = replace(result, rerank_cut=figures)

@@ -76,27 +76,6 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int = 100,
 
 
 Scores = Mapping[str, Mapping[str, float]]  # query -> candidate -> absolute score
-Row = tuple[str, float, dict[str, float]]  # (doc, absolute score, {leg: raw score}): electa.eval.abstention.Candidate
-
-
-def in_setting_order(tables: Mapping[str, Sequence[Row]], per_query: Mapping[str, LegLists],
-                     setting: FusionSetting) -> dict[str, list[Row]]:
-    """Each question's candidates as a search under ``setting`` would show them (an agent tuned
-    to it is served so): in :func:`fuse`'s order, only those some leg finds within its depth,
-    each keeping the raw scores of the legs that found it within theirs (a leg cut shallower
-    casts no vote, so the calibrated probability is the one served). The absolute score stays
-    the one measured at full depth. Abstention read in this order is what such an agent's cut
-    meets (:mod:`electa.eval.abstention` reads a table in its order)."""
-    out: dict[str, list[Row]] = {}
-    for q, rows in tables.items():
-        by_doc = {row[0]: row for row in rows}
-        lists = per_query.get(q, {})
-        within = {leg: {doc for doc, _ in ranked[: setting.depths.get(leg, 100)]} for leg, ranked in lists.items()}
-        order = fuse(lists, setting, len(by_doc) + sum(map(len, lists.values())),
-                     {doc: row[1] for doc, row in by_doc.items()})
-        out[q] = [(doc, by_doc[doc][1], {leg: raw for leg, raw in by_doc[doc][2].items() if doc in within.get(leg, ())})
-                  for doc in order if doc in by_doc]
-    return out
 
 
 def mean_ndcg(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
