@@ -56,6 +56,23 @@ def test_tuning_learns_to_trust_the_better_leg_and_cross_validates(tmp_path) -> 
         load_setting(path)
 
 
+def test_a_setting_best_only_on_the_questions_it_is_scored_on_is_not_kept(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # One question of twelve gains from weighing dense more; the others rank alike under every
+    # setting. On all twelve that setting is best; on held-out folds it gains nothing (the fold
+    # that holds the one question never saw it gain), so the default stands.
+    both_first = {"dense": [("rel", 0.9), ("x", 0.5)], "fulltext": [("rel", 9.0), ("x", 1.0)]}
+    per_query = {"q0": lists(0), **{f"q{i}": both_first for i in range(1, 12)}}
+    qrels = {"q0": {"rel0": 1}, **{f"q{i}": {"rel": 1} for i in range(1, 12)}}
+    default = FusionSetting({"dense": 1.0, "fulltext": 1.0}, 60.0, {"dense": 100, "fulltext": 100})
+    result = tune(per_query, qrels, default, folds=3)
+    assert result.cv_tuned == pytest.approx(result.cv_default)
+    assert result.chosen == default
+    assert result.unconfirmed is not None and result.unconfirmed.weights["dense"] > 1.0
+    save_setting(tmp_path / "t.json", result, {"dataset": "toy"})
+    assert load_setting(tmp_path / "t.json") == default
+    assert json.loads((tmp_path / "t.json").read_text())["cv"]["unconfirmed"]["weights"]["dense"] > 1.0
+
+
 def test_halves_are_fixed_disjoint_and_even() -> None:
     qids = [f"q{i}" for i in range(101)]
     tune_half, test_half = half_of(qids, "tune"), half_of(qids, "test")

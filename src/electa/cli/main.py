@@ -461,7 +461,12 @@ def tune(dataset: Path | None, split: str, agent_ref: str | None, out_file: Path
     click.echo(f"tuned on {result.queries} queries of {where} ({split}), {result.folds}-fold cross-validation")
     click.echo(f"  default {result.default.key()}: nDCG@10 {result.cv_default:.4f} on held-out folds")
     click.echo(f"  tuned   (chosen per fold):  nDCG@10 {result.cv_tuned:.4f} on held-out folds")
-    click.echo(f"  chosen on all queries: {result.chosen.key()}")
+    if result.unconfirmed is not None:
+        click.echo(f"  best on all queries: {result.unconfirmed.key()}: not kept, the settings chosen per fold"
+                   " did not beat the default on the folds they did not see")
+        click.echo("  kept: the default")
+    else:
+        click.echo(f"  chosen on all queries: {result.chosen.key()}")
     if agent_ref and result.chosen == result.default:
         click.echo("  (the default: the agent is left untuned in fusion, served the server's own depths, k and lift)")
     if result.calibrated_floor is not None:

@@ -118,9 +118,14 @@ class TuneResult:
     queries: int
     fold_choices: tuple[str, ...]
     calibrated_floor: float | None = None  # set when enough questions were labelled to calibrate
+    # The best setting on all questions, when held-out folds did not confirm it (``chosen`` is then the default).
+    unconfirmed: FusionSetting | None = None
     # The reranker's score in the cut (electa.judges.rerank_cut): cross-validated figures, whether kept or not.
     rerank_cut: dict[str, object] | None = None
 
+
+# Held-out gains this small are the sums' rounding (folds whose choices score alike), not a gain.
+CONFIRM_EPS = 1e-9
 
 # The served lift first: a tie between lifts keeps the one everyone else is served with.
 LIFT_GRID: tuple[float | None, ...] = (LIFT, *(x for x in (0.1, 0.3, 1.0) if x != LIFT), None)
@@ -130,6 +135,12 @@ def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int
          folds: int = 5, seed: int = 13, scores: Scores | None = None,
          groups: Mapping[str, str] | None = None) -> TuneResult:
     """Choose a setting on all queries; report fold-held-out nDCG@10 for default and tuned.
+
+    The setting chosen on all queries is kept only when the settings chosen per fold beat the
+    default on the folds they did not see; otherwise the default stands (``unconfirmed`` names
+    what was best on all of them). On a few dozen questions many settings tie or nearly tie, and
+    the best of a grid of hundreds on the very questions it is scored on is its noise: the
+    held-out folds say whether tuning pays, as they do for a learned ranker (D2).
 
     With ``scores`` the served order is tuned too: the C4 lift is searched beside weights, k
     and depth (a lift of ``None`` is the plain RRF order). With ``groups``
@@ -149,15 +160,21 @@ def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int
         held_tuned += mean_ndcg(per_query, qrels, setting, test, scores) * len(test)
         held_default += mean_ndcg(per_query, qrels, default, test, scores) * len(test)
     chosen, _ = best_setting(per_query, qrels, candidates, qids, scores)
-    return TuneResult(chosen, default, held_default / len(qids), held_tuned / len(qids), folds, len(qids),
-                      tuple(choices))
+    cv_default, cv_tuned = held_default / len(qids), held_tuned / len(qids)
+    unconfirmed = None
+    if chosen != default and cv_tuned <= cv_default + CONFIRM_EPS:
+        chosen, unconfirmed = default, chosen
+    return TuneResult(chosen, default, cv_default, cv_tuned, folds, len(qids), tuple(choices),
+                      unconfirmed=unconfirmed)
 
 
 def save_setting(path: Path, result: TuneResult, provenance: Mapping[str, object],
                  extra: Mapping[str, object] | None = None) -> None:
     data = {**(extra or {}), "setting": result.chosen.to_dict(), "cv": {"default": result.cv_default, "tuned": result.cv_tuned,
                                                        "folds": result.folds, "queries": result.queries,
-                                                       "fold_choices": list(result.fold_choices)},
+                                                       "fold_choices": list(result.fold_choices),
+                                                       **({"unconfirmed": result.unconfirmed.to_dict()}
+                                                          if result.unconfirmed is not None else {})},
             "default": result.default.to_dict(), "tuned_on": dict(provenance)}
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
