@@ -202,24 +202,26 @@ def test_a_tuned_agents_cut_is_fitted_on_the_first_hits_of_its_tuned_order(tmp_p
     tuned = runner.tune
 
     def shallow(per_query, qrels, default, *args, **kwargs):  # type: ignore[no-untyped-def]
-        # (the tune chooses two candidates a leg, plain RRF: each question's served order holds
-        # at most four hits, where the default order holds twenty)
+        # (the tune chooses fifteen candidates a leg, plain RRF: each question's served order
+        # holds more than twenty hits, not those of the default order)
         result = tuned(per_query, qrels, default, *args, **kwargs)
-        return replace(result, chosen=FusionSetting(default.weights, 60, dict.fromkeys(default.depths, 2), None))
+        return replace(result, chosen=FusionSetting(default.weights, 60, dict.fromkeys(default.depths, 15), None))
 
     monkeypatch.setattr(runner, "tune", shallow)
     data, docs = widget_set(tmp_path / "set")
-    runner.tune_dataset(data, "test", None, data_dir=tmp_path / "store", folds=2, depth=20, agent=("acme", "bot"))
+    runner.tune_dataset(data, "test", None, data_dir=tmp_path / "store", folds=2, depth=50, agent=("acme", "bot"))
     assert len(read) == 60
     text = {d.ext_id: f"{d.title}\n{d.text}" for d in docs}
     with Engine.open(tmp_path / "store", Settings(), HashEmbedder(dim=64)) as engine:
         for i in range(60):
             query = f"widget {i} refund policy"
             results, _ = engine.retrieve(query, Caller(runner.EVAL_ORG), legs=["fulltext", "dense"],
-                                         depths={"fulltext": 2, "dense": 2})
-            served = [h.ext_id for h in engine.rank(query, results, k=60, order=Order.FUSED)]
-            assert 1 <= len(served) <= 4
-            assert read[query] == [text[doc] for doc in served]
+                                         depths={"fulltext": 50, "dense": 50})  # (as the tune searched)
+            cut = [replace(r, hits=r.hits[:15]) for r in results]
+            served = [h.ext_id for h in engine.rank(query, cut, k=60, order=Order.FUSED)]
+            default = [h.ext_id for h in engine.search(query, Caller(runner.EVAL_ORG), top=20, judges=[]).hits]
+            assert len(served) > 20 and served[:20] != default
+            assert read[query] == [text[doc] for doc in served[:20]]  # (the first DEPTH of the order served)
 
 
 def test_a_malformed_legs_calibration_leaves_the_absolute_floor(cut_engine: Engine) -> None:

@@ -93,9 +93,9 @@ def test_candidates_as_served_are_those_each_setting_finds_with_the_votes_it_cas
     from electa.eval.runner import served_order
 
     with Engine.open(tmp_path / "d", Settings(depths={"fulltext": 3, "dense": 3}), HashEmbedder(dim=64)) as engine:
-        engine.ingest_loaded("kb", Loaded(_codes(12)), Access("acme"))
+        engine.ingest_loaded("kb", Loaded(_codes(12)), Access("acme", "bot"))
         query = "error when exporting report 4"
-        results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 12, "dense": 12})
+        results, _ = engine.retrieve(query, Caller("acme", "bot"), depths={"fulltext": 12, "dense": 12})
         first = {r.leg: {h.unit_id for h in r.hits[:n]} for r in results for n in (3,)}
         # Untuned: each leg at the server's depth (3), votes only from there.
         served = served_order(engine, query, results)
@@ -109,6 +109,13 @@ def test_candidates_as_served_are_those_each_setting_finds_with_the_votes_it_cas
         assert [h.unit_id for h in tuned] == [h.unit_id for h in engine.rank(
             query, [replace(r, hits=r.hits[:1]) if r.leg == "dense" else r for r in results], k=60.0,
             order=Order.FUSED)]
+        # As an agent tuned to a setting is served by the engine's own search (weights, k, lift
+        # and depths read from its settings), the shipped files' kind of setting included.
+        for setting in (FusionSetting({"fulltext": 1.0, "dense": 4.0}, 5.0, {"fulltext": 5, "dense": 5}, 1.0),
+                        FusionSetting({"fulltext": 2.0, "dense": 0.5}, 20.0, {"fulltext": 12, "dense": 2}, None)):
+            engine.store.set_agent_settings("acme", "bot", {"fusion": setting.to_dict()})
+            searched = engine.search(query, Caller("acme", "bot"), top=12, judges=[], floor=0.0).hits
+            assert [h.unit_id for h in served_order(engine, query, results, setting)] == [h.unit_id for h in searched]
 
 
 def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -130,12 +137,14 @@ def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tm
     fitted: list[dict] = []
     fit = abstention.fit_leg_calibrators
     monkeypatch.setattr(abstention, "fit_leg_calibrators", lambda tables, *a, **k: fitted.append(tables) or fit(tables, *a, **k))
-    runner.tune_dataset(beir, "dev", None, data_dir=tmp_path / "store", folds=2, depth=100)
+    runner.tune_dataset(beir, "dev", tmp_path / "t.json", data_dir=tmp_path / "store", folds=2, depth=100)
     tables = fitted[0]  # (the stored calibrators; choose_floor fits its folds after)
     assert len(tables) == 120
-    votes = [sum(len(v) for _, _, v in rows) for rows in tables.values()]
-    assert max(votes) <= 100 and max(len(rows) for rows in tables.values()) <= 100  # (at most 50 a leg)
-    assert max(votes) > 50  # (both legs vote)
+    for leg in ("fulltext", "dense"):
+        assert all(1 <= sum(leg in votes for _, _, votes in rows) <= 50 for rows in tables.values())
+    assert max(len(rows) for rows in tables.values()) > 50  # (the two legs' fifty differ)
+    # The file says what the agent is served, so `electa eval --tuned` reads the hits it was fitted on.
+    assert load_setting(tmp_path / "t.json").depths == {"fulltext": 50, "dense": 50}
 
 
 def test_a_tie_between_values_of_k_keeps_the_k_served_untuned() -> None:

@@ -32,7 +32,16 @@ from electa.eval.golden import golden_set, own_pair
 from electa.eval.metrics import mean_metrics, percentile, recall_at
 from electa.eval.plot import plot_reliability, plot_report
 from electa.eval.trec import write_run
-from electa.eval.tuning import FusionSetting, LegLists, TuneResult, save_setting, tune
+from electa.eval.tuning import (
+    DEPTH_GRID,
+    FusionSetting,
+    LegLists,
+    ScoresByDepth,
+    TuneResult,
+    depth_key,
+    save_setting,
+    tune,
+)
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.loaders import Loaded
 from electa.judges.agent_rerank import own_reranker_held_out, rerank_identity
@@ -305,6 +314,23 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
     return out
 
 
+def scores_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequence[LegResult]], key: str,
+                    depths: Sequence[Mapping[str, int]]) -> ScoresByDepth:
+    """Each question's candidates' absolute scores with each leg cut at each of ``depths``, as
+    a search at those depths scores them (the first hit of a document stands for it); the full
+    depth searched is the fallback."""
+    def at(cut: Mapping[str, int] | None) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for q, results in results_of.items():
+            kept = results if cut is None else [replace(r, hits=r.hits[: cut.get(r.leg, len(r.hits))]) for r in results]
+            out[q] = {}
+            for h in engine.rank(beir.queries[q], kept):
+                out[q].setdefault(getattr(h, key), h.score)
+        return out
+
+    return ScoresByDepth({depth_key(d): at(d) for d in {depth_key(d): d for d in depths}.values()}, at(None))
+
+
 def served_order(engine: Engine, text: str, results: Sequence[LegResult], setting: FusionSetting | None = None,
                  top: int | None = None) -> list[Hit]:
     """``results`` (each leg searched at least as deep as it is served) ranked as a search
@@ -446,20 +472,25 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
                                   f" would never be used for it; tune on its golden set (`electa tune --agent"
                                   f" {agent[0]}/{agent[1]} --data DIR`)")
             beir = replace(beir, corpus=[])  # (stored, as that organisation reads: the questions alone from here)
-        tables: dict[str, list[Candidate]] = {}
         stored = engine.store.agent_settings(*agent) if agent is not None else None
         # (the scorer an agent's searches run: its own reranker, when it trained one)
         reranker = _cut_reranker(engine, Caller(*agent) if agent is not None else caller, stored)
         results_of: dict[str, list[LegResult]] = {}
-        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, tables, results_of,
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, results_of=results_of,
                                   own_pairs=dataset is None)
         legs_seen = sorted({leg for per in lists.values() for leg in per})
-        # The served order (C4, the default lift) under default settings is what tuning has to beat.
+        served_depths = {leg: engine.settings.depths.get(leg, DEFAULT_DEPTH) for leg in legs_seen}
+        if any(d > depth for d in served_depths.values()):
+            log.warning("the server searches %s deeper than this tune's %d a leg: the default order is read at %d",
+                        ", ".join(f"{leg} {d}" for leg, d in served_depths.items() if d > depth), depth, depth)
+        # What tuning has to beat: the served order (C4, the default lift) as an untuned agent is
+        # served it, each leg at the server's depth.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, AGREEMENT_K,
-                                dict.fromkeys(legs_seen, depth), LIFT)
-        scores = {q: {doc: score for doc, score, _ in reversed(rows)} for q, rows in tables.items()}
+                                {leg: min(d, depth) for leg, d in served_depths.items()}, LIFT)
+        scores = scores_by_depth(engine, beir, results_of, key,
+                                 [default.depths, *(dict.fromkeys(legs_seen, d) for d in DEPTH_GRID if d <= depth)])
         result = tune(lists, beir.qrels, default, folds, scores=scores, groups=groups)
-        judged = [q for q in tables if any(g > 0 for g in beir.qrels.get(q, {}).values())]
+        judged = [q for q in results_of if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
                       "model_id": engine.dense_model_id(caller.org), "chunker": CHUNKER_VERSION,
                       "unit_vectors": settings.unit_vectors,
@@ -469,13 +500,12 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
         if len(judged) >= MIN_CALIBRATION_QUERIES:
             # Fitted on the candidates as the agent's searches will show them (abstention reads a
-            # table in its order): the tuned setting's, or the server's depths and order when the
-            # tune keeps the default; and so is the reranker's cut, on the first of those hits.
-            setting = None if result.chosen == default else result.chosen
+            # table in its order): the tuned setting's, or the server's when the tune keeps the
+            # default; and so is the reranker's cut, on the first of those hits.
             served: dict[str, list[Candidate]] = {}
             passages: dict[str, list[str]] = {}
             for q, results in results_of.items():
-                hits = served_order(engine, beir.queries[q], results, setting, top=depth)
+                hits = served_order(engine, beir.queries[q], results, result.chosen, top=depth)
                 served[q] = candidates(hits, key)
                 if reranker is not None:
                     passages[q] = [passage_of(h, engine.settings.rerank_chars) for h in hits[:CUT_DEPTH]]
@@ -492,8 +522,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         if out_file is not None:
             save_setting(out_file, result, provenance, extra)
         if agent is not None:
-            # The default chosen (a tie keeps it) leaves the agent's fusion untuned: it is served
-            # the server's own depths, k and lift, not this tune's depth-wide stand-in for them.
+            # The default chosen (a tie, or a gain held-out folds do not confirm, keeps it) leaves
+            # the agent's fusion untuned: it follows the server's own depths, k and lift.
             fusion = {} if result.chosen == default else {
                 "weights": result.chosen.weights, "k": result.chosen.k, "depths": result.chosen.depths,
                 "lift": result.chosen.lift}

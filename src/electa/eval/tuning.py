@@ -78,11 +78,31 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int = 100,
 Scores = Mapping[str, Mapping[str, float]]  # query -> candidate -> absolute score
 
 
+@dataclass(frozen=True)
+class ScoresByDepth:
+    """Absolute scores as each leg depth serves them. A candidate's absolute score reads the raw
+    scores of the legs that found it (the dense cosine, coverage, a Q&A match), so a setting that
+    cuts dense at 10 scores a page dense ranked 40th without its cosine, as a search would.
+    ``by_depths`` is keyed by :func:`depth_key`; a setting whose depths are not there reads
+    ``fallback`` (the scores at the tune's full depth)."""
+
+    by_depths: Mapping[tuple[tuple[str, int], ...], Scores]
+    fallback: Scores
+
+    def at(self, depths: Mapping[str, int]) -> Scores:
+        return self.by_depths.get(depth_key(depths), self.fallback)
+
+
+def depth_key(depths: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(depths.items()))
+
+
 def mean_ndcg(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
-              setting: FusionSetting, qids: Sequence[str], scores: Scores | None = None) -> float:
+              setting: FusionSetting, qids: Sequence[str], scores: Scores | ScoresByDepth | None = None) -> float:
     if not qids:
         return 0.0
-    return sum(ndcg_at(fuse(per_query[q], setting, 10, scores.get(q) if scores else None), qrels[q], 10)
+    at = scores.at(setting.depths) if isinstance(scores, ScoresByDepth) else scores
+    return sum(ndcg_at(fuse(per_query[q], setting, 10, at.get(q) if at else None), qrels[q], 10)
                for q in qids) / len(qids)
 
 
@@ -102,7 +122,7 @@ def grid(legs: Sequence[str], lifts: Sequence[float | None] = (None,)) -> list[F
 
 def best_setting(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
                  candidates: Sequence[FusionSetting], qids: Sequence[str],
-                 scores: Scores | None = None) -> tuple[FusionSetting, float]:
+                 scores: Scores | ScoresByDepth | None = None) -> tuple[FusionSetting, float]:
     scored = [(mean_ndcg(per_query, qrels, c, qids, scores), -i, c) for i, c in enumerate(candidates)]
     value, _, setting = max(scored, key=lambda t: (t[0], t[1]))
     return setting, value
@@ -132,7 +152,7 @@ LIFT_GRID: tuple[float | None, ...] = (LIFT, *(x for x in (0.1, 0.3, 1.0) if x !
 
 
 def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]], default: FusionSetting,
-         folds: int = 5, seed: int = 13, scores: Scores | None = None,
+         folds: int = 5, seed: int = 13, scores: Scores | ScoresByDepth | None = None,
          groups: Mapping[str, str] | None = None) -> TuneResult:
     """Choose a setting on all queries; report fold-held-out nDCG@10 for default and tuned.
 

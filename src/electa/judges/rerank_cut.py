@@ -17,7 +17,7 @@ first :attr:`RerankCut.depth` of the order the judges were given counts the rera
 one below them counts none (the reranker's probability is 0), even when a search's reranker
 reads deeper (``ELECTA_RERANK_DEPTH``, 100 by default). (The fit reads the first 20 in the
 order the agent's searches are served, its tuned fusion when the tune chose one:
-:func:`electa.eval.runner.cut_passages`.) A hit among the first ``depth`` that the reranker did not reach (its
+:func:`electa.eval.runner.served_order`.) A hit among the first ``depth`` that the reranker did not reach (its
 budget ran out or was too short for its next batch, or ``ELECTA_RERANK_DEPTH`` is below the
 depth) keeps the legs' decision: a slow moment neither drops nor admits it. When the judge did
 not run (off, failed, cut before two hits), the legs' cut stands. A hit the title rescue kept
