@@ -38,12 +38,12 @@ def test_an_agents_tune_does_not_let_a_golden_question_find_its_own_curated_pair
     words, and the pair carries the URL that counts relevant. Evaluation and training leave it
     out; so does the tune, whose calibrators and floor would otherwise learn that a relevant
     page always comes first with the highest score."""
-    from electa.eval import runner
+    from electa.eval import abstention, runner
 
     monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
     pages = [Document(f"p{i}", f"Guide {i}", f"Step {i}: open the settings panel {i}.", f"https://kb/p{i}",
-                      sections=(Section((), f"Step {i}: open the settings panel {i}."),)) for i in range(24)]
-    pairs = [QAPair(f"q{i}", f"how do I export report {i}", f"See guide {i}.", f"https://kb/p{i}") for i in range(24)]
+                      sections=(Section((), f"Step {i}: open the settings panel {i}."),)) for i in range(60)]
+    pairs = [QAPair(f"q{i}", f"how do I export report {i}", f"See guide {i}.", f"https://kb/p{i}") for i in range(60)]
     data = tmp_path / "data"
     with Engine.open(data, Settings(), HashEmbedder(dim=64)) as engine:
         engine.ingest_loaded("kb", Loaded(pages, pairs), Access("acme", "bot"))
@@ -64,9 +64,14 @@ def test_an_agents_tune_does_not_let_a_golden_question_find_its_own_curated_pair
         read.append({u.title for u in units.values() if u.kind is ChunkKind.QA})
         return documents(engine, results, key)
 
+    fitted: list[dict] = []
+    fit = abstention.fit_leg_calibrators
+    monkeypatch.setattr(abstention, "fit_leg_calibrators", lambda tables, *a, **k: fitted.append(tables) or fit(tables, *a, **k))
     monkeypatch.setattr(Engine, "retrieve", recording)
     monkeypatch.setattr(runner, "leg_documents", qa_found)
     runner.tune_dataset(None, "golden", None, data_dir=data, folds=3, agent=("acme", "bot"))
-    assert len(asked) == len(read) == 24
+    assert len(asked) == len(read) == 60
     assert all(question not in titles for question, titles in zip(asked, read, strict=True))
     assert any(read)  # (the other questions' pairs are still found: only its own is left out)
+    # The cut is fitted on every leg the agent's searches run, the Q&A leg's votes included.
+    assert any("qa" in votes for rows in fitted[0].values() for _, _, votes in rows)

@@ -316,13 +316,15 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
 
 def scores_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequence[LegResult]], key: str,
                     depths: Sequence[Mapping[str, int]]) -> ScoresByDepth:
-    """Each question's candidates' absolute scores with each leg cut at each of ``depths``, as
-    a search at those depths scores them (the first hit of a document stands for it); the full
-    depth searched is the fallback."""
+    """Each question's candidates' absolute scores with each leg cut at each of ``depths`` (a
+    leg they do not name at the server's depth, as :func:`served_order` cuts it), as a search at
+    those depths scores them (the first hit of a document stands for it); the full depth
+    searched is the fallback."""
     def at(cut: Mapping[str, int] | None) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for q, results in results_of.items():
-            kept = results if cut is None else [replace(r, hits=r.hits[: cut.get(r.leg, len(r.hits))]) for r in results]
+            depths = {**engine.settings.depths, **cut} if cut is not None else {}
+            kept = [replace(r, hits=r.hits[: depths.get(r.leg, len(r.hits))]) for r in results]
             out[q] = {}
             for h in engine.rank(beir.queries[q], kept):
                 out[q].setdefault(getattr(h, key), h.score)
@@ -457,9 +459,12 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             assert agent is not None
             if not beir.queries:
                 raise ConfigError(f"agent {agent[0]}/{agent[1]} has no labelled questions yet (Q&A pairs or feedback)")
-            caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
+            # Fusion is tuned over full text and dense (the Q&A leg holds the pairs the questions
+            # come from); the cut is fitted on every leg the agent's searches run, each
+            # question's own pair left out of all of them.
+            caller, key, tuned_legs = Caller(agent[0], agent[1]), "url", ("fulltext", "dense")
         else:
-            caller, key, legs = Caller(EVAL_ORG), "ext_id", None
+            caller, key, tuned_legs = Caller(EVAL_ORG), "ext_id", None
         if agent is not None and dataset is not None:
             # The set is searched as the organisation reads (a new one's reading stored now, as its
             # first write would): its scores are those the tuning will meet. The model ids are
@@ -476,8 +481,10 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         # (the scorer an agent's searches run: its own reranker, when it trained one)
         reranker = _cut_reranker(engine, Caller(*agent) if agent is not None else caller, stored)
         results_of: dict[str, list[LegResult]] = {}
-        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, results_of=results_of,
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, results_of=results_of,
                                   own_pairs=dataset is None)
+        if tuned_legs is not None:
+            lists = {q: {leg: ranked for leg, ranked in per.items() if leg in tuned_legs} for q, per in lists.items()}
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         served_depths = {leg: engine.settings.depths.get(leg, DEFAULT_DEPTH) for leg in legs_seen}
         if any(d > depth for d in served_depths.values()):
