@@ -501,7 +501,10 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
                       "model_id": engine.dense_model_id(caller.org), "chunker": CHUNKER_VERSION,
                       "unit_vectors": settings.unit_vectors,
-                      "queries": result.queries}
+                      "queries": result.queries,
+                      # (what an untuned agent was served when the cut was fitted: a server searching
+                      # other depths serves other hits to that cut)
+                      "served_depths": served_depths}
         extra: dict[str, object] = {}
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
