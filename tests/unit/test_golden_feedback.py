@@ -73,5 +73,5 @@ def test_an_agents_tune_does_not_let_a_golden_question_find_its_own_curated_pair
     assert len(asked) == len(read) == 60
     assert all(question not in titles for question, titles in zip(asked, read, strict=True))
     assert any(read)  # (the other questions' pairs are still found: only its own is left out)
-    # The cut is fitted on every leg the agent's searches run, the Q&A leg's votes included.
-    assert any("qa" in votes for rows in fitted[0].values() for _, _, votes in rows)
+    # The cut is fitted on the legs `electa eval --agent` reads: full text and dense.
+    assert {leg for rows in fitted[0].values() for _, _, votes in rows for leg in votes} == {"fulltext", "dense"}

@@ -118,6 +118,24 @@ def test_candidates_as_served_are_those_each_setting_finds_with_the_votes_it_cas
             assert [h.unit_id for h in served_order(engine, query, results, setting)] == [h.unit_id for h in searched]
 
 
+def test_each_setting_is_scored_with_the_absolute_scores_its_own_depths_give(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import scores_by_depth, served_order
+
+    with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=64)) as engine:
+        engine.ingest_loaded("kb", Loaded(_codes(12)), Access("acme"))
+        query = "error when exporting report 4"
+        results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 12, "dense": 12})
+        beir = BeirSet("codes", [], {"q": query}, {"q": {"d4": 1}}, "dev")
+        shallow, deep = {"fulltext": 1, "dense": 1}, {"fulltext": 12, "dense": 12}
+        scores = scores_by_depth(engine, beir, {"q": results}, "ext_id", [shallow])
+        at_one = served_order(engine, query, results, FusionSetting({"fulltext": 1.0, "dense": 1.0}, 10.0, shallow, 0.4))
+        assert scores.at(shallow)["q"] == {h.ext_id: h.score for h in at_one} and len(at_one) <= 2
+        # (a depth not scored reads every leg at the full depth searched)
+        full = served_order(engine, query, results, FusionSetting({"fulltext": 1.0, "dense": 1.0}, 10.0, deep, 0.4))
+        assert scores.at(deep)["q"] == {h.ext_id: h.score for h in full} and len(full) == 12
+
+
 def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A tune searches each leg 100 deep; an agent it leaves untuned is served each leg at the
     server's depth (50): its calibrators are fitted on those candidates and votes."""

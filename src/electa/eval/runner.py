@@ -318,13 +318,14 @@ def scores_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequ
                     depths: Sequence[Mapping[str, int]]) -> ScoresByDepth:
     """Each question's candidates' absolute scores with each leg cut at each of ``depths`` (a
     leg they do not name at the server's depth, as :func:`served_order` cuts it), as a search at
-    those depths scores them (the first hit of a document stands for it); the full depth
-    searched is the fallback."""
+    those depths in the default order scores them (the first hit of a document stands for it);
+    every leg at the full depth searched is the fallback. Weights and k are the default's: under
+    other weights another of a document's units can stand for it, and its coverage differ."""
     def at(cut: Mapping[str, int] | None) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for q, results in results_of.items():
-            depths = {**engine.settings.depths, **cut} if cut is not None else {}
-            kept = [replace(r, hits=r.hits[: depths.get(r.leg, len(r.hits))]) for r in results]
+            depths = {**engine.settings.depths, **cut} if cut is not None else {r.leg: len(r.hits) for r in results}
+            kept = [replace(r, hits=r.hits[: depths.get(r.leg, DEFAULT_DEPTH)]) for r in results]
             out[q] = {}
             for h in engine.rank(beir.queries[q], kept):
                 out[q].setdefault(getattr(h, key), h.score)
@@ -459,12 +460,11 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             assert agent is not None
             if not beir.queries:
                 raise ConfigError(f"agent {agent[0]}/{agent[1]} has no labelled questions yet (Q&A pairs or feedback)")
-            # Fusion is tuned over full text and dense (the Q&A leg holds the pairs the questions
-            # come from); the cut is fitted on every leg the agent's searches run, each
-            # question's own pair left out of all of them.
-            caller, key, tuned_legs = Caller(agent[0], agent[1]), "url", ("fulltext", "dense")
+            # Full text and dense, as `electa eval --agent` reads a golden set (the Q&A leg holds
+            # the pairs the questions come from), each question's own pair left out.
+            caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
         else:
-            caller, key, tuned_legs = Caller(EVAL_ORG), "ext_id", None
+            caller, key, legs = Caller(EVAL_ORG), "ext_id", None
         if agent is not None and dataset is not None:
             # The set is searched as the organisation reads (a new one's reading stored now, as its
             # first write would): its scores are those the tuning will meet. The model ids are
@@ -481,10 +481,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         # (the scorer an agent's searches run: its own reranker, when it trained one)
         reranker = _cut_reranker(engine, Caller(*agent) if agent is not None else caller, stored)
         results_of: dict[str, list[LegResult]] = {}
-        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, results_of=results_of,
+        lists = collect_leg_lists(engine, beir, depth, progress, caller, key, legs, results_of=results_of,
                                   own_pairs=dataset is None)
-        if tuned_legs is not None:
-            lists = {q: {leg: ranked for leg, ranked in per.items() if leg in tuned_legs} for q, per in lists.items()}
         legs_seen = sorted({leg for per in lists.values() for leg in per})
         served_depths = {leg: engine.settings.depths.get(leg, DEFAULT_DEPTH) for leg in legs_seen}
         if any(d > depth for d in served_depths.values()):
@@ -504,7 +502,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
                       "queries": result.queries,
                       # (what an untuned agent was served when the cut was fitted: a server searching
                       # other depths serves other hits to that cut)
-                      "served_depths": served_depths}
+                      "served_depths": default.depths}
         extra: dict[str, object] = {}
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
