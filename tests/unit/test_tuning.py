@@ -122,18 +122,21 @@ def test_each_setting_is_scored_with_the_absolute_scores_its_own_depths_give(tmp
     from electa.eval.beir import BeirSet
     from electa.eval.runner import scores_by_depth, served_order
 
-    with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=64)) as engine:
+    with Engine.open(tmp_path / "d", Settings(depths={"fulltext": 3, "dense": 3}), HashEmbedder(dim=64)) as engine:
         engine.ingest_loaded("kb", Loaded(_codes(12)), Access("acme"))
         query = "error when exporting report 4"
         results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 12, "dense": 12})
         beir = BeirSet("codes", [], {"q": query}, {"q": {"d4": 1}}, "dev")
-        shallow, deep = {"fulltext": 1, "dense": 1}, {"fulltext": 12, "dense": 12}
-        scores = scores_by_depth(engine, beir, {"q": results}, "ext_id", [shallow])
+        shallow, deep, named = {"fulltext": 1, "dense": 1}, {"fulltext": 12, "dense": 12}, {"fulltext": 1}
+        scores = scores_by_depth(engine, beir, {"q": results}, "ext_id", [shallow, named])
         at_one = served_order(engine, query, results, FusionSetting({"fulltext": 1.0, "dense": 1.0}, 10.0, shallow, 0.4))
         assert scores.at(shallow)["q"] == {h.ext_id: h.score for h in at_one} and len(at_one) <= 2
         # (a depth not scored reads every leg at the full depth searched)
         full = served_order(engine, query, results, FusionSetting({"fulltext": 1.0, "dense": 1.0}, 10.0, deep, 0.4))
-        assert scores.at(deep)["q"] == {h.ext_id: h.score for h in full} and len(full) == 12
+        assert scores.at(deep)["q"] == {h.ext_id: h.score for h in full} and len(full) == 12  # (not the server's 3)
+        # A leg the depths do not name is cut at the server's depth (dense at 3), as served.
+        one = served_order(engine, query, results, FusionSetting({"fulltext": 1.0, "dense": 1.0}, 10.0, named, 0.4))
+        assert scores.at(named)["q"] == {h.ext_id: h.score for h in one} and 2 <= len(one) <= 4
 
 
 def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -163,6 +166,7 @@ def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tm
     assert max(len(rows) for rows in tables.values()) > 50  # (the two legs' fifty differ)
     # The file says what the agent is served, so `electa eval --tuned` reads the hits it was fitted on.
     assert load_setting(tmp_path / "t.json").depths == {"fulltext": 50, "dense": 50}
+    assert json.loads((tmp_path / "t.json").read_text())["tuned_on"]["served_depths"] == {"fulltext": 50, "dense": 50}
 
 
 def test_a_tie_between_values_of_k_keeps_the_k_served_untuned() -> None:

@@ -500,8 +500,8 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
                       "model_id": engine.dense_model_id(caller.org), "chunker": CHUNKER_VERSION,
                       "unit_vectors": settings.unit_vectors,
                       "queries": result.queries,
-                      # (what an untuned agent was served when the cut was fitted: a server searching
-                      # other depths serves other hits to that cut)
+                      # (the default's depths: the server's, capped at the tune's; a server later
+                      # set to other depths serves an untuned agent's cut other hits)
                       "served_depths": default.depths}
         extra: dict[str, object] = {}
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
