@@ -52,7 +52,7 @@ from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTIL
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.graph import GraphLeg
 from electa.legs.protocol import Leg
-from electa.legs.runner import LegRunner
+from electa.legs.runner import DEFAULT_DEPTH, LegRunner
 from electa.legs.sparse import SparseLeg
 from electa.model_files import ModelFilesMark, by_content
 from electa.modes import MODES, ModeContext, resolve_mode
@@ -1110,6 +1110,7 @@ class Engine:
                         stored.get("unit_vectors", Recipe.ENCODED.value), self.recipe.value)
             stored = {k: v for k, v in stored.items() if k not in ("calibration", "calibrated_floor", "rerank_cut")}
         profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
+        self._say_other_depths(caller, stored, profile["fusion"])
         calibration = stored.get("calibration")
         if isinstance(calibration, dict) and calibration:
             try:
@@ -1129,6 +1130,30 @@ class Engine:
                     self._stale_tunings.add((caller.org, caller.agent, "rerank_cut"))
                     log.warning("agent %s/%s: %s", caller.org, caller.agent, exc)
         return profile
+
+    def _say_other_depths(self, caller: Caller, stored: Mapping[str, object], fusion: object) -> None:
+        """Warn (once per agent and depths) when the server now serves a leg the agent's tuned
+        fusion does not name at another depth than its tune read (``tuned_on.served_depths``):
+        its calibrators, floor and reranker's cut were fitted on the hits of those depths, and
+        a search now meets others (more votes, other absolute scores). They are still used, as
+        they are close; `electa tune --agent` fits them again."""
+        tuned_on = stored.get("tuned_on")
+        served = tuned_on.get("served_depths") if isinstance(tuned_on, dict) else None
+        if not isinstance(served, dict) or not any(k in stored for k in ("calibration", "rerank_cut")):
+            return
+        named = fusion.get("depths") if isinstance(fusion, dict) else None
+        named = named if isinstance(named, dict) else {}
+        moved = {leg: (depth, self.settings.depths.get(leg, DEFAULT_DEPTH)) for leg, depth in served.items()
+                 if leg not in named and self.settings.depths.get(leg, DEFAULT_DEPTH) != depth}
+        if not moved:
+            return
+        said = (caller.org, caller.agent or "", "depths " + repr(sorted(moved.items())))
+        if said not in self._stale_tunings:
+            self._stale_tunings.add(said)
+            log.warning("agent %s/%s was calibrated on hits served at %s; this server serves %s: its calibration"
+                        " reads other hits until `electa tune --agent` runs again", caller.org, caller.agent,
+                        ", ".join(f"{leg} {was}" for leg, (was, _) in sorted(moved.items())),
+                        ", ".join(f"{leg} {now}" for leg, (_, now) in sorted(moved.items())))
 
     def retrieve(self, text: str, caller: Caller, legs: Sequence[str] | None = None,
                  depths: Mapping[str, int] | None = None) -> tuple[list[LegResult], dict[str, float]]:

@@ -113,8 +113,9 @@ def fused_values(rankings: Mapping[str, Sequence[K]], weights: Mapping[str, floa
 
 
 def fused_order(rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float], k: float = RRF_K,
-                top: int = 10) -> list[K]:
-    """The keys :func:`weighted_rrf` ranks first (same ties rule: agreement, then best rank).
+                top: int | None = 10) -> list[K]:
+    """The keys :func:`weighted_rrf` ranks first (same ties rule: agreement, then best rank);
+    ``top=None``: all of them.
 
     >>> fused_order({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 1.0})
     ['y', 'x']

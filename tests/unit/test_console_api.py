@@ -141,6 +141,21 @@ def test_an_answer_written_for_a_gap_does_not_score_itself(engine: Engine) -> No
     assert report["queries"] == 3 and report["metrics"]["scored"]["ndcg@10"] == 0.0, report["metrics"]
 
 
+def test_the_golden_set_is_measured_on_the_qa_leg_it_is_served_its_own_pair_left_out(engine: Engine) -> None:
+    """Found in the last note: the evaluation read full text and dense alone, though the agent's
+    searches run the Q&A leg too, where another curated pair answering the same page counts."""
+    client, ingest, _ = _client(engine)
+    for question, url in (("Zebra saddle refund for annual plans?", "https://kb.test/z"),
+                          ("Refund a zebra saddle on an annual plan?", "https://kb.test/z"),
+                          ("Zebra saddle refund for monthly plans?", "https://kb.test/m")):
+        client.post("/v1/curated", json={"question": question, "answer": "Within 30 days.", "url": url}, headers=ingest)
+    report = client.post("/v1/eval", json={}, headers=ingest).json()
+    assert report["queries"] == 3
+    # The first two find each other's pair, which points to their page; the third's own pair alone
+    # points to its page, and it is left out (with it, the Q&A leg would read 1.0).
+    assert report["metrics"]["qa"]["ndcg@10"] == pytest.approx(2 / 3, abs=1e-4), report["metrics"]
+
+
 def test_one_evaluation_at_a_time_per_organisation(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 

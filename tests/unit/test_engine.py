@@ -238,6 +238,45 @@ def test_agent_settings_apply_fusion_and_calibrated_floor(engine: Engine) -> Non
     assert next(v for v in hits[0].votes if v.leg == "fulltext").contribution == pytest.approx(1 / 2)
 
 
+def test_a_curated_pair_the_qa_leg_alone_ranks_first_earns_no_minimum(engine: Engine) -> None:
+    """Found measuring the demo's golden set with the Q&A leg: a question no pair covers still
+    has a first Q&A match, on one shared word, and that first place alone earned the 0.85
+    minimum, so "Do you support single sign-on?" was served "How do I contact support?" first."""
+    engine.ingest_loaded("kb", Loaded([doc("sso", "Single sign-on", "Single sign-on with SAML is on the Business plan.",
+                                           "https://kb/sso")],
+                                      [QAPair("c", "How do I contact support?", "Write to help@tallyo.test.", "https://kb/contact")]),
+                         Access("acme"))
+    hits = engine.search("Do you support single sign-on?", Caller("acme"), legs=["fulltext", "qa"], floor=0.0).hits
+    pair = next(h for h in hits if h.url == "https://kb/contact")
+    assert [v.rank for v in pair.votes if v.leg == "qa"] == [1]
+    assert pair.score < 0.85 and hits[0].url == "https://kb/sso"
+
+
+def test_an_agent_calibrated_at_other_depths_than_the_server_serves_is_told_once(engine: Engine, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Found in the last note: a tune records the depths its cut was fitted at
+    (``tuned_on.served_depths``), and nothing read them: a server later set deeper served the
+    agent's calibration other hits without a word."""
+    engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV.")]), Access("acme", "web"))
+    tuned = {"fusion": {}, "calibration": {"fulltext": {"kind": "isotonic", "xs": [0.0], "ys": [0.9]}},
+             "calibrated_floor": 0.5, "model_id": engine.embedder.model_id,  # type: ignore[union-attr]
+             "unit_vectors": engine.recipe.value, "tuned_on": {"served_depths": {"fulltext": 50, "dense": 25}}}
+    engine.store.set_agent_settings("acme", "web", tuned)
+    with caplog.at_level("WARNING", logger="electa.engine"):
+        for _ in range(2):
+            hits = engine.search("E1042 export", Caller("acme", "web")).hits
+    said = [r.getMessage() for r in caplog.records if "calibrated on hits served at" in r.getMessage()]
+    assert said == ["agent acme/web was calibrated on hits served at dense 25; this server serves dense 50: its"
+                    " calibration reads other hits until `electa tune --agent` runs again"]
+    assert hits[0].probability == pytest.approx(0.9)  # (still used: close, and tuning again fits it)
+    # A depth its tuned fusion names is served as tuned: nothing to say.
+    caplog.clear()
+    engine.store.set_agent_settings("acme", "web", {**tuned, "fusion": {"depths": {"dense": 25}},
+                                                    "tuned_on": {"served_depths": {"fulltext": 50, "dense": 10}}})
+    with caplog.at_level("WARNING", logger="electa.engine"):
+        engine.search("E1042 export", Caller("acme", "web"))
+    assert not [r for r in caplog.records if "calibrated on hits served at" in r.getMessage()]
+
+
 def test_an_agents_tuned_lift_of_zero_orders_by_the_absolute_score_alone(engine: Engine) -> None:
     engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV."),
                                       doc("2", "Refunds", "Refund policy for annual plans.")]), Access("acme", "web"))

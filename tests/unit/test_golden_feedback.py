@@ -56,22 +56,24 @@ def test_an_agents_tune_does_not_let_a_golden_question_find_its_own_curated_pair
         asked.append(text)
         return retrieve(self, text, *args, **kwargs)
 
-    read: list[set[str]] = []
-    documents = runner.leg_documents
+    read: dict[str, set[str]] = {}
+    by_depth = runner.served_by_depth
 
-    def qa_found(engine, results, key):  # type: ignore[no-untyped-def]
-        units = engine.store.units([h.unit_id for r in results for h in r.hits])
-        read.append({u.title for u in units.values() if u.kind is ChunkKind.QA})
-        return documents(engine, results, key)
+    def qa_found(engine, beir, results_of, *args):  # type: ignore[no-untyped-def]
+        # What the tune fuses and scores (every depth) and fits the cut on is made of these results.
+        for q, results in results_of.items():
+            units = engine.store.units([h.unit_id for r in results for h in r.hits])
+            read[beir.queries[q]] = {u.title for u in units.values() if u.kind is ChunkKind.QA}
+        return by_depth(engine, beir, results_of, *args)
 
     fitted: list[dict] = []
     fit = abstention.fit_leg_calibrators
     monkeypatch.setattr(abstention, "fit_leg_calibrators", lambda tables, *a, **k: fitted.append(tables) or fit(tables, *a, **k))
     monkeypatch.setattr(Engine, "retrieve", recording)
-    monkeypatch.setattr(runner, "leg_documents", qa_found)
+    monkeypatch.setattr(runner, "served_by_depth", qa_found)
     runner.tune_dataset(None, "golden", None, data_dir=data, folds=3, agent=("acme", "bot"))
-    assert len(asked) == len(read) == 60
-    assert all(question not in titles for question, titles in zip(asked, read, strict=True))
-    assert any(read)  # (the other questions' pairs are still found: only its own is left out)
-    # The cut is fitted on the legs `electa eval --agent` reads: full text and dense.
-    assert {leg for rows in fitted[0].values() for _, _, votes in rows for leg in votes} == {"fulltext", "dense"}
+    assert len(asked) == 60 and set(read) == set(asked)
+    assert all(question not in titles for question, titles in read.items())
+    assert any(read.values())  # (the other questions' pairs are still found: only its own is left out)
+    # The cut is fitted on every leg the agent is served, the Q&A leg's other pairs included.
+    assert {leg for rows in fitted[0].values() for _, _, votes in rows for leg in votes} == {"fulltext", "dense", "qa"}

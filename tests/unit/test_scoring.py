@@ -42,7 +42,8 @@ def test_qa_minimum_needs_a_second_opinion() -> None:
 
     qa = lambda rank: LegVote("qa", rank, 1.0, 0.01)
     dense = lambda rank: LegVote("dense", rank, 0.5, 0.01)
-    assert _qa_minimum([qa(1)])
+    assert not _qa_minimum([qa(1)])  # (the Q&A leg's own first place is no second opinion)
+    assert _qa_minimum([qa(1), dense(2)])
     assert _qa_minimum([qa(2), dense(3)])
     assert not _qa_minimum([qa(2), dense(7)])
     assert not _qa_minimum([qa(4)])

@@ -9,17 +9,19 @@ from electa.embedders.hashing import HashEmbedder
 from electa.engine import Order
 from electa.errors import ConfigError
 from electa.eval.beir import half_of
+from electa.eval.metrics import ndcg_at
 from electa.eval.tuning import (
     FusionSetting,
     fuse,
     k_grid,
     load_calibration,
     load_setting,
+    mean_ndcg,
     save_setting,
     tune,
 )
 from electa.ingest.loaders import Loaded
-from electa.types import Document, Section
+from electa.types import Document, QAPair, Section
 
 
 def lists(i: int) -> dict[str, list[tuple[str, float]]]:
@@ -73,6 +75,18 @@ def test_a_setting_best_only_on_the_questions_it_is_scored_on_is_not_kept(tmp_pa
     assert json.loads((tmp_path / "t.json").read_text())["cv"]["unconfirmed"]["weights"]["dense"] > 1.0
 
 
+def test_a_held_leg_keeps_its_weight_and_depth_in_every_setting() -> None:
+    # Found by review: a golden set's Q&A leg in the grid made it six times larger and could
+    # never be served at its own depth (8), as every setting gave all legs one depth.
+    from electa.eval.tuning import grid
+
+    two = grid(["fulltext", "dense"], (0.4, None))
+    three = grid(["fulltext", "dense", "qa"], (0.4, None), held={"qa": (1.0, 8)})
+    assert len(three) == len(two)
+    assert all(s.weights["qa"] == 1.0 and s.depths["qa"] == 8 for s in three)
+    assert {(s.weights["dense"], s.depths["dense"]) for s in three} == {(s.weights["dense"], s.depths["dense"]) for s in two}
+
+
 def test_halves_are_fixed_disjoint_and_even() -> None:
     qids = [f"q{i}" for i in range(101)]
     tune_half, test_half = half_of(qids, "tune"), half_of(qids, "test")
@@ -120,7 +134,7 @@ def test_candidates_as_served_are_those_each_setting_finds_with_the_votes_it_cas
 
 def test_each_setting_is_scored_with_the_absolute_scores_its_own_depths_give(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from electa.eval.beir import BeirSet
-    from electa.eval.runner import scores_by_depth, served_order
+    from electa.eval.runner import served_by_depth, served_order
 
     with Engine.open(tmp_path / "d", Settings(depths={"fulltext": 3, "dense": 3}), HashEmbedder(dim=64)) as engine:
         engine.ingest_loaded("kb", Loaded(_codes(12)), Access("acme"))
@@ -128,15 +142,84 @@ def test_each_setting_is_scored_with_the_absolute_scores_its_own_depths_give(tmp
         results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 12, "dense": 12})
         beir = BeirSet("codes", [], {"q": query}, {"q": {"d4": 1}}, "dev")
         shallow, deep, named = {"fulltext": 1, "dense": 1}, {"fulltext": 12, "dense": 12}, {"fulltext": 1}
-        scores = scores_by_depth(engine, beir, {"q": results}, "ext_id", [shallow, named])
+        _, scores, _ = served_by_depth(engine, beir, {"q": results}, "ext_id", [shallow, named])
         at_one = served_order(engine, query, results, FusionSetting({"fulltext": 1.0, "dense": 1.0}, 10.0, shallow, 0.4))
-        assert scores.at(shallow)["q"] == {h.ext_id: h.score for h in at_one} and len(at_one) <= 2
+        assert scores.at(shallow)["q"] == {str(h.document_id): h.score for h in at_one} and len(at_one) <= 2
         # (a depth not scored reads every leg at the full depth searched)
         full = served_order(engine, query, results, FusionSetting({"fulltext": 1.0, "dense": 1.0}, 10.0, deep, 0.4))
-        assert scores.at(deep)["q"] == {h.ext_id: h.score for h in full} and len(full) == 12  # (not the server's 3)
+        assert scores.at(deep)["q"] == {str(h.document_id): h.score for h in full} and len(full) == 12  # (not the server's 3)
         # A leg the depths do not name is cut at the server's depth (dense at 3), as served.
         one = served_order(engine, query, results, FusionSetting({"fulltext": 1.0, "dense": 1.0}, 10.0, named, 0.4))
-        assert scores.at(named)["q"] == {h.ext_id: h.score for h in one} and 2 <= len(one) <= 4
+        assert scores.at(named)["q"] == {str(h.document_id): h.score for h in one} and 2 <= len(one) <= 4
+
+
+def _pages(n: int) -> list[Document]:
+    # Each page has three sections that all match: a leg's first units are several of one page's.
+    return [Document(f"d{i}", f"Exporting report {i}", "", f"https://kb/d{i}", sections=tuple(
+        Section((f"Part {j}",), f"Error E{1000 + i} part {j}: exporting report {i} fails when the export is large.")
+        for j in range(3))) for i in range(n)]
+
+
+def test_each_setting_fuses_the_documents_its_depths_serve(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Found in the last note: the tuner cut each leg's list of *documents* at a setting's depth,
+    a search cuts its *units*. Three sections of one page fill a leg's first 3 units, so a search
+    at 3 meets one document there, and the tuner fused three."""
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import leg_documents, served_by_depth, served_order
+
+    with Engine.open(tmp_path / "d", Settings(depths={"fulltext": 3, "dense": 3}), HashEmbedder(dim=64)) as engine:
+        engine.ingest_loaded("kb", Loaded(_pages(6)), Access("acme"))
+        query = "exporting report 4 fails"
+        results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 18, "dense": 18})
+        beir = BeirSet("pages", [], {"q": query}, {"q": {"d0": 1}}, "dev")
+        settings = [FusionSetting({"fulltext": 1.0, "dense": w}, 60.0, dict.fromkeys(("fulltext", "dense"), d), None)
+                    for d in (1, 3, 6, 18) for w in (1.0, 0.25)]
+        lists, scores, labels = served_by_depth(engine, beir, {"q": results}, "ext_id", [s.depths for s in settings])
+        for s in settings:
+            served = list(dict.fromkeys(h.ext_id for h in served_order(engine, query, results, s)))
+            assert [labels["q"][d] for d in fuse(lists.at(s.depths)["q"], s, 10)] == served[:10], s.key()
+            lifted = replace(s, k=10.0, lift=0.4)  # (the served order: the absolute score lifted)
+            served = list(dict.fromkeys(h.ext_id for h in served_order(engine, query, results, lifted)))
+            assert [labels["q"][d] for d in fuse(lists.at(s.depths)["q"], lifted, 10, scores.at(s.depths)["q"])] == \
+                served[:10], lifted.key()
+        at_three = settings[2]
+        assert [labels["q"][d] for d in fuse(lists.at(at_three.depths)["q"], at_three)] == ["d4"]  # (d4's units only)
+        # The documents' lists cut at 3, as the tuner cut them, fused d0, which no search at 3 meets,
+        # and scored the setting for finding it.
+        documents = {"q": leg_documents(engine, results, "ext_id")}
+        assert "d0" in fuse(documents["q"], at_three)
+        assert mean_ndcg(documents, beir.qrels, at_three, ["q"]) > 0.0 == mean_ndcg(lists, beir.qrels, at_three, ["q"],
+                                                                                   labels=labels)
+
+
+def test_a_curated_pair_and_the_page_it_points_to_are_fused_as_two_documents_as_served(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Found by review: keyed by URL, the tuner summed a curated pair's votes into the page it
+    points to (one URL, one candidate), while a search fuses them as two documents; the page
+    came first in the tuner and fifth as served."""
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import served_by_depth, served_order
+
+    with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=64)) as engine:
+        pages = [Document(f"d{i}", f"Exporting report {i}", "", f"https://kb/d{i}", sections=(
+            Section(("P",), f"Exporting report {i} fails when the export is large, error E{1000 + i}."),)) for i in range(8)]
+        engine.ingest_loaded("kb", Loaded(pages), Access("acme"))
+        for j in range(3):
+            engine.ingest_loaded(f"curated/{j}", Loaded(qa_pairs=[QAPair(f"q{j}", f"why does exporting report fail, case {j}",
+                                                                         "It is too large.", "https://kb/d5")]),
+                                 Access("acme"), url="https://kb/d5")
+        query = "exporting report fails"
+        results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 50, "dense": 50, "qa": 50})
+        assert {r.leg for r in results if r.hits} == {"fulltext", "dense", "qa"}
+        beir = BeirSet("pages", [], {"q": query}, {"q": {"https://kb/d5": 1}}, "dev")
+        settings = [FusionSetting({"fulltext": 1.0, "dense": 1.0, "qa": w}, k, {"fulltext": d, "dense": d, "qa": q}, lift)
+                    for d in (10, 50) for q in (8, 50) for w in (1.0, 4.0) for k in (10.0, 60.0) for lift in (None, 0.4)]
+        lists, scores, labels = served_by_depth(engine, beir, {"q": results}, "url", [s.depths for s in settings])
+        for s in settings:
+            served = list(dict.fromkeys(h.url for h in served_order(engine, query, results, s)))
+            tuned = list(dict.fromkeys(labels["q"][d] for d in fuse(lists.at(s.depths)["q"], s, None, scores.at(s.depths)["q"])))
+            assert tuned[:10] == served[:10], s.key()
+            assert mean_ndcg(lists, beir.qrels, s, ["q"], scores, labels) == pytest.approx(
+                ndcg_at(served, beir.qrels["q"], 10)), s.key()
 
 
 def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -111,8 +111,8 @@ def add_console_routes(app: FastAPI, engine: Engine, org_of: Callable[..., str])
     @app.post("/v1/eval", responses={**AUTHED, **errors(409)})
     def evaluate_agent(body: EvalIn, org: str = Depends(org_of)) -> dict[str, object]:
         """The agent's retrieval measured on its golden set (its curated Q&A with a URL and its
-        feedback): nDCG@10, MRR@10, Recall@10/100 and MAP@100 of the full-text and dense legs, their
-        fusion and the scored order, with recall against depth and latency (as `electa eval
+        feedback): nDCG@10, MRR@10, Recall@10/100 and MAP@100 of each leg (the Q&A leg's
+        other pairs included), their fusion and the scored order, with recall against depth and latency (as `electa eval
         --agent`). With the server's fusion settings and no judges: the agent's tuned fusion and
         its own reranker and ranker are not applied (its ranker learned from these very
         questions). Each question's own Q&A pair is left out of the lists (found by its words, it
@@ -129,7 +129,7 @@ def add_console_routes(app: FastAPI, engine: Engine, org_of: Callable[..., str])
             evaluating.add(org)
         try:
             report = evaluate(engine, golden, "golden", caller=Caller(org, body.agent), key="url",
-                              legs=["fulltext", "dense"], limit=body.limit, judges=[], own_pairs=True)
+                              limit=body.limit, judges=[], own_pairs=True)
         finally:
             with evaluating_lock:
                 evaluating.discard(org)

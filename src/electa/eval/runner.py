@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -34,8 +34,12 @@ from electa.eval.plot import plot_reliability, plot_report
 from electa.eval.trec import write_run
 from electa.eval.tuning import (
     DEPTH_GRID,
+    ByDepth,
+    DepthKey,
     FusionSetting,
+    Labels,
     LegLists,
+    ListsByDepth,
     ScoresByDepth,
     TuneResult,
     depth_key,
@@ -52,6 +56,7 @@ from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
 from electa.judges.rerank_cut import RerankCut
 from electa.legs.runner import DEFAULT_DEPTH
 from electa.scoring import AGREEMENT_K, LIFT
+from electa.stores.protocol import StoredUnit
 from electa.types import Access, Caller, Hit, LegResult, LegStatus
 
 log = logging.getLogger(__name__)
@@ -314,24 +319,33 @@ def collect_leg_lists(engine: Engine, beir: BeirSet, depth: int = 100, progress:
     return out
 
 
-def scores_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequence[LegResult]], key: str,
-                    depths: Sequence[Mapping[str, int]]) -> ScoresByDepth:
-    """Each question's candidates' absolute scores with each leg cut at each of ``depths`` (a
-    leg they do not name at the server's depth, as :func:`served_order` cuts it), as a search at
-    those depths in the default order scores them (the first hit of a document stands for it);
-    every leg at the full depth searched is the fallback. Weights and k are the default's: under
-    other weights another of a document's units can stand for it, and its coverage differ."""
-    def at(cut: Mapping[str, int] | None) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for q, results in results_of.items():
-            depths = {**engine.settings.depths, **cut} if cut is not None else {r.leg: len(r.hits) for r in results}
-            kept = [replace(r, hits=r.hits[: depths.get(r.leg, DEFAULT_DEPTH)]) for r in results]
-            out[q] = {}
+def served_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequence[LegResult]], key: str,
+                    depths: Sequence[Mapping[str, int]]) -> tuple[ListsByDepth, ScoresByDepth, Labels]:
+    """Each question's leg lists and candidates' absolute scores with each leg's units cut at
+    each of ``depths`` (a leg they do not name at the server's depth, as :func:`served_order`
+    cuts it), as a search at those depths reads them; every leg at the full depth searched is
+    the fallback. The candidates are documents as the engine fuses them (C6: by document id,
+    so a curated pair and the page it points to are two), labelled with ``key`` (the ext id, or
+    the URL a golden set judges). The lists are the documents of the units kept, so a leg cut at
+    10 units that holds three of one page's sections offers 8 documents, as served. The scores
+    are those of the default order (the first hit of a document stands for it): under other
+    weights and k another of a document's units can stand for it, and its coverage differ."""
+    cuts = {depth_key(d): d for d in depths}
+    lists: dict[DepthKey | None, dict[str, LegLists]] = {d: {} for d in [*cuts, None]}
+    scores: dict[DepthKey | None, dict[str, dict[str, float]]] = {d: {} for d in [*cuts, None]}
+    labels: dict[str, dict[str, str]] = {}
+    for q, results in results_of.items():  # (one question's units at a time)
+        units = engine.store.units(sorted({h.unit_id for r in results for h in r.hits}))
+        labels[q] = {str(u.document_id): str(getattr(u, key)) for u in units.values()}
+        for d in [*cuts, None]:
+            cut = {**engine.settings.depths, **cuts[d]} if d is not None else {r.leg: len(r.hits) for r in results}
+            kept = [replace(r, hits=r.hits[: cut.get(r.leg, DEFAULT_DEPTH)]) for r in results]
+            lists[d][q] = _documents(kept, units, lambda u: str(u.document_id))
+            scores[d][q] = {}
             for h in engine.rank(beir.queries[q], kept):
-                out[q].setdefault(getattr(h, key), h.score)
-        return out
-
-    return ScoresByDepth({depth_key(d): at(d) for d in {depth_key(d): d for d in depths}.values()}, at(None))
+                scores[d][q].setdefault(str(h.document_id), h.score)
+    return (ByDepth({d: lists[d] for d in cuts}, lists[None]), ByDepth({d: scores[d] for d in cuts}, scores[None]),
+            labels)
 
 
 def served_order(engine: Engine, text: str, results: Sequence[LegResult], setting: FusionSetting | None = None,
@@ -352,16 +366,21 @@ def served_order(engine: Engine, text: str, results: Sequence[LegResult], settin
 
 def leg_documents(engine: Engine, results: Sequence[LegResult], key: str) -> LegLists:
     """Each leg's units as documents (C6): ranked document keys with the best unit's raw score."""
+    return _documents(results, engine.store.units(sorted({h.unit_id for r in results for h in r.hits})),
+                      lambda u: str(getattr(u, key)))
+
+
+def _documents(results: Sequence[LegResult], units: Mapping[int, StoredUnit],
+               name: Callable[[StoredUnit], str]) -> LegLists:
     lists: LegLists = {}
     for r in results:
         if r.status is not LegStatus.OK or not r.hits:
             continue
-        units = engine.store.units([h.unit_id for h in r.hits])
         seen: dict[str, float] = {}
         for h in r.hits:
             unit = units.get(h.unit_id)
-            if unit is not None and getattr(unit, key) not in seen:
-                seen[getattr(unit, key)] = h.score
+            if unit is not None and name(unit) not in seen:
+                seen[name(unit)] = h.score
         lists[r.leg] = list(seen.items())
     return lists
 
@@ -460,9 +479,9 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             assert agent is not None
             if not beir.queries:
                 raise ConfigError(f"agent {agent[0]}/{agent[1]} has no labelled questions yet (Q&A pairs or feedback)")
-            # Full text and dense, as `electa eval --agent` reads a golden set (the Q&A leg holds
-            # the pairs the questions come from), each question's own pair left out.
-            caller, key, legs = Caller(agent[0], agent[1]), "url", ["fulltext", "dense"]
+            # Every leg the agent is served, the Q&A leg included (other curated pairs answer a
+            # question as they would a visitor's), each question's own pair left out of each.
+            caller, key, legs = Caller(agent[0], agent[1]), "url", None
         else:
             caller, key, legs = Caller(EVAL_ORG), "ext_id", None
         if agent is not None and dataset is not None:
@@ -492,9 +511,14 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
         # served it, each leg at the server's depth.
         default = FusionSetting({leg: settings.weights.get(leg, 1.0) for leg in legs_seen}, AGREEMENT_K,
                                 {leg: min(d, depth) for leg, d in served_depths.items()}, LIFT)
-        scores = scores_by_depth(engine, beir, results_of, key,
-                                 [default.depths, *(dict.fromkeys(legs_seen, d) for d in DEPTH_GRID if d <= depth)])
-        result = tune(lists, beir.qrels, default, folds, scores=scores, groups=groups)
+        # (the Q&A leg of a golden set keeps its served weight and depth: see `tune`)
+        held = ["qa"] if dataset is None else []
+        by_depth, scores, labels = served_by_depth(
+            engine, beir, results_of, key,
+            [default.depths, *({**dict.fromkeys(legs_seen, d), **{leg: default.depths[leg] for leg in held
+                                                                   if leg in legs_seen}}
+                               for d in DEPTH_GRID if d <= depth)])
+        result = tune(by_depth, beir.qrels, default, folds, scores=scores, groups=groups, labels=labels, held=held)
         judged = [q for q in results_of if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,
                       "model_id": engine.dense_model_id(caller.org), "chunker": CHUNKER_VERSION,
@@ -637,4 +661,4 @@ def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None =
         if not golden.queries:
             raise ConfigError(f"agent {org}/{agent} has no curated Q&A pairs with a URL and no feedback yet")
         return evaluate(engine, golden, "golden", runs_dir, caller=Caller(org, agent), key="url",
-                        legs=["fulltext", "dense"], own_pairs=True, **kwargs)  # type: ignore[arg-type]
+                        own_pairs=True, **kwargs)  # type: ignore[arg-type]

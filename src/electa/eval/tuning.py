@@ -2,7 +2,9 @@
 
 The legs run once per query at the deepest depth tried; every candidate setting is then a pure
 re-fusion of those lists (weighted RRF at document level, truncated to the candidate's depths),
-so a grid of hundreds of settings costs seconds. Queries are split into folds: each fold's
+so a grid of hundreds of settings costs seconds. Each leg is cut as a search cuts it, at its
+units (:class:`ByDepth`): a document with several units among a leg's first 10 leaves room for
+fewer than 10 documents. Queries are split into folds: each fold's
 setting is chosen on the other folds and scored on it, so the reported gain is on queries the
 choice never saw. The final setting is chosen on all the tuning queries.
 """
@@ -14,6 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from electa.calibration import Calibrator
 from electa.errors import ConfigError
@@ -61,69 +64,107 @@ class FusionSetting:
         return asdict(self)
 
 
-def fuse(lists: LegLists, setting: FusionSetting, top: int = 100,
+def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
          scores: Mapping[str, float] | None = None) -> list[str]:
-    """Re-fuse one query's leg lists under ``setting``. With ``scores`` (absolute scores of the
-    candidates the engine keeps) and a lift, order as the engine serves: score + lift × fused."""
+    """Re-fuse one query's leg lists under ``setting``, each list cut at the setting's depth (a
+    no-op on lists already cut at their units, :class:`ByDepth`). With ``scores`` (absolute
+    scores of the candidates the engine keeps: it drops a candidate found by words alone that
+    shares no stem with the question) only those are ordered, and with a lift as the engine
+    serves them: score + lift × fused."""
     rankings = {leg: [doc for doc, _ in ranked[: setting.depths.get(leg, 100)]] for leg, ranked in lists.items()}
-    if setting.lift is None or scores is None:
+    if scores is None:
         return fused_order(rankings, setting.weights, setting.k, top)
+    if setting.lift is None:
+        return [d for d in fused_order(rankings, setting.weights, setting.k, None) if d in scores][:top]
     values = fused_values(rankings, setting.weights, setting.k)
     scale = lift_scale(setting.weights, rankings, setting.k)
-    kept = [d for d in values if d in scores]
-    kept.sort(key=lambda d: -order_value(scores[d], values[d][0], scale, setting.lift or 0.0))
+    lift = setting.lift or 0.0
+    # (ties as the engine breaks them: it sorts the fused order, itself tied by agreement and best rank)
+    kept = sorted((d for d in values if d in scores),
+                  key=lambda d: (-order_value(scores[d], values[d][0], scale, lift), -values[d][0], -values[d][1], values[d][2]))
     return kept[:top]
 
 
 Scores = Mapping[str, Mapping[str, float]]  # query -> candidate -> absolute score
+DepthKey = tuple[tuple[str, int], ...]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class ScoresByDepth:
-    """Absolute scores as each leg depth serves them. A candidate's absolute score reads the raw
-    scores of the legs that found it (the dense cosine, coverage, a Q&A match), so a setting that
-    cuts dense at 10 scores a page dense ranked 40th without its cosine, as a search would.
-    ``by_depths`` is keyed by :func:`depth_key`; a setting whose depths are not there reads
-    ``fallback`` (the scores at the tune's full depth)."""
+class ByDepth(Generic[T]):
+    """What a search reads with each leg's *units* cut at each depth, keyed by :func:`depth_key`;
+    a setting whose depths are not there reads ``fallback`` (every leg at the tune's full depth).
 
-    by_depths: Mapping[tuple[tuple[str, int], ...], Scores]
-    fallback: Scores
+    Two things are read this way. The leg lists: a leg cut at 10 units serves the documents of
+    its first 10 units, fewer than 10 when a document has several units among them, so cutting
+    the list of documents at 10 (as :func:`fuse` does) would fuse documents no search at that
+    depth sees. And the absolute scores: a candidate's score reads the raw scores of the legs
+    that found it (the dense cosine, coverage, a Q&A match), so a setting that cuts dense at 10
+    scores a page dense ranked 40th without its cosine, as a search would."""
 
-    def at(self, depths: Mapping[str, int]) -> Scores:
+    by_depths: Mapping[DepthKey, T]
+    fallback: T
+
+    def at(self, depths: Mapping[str, int]) -> T:
         return self.by_depths.get(depth_key(depths), self.fallback)
 
 
-def depth_key(depths: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+ScoresByDepth = ByDepth[Scores]
+ListsByDepth = ByDepth[Mapping[str, LegLists]]  # query -> leg lists, per depth
+
+
+def depth_key(depths: Mapping[str, int]) -> DepthKey:
     return tuple(sorted(depths.items()))
 
 
-def mean_ndcg(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
-              setting: FusionSetting, qids: Sequence[str], scores: Scores | ScoresByDepth | None = None) -> float:
+Labels = Mapping[str, Mapping[str, str]]  # query -> candidate -> the key judged (a URL)
+
+
+def mean_ndcg(per_query: Mapping[str, LegLists] | ListsByDepth, qrels: Mapping[str, Mapping[str, int]],
+              setting: FusionSetting, qids: Sequence[str], scores: Scores | ScoresByDepth | None = None,
+              labels: Labels | None = None) -> float:
+    """Mean nDCG@10 of ``setting`` over ``qids``. With ``labels`` the candidates (documents) are
+    judged by their label, each label once at its first place, as an evaluation by URL reads a
+    served list where a curated pair and the page it points to are two documents."""
     if not qids:
         return 0.0
-    at = scores.at(setting.depths) if isinstance(scores, ScoresByDepth) else scores
-    return sum(ndcg_at(fuse(per_query[q], setting, 10, at.get(q) if at else None), qrels[q], 10)
-               for q in qids) / len(qids)
+    lists = per_query.at(setting.depths) if isinstance(per_query, ByDepth) else per_query
+    at = scores.at(setting.depths) if isinstance(scores, ByDepth) else scores
+    total = 0.0
+    for q in qids:
+        served = at.get(q) if at else None
+        ranked = fuse(lists[q], setting, 10, served)
+        named = labels.get(q) if labels is not None else None
+        if named is not None:
+            ranked = [named.get(d, d) for d in ranked]
+            if len(set(ranked)) < len(ranked):  # (a label twice in the first ten: read on until ten)
+                ranked = list(dict.fromkeys(named.get(d, d) for d in fuse(lists[q], setting, None, served)))
+        total += ndcg_at(ranked, qrels[q], 10)
+    return total / len(qids)
 
 
-def grid(legs: Sequence[str], lifts: Sequence[float | None] = (None,)) -> list[FusionSetting]:
+def grid(legs: Sequence[str], lifts: Sequence[float | None] = (None,),
+         held: Mapping[str, tuple[float, int]] | None = None) -> list[FusionSetting]:
     """Weights relative to the first leg (held at 1.0: RRF order is scale-free), k, one depth,
-    and the C4 lift (``None``: plain RRF order)."""
+    and the C4 lift (``None``: plain RRF order). A leg in ``held`` keeps its (weight, depth)."""
+    held = held or {}
     out = []
-    others = list(legs[1:])
+    tuned = [leg for leg in legs if leg not in held]
+    others = tuned[1:]
     for ws in itertools.product(WEIGHT_GRID, repeat=len(others)):
-        weights = {legs[0]: 1.0, **dict(zip(others, ws, strict=True))}
+        weights = {tuned[0]: 1.0, **dict(zip(others, ws, strict=True)), **{leg: w for leg, (w, _) in held.items()}}
         for lift in lifts:
             for k in k_grid(lift):
                 for depth in DEPTH_GRID:
-                    out.append(FusionSetting(weights, k, dict.fromkeys(legs, depth), lift))
+                    out.append(FusionSetting(weights, k, {**dict.fromkeys(tuned, depth),
+                                                          **{leg: d for leg, (_, d) in held.items()}}, lift))
     return out
 
 
-def best_setting(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]],
+def best_setting(per_query: Mapping[str, LegLists] | ListsByDepth, qrels: Mapping[str, Mapping[str, int]],
                  candidates: Sequence[FusionSetting], qids: Sequence[str],
-                 scores: Scores | ScoresByDepth | None = None) -> tuple[FusionSetting, float]:
-    scored = [(mean_ndcg(per_query, qrels, c, qids, scores), -i, c) for i, c in enumerate(candidates)]
+                 scores: Scores | ScoresByDepth | None = None, labels: Labels | None = None) -> tuple[FusionSetting, float]:
+    scored = [(mean_ndcg(per_query, qrels, c, qids, scores, labels), -i, c) for i, c in enumerate(candidates)]
     value, _, setting = max(scored, key=lambda t: (t[0], t[1]))
     return setting, value
 
@@ -151,9 +192,10 @@ CONFIRM_EPS = 1e-9
 LIFT_GRID: tuple[float | None, ...] = (LIFT, *(x for x in (0.1, 0.3, 1.0) if x != LIFT), None)
 
 
-def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int]], default: FusionSetting,
+def tune(per_query: Mapping[str, LegLists] | ListsByDepth, qrels: Mapping[str, Mapping[str, int]], default: FusionSetting,
          folds: int = 5, seed: int = 13, scores: Scores | ScoresByDepth | None = None,
-         groups: Mapping[str, str] | None = None) -> TuneResult:
+         groups: Mapping[str, str] | None = None, labels: Labels | None = None,
+         held: Sequence[str] = ()) -> TuneResult:
     """Choose a setting on all queries; report fold-held-out nDCG@10 for default and tuned.
 
     The setting chosen on all queries is kept only when the settings chosen per fold beat the
@@ -162,24 +204,30 @@ def tune(per_query: Mapping[str, LegLists], qrels: Mapping[str, Mapping[str, int
     the best of a grid of hundreds on the very questions it is scored on is its noise: the
     held-out folds say whether tuning pays, as they do for a learned ranker (D2).
 
-    With ``scores`` the served order is tuned too: the C4 lift is searched beside weights, k
-    and depth (a lift of ``None`` is the plain RRF order). With ``groups``
-    (:func:`electa.eval.folds.groups_for`) each fold holds whole threads."""
-    qids = sorted(q for q in per_query if any(g > 0 for g in qrels.get(q, {}).values()))
-    legs = sorted({leg for lists in per_query.values() for leg in lists}, key=lambda x: (x != "fulltext", x))
+    With ``per_query`` a :class:`ListsByDepth`, each setting fuses the documents its depths
+    serve (each leg's units cut, then read as documents). With ``scores`` the served order is
+    tuned too: the C4 lift is searched beside weights, k and depth (a lift of ``None`` is the
+    plain RRF order). With ``groups`` (:func:`electa.eval.folds.groups_for`) each fold holds
+    whole threads. ``labels`` judges candidates by label (:func:`mean_ndcg`). A leg in ``held``
+    keeps the default's weight and depth in every setting (the Q&A leg of an agent's golden
+    set: its pairs are what the questions come from, and its served depth, 8, is below the grid's)."""
+    full = per_query.fallback if isinstance(per_query, ByDepth) else per_query
+    qids = sorted(q for q in full if any(g > 0 for g in qrels.get(q, {}).values()))
+    legs = sorted({leg for lists in full.values() for leg in lists}, key=lambda x: (x != "fulltext", x))
     # The default first: a tie (a few questions every setting answers alike) keeps what an
     # untuned agent is served, never the grid's first corner (a leg weighed 0, depth 10).
-    candidates = [default, *(c for c in grid(legs, LIFT_GRID if scores is not None else (None,)) if c != default)]
+    fixed = {leg: (default.weights.get(leg, 1.0), default.depths.get(leg, 100)) for leg in held if leg in legs}
+    candidates = [default, *(c for c in grid(legs, LIFT_GRID if scores is not None else (None,), fixed) if c != default)]
     parts = deal_folds(qids, folds, seed, groups)
     held_default = held_tuned = 0.0
     choices = []
     for i, test in enumerate(parts):
         train = [q for j, part in enumerate(parts) if j != i for q in part]
-        setting, _ = best_setting(per_query, qrels, candidates, train, scores)
+        setting, _ = best_setting(per_query, qrels, candidates, train, scores, labels)
         choices.append(setting.key())
-        held_tuned += mean_ndcg(per_query, qrels, setting, test, scores) * len(test)
-        held_default += mean_ndcg(per_query, qrels, default, test, scores) * len(test)
-    chosen, _ = best_setting(per_query, qrels, candidates, qids, scores)
+        held_tuned += mean_ndcg(per_query, qrels, setting, test, scores, labels) * len(test)
+        held_default += mean_ndcg(per_query, qrels, default, test, scores, labels) * len(test)
+    chosen, _ = best_setting(per_query, qrels, candidates, qids, scores, labels)
     cv_default, cv_tuned = held_default / len(qids), held_tuned / len(qids)
     unconfirmed = None
     if chosen != default and cv_tuned <= cv_default + CONFIRM_EPS:
