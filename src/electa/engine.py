@@ -96,7 +96,9 @@ PAGE_BOOST = 0.15
 # change to them, so result caches (serving_recipe) drop what the rules before ordered.
 # 2: the visitor's page counts as agreed on by every leg (D4 beside a 0.25 lift).
 # 3: the visitor's page is boosted in the fused order too (D4 for an agent tuned to plain RRF).
-RANK_RULES = 3
+# 4: a Q&A pair earns the Q&A minimum only with the dense leg's second opinion, where it ran
+#    (electa.scoring.qa_earns_minimum; the Q&A leg's own first place earned it alone).
+RANK_RULES = 4
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
@@ -1204,6 +1206,7 @@ class Engine:
         every search: plain loops over a few hundred candidates, one set intersection per
         candidate for coverage (issue 12 item 8)."""
         ok = [r for r in results if r.status is LegStatus.OK]
+        dense_ran = any(r.leg == "dense" for r in ok)  # (else the Q&A minimum has no second opinion to ask)
         units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
         parents = self.store.units(sorted({u.parent_id for u in units.values()
                                            if u.kind in SHOWN_AS_PARENT and u.parent_id is not None}))
@@ -1263,7 +1266,7 @@ class Engine:
             score = covered[lang][shared]
             if cosine is not None and cosine > score:
                 score = min(cosine, 1.0)  # (a mapped e5 score passes 1 for a near-copy: scoring.absolute_score)
-            if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank):
+            if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank, dense_ran):
                 score = QA_MIN
             if graph_rank and score < GRAPH_MIN and graph_earns_minimum(graph_rank, graph_raw, 1 if trust_graph else other_rank):
                 score = GRAPH_MIN
@@ -1382,13 +1385,6 @@ def check_weights(weights: Mapping[str, float] | None, legs: Iterable[str]) -> N
 def _digest(maps: dict[str, tuple[float, float]]) -> str:
     """Eight hex digits naming ``maps`` (language -> correction), as their lineage mark."""
     return hashlib.sha256(repr(sorted(maps.items())).encode()).hexdigest()[:8]
-
-
-def _qa_minimum(votes: Sequence[LegVote]) -> bool:
-    """:func:`electa.scoring.qa_earns_minimum` from a hit's votes."""
-    qa = next((v.rank for v in votes if v.leg == "qa"), 0)
-    dense = next((v.rank for v in votes if v.leg == "dense"), 0)
-    return qa_earns_minimum(qa, dense)
 
 
 def cut(text: str, limit: int) -> str:

@@ -111,21 +111,27 @@ def absolute_score(cov: float, cosine: float | None = None, qa_hit: bool = False
     return score
 
 
-def qa_earns_minimum(qa_rank: int, dense_rank: int) -> bool:
+def qa_earns_minimum(qa_rank: int, dense_rank: int, dense_ran: bool = True) -> bool:
     """Whether a Q&A pair earns the 0.85 minimum (SPEC C3); ranks are 1-based, 0 for no vote.
 
     The support-bot reference gives it to every pair its Q&A leg matches and names the cost: a
     pair sharing one loose word pushes better passages out. Electa asks for a second opinion:
-    the dense leg ranks the pair among its top three. The Q&A leg's own first place is not one:
-    a question no pair covers still has a first match, often on one word ("Do you support single
-    sign-on?" finds "How do I contact support?"). Until 2026-12-05 that first place earned the
-    minimum too; on the demo's help center, each golden question's own pair left out (a question
-    the pairs do not cover), 7 of 22 were served another topic's pair first: nDCG@10 0.8312 of
-    the served order, 0.9042 with this rule; with their own pairs, 0.9832 under both.
+    the dense leg ranks the pair among its top three. Where the dense leg ran, the Q&A leg's own
+    first place is not one: a question no pair covers still has a first match, often on one word
+    ("Do you support single sign-on?" finds "How do I contact support?"). Until 2026-12-05 that
+    first place earned the minimum too; on the demo's help center, each golden question's own
+    pair left out (a question the pairs do not cover), 7 of 22 were served another topic's pair
+    first (`bench/qa_minimum.py`). Where the dense leg did not run (no embedder, a request that
+    leaves it out, its timeout) there is no second opinion to ask, and the Q&A leg's first place
+    earns the minimum alone, as before.
 
     >>> qa_earns_minimum(1, 0), qa_earns_minimum(2, 3), qa_earns_minimum(2, 7), qa_earns_minimum(0, 1)
     (False, True, False, False)
+    >>> qa_earns_minimum(1, 0, dense_ran=False), qa_earns_minimum(2, 0, dense_ran=False)
+    (True, False)
     """
+    if not dense_ran:
+        return qa_rank == 1
     return qa_rank > 0 and 0 < dense_rank <= 3
 
 

@@ -241,15 +241,31 @@ def test_agent_settings_apply_fusion_and_calibrated_floor(engine: Engine) -> Non
 def test_a_curated_pair_the_qa_leg_alone_ranks_first_earns_no_minimum(engine: Engine) -> None:
     """Found measuring the demo's golden set with the Q&A leg: a question no pair covers still
     has a first Q&A match, on one shared word, and that first place alone earned the 0.85
-    minimum, so "Do you support single sign-on?" was served "How do I contact support?" first."""
+    minimum, so "Do you support single sign-on?" was served "How do I contact support?" first.
+    Where the dense leg did not run, there is no second opinion to ask: the first place stands."""
+    from dataclasses import replace
+
     engine.ingest_loaded("kb", Loaded([doc("sso", "Single sign-on", "Single sign-on with SAML is on the Business plan.",
-                                           "https://kb/sso")],
+                                           "https://kb/sso"),
+                                       *(doc(f"p{i}", f"Plan {i}", f"Plan {i} billing and invoices.") for i in range(4))],
                                       [QAPair("c", "How do I contact support?", "Write to help@tallyo.test.", "https://kb/contact")]),
                          Access("acme"))
-    hits = engine.search("Do you support single sign-on?", Caller("acme"), legs=["fulltext", "qa"], floor=0.0).hits
-    pair = next(h for h in hits if h.url == "https://kb/contact")
-    assert [v.rank for v in pair.votes if v.leg == "qa"] == [1]
-    assert pair.score < 0.85 and hits[0].url == "https://kb/sso"
+    question = "Do you support single sign-on?"
+    results, _ = engine.retrieve(question, Caller("acme"), legs=["fulltext", "dense", "qa"])
+    # The dense leg ran and ranks the pair after its first three (its hits reordered so it does).
+    dense = next(r for r in results if r.leg == "dense")
+    units = engine.store.units([h.unit_id for h in dense.hits])
+    mine = [h for h in dense.hits if units[h.unit_id].url == "https://kb/contact"]
+    others = [h for h in dense.hits if h not in mine]
+    three = next(i for i in range(len(others) + 1) if len({units[h.unit_id].document_id for h in others[:i]}) == 3)
+    moved = replace(dense, hits=tuple(replace(h, rank=i) for i, h in enumerate([*others[:three], *mine, *others[three:]], 1)))
+    served = engine.rank(question, [moved if r.leg == "dense" else r for r in results])
+    pair = next(h for h in served if h.url == "https://kb/contact")
+    assert [v.rank for v in pair.votes if v.leg == "qa"] == [1] and pair.score < 0.85
+    assert served[0].url == "https://kb/sso"
+    # Without the dense leg (a request leaving it out, no embedder, its timeout) the first place earns it.
+    alone = engine.rank(question, [r for r in results if r.leg != "dense"])
+    assert next(h for h in alone if h.url == "https://kb/contact").score == pytest.approx(0.85)
 
 
 def test_an_agent_calibrated_at_other_depths_than_the_server_serves_is_told_once(engine: Engine, caplog) -> None:  # type: ignore[no-untyped-def]

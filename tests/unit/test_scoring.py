@@ -37,17 +37,16 @@ def test_order_value_lifts_agreement_by_at_most_the_lift() -> None:
 
 
 def test_qa_minimum_needs_a_second_opinion() -> None:
-    from electa.engine import _qa_minimum
-    from electa.types import LegVote
+    from electa.scoring import qa_earns_minimum
 
-    qa = lambda rank: LegVote("qa", rank, 1.0, 0.01)
-    dense = lambda rank: LegVote("dense", rank, 0.5, 0.01)
-    assert not _qa_minimum([qa(1)])  # (the Q&A leg's own first place is no second opinion)
-    assert _qa_minimum([qa(1), dense(2)])
-    assert _qa_minimum([qa(2), dense(3)])
-    assert not _qa_minimum([qa(2), dense(7)])
-    assert not _qa_minimum([qa(4)])
-    assert not _qa_minimum([dense(1)])
+    assert not qa_earns_minimum(1, 0)  # (the Q&A leg's own first place is no second opinion)
+    assert qa_earns_minimum(1, 2)
+    assert qa_earns_minimum(2, 3)
+    assert not qa_earns_minimum(2, 7)
+    assert not qa_earns_minimum(4, 0)
+    assert not qa_earns_minimum(0, 1)
+    # Where the dense leg did not run there is none to ask: the Q&A leg's first place stands alone.
+    assert qa_earns_minimum(1, 0, dense_ran=False) and not qa_earns_minimum(2, 0, dense_ran=False)
 
 
 @pytest.mark.parametrize("text", ["Résumé of the CAFÉ", "e\u0301te\u0301 naïve", "İstanbul", "\u212aelvin", "ﬁnal ﬂow",

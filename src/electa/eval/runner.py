@@ -517,7 +517,7 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
             engine, beir, results_of, key,
             [default.depths, *({**dict.fromkeys(legs_seen, d), **{leg: default.depths[leg] for leg in held
                                                                    if leg in legs_seen}}
-                               for d in DEPTH_GRID if d <= depth)])
+                               for d in DEPTH_GRID)])
         result = tune(by_depth, beir.qrels, default, folds, scores=scores, groups=groups, labels=labels, held=held)
         judged = [q for q in results_of if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         provenance = {"dataset": beir.name, "split": split, "corpus_hash": beir.corpus_hash,

@@ -148,8 +148,10 @@ def grid(legs: Sequence[str], lifts: Sequence[float | None] = (None,),
     """Weights relative to the first leg (held at 1.0: RRF order is scale-free), k, one depth,
     and the C4 lift (``None``: plain RRF order). A leg in ``held`` keeps its (weight, depth)."""
     held = held or {}
-    out = []
+    out: list[FusionSetting] = []
     tuned = [leg for leg in legs if leg not in held]
+    if not tuned:
+        return out  # (nothing to tune: the default stands)
     others = tuned[1:]
     for ws in itertools.product(WEIGHT_GRID, repeat=len(others)):
         weights = {tuned[0]: 1.0, **dict(zip(others, ws, strict=True)), **{leg: w for leg, (w, _) in held.items()}}

@@ -101,7 +101,9 @@ class LtrModel:
 # lift's scale counts only the legs that found something (c4-1 counted every leg that ran).
 # c4-4: the lift is 0.25 (it was 0.1; c4-3 named 0.3, served for one commit; electa.scoring says why).
 # c4-5: the lift is 0.4 and reads agreement at RRF k = 10 (electa.scoring.AGREEMENT_K; it read it at 60).
-ORDER = "c4-5"
+# c4-6: a Q&A pair the Q&A leg alone ranks first no longer earns the 0.85 minimum where the
+# dense leg ran (electa.scoring.qa_earns_minimum): a curated pair's ``absolute`` and ``served_rr`` move.
+ORDER = "c4-6"
 
 
 @dataclass(frozen=True)
