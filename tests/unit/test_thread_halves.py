@@ -444,9 +444,9 @@ def test_an_agent_whose_tune_keeps_the_default_is_served_the_servers_own_fusion(
         with Engine.open(store, Settings(), HashEmbedder(dim=64)) as engine:
             return (engine.store.agent_settings("acme", "bot") or {}).get("fusion")
 
-    runner.tune_dataset(data, "dev", None, data_dir=store, folds=5, depth=100, agent=("acme", "bot"))
+    runner.tune_dataset(data, "dev", None, data_dir=store, folds=3, depth=100, agent=("acme", "bot"))
     assert fusion() == {}
     pick[0] = "other"
-    runner.tune_dataset(data, "dev", None, data_dir=store, folds=5, depth=100, agent=("acme", "bot"))
+    runner.tune_dataset(data, "dev", None, data_dir=store, folds=3, depth=100, agent=("acme", "bot"))
     stored = fusion()
     assert isinstance(stored, dict) and stored["k"] == 5.0 and set(stored["depths"].values()) == {25}

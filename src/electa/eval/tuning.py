@@ -23,7 +23,7 @@ from electa.errors import ConfigError
 from electa.eval.folds import deal_folds
 from electa.eval.metrics import ndcg_at
 from electa.fusion import RRF_K, fused_order, fused_values, lift_scale
-from electa.scoring import AGREEMENT_K, LIFT, order_value
+from electa.scoring import AGREEMENT_K, LIFT
 
 LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
 
@@ -79,10 +79,16 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
     values = fused_values(rankings, setting.weights, setting.k)
     scale = lift_scale(setting.weights, rankings, setting.k)
     lift = setting.lift or 0.0
-    # (ties as the engine breaks them: it sorts the fused order, itself tied by agreement and best rank)
-    kept = sorted((d for d in values if d in scores),
-                  key=lambda d: (-order_value(scores[d], values[d][0], scale, lift), -values[d][0], -values[d][1], values[d][2]))
-    return kept[:top]
+    # order_value() inlined (it runs for every candidate of every setting of the grid), with ties
+    # broken as the engine breaks them: the fused value, agreement, best rank, first appearance.
+    if scale > 0:
+        rows = [(-(scores[d] + lift * min(1.0, value / scale)), -value, -legs, best, i, d)
+                for i, (d, (value, legs, best)) in enumerate(values.items()) if d in scores]
+    else:
+        rows = [(-scores[d], -value, -legs, best, i, d) for i, (d, (value, legs, best)) in enumerate(values.items())
+                if d in scores]
+    rows.sort()
+    return [row[5] for row in rows[:top]]
 
 
 Scores = Mapping[str, Mapping[str, float]]  # query -> candidate -> absolute score
