@@ -1112,7 +1112,7 @@ class Engine:
                         stored.get("unit_vectors", Recipe.ENCODED.value), self.recipe.value)
             stored = {k: v for k, v in stored.items() if k not in ("calibration", "calibrated_floor", "rerank_cut")}
         profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
-        self._say_other_depths(caller, stored, profile["fusion"])
+        self._say_stale_tuning(caller, stored, profile["fusion"])
         calibration = stored.get("calibration")
         if isinstance(calibration, dict) and calibration:
             try:
@@ -1133,13 +1133,21 @@ class Engine:
                     log.warning("agent %s/%s: %s", caller.org, caller.agent, exc)
         return profile
 
-    def _say_other_depths(self, caller: Caller, stored: Mapping[str, object], fusion: object) -> None:
-        """Warn (once per agent and depths) when the server now serves a leg the agent's tuned
-        fusion does not name at another depth than its tune read (``tuned_on.served_depths``):
-        its calibrators, floor and reranker's cut were fitted on the hits of those depths, and
-        a search now meets others (more votes, other absolute scores). They are still used, as
-        they are close; `electa tune --agent` fits them again."""
+    def _say_stale_tuning(self, caller: Caller, stored: Mapping[str, object], fusion: object) -> None:
+        """Warn (once per agent and cause) when the agent's tune was fitted on another served
+        order than a search now reads: one ranked by earlier rules (``tuned_on.rank_rules``, not
+        :data:`RANK_RULES`; a tune before rules 4 recorded none), or a leg its tuned fusion does
+        not name served at another depth than its tune read (``tuned_on.served_depths``). Its
+        fusion, calibrators, floor and reranker's cut were fitted on those hits; they are still
+        used, as they are close; `electa tune --agent` fits them again."""
         tuned_on = stored.get("tuned_on")
+        if isinstance(tuned_on, dict) and tuned_on.get("rank_rules") != RANK_RULES:
+            said_rules = (caller.org, caller.agent or "", f"rules {tuned_on.get('rank_rules')}")
+            if said_rules not in self._stale_tunings:
+                self._stale_tunings.add(said_rules)
+                log.warning("agent %s/%s was tuned on the order of earlier ranking rules (%s, now %d): its fusion,"
+                            " calibration and cuts are used as they are until `electa tune --agent` runs again",
+                            caller.org, caller.agent, tuned_on.get("rank_rules", "before 4"), RANK_RULES)
         served = tuned_on.get("served_depths") if isinstance(tuned_on, dict) else None
         if not isinstance(served, dict) or not any(k in stored for k in ("calibration", "rerank_cut")):
             return
@@ -1206,7 +1214,8 @@ class Engine:
         every search: plain loops over a few hundred candidates, one set intersection per
         candidate for coverage (issue 12 item 8)."""
         ok = [r for r in results if r.status is LegStatus.OK]
-        dense_ran = any(r.leg == "dense" for r in ok)  # (else the Q&A minimum has no second opinion to ask)
+        # (a dense leg out, or one that found nothing, gives the Q&A minimum no second opinion to ask)
+        dense_ran = any(r.leg == "dense" and r.hits for r in ok)
         units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
         parents = self.store.units(sorted({u.parent_id for u in units.values()
                                            if u.kind in SHOWN_AS_PARENT and u.parent_id is not None}))

@@ -9,6 +9,7 @@ import pytest
 
 from electa import Access, Caller, Engine, LegStatus, ModelMismatchError, NotFoundError, Settings
 from electa.embedders.hashing import HashEmbedder
+from electa.engine import RANK_RULES
 from electa.ingest.loaders import Loaded
 from electa.scoring import FLOOR
 from electa.stores.sqlite import SqliteStore
@@ -263,9 +264,13 @@ def test_a_curated_pair_the_qa_leg_alone_ranks_first_earns_no_minimum(engine: En
     pair = next(h for h in served if h.url == "https://kb/contact")
     assert [v.rank for v in pair.votes if v.leg == "qa"] == [1] and pair.score < 0.85
     assert served[0].url == "https://kb/sso"
-    # Without the dense leg (a request leaving it out, no embedder, its timeout) the first place earns it.
-    alone = engine.rank(question, [r for r in results if r.leg != "dense"])
-    assert next(h for h in alone if h.url == "https://kb/contact").score == pytest.approx(0.85)
+    # Without the dense leg's opinion (a request leaving it out, no embedder, its timeout, a leg
+    # that found nothing) the first place earns it.
+    for without in ([r for r in results if r.leg != "dense"],
+                    [replace(r, status=LegStatus.TIMEOUT, hits=()) if r.leg == "dense" else r for r in results],
+                    [replace(r, hits=()) if r.leg == "dense" else r for r in results]):
+        alone = engine.rank(question, without)
+        assert next(h for h in alone if h.url == "https://kb/contact").score == pytest.approx(0.85)
 
 
 def test_an_agent_calibrated_at_other_depths_than_the_server_serves_is_told_once(engine: Engine, caplog) -> None:  # type: ignore[no-untyped-def]
@@ -275,7 +280,8 @@ def test_an_agent_calibrated_at_other_depths_than_the_server_serves_is_told_once
     engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV.")]), Access("acme", "web"))
     tuned = {"fusion": {}, "calibration": {"fulltext": {"kind": "isotonic", "xs": [0.0], "ys": [0.9]}},
              "calibrated_floor": 0.5, "model_id": engine.embedder.model_id,  # type: ignore[union-attr]
-             "unit_vectors": engine.recipe.value, "tuned_on": {"served_depths": {"fulltext": 50, "dense": 25}}}
+             "unit_vectors": engine.recipe.value,
+             "tuned_on": {"served_depths": {"fulltext": 50, "dense": 25}, "rank_rules": RANK_RULES}}
     engine.store.set_agent_settings("acme", "web", tuned)
     with caplog.at_level("WARNING", logger="electa.engine"):
         for _ in range(2):
@@ -287,10 +293,18 @@ def test_an_agent_calibrated_at_other_depths_than_the_server_serves_is_told_once
     # A depth its tuned fusion names is served as tuned: nothing to say.
     caplog.clear()
     engine.store.set_agent_settings("acme", "web", {**tuned, "fusion": {"depths": {"dense": 25}},
-                                                    "tuned_on": {"served_depths": {"fulltext": 50, "dense": 10}}})
+                                                    "tuned_on": {"served_depths": {"fulltext": 50, "dense": 10},
+                                                                 "rank_rules": RANK_RULES}})
     with caplog.at_level("WARNING", logger="electa.engine"):
         engine.search("E1042 export", Caller("acme", "web"))
     assert not [r for r in caplog.records if "calibrated on hits served at" in r.getMessage()]
+    assert not [r for r in caplog.records if "earlier ranking rules" in r.getMessage()]
+    # A tune read by earlier ranking rules (before 4, none recorded) was fitted on another order.
+    engine.store.set_agent_settings("acme", "web", {**tuned, "tuned_on": {"served_depths": {"fulltext": 50, "dense": 50}}})
+    with caplog.at_level("WARNING", logger="electa.engine"):
+        for _ in range(2):
+            engine.search("E1042 export", Caller("acme", "web"))
+    assert len([r for r in caplog.records if "earlier ranking rules (before 4" in r.getMessage()]) == 1
 
 
 def test_an_agents_tuned_lift_of_zero_orders_by_the_absolute_score_alone(engine: Engine) -> None:

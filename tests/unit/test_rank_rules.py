@@ -54,7 +54,7 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
             continue
         cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
         qa = next((v for v in f.votes if v.leg == "qa"), None)  # C3's second opinion, written out
-        dense_ran = any(r.leg == "dense" and r.status is LegStatus.OK for r in results)
+        dense_ran = any(r.leg == "dense" and r.status is LegStatus.OK and r.hits for r in results)
         qa_hit = qa is not None and (any(v.leg == "dense" and v.rank <= 3 for v in f.votes) or
                                      (not dense_ran and qa.rank == 1))
         # The graph's minimum: its first three, when they name what was asked (a raw score of 1 or more).

@@ -85,6 +85,7 @@ def test_a_held_leg_keeps_its_weight_and_depth_in_every_setting() -> None:
     assert len(three) == len(two)
     assert all(s.weights["qa"] == 1.0 and s.depths["qa"] == 8 for s in three)
     assert {(s.weights["dense"], s.depths["dense"]) for s in three} == {(s.weights["dense"], s.depths["dense"]) for s in two}
+    assert grid(["qa"], (0.4,), held={"qa": (1.0, 8)}) == []  # (nothing to tune: the default stands)
 
 
 def test_halves_are_fixed_disjoint_and_even() -> None:

@@ -23,7 +23,7 @@ from electa.calibration import Calibrator
 from electa.config import Settings
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
-from electa.engine import Engine, Order
+from electa.engine import RANK_RULES, Engine, Order
 from electa.errors import ConfigError
 from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, unfitted, with_signal
 from electa.eval.beir import BeirSet, load_beir, load_qrels, shared_between
@@ -526,7 +526,10 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
                       "queries": result.queries,
                       # (the default's depths: the server's, capped at the tune's; a server later
                       # set to other depths serves an untuned agent's cut other hits)
-                      "served_depths": default.depths}
+                      "served_depths": default.depths,
+                      # (the rules the served order was read by: a later change of them leaves
+                      # this tune fitted on another order, and a search says so)
+                      "rank_rules": RANK_RULES}
         extra: dict[str, object] = {}
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).
