@@ -271,3 +271,74 @@ def test_a_tie_between_values_of_k_keeps_the_k_served_untuned() -> None:
     assert tune(both_first, qrels, plain_default, folds=3).chosen == plain_default
     # Among the grid's other settings, a tie between values of k keeps the served one.
     assert k_grid(LIFT)[0] == AGREEMENT_K and k_grid(None)[0] == RRF_K
+
+
+def test_each_setting_scores_a_document_by_the_unit_that_stands_for_it_under_its_own_weights(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Found in the last note: the tuner read each document's absolute score with the default
+    weights and k, but the unit standing for a document is its best-contributing leg's, so under
+    a setting that weighs dense 4 dense's unit stands, and its lexical coverage is the score."""
+    from electa.eval.beir import BeirSet
+    from electa.eval.runner import served_by_depth, served_order
+
+    def page(i: int) -> Document:
+        # One section holds every word of the question, the others few: full text's first unit of a
+        # page and dense's need not be the same, and their coverage differs.
+        return Document(f"d{i}", f"Page {i}", "", f"https://kb/d{i}", sections=(
+            Section(("Limits",), f"Report {i} limits: see the quota table {i}."),
+            Section(("Export",), f"Exporting report {i} fails when the export is large; error E{1000 + i}."),
+            Section(("Other",), f"Report {i} other notes about the report layout {i}.")))
+
+    with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=64)) as engine:
+        engine.ingest_loaded("kb", Loaded([page(i) for i in range(10)]), Access("acme"))
+        beir = BeirSet("pages", [], {}, {}, "dev")
+        settings = [FusionSetting({"fulltext": f, "dense": w}, k, {"fulltext": 30, "dense": 30}, lift)
+                    for f in (1.0, 0.0) for w in (0.0, 0.25, 1.0, 4.0) for k in (1.0, 5.0, 60.0) for lift in (0.4, 1.0, None)]
+        varied = 0
+        for n, query in enumerate(("report 3 limits quota", "exporting report 7 large", "report layout notes 2",
+                                   "quota table export")):
+            q = f"q{n}"
+            beir.queries[q] = query
+            results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 30, "dense": 30})
+            lists, scores, labels = served_by_depth(engine, beir, {q: results}, "ext_id", [settings[0].depths])
+            varied += sum(isinstance(s, dict) for s in scores.at(settings[0].depths)[q].values())
+            for s in settings:
+                served = [h.ext_id for h in served_order(engine, query, results, s)]
+                tuned = [labels[q][d] for d in fuse(lists.at(s.depths)[q], s, None, scores.at(s.depths)[q])]
+                assert tuned == served, (query, s.key())
+        assert varied  # (some page is scored by which leg's unit stands for it)
+
+
+def test_the_standing_leg_is_chosen_as_the_engine_chooses_it() -> None:
+    """The engine's rule (Engine._scored_rows): the largest w / (k + rank), a tie to the better
+    rank, then to the first leg; a leg whose unit the engine drops leaves no score."""
+    from electa.eval.tuning import standing_score
+
+    score = {"fulltext": 0.3, "dense": 0.7, "qa": 0.85}
+    ranks = {"fulltext": {"x": 2}, "dense": {"x": 5}, "qa": {"x": 2}}
+    # k decides: at k 1 full text's rank 2 and dense's 5 weighed 2 tie (1/3 = 2/6) and the better
+    # rank stands, full text's; at k 60 dense's weight wins (2/65 > 1/62).
+    assert standing_score(score, "x", ranks, {"dense": 2.0, "qa": 0.0}, 1.0) == 0.3
+    assert standing_score(score, "x", ranks, {"dense": 2.0, "qa": 0.0}, 60.0) == 0.7
+    # A tie in contribution goes to the better rank even when it is the later leg's.
+    assert standing_score(score, "x", {"fulltext": {"x": 5}, "dense": {"x": 2}}, {"fulltext": 2.0}, 1.0) == 0.7
+    # A tie in contribution and rank goes to the first leg in vote order (full text before Q&A).
+    assert standing_score(score, "x", ranks, {"dense": 0.0}, 5.0) == 0.3
+    assert standing_score(score, "x", {"qa": ranks["qa"], **ranks}, {"dense": 0.0}, 5.0) == 0.85
+    # Every leg weighed 0: the better rank stands.
+    assert standing_score(score, "x", ranks, dict.fromkeys(score, 0.0), 5.0) == 0.3
+    # A leg absent from the weights weighs 1, as in fusion.
+    assert standing_score(score, "x", {"fulltext": {"x": 3}, "dense": {"x": 1}}, {"fulltext": 1.0}, 5.0) == 0.7
+    # The standing leg's unit dropped (found by words alone, no stem shared): the candidate is dropped.
+    assert standing_score({"dense": 0.7}, "x", ranks, {"fulltext": 4.0}, 5.0) is None
+    assert standing_score(0.5, "x", ranks, {}, 5.0) == 0.5
+
+
+def test_a_candidate_dropped_when_one_legs_unit_stands_is_fused_only_where_another_stands() -> None:
+    lists = {"fulltext": [("x", 9.0), ("y", 8.0)], "dense": [("y", 0.9), ("x", 0.8)]}
+    scores = {"x": {"dense": 0.8}, "y": 0.5}  # (x dropped with full text's unit standing)
+    words = FusionSetting({"fulltext": 4.0, "dense": 1.0}, 5.0, {"fulltext": 2, "dense": 2}, 0.4)
+    meaning = FusionSetting({"fulltext": 1.0, "dense": 4.0}, 5.0, {"fulltext": 2, "dense": 2}, 0.4)
+    assert fuse(lists, words, 10, scores) == ["y"]
+    assert fuse(lists, meaning, 10, scores) == ["x", "y"]
+    assert fuse(lists, replace(words, lift=None), 10, scores) == ["y"]
+    assert fuse(lists, replace(meaning, lift=None), 10, scores) == ["y", "x"]

@@ -40,6 +40,7 @@ from electa.eval.tuning import (
     Labels,
     LegLists,
     ListsByDepth,
+    Score,
     ScoresByDepth,
     TuneResult,
     depth_key,
@@ -327,12 +328,14 @@ def served_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequ
     the fallback. The candidates are documents as the engine fuses them (C6: by document id,
     so a curated pair and the page it points to are two), labelled with ``key`` (the ext id, or
     the URL a golden set judges). The lists are the documents of the units kept, so a leg cut at
-    10 units that holds three of one page's sections offers 8 documents, as served. The scores
-    are those of the default order (the first hit of a document stands for it): under other
-    weights and k another of a document's units can stand for it, and its coverage differ."""
+    10 units that holds three of one page's sections offers 8 documents, as served. A
+    document's score reads the unit standing for it (C6: its best-contributing leg's first
+    unit), so under other weights and k another unit can stand and its coverage differ: where
+    the legs' units give different scores, the score is kept for each leg's
+    (:data:`electa.eval.tuning.Score`), each read from the engine with that leg alone weighed."""
     cuts = {depth_key(d): d for d in depths}
     lists: dict[DepthKey | None, dict[str, LegLists]] = {d: {} for d in [*cuts, None]}
-    scores: dict[DepthKey | None, dict[str, dict[str, float]]] = {d: {} for d in [*cuts, None]}
+    scores: dict[DepthKey | None, dict[str, dict[str, Score]]] = {d: {} for d in [*cuts, None]}
     labels: dict[str, dict[str, str]] = {}
     for q, results in results_of.items():  # (one question's units at a time)
         units = engine.store.units(sorted({h.unit_id for r in results for h in r.hits}))
@@ -341,11 +344,39 @@ def served_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequ
             cut = {**engine.settings.depths, **cuts[d]} if d is not None else {r.leg: len(r.hits) for r in results}
             kept = [replace(r, hits=r.hits[: cut.get(r.leg, DEFAULT_DEPTH)]) for r in results]
             lists[d][q] = _documents(kept, units, lambda u: str(u.document_id))
-            scores[d][q] = {}
-            for h in engine.rank(beir.queries[q], kept):
-                scores[d][q].setdefault(str(h.document_id), h.score)
+            scores[d][q] = _standing_scores(engine, beir.queries[q], kept, lists[d][q])
     return (ByDepth({d: lists[d] for d in cuts}, lists[None]), ByDepth({d: scores[d] for d in cuts}, scores[None]),
             labels)
+
+
+def _standing_scores(engine: Engine, text: str, results: Sequence[LegResult], lists: LegLists) -> dict[str, Score]:
+    """Each candidate's absolute score, kept per leg where it depends on which leg's unit stands
+    for the document; a candidate the engine drops whichever unit stands is left out."""
+    def scored(weights: Mapping[str, float] | None) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for h in engine.rank(text, results, weights=weights):
+            out.setdefault(str(h.document_id), h.score)
+        return out
+
+    scores: dict[str, Score] = dict(scored(None))
+    found: dict[str, list[str]] = {}
+    for leg, ranked in lists.items():
+        for doc, _ in ranked:
+            found.setdefault(doc, []).append(leg)
+    shared = {leg for legs in found.values() if len(legs) > 1 for leg in legs}
+    # With one leg weighed and the others 0, that leg's unit stands for every document it found.
+    alone = {leg: scored({other: float(other == leg) for other in lists}) for leg in sorted(shared)}
+    for doc, legs in found.items():
+        if len(legs) < 2:
+            continue
+        by_leg = {leg: alone[leg][doc] for leg in legs if doc in alone[leg]}
+        if len(by_leg) == len(legs) and len(set(by_leg.values())) == 1:
+            scores[doc] = next(iter(by_leg.values()))
+        elif by_leg:
+            scores[doc] = by_leg
+        else:
+            scores.pop(doc, None)
+    return scores
 
 
 def served_order(engine: Engine, text: str, results: Sequence[LegResult], setting: FusionSetting | None = None,
