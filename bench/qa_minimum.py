@@ -22,7 +22,7 @@ Each golden question (a curated pair's question, or feedback) is searched as ser
 off, every leg at its served depth) twice: with each question's own pair left out of every leg,
 as a question the pairs do not cover is searched, and with it, as a visitor asking that very
 question is; and with every pair pointing to the question's page left out, a question no pair
-covers, which its page alone answers (every pair served first there is another topic's). The
+covers, which its page alone answers (every pair served first there is another page's). The
 hits are ranked by the engine under each rule (:data:`RULES`): the rule served
 now (:func:`electa.scoring.qa_earns_minimum`) and the one served until 2026-12-05, which also
 gave the minimum to any pair the Q&A leg ranked first. For each it prints nDCG@10 by URL (each
@@ -62,9 +62,12 @@ RULES: dict[str, Callable[..., bool]] = {"served now (dense's second opinion)": 
 
 
 def without_pairs_to(engine: Engine, results: Sequence[LegResult], urls: set[str]) -> list[LegResult]:
-    """``results`` without any curated pair pointing to one of ``urls``, each leg's ranks closed up."""
+    """``results`` without any curated pair pointing to one of ``urls``, each leg's ranks closed up.
+    An approximation of a search of a store without them, as :func:`without_own_pair` is: the legs
+    are not refilled to their depth (the Q&A leg, served 8, offers 8 less those dropped), and the
+    words' statistics still count the pairs dropped."""
     units = engine.store.units(sorted({h.unit_id for r in results for h in r.hits}))
-    drop = {i for i, u in units.items() if u.kind is ChunkKind.QA and u.url in urls}
+    drop = {i for i, u in units.items() if u.kind is ChunkKind.QA and not urls.isdisjoint((u.url, *u.also_urls))}
     return [replace(r, hits=tuple(replace(x, rank=i) for i, x in enumerate((x for x in r.hits if x.unit_id not in drop), 1)))
             for r in results]
 

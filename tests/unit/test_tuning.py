@@ -342,3 +342,13 @@ def test_a_candidate_dropped_when_one_legs_unit_stands_is_fused_only_where_anoth
     assert fuse(lists, meaning, 10, scores) == ["x", "y"]
     assert fuse(lists, replace(words, lift=None), 10, scores) == ["y"]
     assert fuse(lists, replace(meaning, lift=None), 10, scores) == ["y", "x"]
+
+
+def test_fuse_reads_each_legs_rank_of_a_candidate_scored_per_leg() -> None:
+    # x: full text's 2nd (2 / (1 + 2) = 0.667) against dense's 1st (1 / (1 + 1) = 0.5): full text's
+    # unit stands; a rank read one too small (2 / 2 against 1 / 1, a tie to dense's better rank) would
+    # stand dense's and put x first.
+    lists = {"fulltext": [("a", 9.0), ("x", 8.0)], "dense": [("x", 0.9)]}
+    setting = FusionSetting({"fulltext": 2.0, "dense": 1.0}, 1.0, {"fulltext": 2, "dense": 1}, 0.4)
+    assert fuse(lists, setting, 10, {"a": 0.5, "x": {"fulltext": 0.2, "dense": 0.9}}) == ["a", "x"]
+    assert fuse(lists, setting, 10, {"a": 0.5, "x": {"fulltext": 0.9, "dense": 0.2}}) == ["x", "a"]

@@ -67,7 +67,8 @@ class FusionSetting:
 # A candidate's absolute score, or, where it depends on which leg's unit stands for the document
 # (C6: the best-contributing leg's first unit, whose passage the coverage reads), the score with
 # each leg's unit standing (a leg missing: with its unit standing the engine drops the candidate,
-# found by words alone and sharing no stem with the question). A plain dict: :func:`fuse` looks
+# found by words alone and sharing no stem with the question; a guard today, as the two legs of
+# words, full text and Q&A, never find the same document). A plain dict: :func:`fuse` looks
 # for one by its type, at C speed.
 Score = float | dict[str, float]
 QueryScores = Mapping[str, Score]  # candidate -> its absolute score
