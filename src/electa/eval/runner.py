@@ -358,7 +358,6 @@ def _standing_scores(engine: Engine, text: str, results: Sequence[LegResult], li
             out.setdefault(str(h.document_id), h.score)
         return out
 
-    scores: dict[str, Score] = dict(scored(None))
     found: dict[str, list[str]] = {}
     for leg, ranked in lists.items():
         for doc, _ in ranked:
@@ -366,8 +365,15 @@ def _standing_scores(engine: Engine, text: str, results: Sequence[LegResult], li
     shared = {leg for legs in found.values() if len(legs) > 1 for leg in legs}
     # With one leg weighed and the others 0, that leg's unit stands for every document it found.
     alone = {leg: scored({other: float(other == leg) for other in lists}) for leg in sorted(shared)}
+    scores: dict[str, Score] = {}
+    # A document one leg found is scored by that leg's unit whatever the weights: read from that
+    # leg's own ranking when there is one, else from the default's (one ranking fewer a question).
+    default = scored(None) if any(leg not in shared for leg in lists) else {}
     for doc, legs in found.items():
         if len(legs) < 2:
+            value = alone.get(legs[0], default).get(doc)
+            if value is not None:
+                scores[doc] = value
             continue
         by_leg = {leg: alone[leg][doc] for leg in legs if doc in alone[leg]}
         if len(by_leg) == len(legs) and len(set(by_leg.values())) == 1:
