@@ -98,7 +98,9 @@ PAGE_BOOST = 0.15
 # 3: the visitor's page is boosted in the fused order too (D4 for an agent tuned to plain RRF).
 # 4: a Q&A pair earns the Q&A minimum only with the dense leg's second opinion, where it ran
 #    (electa.scoring.qa_earns_minimum; the Q&A leg's own first place earned it alone).
-RANK_RULES = 4
+# 5: that second opinion is the dense leg's first place, or its first three when its first document
+#    is the pair's page (its first three alone gave it until then).
+RANK_RULES = 5
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
@@ -1217,6 +1219,13 @@ class Engine:
         # (a dense leg out, or one that found nothing, gives the Q&A minimum no second opinion to ask)
         dense_ran = any(r.leg == "dense" and r.hits for r in ok)
         units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
+        # The URLs of the dense leg's first document: a pair pointing there has its page confirmed.
+        dense_first: frozenset[str] = frozenset()
+        for r in ok:
+            if r.leg == "dense":
+                first = next((units[h.unit_id] for h in r.hits if h.unit_id in units), None)
+                if first is not None:
+                    dense_first = frozenset((first.url, *first.also_urls)) - {""}
         parents = self.store.units(sorted({u.parent_id for u in units.values()
                                            if u.kind in SHOWN_AS_PARENT and u.parent_id is not None}))
         # C6: parent, child, title and whole-document units of one document vote as that document.
@@ -1275,7 +1284,8 @@ class Engine:
             score = covered[lang][shared]
             if cosine is not None and cosine > score:
                 score = min(cosine, 1.0)  # (a mapped e5 score passes 1 for a near-copy: scoring.absolute_score)
-            if qa_rank and score < QA_MIN and qa_earns_minimum(qa_rank, dense_rank, dense_ran):
+            if qa_rank and score < QA_MIN and qa_earns_minimum(
+                    qa_rank, dense_rank, dense_ran, not dense_first.isdisjoint((shown.url, *shown.also_urls))):
                 score = QA_MIN
             if graph_rank and score < GRAPH_MIN and graph_earns_minimum(graph_rank, graph_raw, 1 if trust_graph else other_rank):
                 score = GRAPH_MIN

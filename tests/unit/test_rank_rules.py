@@ -55,7 +55,12 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
         cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
         qa = next((v for v in f.votes if v.leg == "qa"), None)  # C3's second opinion, written out
         dense_ran = any(r.leg == "dense" and r.status is LegStatus.OK and r.hits for r in results)
-        qa_hit = qa is not None and (any(v.leg == "dense" and v.rank <= 3 for v in f.votes) or
+        # (dense's first document pointing where the pair points confirms the pair from its third place)
+        dense_first = next(([units[h.unit_id].url, *units[h.unit_id].also_urls] for r in ok if r.leg == "dense"
+                            for h in r.hits if h.unit_id in units), [])
+        page_first = bool({unit.url, *unit.also_urls} & (set(dense_first) - {""}))
+        dense_rank = next((v.rank for v in f.votes if v.leg == "dense"), 0)
+        qa_hit = qa is not None and ((dense_rank == 1 or (page_first and 0 < dense_rank <= 3)) or
                                      (not dense_ran and qa.rank == 1))
         # The graph's minimum: its first three, when they name what was asked (a raw score of 1 or more).
         graph_hit = any(v.leg == "graph" and v.rank <= 3 and v.raw_score >= 1.0 for v in f.votes) and any(

@@ -103,7 +103,9 @@ class LtrModel:
 # c4-5: the lift is 0.4 and reads agreement at RRF k = 10 (electa.scoring.AGREEMENT_K; it read it at 60).
 # c4-6: a Q&A pair the Q&A leg alone ranks first no longer earns the 0.85 minimum where the
 # dense leg ran (electa.scoring.qa_earns_minimum): a curated pair's ``absolute`` and ``served_rr`` move.
-ORDER = "c4-6"
+# c4-7: that second opinion is the dense leg's first place (or its first three with the pair's page
+# first), no longer its first three alone.
+ORDER = "c4-7"
 
 
 @dataclass(frozen=True)
