@@ -35,9 +35,9 @@ not refilled: the Q&A leg offered 8 less those dropped). The hits are ranked by 
 each rule (:data:`RULES`): the rule served now (:func:`electa.scoring.qa_earns_minimum`), its
 first clause alone, the two served before it on 2026-12-05, and none. For each it prints nDCG@10 by URL (each URL once
 at its first place) and how many questions are served another question's pair first, a pair
-whose URL is not judged relevant; with every pair in, also how many questions have a relevant
-hit among the passages the ask pipeline reads (the first ``top_passages`` that pass the floor
-among the first :data:`~electa.engine.ANSWER_WINDOW`): the minimum lifts a pair over the floor.
+whose URL is not judged relevant; with every pair to the page left out and with every pair in,
+also how many questions have a relevant hit among the passages the ask pipeline reads
+(:func:`passages_read`): the minimum lifts a pair over the floor.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from electa.eval.metrics import ndcg_at
 from electa.eval.runner import served_order, without_own_pair
 from electa.ingest.loaders import Loaded
 from electa.scoring import qa_earns_minimum
-from electa.types import ChunkKind, Document, LegResult, QAPair
+from electa.types import ChunkKind, Document, Hit, LegResult, QAPair
 
 
 def first_place_alone(qa_rank: int, dense_rank: int, dense_ran: bool = True, page_first: bool = False) -> bool:
@@ -112,6 +112,26 @@ def without_pairs_to(engine: Engine, results: Sequence[LegResult], urls: set[str
 
 
 
+def refilled(before: Sequence[LegResult], after: Sequence[LegResult], deeper: dict[str, int]) -> list[LegResult]:
+    """``after`` (a leave-out of ``before``, searched at ``deeper``), refused where a leg dropped
+    more than :data:`REFILL` units from a full list (one that had more to give): its cut would then
+    not be what a store without the pairs serves (:func:`served_order` cuts each leg to its
+    served depth)."""
+    for b, a in zip(before, after, strict=True):
+        if len(b.hits) - len(a.hits) > REFILL and len(b.hits) >= deeper.get(b.leg, 0):
+            raise SystemExit(f"the {b.leg} leg dropped {len(b.hits) - len(a.hits)} pairs of one question, more than"
+                             f" the {REFILL} it was searched deeper: raise REFILL in bench/qa_minimum.py")
+    return list(after)
+
+
+def passages_read(engine: Engine, text: str, caller: Caller, hits: Sequence[Hit]) -> list[Hit]:
+    """What the ask pipeline reads of ``hits`` (served order): the first ``top_passages`` that
+    pass among the first :data:`~electa.engine.ANSWER_WINDOW`, the floor or the title rescue
+    (SPEC B6) passing them as a search does."""
+    rescued = engine._title_rescue(text, [(h.unit_id, h.title) for h in hits if not h.passes], caller)
+    return [h for h in hits[:ANSWER_WINDOW] if h.passes or h.unit_id in rescued][: engine.settings.top_passages]
+
+
 def measure(engine: Engine, org: str, agent: str, golden: BeirSet | None = None) -> None:
     """The table; ``golden`` the questions (default: the agent's golden set, its pairs' own)."""
     golden = golden_set(engine.store, org, agent) if golden is None else golden
@@ -121,31 +141,32 @@ def measure(engine: Engine, org: str, agent: str, golden: BeirSet | None = None)
     n = len(golden.queries)
     print(f"{n} golden questions of {org}/{agent}")
     print("| rule | own pair left out: nDCG@10 | another page's pair first | every pair to its page left out: nDCG@10"
-          " | a pair first | own pair in: nDCG@10 | another page's pair first | a relevant passage read |")
-    print("|---|---|---|---|---|---|---|---|")
+          " | a pair first | a relevant passage read | own pair in: nDCG@10 | another page's pair first"
+          " | a relevant passage read |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, rule in RULES.items():
         engine_module.qa_earns_minimum = rule  # (the engine's own ranking under each rule)
         try:
             out = uncovered = within = 0.0
-            wrong = pair_first = wrong_in = answered = 0
+            wrong = pair_first = read_uncovered = wrong_in = read_in = 0
             for q, text in golden.queries.items():
                 relevant = {u for u, g in golden.qrels[q].items() if g > 0}
-                hits = served_order(engine, text, without_own_pair(engine, text, searched[q]))
+                hits = served_order(engine, text, refilled(searched[q], without_own_pair(engine, text, searched[q]), deeper))
                 out += ndcg_at(list(dict.fromkeys(h.url for h in hits)), golden.qrels[q], 10)
                 wrong += bool(hits and hits[0].kind is ChunkKind.QA and hits[0].url not in relevant)
                 # A question no pair covers: its page's pairs all left out, the page alone answers it.
-                hits = served_order(engine, text, without_pairs_to(engine, searched[q], relevant))
+                hits = served_order(engine, text, refilled(searched[q], without_pairs_to(engine, searched[q], relevant), deeper))
                 uncovered += ndcg_at(list(dict.fromkeys(h.url for h in hits)), golden.qrels[q], 10)
                 pair_first += bool(hits and hits[0].kind is ChunkKind.QA)
+                read_uncovered += any(h.url in relevant for h in passages_read(engine, text, caller, hits))
                 hits = served_order(engine, text, searched[q])
                 within += ndcg_at(list(dict.fromkeys(h.url for h in hits)), golden.qrels[q], 10)
                 wrong_in += bool(hits and hits[0].kind is ChunkKind.QA and hits[0].url not in relevant)
-                read = [h for h in hits[:ANSWER_WINDOW] if h.passes][: engine.settings.top_passages]
-                answered += any(h.url in relevant for h in read)
+                read_in += any(h.url in relevant for h in passages_read(engine, text, caller, hits))
         finally:
             engine_module.qa_earns_minimum = qa_earns_minimum
         print(f"| {name} | {out / n:.4f} | {wrong} of {n} | {uncovered / n:.4f} | {pair_first} of {n}"
-              f" | {within / n:.4f} | {wrong_in} of {n} | {answered} of {n} |")
+              f" | {read_uncovered} of {n} | {within / n:.4f} | {wrong_in} of {n} | {read_in} of {n} |")
 
 
 def xquad_kb(folder: Path, limit: int | None) -> tuple[list[Document], list[QAPair]]:

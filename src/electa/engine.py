@@ -88,6 +88,7 @@ log = logging.getLogger(__name__)
 FULLTEXT_LEGS = frozenset({"fulltext", "qa"})
 # A child window or a title alone is too little to read: the hit shows the parent it stands for.
 SHOWN_AS_PARENT = frozenset({ChunkKind.CHILD, ChunkKind.TITLE})
+PAIR_KINDS = frozenset({ChunkKind.QA, ChunkKind.CURATED})
 # SPEC D4; reference/chat-widget-rag-pipeline.txt step 7, on the absolute score's scale: in the
 # C4 order the page also counts as agreed on by every leg (Engine._scored_rows), so agreement
 # cannot outweigh it.
@@ -1219,12 +1220,13 @@ class Engine:
         # (a dense leg out, or one that found nothing, gives the Q&A minimum no second opinion to ask)
         dense_ran = any(r.leg == "dense" and r.hits for r in ok)
         units = self.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
-        # The URLs of the dense leg's first document: a pair pointing there has its page confirmed.
+        # The URLs of the dense leg's first document when it is a page: a pair pointing there has
+        # its page confirmed (another pair first confirms only itself: its siblings share its URL).
         dense_first: frozenset[str] = frozenset()
         for r in ok:
             if r.leg == "dense":
                 first = next((units[h.unit_id] for h in r.hits if h.unit_id in units), None)
-                if first is not None:
+                if first is not None and first.kind not in PAIR_KINDS:
                     dense_first = frozenset((first.url, *first.also_urls)) - {""}
         parents = self.store.units(sorted({u.parent_id for u in units.values()
                                            if u.kind in SHOWN_AS_PARENT and u.parent_id is not None}))

@@ -13,7 +13,7 @@ from electa.engine import RANK_RULES
 from electa.ingest.loaders import Loaded
 from electa.scoring import FLOOR
 from electa.stores.sqlite import SqliteStore
-from electa.types import Document, Hit, LegHit, LegResult, QAPair, Section
+from electa.types import Document, Hit, LegResult, QAPair, Section
 
 
 def doc(ext_id: str, title: str, text: str, url: str = "") -> Document:
@@ -239,6 +239,30 @@ def test_agent_settings_apply_fusion_and_calibrated_floor(engine: Engine) -> Non
     assert next(v for v in hits[0].votes if v.leg == "fulltext").contribution == pytest.approx(1 / 2)
 
 
+def sso_help_center(engine: Engine, pair: QAPair, question: str) -> list[LegResult]:
+    """A page on single sign-on, four plan pages and ``pair``, and the three legs' results for ``question``."""
+    engine.ingest_loaded("kb", Loaded([doc("sso", "Single sign-on", "Single sign-on with SAML is on the Business plan.",
+                                           "https://kb/sso"),
+                                       *(doc(f"p{i}", f"Plan {i}", f"Plan {i} billing and invoices.") for i in range(4))],
+                                      [pair]), Access("acme"))
+    return engine.retrieve(question, Caller("acme"), legs=["fulltext", "dense", "qa"])[0]
+
+
+def dense_with_pair_after(engine: Engine, results: list[LegResult], url: str, documents: int) -> list[LegResult]:
+    """``results`` with the dense leg's hits reordered so that the units at ``url`` come right after
+    its first ``documents`` other documents (so that document is ranked ``documents + 1``)."""
+    from dataclasses import replace
+
+    dense = next(r for r in results if r.leg == "dense")
+    units = engine.store.units([h.unit_id for h in dense.hits])
+    mine = [h for h in dense.hits if units[h.unit_id].url == url]
+    others = [h for h in dense.hits if h not in mine]
+    cut = next(i for i in range(len(others) + 1) if len({units[h.unit_id].document_id for h in others[:i]}) == documents)
+    hits = [*others[:cut], *mine, *others[cut:]]
+    return [replace(r, hits=tuple(replace(h, rank=i) for i, h in enumerate(hits, 1))) if r.leg == "dense" else r
+            for r in results]
+
+
 def test_a_curated_pair_the_qa_leg_alone_ranks_first_earns_no_minimum(engine: Engine) -> None:
     """Found measuring the demo's golden set with the Q&A leg: a question no pair covers still
     has a first Q&A match, on one shared word, and that first place alone earned the 0.85
@@ -246,21 +270,11 @@ def test_a_curated_pair_the_qa_leg_alone_ranks_first_earns_no_minimum(engine: En
     Where the dense leg did not run, there is no second opinion to ask: the first place stands."""
     from dataclasses import replace
 
-    engine.ingest_loaded("kb", Loaded([doc("sso", "Single sign-on", "Single sign-on with SAML is on the Business plan.",
-                                           "https://kb/sso"),
-                                       *(doc(f"p{i}", f"Plan {i}", f"Plan {i} billing and invoices.") for i in range(4))],
-                                      [QAPair("c", "How do I contact support?", "Write to help@tallyo.test.", "https://kb/contact")]),
-                         Access("acme"))
     question = "Do you support single sign-on?"
-    results, _ = engine.retrieve(question, Caller("acme"), legs=["fulltext", "dense", "qa"])
+    results = sso_help_center(engine, QAPair("c", "How do I contact support?", "Write to help@tallyo.test.",
+                                             "https://kb/contact"), question)
     # The dense leg ran and ranks the pair after its first three (its hits reordered so it does).
-    dense = next(r for r in results if r.leg == "dense")
-    units = engine.store.units([h.unit_id for h in dense.hits])
-    mine = [h for h in dense.hits if units[h.unit_id].url == "https://kb/contact"]
-    others = [h for h in dense.hits if h not in mine]
-    three = next(i for i in range(len(others) + 1) if len({units[h.unit_id].document_id for h in others[:i]}) == 3)
-    moved = replace(dense, hits=tuple(replace(h, rank=i) for i, h in enumerate([*others[:three], *mine, *others[three:]], 1)))
-    served = engine.rank(question, [moved if r.leg == "dense" else r for r in results])
+    served = engine.rank(question, dense_with_pair_after(engine, results, "https://kb/contact", 3))
     pair = next(h for h in served if h.url == "https://kb/contact")
     assert [v.rank for v in pair.votes if v.leg == "qa"] == [1] and pair.score < 0.85
     assert served[0].url == "https://kb/sso"
@@ -277,27 +291,15 @@ def test_a_curated_pair_earns_the_minimum_only_from_the_dense_legs_first_place(e
     """Found measuring the Q&A rule with every pair of the question's page left out
     (``bench/qa_minimum.py``): a pair of the same subject is often among the dense leg's first
     three, and its second or third place earned the 0.85 minimum, so the pair was served over
-    the page that answers (Chinese XQuAD-R as a help center: 542 of 1,181 questions)."""
-    from dataclasses import replace
+    the page that answers (Chinese XQuAD-R as a help center, every pair of a question's page left
+    out: 542 of 1,181 questions served a pair first, against 71 with no minimum at all)."""
 
-    engine.ingest_loaded("kb", Loaded([doc("sso", "Single sign-on", "Single sign-on with SAML is on the Business plan.",
-                                           "https://kb/sso"),
-                                       *(doc(f"p{i}", f"Plan {i}", f"Plan {i} billing and invoices.") for i in range(4))],
-                                      [QAPair("c", "Which plans support Okta?", "Okta is on Business.", "https://kb/saml")]),
-                         Access("acme"))
     question = "Do you support single sign-on?"
-    results, _ = engine.retrieve(question, Caller("acme"), legs=["fulltext", "dense", "qa"])
-    dense = next(r for r in results if r.leg == "dense")
-    units = engine.store.units([h.unit_id for h in dense.hits])
+    results = sso_help_center(engine, QAPair("c", "Which plans support Okta?", "Okta is on Business.", "https://kb/saml"),
+                              question)
 
     def pair_at(place: int) -> list[LegResult]:
-        """The legs with the dense leg's hits reordered so that the pair's document is its ``place``th."""
-        mine = [h for h in dense.hits if units[h.unit_id].url == "https://kb/saml"]
-        others = [h for h in dense.hits if h not in mine]
-        cut = next(i for i in range(len(others) + 1) if len({units[h.unit_id].document_id for h in others[:i]}) == place - 1)
-        hits = [*others[:cut], *mine, *others[cut:]]
-        return [replace(r, hits=tuple(replace(h, rank=i) for i, h in enumerate(hits, 1))) if r.leg == "dense" else r
-                for r in results]
+        return dense_with_pair_after(engine, results, "https://kb/saml", place - 1)
 
     qa = next(r for r in results if r.leg == "qa")
     assert engine.store.units([qa.hits[0].unit_id])[qa.hits[0].unit_id].url == "https://kb/saml"  # (on "support")
@@ -310,51 +312,95 @@ def test_a_curated_pair_earns_the_minimum_only_from_the_dense_legs_first_place(e
     assert next(h for h in served if h.url == "https://kb/saml").score == pytest.approx(0.85)
 
 
+def dense_in_order(engine: Engine, results: list[LegResult], *ext_ids: str) -> list[LegResult]:
+    """``results`` with the dense leg's hits reordered: the units of the documents ``ext_ids``
+    first, in that order, then the others as they were."""
+    from dataclasses import replace
+
+    dense = next(r for r in results if r.leg == "dense")
+    units = engine.store.units([h.unit_id for h in dense.hits])
+    at = {ext_id: i for i, ext_id in enumerate(ext_ids)}
+    hits = sorted(dense.hits, key=lambda h: at.get(units[h.unit_id].ext_id, len(at)))
+    return [replace(r, hits=tuple(replace(h, rank=i) for i, h in enumerate(hits, 1))) if r.leg == "dense" else r
+            for r in results]
+
+
+def refund_help_center(engine: Engine, *pairs: QAPair, refund_urls: tuple[str, ...] = ("https://kb/refund",)) -> None:
+    """A refund policy page (a copy at each of ``refund_urls``), a community page sharing the
+    question's loose words, three plan pages without a URL, and ``pairs``."""
+    copies = [doc(f"refund{i}", "Refund policy", "Annual plans are refunded within 30 days.", url)
+              for i, url in enumerate(refund_urls)]
+    engine.ingest_loaded("kb", Loaded([*copies[:1], *(doc(f"p{i}", f"Plan {i}", f"Plan {i} billing and invoices.")
+                                                      for i in range(3))], list(pairs)), Access("acme"))
+    engine.ingest_loaded("tips", Loaded([doc("tips", "Community tips", "I get my money back in time: go back to basics.",
+                                             "https://kb/tips")]), Access("acme"))
+    for i, copy in enumerate(copies[1:], 1):  # (the same text at another URL: one document, also at that URL)
+        engine.ingest_loaded(f"copy{i}", Loaded([copy]), Access("acme"))
+
+
+def qa_hit(served: list[Hit], ext_id: str) -> Hit:
+    return next(h for h in served if h.ext_id == ext_id)
+
+
+def dense_rank(hit: Hit) -> int:
+    return next(v.rank for v in hit.votes if v.leg == "dense")
+
+
+MONEY_BACK = "Can I get my money back?"
+REFUND_PAIR = QAPair("r", "Can I get a refund?", "Within 30 days, yes.", "https://kb/refund")
+
+
 def test_a_curated_pair_whose_page_the_dense_leg_ranks_first_earns_the_minimum_from_its_first_three(
         engine: Engine) -> None:
     """Found measuring dense's first place alone on the packaged support answers: "Can I get my
     money back?" has the refund policy page first in the dense leg and its curated pair second,
     and the pair lost the minimum, so a community page sharing the words "get", "money" and
-    "back" was answered from. The dense leg's first document pointing where the pair points is
-    the same second opinion; without it, the second place earns nothing."""
-    from dataclasses import replace
-
-    engine.ingest_loaded("kb", Loaded([doc("refund", "Refund policy", "Annual plans are refunded within 30 days.",
-                                           "https://kb/refund"),
-                                       doc("tips", "Community tips", "I get my money back in time: go back to basics.",
-                                           "https://kb/tips"),
-                                       *(doc(f"p{i}", f"Plan {i}", f"Plan {i} billing and invoices.", f"https://kb/p{i}")
-                                         for i in range(3))],
-                                      [QAPair("r", "Can I get a refund?", "Within 30 days, yes.", "https://kb/refund")]),
-                         Access("acme"))
-    question = "Can I get my money back?"
-    results, _ = engine.retrieve(question, Caller("acme"), legs=["fulltext", "dense", "qa"])
-    dense = next(r for r in results if r.leg == "dense")
-    units = engine.store.units([h.unit_id for h in dense.hits])
-
-    def dense_order(*firsts: str) -> list[LegResult]:
-        """The legs with the dense leg's hits reordered: the documents of ``firsts`` (kind:url) first, in turn."""
-        def key(h: LegHit) -> int:
-            u = units[h.unit_id]
-            tag = f"{'qa' if u.kind.value == 'qa' else 'page'}:{u.url}"
-            return firsts.index(tag) if tag in firsts else len(firsts)
-        hits = sorted(dense.hits, key=key)
-        return [replace(r, hits=tuple(replace(h, rank=i) for i, h in enumerate(hits, 1))) if r.leg == "dense" else r
-                for r in results]
-
-    def pair(served: list[Hit]) -> Hit:
-        return next(h for h in served if h.kind.value == "qa")
-
-    served = engine.rank(question, dense_order("page:https://kb/refund", "qa:https://kb/refund"))
-    assert [v.rank for v in pair(served).votes if v.leg == "dense"] == [2]
-    assert pair(served).score == pytest.approx(0.85) and served[0].url == "https://kb/refund"
+    "back" was answered from. The dense leg's first document being the page the pair points to
+    is the same second opinion; without it, the second place earns nothing."""
+    refund_help_center(engine, REFUND_PAIR)
+    results, _ = engine.retrieve(MONEY_BACK, Caller("acme"), legs=["fulltext", "dense", "qa"])
+    served = engine.rank(MONEY_BACK, dense_in_order(engine, results, "refund0", "r"))
+    assert dense_rank(qa_hit(served, "r")) == 2
+    assert qa_hit(served, "r").score == pytest.approx(0.85) and served[0].url == "https://kb/refund"
     # Another page first in the dense leg: the pair's second place is no second opinion.
-    served = engine.rank(question, dense_order("page:https://kb/tips", "qa:https://kb/refund", "page:https://kb/refund"))
-    assert [v.rank for v in pair(served).votes if v.leg == "dense"] == [2] and pair(served).score < 0.85
+    served = engine.rank(MONEY_BACK, dense_in_order(engine, results, "tips", "r", "refund0"))
+    assert dense_rank(qa_hit(served, "r")) == 2 and qa_hit(served, "r").score < 0.85
     # Its page first, but the pair below the dense leg's first three: nothing.
-    served = engine.rank(question, dense_order("page:https://kb/refund", "page:https://kb/tips", "page:https://kb/p0",
-                                               "page:https://kb/p1", "qa:https://kb/refund"))
-    assert next(v.rank for v in pair(served).votes if v.leg == "dense") > 3 and pair(served).score < 0.85
+    served = engine.rank(MONEY_BACK, dense_in_order(engine, results, "refund0", "tips", "p0", "p1", "r"))
+    assert dense_rank(qa_hit(served, "r")) > 3 and qa_hit(served, "r").score < 0.85
+
+
+def test_only_a_page_at_the_pairs_url_first_in_the_dense_leg_confirms_the_pair(engine: Engine) -> None:
+    """From the review of the rule: a sibling pair at the same URL first in the dense leg is no
+    page of the pair's (it would lift every pair of a page whose one pair dense ranks first);
+    nor is a page with no URL for a pair with none; a copy of the page at the pair's URL is; and
+    a first hit deleted before ranking leaves the next document first."""
+    sibling = QAPair("s", "Can I get my invoice back?", "Yes, from the archive.", "https://kb/refund")
+    refund_help_center(engine, REFUND_PAIR, sibling, QAPair("n", "Can I get a discount?", "Ask sales.", ""),
+                       refund_urls=("https://kb/refund", "https://kb/en/refund"))
+    results, _ = engine.retrieve(MONEY_BACK, Caller("acme"), legs=["fulltext", "dense", "qa"])
+    # A sibling pair first: the pair's second place earns nothing (the sibling's first place does).
+    served = engine.rank(MONEY_BACK, dense_in_order(engine, results, "s", "r", "refund0"))
+    assert dense_rank(qa_hit(served, "r")) == 2 and qa_hit(served, "r").score < 0.85
+    assert qa_hit(served, "s").score == pytest.approx(0.85)
+    # A page with no URL first, a pair with no URL second: no URL is shared.
+    served = engine.rank(MONEY_BACK, dense_in_order(engine, results, "p0", "n", "refund0"))
+    assert dense_rank(qa_hit(served, "n")) == 2 and qa_hit(served, "n").score < 0.85
+    # The page first under either of its URLs: a pair pointing to the other copy's is confirmed.
+    page = qa_hit(served, "refund0")
+    assert sorted((page.url, *page.also_urls)) == ["https://kb/en/refund", "https://kb/refund"]
+    engine.ingest_loaded("en", Loaded(qa_pairs=[QAPair("e", "Can I get a refund in English?", "Yes.", page.also_urls[0])]),
+                         Access("acme"))
+    results, _ = engine.retrieve(MONEY_BACK, Caller("acme"), legs=["fulltext", "dense", "qa"])
+    served = engine.rank(MONEY_BACK, dense_in_order(engine, results, "refund0", "e"))
+    assert dense_rank(qa_hit(served, "e")) == 2 and qa_hit(served, "e").score == pytest.approx(0.85)
+    # The community page first, then the refund page and its pair: the community page deleted
+    # between the legs' match and the ranking leaves the refund page first.
+    ordered = dense_in_order(engine, results, "tips", "refund0", "r")
+    assert qa_hit(engine.rank(MONEY_BACK, ordered), "r").score < 0.85
+    assert engine.delete_source("acme", Access("acme").agent, "tips") > 0
+    served = engine.rank(MONEY_BACK, ordered)
+    assert dense_rank(qa_hit(served, "r")) == 2 and qa_hit(served, "r").score == pytest.approx(0.85)
 
 
 def test_an_agent_calibrated_at_other_depths_than_the_server_serves_is_told_once(engine: Engine, caplog) -> None:  # type: ignore[no-untyped-def]

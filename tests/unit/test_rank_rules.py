@@ -12,7 +12,7 @@ import pytest
 from electa import Access, Caller, Engine, Order
 from electa.engine import FULLTEXT_LEGS, PAGE_BOOST, SHOWN_AS_PARENT
 from electa.fusion import max_fused, weighted_rrf
-from electa.scoring import AGREEMENT_K, LIFT, absolute_score, coverage, order_value, shares_stem
+from electa.scoring import AGREEMENT_K, LIFT, QA_MIN, absolute_score, coverage, order_value, shares_stem
 from electa.text import content_stems, stem_set
 from electa.types import LegResult, LegStatus
 
@@ -44,7 +44,11 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
     scale = max_fused(weights, [leg for leg, ranked in rankings.items() if ranked], k)
     q = content_stems(text)
     rows = []
-    for f in weighted_rrf(rankings, weights, k):
+    fused = weighted_rrf(rankings, weights, k)
+    # The document the dense leg ranks first, read off the fused votes, and its URLs if a page.
+    first = next((unit_of[("dense", f.key)] for f in fused for v in f.votes if v.leg == "dense" and v.rank == 1), None)
+    dense_first_page = set() if first is None or first.kind.value in ("qa", "curated") else {first.url, *first.also_urls}
+    for f in fused:
         best = max(f.votes, key=lambda v: (v.contribution, -v.rank))
         unit = unit_of[(best.leg, f.key)]
         if unit.kind in SHOWN_AS_PARENT and unit.parent_id is not None:
@@ -55,10 +59,8 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
         cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
         qa = next((v for v in f.votes if v.leg == "qa"), None)  # C3's second opinion, written out
         dense_ran = any(r.leg == "dense" and r.status is LegStatus.OK and r.hits for r in results)
-        # (dense's first document pointing where the pair points confirms the pair from its third place)
-        dense_first = next(([units[h.unit_id].url, *units[h.unit_id].also_urls] for r in ok if r.leg == "dense"
-                            for h in r.hits if h.unit_id in units), [])
-        page_first = bool({unit.url, *unit.also_urls} & (set(dense_first) - {""}))
+        # (dense's first document, a page where the pair points, confirms the pair from its third place)
+        page_first = bool(dense_first_page and {unit.url, *unit.also_urls} & (dense_first_page - {""}))
         dense_rank = next((v.rank for v in f.votes if v.leg == "dense"), 0)
         qa_hit = qa is not None and ((dense_rank == 1 or (page_first and 0 < dense_rank <= 3)) or
                                      (not dense_ran and qa.rank == 1))
@@ -84,6 +86,27 @@ def as_rows(hits: list) -> list[tuple[object, ...]]:  # type: ignore[type-arg]
             for h in hits]
 
 
+def with_a_pairs_page_first(engine: Engine, results: list[LegResult]) -> list[LegResult] | None:
+    """``results`` with the dense leg's hits reordered so that a page one of the Q&A leg's pairs
+    points to is first and that pair second (the Q&A minimum's page clause), or None if none does."""
+    dense = next((r for r in results if r.leg == "dense" and r.hits), None)
+    qa = next((r for r in results if r.leg == "qa" and r.hits), None)
+    if dense is None or qa is None:
+        return None
+    units = engine.store.units(sorted({h.unit_id for r in results for h in r.hits}))
+    for h in qa.hits:
+        pair = units[h.unit_id]
+        page = [x for x in dense.hits if units[x.unit_id].kind.value not in ("qa", "curated")
+                and pair.url and units[x.unit_id].url == pair.url]
+        mine = [x for x in dense.hits if units[x.unit_id].document_id == pair.document_id]
+        if page and mine:
+            page = [x for x in dense.hits if units[x.unit_id].document_id == units[page[0].unit_id].document_id]
+            hits = [*page, *mine, *(x for x in dense.hits if x not in page and x not in mine)]
+            return [replace(r, hits=tuple(replace(x, rank=i) for i, x in enumerate(hits, 1))) if r is dense else r
+                    for r in results]
+    return None
+
+
 @pytest.fixture
 def kb_engine(engine: Engine, sample_kb: Path) -> Engine:
     engine.ingest([sample_kb / "help-center", sample_kb / "qa.csv"], Access("t"))
@@ -94,20 +117,27 @@ def kb_engine(engine: Engine, sample_kb: Path) -> Engine:
 def test_rank_matches_the_rules(kb_engine: Engine, order: Order) -> None:
     caller = Caller("t")
     settings = [({}, 60.0, 0.4, None, 0.1), ({"dense": 0.3, "qa": 2.0}, 10.0, 0.5, None, 0.25)]
-    compared = graph_votes = 0
+    compared = graph_votes = page_clause = 0
     for text in QUESTIONS:
-        results, _ = kb_engine.retrieve(text, caller, legs=LEGS, depths=DEPTHS)
-        some_url = kb_engine.rank(text, results)[-1].url if kb_engine.rank(text, results) else None
-        for weights, k, floor, page_url, lift in [*settings, ({}, 60.0, 0.4, some_url, 0.1)]:
-            full = {**kb_engine.settings.weights, **weights}
-            want = reference(kb_engine, text, results, full, k, floor, order, page_url, lift)
-            got = kb_engine.rank(text, results, weights=weights, k=k, floor=floor, order=order,
-                                 page_url=page_url, lift=lift)
-            assert as_rows(got) == want, text
-            compared += len(want)
-            graph_votes += sum(any(v.leg == "graph" and v.raw_score >= 1.0 for v in row[5]) for row in want)
+        searched, _ = kb_engine.retrieve(text, caller, legs=LEGS, depths=DEPTHS)
+        for results in (searched, with_a_pairs_page_first(kb_engine, searched)):
+            if results is None:
+                continue
+            some_url = kb_engine.rank(text, results)[-1].url if kb_engine.rank(text, results) else None
+            for weights, k, floor, page_url, lift in [*settings, ({}, 60.0, 0.4, some_url, 0.1)]:
+                full = {**kb_engine.settings.weights, **weights}
+                want = reference(kb_engine, text, results, full, k, floor, order, page_url, lift)
+                got = kb_engine.rank(text, results, weights=weights, k=k, floor=floor, order=order,
+                                     page_url=page_url, lift=lift)
+                assert as_rows(got) == want, text
+                compared += len(want)
+                graph_votes += sum(any(v.leg == "graph" and v.raw_score >= 1.0 for v in row[5]) for row in want)
+                page_clause += sum(row[3] == QA_MIN and any(v.leg == "qa" for v in row[5])  # type: ignore[attr-defined]
+                                   and any(v.leg == "dense" and v.rank in (2, 3) for v in row[5])  # type: ignore[attr-defined]
+                                   for row in want)
     assert compared > 500  # the questions reach most of the help center, through every leg
     assert graph_votes > 0  # (and the graph's minimum is among the rules checked)
+    assert page_clause > 0  # (and the Q&A minimum's page clause)
 
 
 @pytest.mark.parametrize("order", list(Order))
