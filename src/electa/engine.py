@@ -100,7 +100,7 @@ PAGE_BOOST = 0.15
 # 4: a Q&A pair earns the Q&A minimum only with the dense leg's second opinion, where it ran
 #    (electa.scoring.qa_earns_minimum; the Q&A leg's own first place earned it alone).
 # 5: that second opinion is the dense leg's first place, or its first three when its first document
-#    is the pair's page (its first three alone gave it until then).
+#    is a page (not a pair) at the pair's URL (its first three alone gave it until then).
 RANK_RULES = 5
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
