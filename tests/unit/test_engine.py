@@ -249,18 +249,13 @@ def sso_help_center(engine: Engine, pair: QAPair, question: str) -> list[LegResu
 
 
 def dense_with_pair_after(engine: Engine, results: list[LegResult], url: str, documents: int) -> list[LegResult]:
-    """``results`` with the dense leg's hits reordered so that the units at ``url`` come right after
-    its first ``documents`` other documents (so that document is ranked ``documents + 1``)."""
-    from dataclasses import replace
-
+    """``results`` with the dense leg's hits reordered so that the document at ``url`` comes right
+    after its first ``documents`` other documents (so that document is ranked ``documents + 1``)."""
     dense = next(r for r in results if r.leg == "dense")
     units = engine.store.units([h.unit_id for h in dense.hits])
-    mine = [h for h in dense.hits if units[h.unit_id].url == url]
-    others = [h for h in dense.hits if h not in mine]
-    cut = next(i for i in range(len(others) + 1) if len({units[h.unit_id].document_id for h in others[:i]}) == documents)
-    hits = [*others[:cut], *mine, *others[cut:]]
-    return [replace(r, hits=tuple(replace(h, rank=i) for i, h in enumerate(hits, 1))) if r.leg == "dense" else r
-            for r in results]
+    others = list(dict.fromkeys(units[h.unit_id].ext_id for h in dense.hits if units[h.unit_id].url != url))
+    mine = next(units[h.unit_id].ext_id for h in dense.hits if units[h.unit_id].url == url)
+    return dense_in_order(engine, results, *others[:documents], mine)
 
 
 def test_a_curated_pair_the_qa_leg_alone_ranks_first_earns_no_minimum(engine: Engine) -> None:
