@@ -192,3 +192,54 @@ def test_nothing_inside_a_comment_is_quoted() -> None:
 def test_a_second_table_keeps_its_own_header() -> None:
     two = "| Plan | Price |\n|---|---|\n| Growth | $29 |\n\n| Region | Tax |\n|---|---|\n| EU | 20% |"
     assert [s.text for s in segment(two)][-1] == "Region: EU; Tax: 20%"
+
+
+API = "The REST API gives programmatic access to clients and invoices. The API is not available on the Free and Starter plans."
+API_V1 = "This article describes version 1 of the API. The API is available on Starter, Growth and Enterprise."
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder(256)], ids=["lexical", "hash"])
+def test_two_pages_that_say_opposite_things_are_not_both_quoted(embedder: object | None) -> None:
+    """The packaged support set's ``dup-api-starter``: the current page and a retired copy, a
+    sentence each, the same subject with opposite polarity. The answer said both. Retrieval's
+    order decides: the better-ranked page's sentence stands, whichever scores higher."""
+    current_first = answer("Can I use the API on the Starter plan?", passage(1, API), passage(2, API_V1), embedder=embedder)
+    assert "not available on the Free and Starter plans" in current_first
+    assert "available on Starter, Growth and Enterprise" not in current_first
+    retired_first = answer("Can I use the API on the Starter plan?", passage(1, API_V1), passage(2, API), embedder=embedder)
+    assert "available on Starter, Growth and Enterprise" in retired_first
+    assert "not available" not in retired_first
+
+
+def test_opposite_sentences_of_one_page_are_both_quoted() -> None:
+    """A page does not contradict itself: "refunds within 30 days" beside "no refunds for
+    monthly plans" are two rules, and both stand."""
+    page = "Annual plans are refunded within 30 days. Monthly plans are not refunded."
+    said = answer("Are annual and monthly plans refunded?", passage(1, page))
+    assert "refunded within 30 days" in said and "not refunded" in said
+
+
+def test_opposite_sentences_about_other_things_are_both_quoted() -> None:
+    """Opposite polarity alone is no contradiction: the sentences must share the question's
+    subject and a word of what they say of it."""
+    said = answer("Can I use the API on the Starter plan?", passage(1, API),
+                  passage(2, "Zapier needs a plan that includes the public API."))
+    assert "not available" in said and "Zapier needs a plan" in said
+
+
+def test_a_sentence_that_says_the_same_in_other_polarity_is_not_a_contradiction() -> None:
+    """``webhook-header``: "does not match" beside "signature invalid" is one fact twice, in other
+    words; the rule dropped the second while it read polarity alone."""
+    said = answer("Which header carries the webhook signature?",
+                  passage(1, "Tallyo's log shows E3107 when the webhook signature header does not match the payload."),
+                  passage(2, "E3107 means the webhook signature header is invalid."))
+    assert "does not match" in said and "is invalid" in said
+
+
+def test_a_claim_under_a_condition_is_not_contradicted_by_its_opposite() -> None:
+    """``delete-grace``: "Nothing is deleted unless you delete the workspace." beside a page on
+    deleting one is a condition, not a denial; the rule dropped it until conditions counted."""
+    said = answer("If I delete my workspace, is everything gone straight away?",
+                  passage(1, "Deleting a workspace removes its invoices permanently after a 14-day grace period."),
+                  passage(2, "Nothing is deleted unless you delete the workspace."))
+    assert "grace period" in said and "Nothing is deleted unless" in said

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import pairwise
 
-from electa.text import content_stems, stem_set
+from electa.text import STOPWORDS, content_stems, stem, stem_set
 from electa.types import Passage
 
 _CITATION = re.compile(r"\[(\d{1,2})\]")
@@ -104,6 +104,32 @@ def claim_parts(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[st
     prices = frozenset(re.sub(r"\s+", "", p.lower()) for p in _PRICE.findall(text))
     plans = frozenset(p.lower() for p in _PLAN.findall(text))
     return negations, numbers, prices, plans
+
+
+@lru_cache(maxsize=8192)
+def negated(text: str) -> frozenset[str]:
+    """The stems of the words ``text``'s negations govern: the first content word after each
+    negation ("is **not available**", "does **not match**"), and the word inside a negating
+    prefix ("**unavailable**"). What a sentence denies, for telling a contradiction from two
+    sentences that merely differ in polarity.
+
+    >>> sorted(negated("The API is not available on Starter; the signature doesn't match."))
+    ['avail', 'match']
+    >>> sorted(negated("It is unavailable to you.")), sorted(negated("Refunds are given."))
+    (['avail'], [])
+    """
+    words = re.findall(r"[a-z0-9']+", text.lower().replace("\u2019", "'"))
+    out = set()
+    for i, word in enumerate(words):
+        if not (word in _NEGATION or word.endswith("n't")):
+            continue
+        if word.startswith("un") and word in _NEGATION:
+            out.add(stem(word[2:]))
+            continue
+        governed = next((w for w in words[i + 1:i + 4] if w not in STOPWORDS and w not in _NEGATION), None)
+        if governed is not None:
+            out.add(stem(governed))
+    return frozenset(out)
 
 
 @lru_cache(maxsize=8192)

@@ -30,7 +30,10 @@ How an answer is made, in order:
    ("After 14 days, …", "This limit …", a list item after "To fix it:") brings it along, and
    a sentence that introduces a list ("To fix it:") brings the list (up to six items).
    (A near-repeat that states other numbers, prices or plans is a different claim and stays;
-   one that says the opposite is a contradiction, and the better-scored one stands alone.)
+   one that says the opposite is a contradiction, and the better-scored one stands alone. Two
+   sentences of different pages that answer the question oppositely, a retired page's "the
+   API is available on Starter" beside the current "not available on Starter", are one too,
+   and the sentence of the page retrieval ranked higher stands: :func:`_contradicts`.)
    When nothing clears the bar, the best-scoring sentences of the top source stand in.
 5. **A fuller wording** of a chosen point may take its place only if it cleared the bar
    itself, repeats the point (70% of the shorter one's content stems, stop words not counted),
@@ -41,13 +44,13 @@ How an answer is made, in order:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from electa.answer.checks import claim_parts
+from electa.answer.checks import claim_parts, negated
 from electa.answer.prompt import Prompt
 from electa.answer.segment import Sentence, needs_previous, segment
 from electa.embedders.chain import LanguageRouted, embed_routed, similarities
@@ -71,6 +74,9 @@ PAIR_CONTEXT = 0.5
 RELATIVE = 0.0
 ABSTAIN_BELOW_BAR = False
 LIST_ITEMS = 6
+# Of the shorter sentence's content stems, the share two opposite sentences must hold in common
+# to contradict (:func:`_contradicts`); a near-repeat holds 0.7.
+CONTRADICTION_SHARE = 0.5
 EXACT_WEIGHT, LEXICAL_TITLE_WEIGHT, RANK_PRIOR, EARLY_PRIOR = 0.3, 0.1, 0.02, 0.01
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
@@ -79,6 +85,9 @@ _CONDITION = re.compile(
     r"^(?:unless|only|except|however|but|otherwise|provided|as long as|if not|until|not for|this (?:applies|only|does not|is not|"
     r"excludes|requires)|these (?:apply|only)|that (?:applies|only)|(?:after|beyond|past|outside) (?:that|this|the|\d))\b",
     re.IGNORECASE)
+# A claim held only under a condition is not denied by its opposite (:func:`_contradicts`).
+_CONDITIONAL = re.compile(r"\b(?:if|unless|except|until|only|when|whenever|once|while|after|before|within|provided)\b",
+                          re.IGNORECASE)
 _CODE = re.compile(r"[a-z]+\d|\d+[a-z]")  # tokens like e1042, v2, 2fa: exact tokens that matter most
 
 
@@ -156,6 +165,39 @@ def _same_point(a: _Candidate, b: _Candidate) -> bool:
         return False
     ta, tb = a.sentence.text, b.sentence.text
     return claim_parts(ta)[0] != claim_parts(tb)[0] or same_claims(ta, tb) or same_claims(tb, ta)
+
+
+def _contradicts(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
+    """Two sentences of different pages that answer the question oppositely: one negated, the
+    other not, holding two or more of the question's content stems (``asked``) and half the
+    shorter one's stems in common, and the other sentence affirms a word the negated one denies
+    (:func:`electa.answer.checks.negated`: "not **available**"). The packaged support set's
+    retired API page said "The API is available on Starter, Growth and Enterprise." beside the
+    current "The API is not available on the Free and Starter plans." (three stems in common of
+    five: no near-repeat), and the answer quoted both. What is denied must be what the other
+    affirms: "the signature header does not match the payload" and "E3107: Webhook signature
+    invalid" share the question's words and differ in polarity, and say the same. Sentences
+    of one page are not compared (the caller's rule): a page's "refunded within 30 days" and
+    "not refunded after the billing date" are two rules, not a contradiction. Nor is a claim
+    under a condition (:data:`_CONDITIONAL`): "Nothing is deleted unless you delete the
+    workspace." does not deny "Deleting a workspace removes its invoices after 14 days."
+
+    >>> c = lambda text: _Candidate(1, 0, Sentence(text, 0, len(text), 0, "paragraph"), _content(text))
+    >>> asked = _content("Can I use the API on the Starter plan?")
+    >>> _contradicts(c("The API is not available on Starter."), c("The API is available on Starter and Growth."), asked)
+    True
+    >>> _contradicts(c("The API is not available on Starter."), c("The API is fast on Starter and Growth."), asked)
+    False
+    """
+    if _CONDITIONAL.search(a.sentence.text) or _CONDITIONAL.search(b.sentence.text):
+        return False
+    denied_a, denied_b = negated(a.sentence.text), negated(b.sentence.text)
+    if bool(denied_a) == bool(denied_b):
+        return False
+    denied, other = (denied_a, b) if denied_a else (denied_b, a)
+    shared = a.stems & b.stems
+    return (len(shared & asked) >= 2 and bool(denied & other.stems)
+            and len(shared) >= CONTRADICTION_SHARE * min(len(a.stems), len(b.stems)))
 
 
 def _content(text: str) -> frozenset[str]:
@@ -292,8 +334,9 @@ class ExtractiveAnswerer:
         return {s_id for s_id, text in pairs.items() if len(q & set(content_stems(text))) < self.pair_context * len(q)}
 
     # -- 4/5. choice -----------------------------------------------------------------------
-    def _choose(self, scored: list[_Candidate], question: str) -> list[_Candidate]:
-        q = set(content_stems(question))
+    def _choose(self, scored: list[_Candidate], question: str, pages: Sequence[int]) -> list[_Candidate]:
+        """``pages``: each source's document id, so that sentences of one page never contradict."""
+        q = frozenset(content_stems(question))
         passing = [c for c in scored if c.clears]
         if not passing:
             if self.abstain_below_bar and self.embedder is not None:
@@ -306,8 +349,13 @@ class ExtractiveAnswerer:
         for c in sorted(passing, key=lambda c: -c.score):
             if chosen and c.score < self.relative * best_score:
                 break
-            if not any(_same_point(c, o) for o in chosen):
+            if any(_same_point(c, o) for o in chosen):
+                pass
+            elif (rival := next((j for j, o in enumerate(chosen)
+                                 if pages[o.source - 1] != pages[c.source - 1] and _contradicts(c, o, q)), None)) is None:
                 chosen.append(c)
+            elif c.source < chosen[rival].source:
+                chosen[rival] = c  # retrieval ranked its page higher: it stands, whichever sentence scores more
             if len(chosen) == self.sentences:
                 break
         for i, c in enumerate(chosen):
@@ -375,7 +423,7 @@ class ExtractiveAnswerer:
         scored = self._scored(prompt, question, qvec, pair_cosines)
         if not scored:
             return STRICT_REPLY
-        chosen = self._choose(scored, question)
+        chosen = self._choose(scored, question, [p.hit.document_id for p in prompt.sources])
         if not chosen:
             return STRICT_REPLY
         groups = self._with_context(chosen, prompt)
