@@ -64,6 +64,7 @@ from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, Spar
 from electa.stores.sparse_index import SparseIndex
 from electa.text import STOPWORDS, fold, language, stem_set, tokens
 from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
+from electa.text.focus import focus_start
 from electa.types import (
     Access,
     AnswerEvent,
@@ -101,7 +102,9 @@ PAGE_BOOST = 0.15
 #    (electa.scoring.qa_earns_minimum; the Q&A leg's own first place earned it alone).
 # 5: that second opinion is the dense leg's first place, or its first three when its first document
 #    is a page (not a pair) at the pair's URL (its first three alone gave it until then).
-RANK_RULES = 5
+# 6: the unit standing for a document is, of each leg's first unit of it, the one holding most of
+#    the question's words (the best-contributing leg's until then): Engine._scored_rows.
+RANK_RULES = 6
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
@@ -1252,18 +1255,26 @@ class Engine:
         terms = self._terms
         rows: list[Row] = []
         for document_id, fused_value, votes in fused:
-            # The unit standing for the document: its best-contributing leg's (first such vote).
+            # The unit standing for the document: of each leg's first unit of it, the one whose
+            # passage holds most of the question's words (RANK_RULES 6), a tie to the
+            # best-contributing leg's (the first such vote). Dense's first window of a long page
+            # can sit in another section than the one full text found by the question's code.
             best = votes[0]
             for v in votes:
                 if v[3] > best[3] or (v[3] == best[3] and v[1] < best[1]):
                     best = v
-            unit = unit_of[best[0]][document_id]
-            shown = parents.get(unit.parent_id or -1, unit) if unit.kind in SHOWN_AS_PARENT else unit
-            passage = terms.get(shown.id)
-            if passage is None:
-                passage = self._passage_terms(shown)
-            lang = shown.lang or DEFAULT_LANGUAGE
-            shared = len(asked[lang].intersection(passage))
+            shown, shared, lang = None, -1, DEFAULT_LANGUAGE
+            for leg in (best[0], *(v[0] for v in votes if v[0] != best[0])):
+                unit = unit_of[leg][document_id]
+                view = parents.get(unit.parent_id or -1, unit) if unit.kind in SHOWN_AS_PARENT else unit
+                passage = terms.get(view.id)
+                if passage is None:
+                    passage = self._passage_terms(view)
+                view_lang = view.lang or DEFAULT_LANGUAGE
+                holds = len(asked[view_lang].intersection(passage))
+                if holds > shared:
+                    shown, shared, lang = view, holds, view_lang
+            assert shown is not None
             cosine = None
             qa_rank = dense_rank = graph_rank = other_rank = 0
             graph_raw = 0.0
@@ -1342,7 +1353,7 @@ class Engine:
         n = s.top_passages if n is None else n
         kwargs.setdefault("top", answer_window(n))
         result = self.search(text, caller, **kwargs)  # type: ignore[arg-type]
-        return cut_passages(result.passing[:n], s.passage_chars, s.context_chars)
+        return cut_passages(result.passing[:n], s.passage_chars, s.context_chars, text)
 
     def ask(self, question: str, caller: Caller, *, history: Sequence[Turn] = (), page_url: str | None = None,
             agent: AgentProfile | None = None, answerer: Answerer | None = None, floor: float | None = None,
@@ -1462,13 +1473,20 @@ def serving_recipe(settings: Settings) -> str:
             f"|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}|settings={settings.result_digest()}")
 
 
-def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int) -> list[Passage]:
+def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int, question: str = "") -> list[Passage]:
+    """Each hit's text cut to ``passage_chars`` within ``budget`` in all (SPEC C7); with the
+    ``question``, a text longer than its cut is read from where its words are
+    (:func:`electa.text.focus.focus_start`), not always from its head."""
     out: list[Passage] = []
     left = budget
+    asked = coverage_terms(question, {h.lang or DEFAULT_LANGUAGE for h in hits}) if question else {}
     for hit in hits:
         if left <= 0:
             break
-        body = cut(hit.text, min(passage_chars, left))
+        limit = min(passage_chars, left)
+        lang = hit.lang or DEFAULT_LANGUAGE
+        start = focus_start(hit.text, asked.get(lang, frozenset()), lang, limit) if asked else 0
+        body = cut(hit.text[start:], limit)
         out.append(Passage(hit, body))
         left -= len(body)
     return out

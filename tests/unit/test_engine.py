@@ -591,3 +591,55 @@ def test_no_search_waits_for_the_graph_file_to_be_written(tmp_path: Path, monkey
     saver.join()
     assert eng.search("parking garage", Caller("acme"), legs=["dense"]).hits[0].title == "Parking"
     eng.close()
+
+
+def test_the_section_holding_the_questions_words_stands_for_a_long_page(engine: Engine) -> None:
+    """Found trying Node.js's API docs as a newcomer: "What is ENOENT?" found errors.md by full
+    text through its "Common system errors" section, but the dense leg ranked a window of
+    another section of that page first, and the best-contributing leg's unit stood for the page:
+    its passage lacked "ENOENT", the score was the cosine (0.30), and the page failed the floor
+    while pages merely using ENOENT in examples passed. Of the legs' first units of a document,
+    the one holding most of the question's words now stands (RANK_RULES 6)."""
+    from dataclasses import replace
+
+    # (sections long enough to be parent units of their own: the chunker joins short ones)
+    filler = " ".join(f"Detail {i} of how modules load and link." for i in range(40))
+    errors = Document("errors", "Errors", "", "https://kb/errors", sections=(
+        Section(("Module status",), f"The current module's status does not allow this operation. {filler}"),
+        Section(("Common system errors",), f"{filler} ENOENT (No such file or directory): the path does not exist. "
+                                           "EACCES (Permission denied): the file's permissions forbid it.")))
+    engine.ingest_loaded("kb", Loaded([errors, *(doc(f"p{i}", f"Page {i}", f"Page {i} about modules.") for i in range(3))]),
+                         Access("acme"))
+    results = engine.retrieve("What is ENOENT?", Caller("acme"), legs=["fulltext", "dense"])[0]
+    dense = next(r for r in results if r.leg == "dense")
+    units = engine.store.units([h.unit_id for h in dense.hits])
+    # Dense's first unit: the module-status section's (not the whole-document unit, which holds
+    # every section); the others follow as they were.
+    first = sorted(dense.hits, key=lambda h: not units[h.unit_id].text.startswith("The current module's status"))
+    results = [replace(r, hits=tuple(replace(h, rank=i) for i, h in enumerate(first, 1))) if r is dense else r
+               for r in results]
+    # Dense weighed 2: its first place outweighs full text's, so its unit stood until rules 6.
+    page = next(h for h in engine.rank("What is ENOENT?", results, weights={"fulltext": 1.0, "dense": 2.0})
+                if h.ext_id == "errors")
+    votes = {v.leg: v for v in page.votes}
+    assert votes["dense"].rank == 1 and votes["dense"].contribution > votes["fulltext"].contribution
+    assert "ENOENT" in page.text and page.score == pytest.approx(0.85) and page.passes
+
+
+def test_a_long_passage_is_read_from_where_the_questions_words_are(engine: Engine) -> None:
+    """Found trying Node.js's API docs as a newcomer: a passage was always its unit's first 1,000
+    characters, so "What is ENOENT?" read the "Common system errors" section up to ECONNRESET
+    and the answer quoted that. A unit longer than its cut is read from the line or sentence
+    whose window holds the most of the question's words (the head when it holds as many)."""
+    codes = [f"* `E{name}`: the system said {name.lower()} while it worked on the request." for name in
+             ("ACCES", "ADDRINUSE", "CONNREFUSED", "CONNRESET", "EXIST", "ISDIR", "MFILE", "NOTDIR", "NOTEMPTY",
+              "NOTFOUND", "PERM", "PIPE", "TIMEDOUT", "AGAIN", "BUSY", "CHILD", "DOM", "FAULT")]
+    codes.append("* `ENOENT` (No such file or directory): a component of the path does not exist.")
+    engine.ingest_loaded("kb", Loaded([Document("errors", "Common system errors", "", "https://kb/errors",
+                                                sections=(Section((), "\n".join(codes)),))]), Access("acme"))
+    text = "\n".join(codes)
+    assert len(text) > engine.settings.passage_chars and text.index("ENOENT") > engine.settings.passage_chars
+    [passage] = engine.context("What is ENOENT?", Caller("acme"))
+    assert "ENOENT" in passage.text and len(passage.text) <= engine.settings.passage_chars + 2
+    [head] = engine.context("What does EACCES mean?", Caller("acme"))
+    assert head.text.startswith("* `EACCES`")  # (the head holds the words: read from it, as before)

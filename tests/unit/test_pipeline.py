@@ -284,3 +284,16 @@ def test_the_confidence_is_that_of_the_passages_the_answer_read(kb: Engine, monk
     # (the best of the four passages read: the third, not the first)
     assert done["confidence"] == 0.7 and done["low_confidence"] is False
 
+
+
+def test_the_prompt_reads_a_long_page_where_the_questions_words_are(engine: Engine) -> None:
+    """The ask pipeline cuts its passages as :meth:`Engine.context` does: from where the
+    question's words are (the "ENOENT" line past the first 1,000 characters)."""
+    from electa.types import Document, Section
+
+    filler = "\n".join(f"* `E{i:03d}`: the system said no while it worked on request {i}." for i in range(30))
+    engine.ingest_loaded("a", Loaded([Document("errors", "Common system errors", "", "https://kb/errors", sections=(
+        Section((), filler + "\n* `ENOENT` (No such file or directory): a component of the path does not exist."),))]),
+        Access("org-a"))
+    prompt, _ = _asked(engine, "What is ENOENT?")
+    assert "ENOENT" in prompt.sources[0].text

@@ -1,6 +1,7 @@
 """The search path's fusion and scoring (one fast pass, issue 12 item 8) against the rules it
-inlines, written out here the plain way: weighted RRF, the best vote's unit standing for the
-document, coverage, the absolute score, the C4 order value and the page boost."""
+inlines, written out here the plain way: weighted RRF, the unit standing for the document (of
+each leg's first unit, the one holding most of the question's words), coverage, the absolute
+score, the C4 order value and the page boost."""
 
 from __future__ import annotations
 
@@ -50,12 +51,18 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
     # The document the dense leg ranks first, read off the fused votes, and its URLs if a page.
     first = next((unit_of[("dense", f.key)] for f in fused for v in f.votes if v.leg == "dense" and v.rank == 1), None)
     dense_first_page = set() if first is None or first.kind.value in ("qa", "curated") else {first.url, *first.also_urls}
-    for f in fused:
-        best = max(f.votes, key=lambda v: (v.contribution, -v.rank))
-        unit = unit_of[(best.leg, f.key)]
+    def shown(leg: str, document: int) -> tuple[object, frozenset[str]]:
+        unit = unit_of[(leg, document)]
         if unit.kind in SHOWN_AS_PARENT and unit.parent_id is not None:
             unit = engine.store.units([unit.parent_id]).get(unit.parent_id, unit)
-        passage = stem_set(f"{unit.title} {unit.text}")
+        return unit, frozenset(stem_set(f"{unit.title} {unit.text}"))
+
+    for f in fused:
+        best = max(f.votes, key=lambda v: (v.contribution, -v.rank))
+        # The standing unit: of each leg's first unit, the one holding most of the question's
+        # words, a tie to the best vote's (max keeps the first of equals: the best vote's goes first).
+        views = [shown(leg, f.key) for leg in (best.leg, *(v.leg for v in f.votes if v.leg != best.leg))]
+        unit, passage = max(views, key=lambda view: len(set(q) & view[1]))
         if {v.leg for v in f.votes} <= FULLTEXT_LEGS and not shares_stem(q, passage):
             continue
         cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)

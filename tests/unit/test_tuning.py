@@ -273,10 +273,12 @@ def test_a_tie_between_values_of_k_keeps_the_k_served_untuned() -> None:
     assert k_grid(LIFT)[0] == AGREEMENT_K and k_grid(None)[0] == RRF_K
 
 
-def test_each_setting_scores_a_document_by_the_unit_that_stands_for_it_under_its_own_weights(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Found in the last note: the tuner read each document's absolute score with the default
-    weights and k, but the unit standing for a document is its best-contributing leg's, so under
-    a setting that weighs dense 4 dense's unit stands, and its lexical coverage is the score."""
+def test_each_setting_scores_a_document_by_the_unit_that_stands_for_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The tuner's order is the served order under every setting, over pages whose sections
+    differ in coverage. Until RANK_RULES 6 the unit standing for a document was its
+    best-contributing leg's, so a setting's weights and k chose it (the tuner kept a score per
+    leg); now it is the legs' first unit holding most of the question's words, the same under
+    any setting, and the tuner and the engine must still agree."""
     from electa.eval.beir import BeirSet
     from electa.eval.runner import served_by_depth, served_order
 
@@ -293,62 +295,13 @@ def test_each_setting_scores_a_document_by_the_unit_that_stands_for_it_under_its
         beir = BeirSet("pages", [], {}, {}, "dev")
         settings = [FusionSetting({"fulltext": f, "dense": w}, k, {"fulltext": 30, "dense": 30}, lift)
                     for f in (1.0, 0.0) for w in (0.0, 0.25, 1.0, 4.0) for k in (1.0, 5.0, 60.0) for lift in (0.4, 1.0, None)]
-        varied = 0
         for n, query in enumerate(("report 3 limits quota", "exporting report 7 large", "report layout notes 2",
                                    "quota table export")):
             q = f"q{n}"
             beir.queries[q] = query
             results, _ = engine.retrieve(query, Caller("acme"), depths={"fulltext": 30, "dense": 30})
             lists, scores, labels = served_by_depth(engine, beir, {q: results}, "ext_id", [settings[0].depths])
-            varied += sum(isinstance(s, dict) for s in scores.at(settings[0].depths)[q].values())
             for s in settings:
                 served = [h.ext_id for h in served_order(engine, query, results, s)]
                 tuned = [labels[q][d] for d in fuse(lists.at(s.depths)[q], s, None, scores.at(s.depths)[q])]
                 assert tuned == served, (query, s.key())
-        assert varied  # (some page is scored by which leg's unit stands for it)
-
-
-def test_the_standing_leg_is_chosen_as_the_engine_chooses_it() -> None:
-    """The engine's rule (Engine._scored_rows): the largest w / (k + rank), a tie to the better
-    rank, then to the first leg; a leg whose unit the engine drops leaves no score."""
-    from electa.eval.tuning import standing_score
-
-    score = {"fulltext": 0.3, "dense": 0.7, "qa": 0.85}
-    ranks = {"fulltext": {"x": 2}, "dense": {"x": 5}, "qa": {"x": 2}}
-    # k decides: at k 1 full text's rank 2 and dense's 5 weighed 2 tie (1/3 = 2/6) and the better
-    # rank stands, full text's; at k 60 dense's weight wins (2/65 > 1/62).
-    assert standing_score(score, "x", ranks, {"dense": 2.0, "qa": 0.0}, 1.0) == 0.3
-    assert standing_score(score, "x", ranks, {"dense": 2.0, "qa": 0.0}, 60.0) == 0.7
-    # A tie in contribution goes to the better rank even when it is the later leg's.
-    assert standing_score(score, "x", {"fulltext": {"x": 5}, "dense": {"x": 2}}, {"fulltext": 2.0}, 1.0) == 0.7
-    # A tie in contribution and rank goes to the first leg in vote order (full text before Q&A).
-    assert standing_score(score, "x", ranks, {"dense": 0.0}, 5.0) == 0.3
-    assert standing_score(score, "x", {"qa": ranks["qa"], **ranks}, {"dense": 0.0}, 5.0) == 0.85
-    # Every leg weighed 0: the better rank stands.
-    assert standing_score(score, "x", ranks, dict.fromkeys(score, 0.0), 5.0) == 0.3
-    # A leg absent from the weights weighs 1, as in fusion.
-    assert standing_score(score, "x", {"fulltext": {"x": 3}, "dense": {"x": 1}}, {"fulltext": 1.0}, 5.0) == 0.7
-    # The standing leg's unit dropped (found by words alone, no stem shared): the candidate is dropped.
-    assert standing_score({"dense": 0.7}, "x", ranks, {"fulltext": 4.0}, 5.0) is None
-    assert standing_score(0.5, "x", ranks, {}, 5.0) == 0.5
-
-
-def test_a_candidate_dropped_when_one_legs_unit_stands_is_fused_only_where_another_stands() -> None:
-    lists = {"fulltext": [("x", 9.0), ("y", 8.0)], "dense": [("y", 0.9), ("x", 0.8)]}
-    scores = {"x": {"dense": 0.8}, "y": 0.5}  # (x dropped with full text's unit standing)
-    words = FusionSetting({"fulltext": 4.0, "dense": 1.0}, 5.0, {"fulltext": 2, "dense": 2}, 0.4)
-    meaning = FusionSetting({"fulltext": 1.0, "dense": 4.0}, 5.0, {"fulltext": 2, "dense": 2}, 0.4)
-    assert fuse(lists, words, 10, scores) == ["y"]
-    assert fuse(lists, meaning, 10, scores) == ["x", "y"]
-    assert fuse(lists, replace(words, lift=None), 10, scores) == ["y"]
-    assert fuse(lists, replace(meaning, lift=None), 10, scores) == ["y", "x"]
-
-
-def test_fuse_reads_each_legs_rank_of_a_candidate_scored_per_leg() -> None:
-    # x: full text's 2nd (2 / (1 + 2) = 0.667) against dense's 1st (1 / (1 + 1) = 0.5): full text's
-    # unit stands; a rank read one too small (2 / 2 against 1 / 1, a tie to dense's better rank) would
-    # stand dense's and put x first.
-    lists = {"fulltext": [("a", 9.0), ("x", 8.0)], "dense": [("x", 0.9)]}
-    setting = FusionSetting({"fulltext": 2.0, "dense": 1.0}, 1.0, {"fulltext": 2, "dense": 1}, 0.4)
-    assert fuse(lists, setting, 10, {"a": 0.5, "x": {"fulltext": 0.2, "dense": 0.9}}) == ["a", "x"]
-    assert fuse(lists, setting, 10, {"a": 0.5, "x": {"fulltext": 0.9, "dense": 0.2}}) == ["x", "a"]

@@ -268,7 +268,7 @@ class AskPipeline:
             weights=req.weights if req.weights is not None else config.weights, agent_settings=config.stored,
             person=req.person)
         passing = result.passing
-        passages = cut_passages(passing[:wanted], s.passage_chars, s.context_chars)
+        passages = cut_passages(passing[:wanted], s.passage_chars, s.context_chars, query)
         asked, other_language = self._read_as(query, caller)
         prompt = replace(build_prompt(profile, req.question, passages, history, req.page_url), asked=asked)
         if self.on_prompt is not None:

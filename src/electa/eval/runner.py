@@ -40,7 +40,6 @@ from electa.eval.tuning import (
     Labels,
     LegLists,
     ListsByDepth,
-    Score,
     ScoresByDepth,
     TuneResult,
     depth_key,
@@ -329,13 +328,12 @@ def served_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequ
     so a curated pair and the page it points to are two), labelled with ``key`` (the ext id, or
     the URL a golden set judges). The lists are the documents of the units kept, so a leg cut at
     10 units that holds three of one page's sections offers 8 documents, as served. A
-    document's score reads the unit standing for it (C6: its best-contributing leg's first
-    unit), so under other weights and k another unit can stand and its coverage differ: where
-    the legs' units give different scores, the score is kept for each leg's
-    (:data:`electa.eval.tuning.Score`), each read from the engine with that leg alone weighed."""
+    document's score reads the unit standing for it (C6), the same under every setting's
+    weights and k since RANK_RULES 6, but not under its depths: a leg cut shallower offers
+    fewer units to stand."""
     cuts = {depth_key(d): d for d in depths}
     lists: dict[DepthKey | None, dict[str, LegLists]] = {d: {} for d in [*cuts, None]}
-    scores: dict[DepthKey | None, dict[str, dict[str, Score]]] = {d: {} for d in [*cuts, None]}
+    scores: dict[DepthKey | None, dict[str, dict[str, float]]] = {d: {} for d in [*cuts, None]}
     labels: dict[str, dict[str, str]] = {}
     for q, results in results_of.items():  # (one question's units at a time)
         units = engine.store.units(sorted({h.unit_id for r in results for h in r.hits}))
@@ -344,45 +342,20 @@ def served_by_depth(engine: Engine, beir: BeirSet, results_of: Mapping[str, Sequ
             cut = {**engine.settings.depths, **cuts[d]} if d is not None else {r.leg: len(r.hits) for r in results}
             kept = [replace(r, hits=r.hits[: cut.get(r.leg, DEFAULT_DEPTH)]) for r in results]
             lists[d][q] = _documents(kept, units, lambda u: str(u.document_id))
-            scores[d][q] = _standing_scores(engine, beir.queries[q], kept, lists[d][q])
+            scores[d][q] = _standing_scores(engine, beir.queries[q], kept)
     return (ByDepth({d: lists[d] for d in cuts}, lists[None]), ByDepth({d: scores[d] for d in cuts}, scores[None]),
             labels)
 
 
-def _standing_scores(engine: Engine, text: str, results: Sequence[LegResult], lists: LegLists) -> dict[str, Score]:
-    """Each candidate's absolute score, kept per leg where it depends on which leg's unit stands
-    for the document; a candidate the engine drops whichever unit stands is left out."""
-    def scored(weights: Mapping[str, float] | None) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for h in engine.rank(text, results, weights=weights):
-            out.setdefault(str(h.document_id), h.score)
-        return out
-
-    found: dict[str, list[str]] = {}
-    for leg, ranked in lists.items():
-        for doc, _ in ranked:
-            found.setdefault(doc, []).append(leg)
-    shared = {leg for legs in found.values() if len(legs) > 1 for leg in legs}
-    # With one leg weighed and the others 0, that leg's unit stands for every document it found.
-    alone = {leg: scored({other: float(other == leg) for other in lists}) for leg in sorted(shared)}
-    scores: dict[str, Score] = {}
-    # A document one leg found is scored by that leg's unit whatever the weights: read from that
-    # leg's own ranking when there is one, else from the default's (one ranking fewer a question).
-    default = scored(None) if any(leg not in shared for leg in lists) else {}
-    for doc, legs in found.items():
-        if len(legs) < 2:
-            value = alone.get(legs[0], default).get(doc)
-            if value is not None:
-                scores[doc] = value
-            continue
-        by_leg = {leg: alone[leg][doc] for leg in legs if doc in alone[leg]}
-        if len(by_leg) == len(legs) and len(set(by_leg.values())) == 1:
-            scores[doc] = next(iter(by_leg.values()))
-        elif by_leg:
-            scores[doc] = by_leg
-        else:
-            scores.pop(doc, None)
-    return scores
+def _standing_scores(engine: Engine, text: str, results: Sequence[LegResult]) -> dict[str, float]:
+    """Each candidate's absolute score as the engine gives it. It reads the unit standing for
+    the document (the legs' first unit holding most of the question's words, RANK_RULES 6),
+    which no setting's weights or k move: one ranking a question; a candidate the engine drops
+    is left out."""
+    out: dict[str, float] = {}
+    for h in engine.rank(text, results):
+        out.setdefault(str(h.document_id), h.score)
+    return out
 
 
 def served_order(engine: Engine, text: str, results: Sequence[LegResult], setting: FusionSetting | None = None,

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Generic, TypeVar, cast
+from typing import Generic, TypeVar
 
 from electa.calibration import Calibrator
 from electa.errors import ConfigError
@@ -64,39 +64,10 @@ class FusionSetting:
         return asdict(self)
 
 
-# A candidate's absolute score, or, where it depends on which leg's unit stands for the document
-# (C6: the best-contributing leg's first unit, whose passage the coverage reads), the score with
-# each leg's unit standing (a leg missing: with its unit standing the engine drops the candidate,
-# found by words alone and sharing no stem with the question; a guard today, as the two legs of
-# words, full text and Q&A, never find the same document). A plain dict: :func:`fuse` looks
-# for one by its type, at C speed.
-Score = float | dict[str, float]
-QueryScores = Mapping[str, Score]  # candidate -> its absolute score
-
-
-def standing_score(score: Score, doc: str, ranks: Mapping[str, Mapping[str, int]], weights: Mapping[str, float],
-                   k: float) -> float | None:
-    """``doc``'s absolute score under ``weights`` and ``k``: the score its standing leg's unit
-    gives, the leg chosen as :meth:`electa.Engine._scored_rows` chooses it (the largest
-    contribution ``w / (k + rank)``, a tie to the better rank, then to the first leg).
-
-    >>> ranks = {"fulltext": {"x": 1}, "dense": {"x": 3}}
-    >>> standing_score({"fulltext": 0.5, "dense": 0.8}, "x", ranks, {"dense": 1.0}, 60.0)
-    0.5
-    >>> standing_score({"fulltext": 0.5, "dense": 0.8}, "x", ranks, {"dense": 4.0}, 60.0)
-    0.8
-    """
-    if not isinstance(score, dict):
-        return score
-    best_leg, best_c, best_r = None, 0.0, 0
-    for leg, at in ranks.items():
-        rank = at.get(doc)
-        if rank is None:
-            continue
-        c = float(weights.get(leg, 1.0)) / (k + rank)
-        if best_leg is None or c > best_c or (c == best_c and rank < best_r):
-            best_leg, best_c, best_r = leg, c, rank
-    return None if best_leg is None else score.get(best_leg)
+# A candidate's absolute score. It reads the unit standing for the document, which since
+# RANK_RULES 6 is the legs' first unit holding most of the question's words, whatever the
+# weights and k (until then the best-contributing leg's, and the score was kept per leg).
+QueryScores = Mapping[str, float]  # candidate -> its absolute score
 
 
 def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
@@ -105,24 +76,11 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
     no-op on lists already cut at their units, :class:`ByDepth`). With ``scores`` (absolute
     scores of the candidates the engine keeps: it drops a candidate found by words alone that
     shares no stem with the question) only those are ordered, and with a lift as the engine
-    serves them: score + lift × fused. A score that depends on the leg standing for the
-    document is read for the leg that stands under this setting (:func:`standing_score`)."""
+    serves them: score + lift × fused."""
     rankings = {leg: [doc for doc, _ in ranked[: setting.depths.get(leg, 100)]] for leg, ranked in lists.items()}
     if scores is None:
         return fused_order(rankings, setting.weights, setting.k, top)
-    flat = cast(Mapping[str, float], scores)
-    if dict in map(type, scores.values()):  # (a C-speed scan: this runs for every setting of the grid)
-        # Only the few candidates scored per leg are resolved, each leg's rank of them looked up.
-        varying = [d for d, v in scores.items() if type(v) is dict]
-        ranks = {leg: {d: docs.index(d) + 1 for d in varying if d in docs} for leg, docs in rankings.items()}
-        copy = dict(flat)
-        for d in varying:
-            value = standing_score(scores[d], d, ranks, setting.weights, setting.k)
-            if value is None:
-                del copy[d]
-            else:
-                copy[d] = value
-        flat = copy
+    flat = scores
     if setting.lift is None:
         return [d for d in fused_order(rankings, setting.weights, setting.k, None) if d in flat][:top]
     values = fused_values(rankings, setting.weights, setting.k)

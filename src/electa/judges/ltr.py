@@ -105,7 +105,9 @@ class LtrModel:
 # dense leg ran (electa.scoring.qa_earns_minimum): a curated pair's ``absolute`` and ``served_rr`` move.
 # c4-7: that second opinion is the dense leg's first place (or its first three with the pair's page
 # first), no longer its first three alone.
-ORDER = "c4-7"
+# c4-8: the unit standing for a document holds the most of the question's words of the legs'
+# first units of it (it was the best-contributing leg's): ``absolute`` and ``served_rr`` move.
+ORDER = "c4-8"
 
 
 @dataclass(frozen=True)

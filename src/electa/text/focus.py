@@ -1,0 +1,91 @@
+"""Where in a long passage the question's words are (SPEC C7: a passage cut to fit the prompt).
+
+A hit's passage is its unit's text cut to ``passage_chars`` (1,000 by default), and a unit can be
+longer: a parent section up to the chunker's 2,000 characters, or a whole document when its
+whole-document vector is what the dense leg found. Cut at the head, the part that holds the
+question's words can fall outside: asked "What is ENOENT?", Node.js's "Common system errors"
+section (1,887 characters, one list item per error code) was read up to ECONNRESET, and the
+answer quoted that. :func:`focus_start` says where to start reading instead: at the start of the
+line or sentence whose window holds the most of the question's terms, the head when no window
+holds more than it does, so a passage whose head holds them all is read as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set
+
+from electa.text.analysis import index_terms
+
+# Only so far into a unit is looked at (a whole document can run to hundreds of kilobytes).
+FOCUS_SCAN = 60_000
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_BLOCK_START = re.compile(r"\s*(?:[*+-]\s|\d{1,3}[.)]\s|#|\|)")
+
+
+def pieces(text: str, longest: int) -> list[tuple[int, str]]:
+    r"""``text`` as (offset, piece): its blocks (a block starts after a blank line, and at a list
+    item, heading or table row), a block longer than ``longest`` split at its sentence ends. The
+    places a passage may start reading: never a hard-wrapped line's continuation ("a peer.").
+
+    >>> pieces("One. Two\nwrapped.\n* Three.", 6)
+    [(0, 'One.'), (5, 'Two\nwrapped.'), (18, '* Three.')]
+    """
+    out: list[tuple[int, str]] = []
+    at, block_start = 0, 0
+    block: list[str] = []
+    lines = text.split("\n")
+    for line in [*lines, ""]:
+        if not line.strip() or _BLOCK_START.match(line):
+            if block:
+                out.extend(_sentences(block_start, "\n".join(block), longest))
+            block_start, block = at, ([line] if line.strip() else [])
+            if not line.strip():
+                block_start = at + len(line) + 1
+        else:
+            if not block:
+                block_start = at
+            block.append(line)
+        at += len(line) + 1
+    return out
+
+
+def _sentences(at: int, block: str, longest: int) -> list[tuple[int, str]]:
+    if len(block) <= longest:
+        return [(at, block)]
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(block):
+        out.append((at + start, block[start:m.start()]))
+        start = m.end()
+    out.append((at + start, block[start:]))
+    return out
+
+
+def focus_start(text: str, asked: Set[str], lang: str, limit: int) -> int:
+    """The offset in ``text`` to read ``limit`` characters from: the line or sentence start whose
+    window holds the most of ``asked`` (terms as :func:`electa.text.analysis.index_terms` makes
+    them in ``lang``), the earliest of equals, so 0 unless a later window holds more.
+
+    >>> text = "Errors.\\n" + "EACCES: permission denied.\\n" * 6 + "ENOENT: no such file."
+    >>> start = focus_start(text, {"en·enoent"}, "en", 60)
+    >>> start > 0 and "ENOENT" in text[start:start + 60]
+    True
+    >>> focus_start(text, {"en·error"}, "en", 60), focus_start("Short.", {"en·enoent"}, "en", 60)
+    (0, 0)
+    """
+    if len(text) <= limit or not asked:
+        return 0
+    found = [(offset, offset + len(piece), frozenset(index_terms(piece, lang)) & asked)
+             for offset, piece in pieces(text[:FOCUS_SCAN], limit // 2)]
+    best_start, best = 0, -1
+    for i, (start, _, _) in enumerate(found):
+        held: set[str] = set()
+        for j, (_, end, terms) in enumerate(found[i:]):
+            if j and end > start + limit:  # (a piece the cut would leave out)
+                break
+            held |= terms
+        if len(held) > best:
+            best_start, best = start, len(held)
+        if best == len(asked):
+            break
+    return best_start
