@@ -1258,14 +1258,19 @@ class Engine:
             # The unit standing for the document: of each leg's first unit of it, the one whose
             # passage holds most of the question's words (RANK_RULES 6), a tie to the
             # best-contributing leg's (the first such vote). Dense's first window of a long page
-            # can sit in another section than the one full text found by the question's code.
+            # can sit in another section than the one full text found by the question's code. A
+            # whole-document unit holds every section's words, so it stands only where no leg
+            # found a section (words scattered over a page's sections do not add up to a passage
+            # that holds them); which units compete never depends on the weights or k.
             best = votes[0]
             for v in votes:
                 if v[3] > best[3] or (v[3] == best[3] and v[1] < best[1]):
                     best = v
+            found = [unit_of[leg][document_id] for leg in (best[0], *(v[0] for v in votes if v[0] != best[0]))]
+            if any(u.kind is not ChunkKind.DOC for u in found):
+                found = [u for u in found if u.kind is not ChunkKind.DOC]
             shown, shared, lang = None, -1, DEFAULT_LANGUAGE
-            for leg in (best[0], *(v[0] for v in votes if v[0] != best[0])):
-                unit = unit_of[leg][document_id]
+            for unit in found:
                 view = parents.get(unit.parent_id or -1, unit) if unit.kind in SHOWN_AS_PARENT else unit
                 passage = terms.get(view.id)
                 if passage is None:

@@ -243,3 +243,21 @@ def test_a_claim_under_a_condition_is_not_contradicted_by_its_opposite() -> None
                   passage(1, "Deleting a workspace removes its invoices permanently after a 14-day grace period."),
                   passage(2, "Nothing is deleted unless you delete the workspace."))
     assert "grace period" in said and "Nothing is deleted unless" in said
+
+
+def test_a_near_repeat_of_the_other_polarity_on_another_page_yields_to_the_better_ranked_page() -> None:
+    """From the review: two pages' sentences that share most words and differ in polarity were
+    one point to the near-repeat rule, which kept the better-scored one whatever its page's
+    rank: the retired page's "available" beat the current "not available"."""
+    current = passage(1, "The API is not available on the Starter plan.")
+    retired = passage(2, "Starter customers can use the API; the API is available on the Starter plan with rate limits.")
+    said = answer("Can I use the API on the Starter plan?", current, retired)
+    assert "not available on the Starter plan" in said and "rate limits" not in said
+
+
+def test_two_scopes_are_not_a_contradiction() -> None:
+    """From the review: "paid by card in the web portal" and "cannot be paid by card in the
+    mobile app" each hold a word the other lacks: both stand."""
+    said = answer("Can invoices be paid by card?", passage(1, "Invoices can be paid by card in the web portal."),
+                  passage(2, "Invoices cannot be paid by card in the mobile app."))
+    assert "web portal" in said and "mobile app" in said

@@ -61,7 +61,9 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
         best = max(f.votes, key=lambda v: (v.contribution, -v.rank))
         # The standing unit: of each leg's first unit, the one holding most of the question's
         # words, a tie to the best vote's (max keeps the first of equals: the best vote's goes first).
-        views = [shown(leg, f.key) for leg in (best.leg, *(v.leg for v in f.votes if v.leg != best.leg))]
+        legs = [best.leg, *(v.leg for v in f.votes if v.leg != best.leg)]
+        sections = [leg for leg in legs if unit_of[(leg, f.key)].kind.value != "doc"]
+        views = [shown(leg, f.key) for leg in (sections or legs)]  # (a whole page only where no leg found a section)
         unit, passage = max(views, key=lambda view: len(set(q) & view[1]))
         if {v.leg for v in f.votes} <= FULLTEXT_LEGS and not shares_stem(q, passage):
             continue

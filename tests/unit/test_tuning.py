@@ -281,6 +281,7 @@ def test_each_setting_scores_a_document_by_the_unit_that_stands_for_it(tmp_path)
     any setting, and the tuner and the engine must still agree."""
     from electa.eval.beir import BeirSet
     from electa.eval.runner import served_by_depth, served_order
+    from electa.text import stem_set
 
     def page(i: int) -> Document:
         # One section holds every word of the question, the others few: full text's first unit of a
@@ -295,6 +296,7 @@ def test_each_setting_scores_a_document_by_the_unit_that_stands_for_it(tmp_path)
         beir = BeirSet("pages", [], {}, {}, "dev")
         settings = [FusionSetting({"fulltext": f, "dense": w}, k, {"fulltext": 30, "dense": 30}, lift)
                     for f in (1.0, 0.0) for w in (0.0, 0.25, 1.0, 4.0) for k in (1.0, 5.0, 60.0) for lift in (0.4, 1.0, None)]
+        chose = 0
         for n, query in enumerate(("report 3 limits quota", "exporting report 7 large", "report layout notes 2",
                                    "quota table export")):
             q = f"q{n}"
@@ -305,3 +307,15 @@ def test_each_setting_scores_a_document_by_the_unit_that_stands_for_it(tmp_path)
                 served = [h.ext_id for h in served_order(engine, query, results, s)]
                 tuned = [labels[q][d] for d in fuse(lists.at(s.depths)[q], s, None, scores.at(s.depths)[q])]
                 assert tuned == served, (query, s.key())
+            # (the rule has a choice to make: some page's two legs' first units hold different
+            # numbers of the question's words, and the one holding more stands)
+            units = engine.store.units(sorted({h.unit_id for r in results for h in r.hits}))
+            firsts: dict[int, dict[str, object]] = {}
+            for r in results:
+                for h in r.hits:
+                    u = units[h.unit_id]
+                    shown = engine.store.units([u.parent_id])[u.parent_id] if u.kind.value in ("child", "title") else u
+                    if u.kind.value != "doc":
+                        firsts.setdefault(u.document_id, {}).setdefault(r.leg, len(stem_set(query) & stem_set(shown.text)))
+            chose += sum(len(set(held.values())) > 1 for held in firsts.values())
+        assert chose

@@ -106,6 +106,10 @@ def claim_parts(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[st
     return negations, numbers, prices, plans
 
 
+# Words between a negation and what it denies: "not yet available", "no longer offered".
+_ADVERBS = frozenset({"yet", "longer", "currently", "always", "ever", "also", "even", "really", "fully", "still"})
+
+
 @lru_cache(maxsize=8192)
 def negated(text: str) -> frozenset[str]:
     """The stems of the words ``text``'s negations govern: the first content word after each
@@ -117,6 +121,8 @@ def negated(text: str) -> frozenset[str]:
     ['avail', 'match']
     >>> sorted(negated("It is unavailable to you.")), sorted(negated("Refunds are given."))
     (['avail'], [])
+    >>> sorted(negated("It is not yet available and no longer offered."))
+    ['avail', 'offer']
     """
     words = re.findall(r"[a-z0-9']+", text.lower().replace("\u2019", "'"))
     out = set()
@@ -126,7 +132,8 @@ def negated(text: str) -> frozenset[str]:
         if word.startswith("un") and word in _NEGATION:
             out.add(stem(word[2:]))
             continue
-        governed = next((w for w in words[i + 1:i + 4] if w not in STOPWORDS and w not in _NEGATION), None)
+        governed = next((w for w in words[i + 1:i + 4] if w not in STOPWORDS and w not in _NEGATION
+                         and w not in _ADVERBS), None)
         if governed is not None:
             out.add(stem(governed))
     return frozenset(out)

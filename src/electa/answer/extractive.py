@@ -88,6 +88,7 @@ _CONDITION = re.compile(
 # A claim held only under a condition is not denied by its opposite (:func:`_contradicts`).
 _CONDITIONAL = re.compile(r"\b(?:if|unless|except|until|only|when|whenever|once|while|after|before|within|provided)\b",
                           re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
 _CODE = re.compile(r"[a-z]+\d|\d+[a-z]")  # tokens like e1042, v2, 2fa: exact tokens that matter most
 
 
@@ -180,7 +181,10 @@ def _contradicts(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
     of one page are not compared (the caller's rule): a page's "refunded within 30 days" and
     "not refunded after the billing date" are two rules, not a contradiction. Nor is a claim
     under a condition (:data:`_CONDITIONAL`): "Nothing is deleted unless you delete the
-    workspace." does not deny "Deleting a workspace removes its invoices after 14 days."
+    workspace." does not deny "Deleting a workspace removes its invoices after 14 days." Nor
+    are two sentences that each hold a common word the other and the question lack
+    (:func:`_qualified`): "paid by card in the web portal" and "cannot be paid by card in the
+    mobile app" are two scopes.
 
     >>> c = lambda text: _Candidate(1, 0, Sentence(text, 0, len(text), 0, "paragraph"), _content(text))
     >>> asked = _content("Can I use the API on the Starter plan?")
@@ -196,8 +200,27 @@ def _contradicts(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
         return False
     denied, other = (denied_a, b) if denied_a else (denied_b, a)
     shared = a.stems & b.stems
+    if _qualified(a, b, asked) and _qualified(b, a, asked):
+        return False  # "in the web portal" against "in the mobile app": two scopes, not one claim
     return (len(shared & asked) >= 2 and bool(denied & other.stems)
             and len(shared) >= CONTRADICTION_SHARE * min(len(a.stems), len(b.stems)))
+
+
+def _qualified(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
+    """Whether ``a`` holds a common word (not a capitalised name: plans such as "Growth" and
+    "Enterprise" are what such sentences differ in) that neither ``b`` nor the question holds."""
+    return any(stem(w.lower()) not in b.stems and stem(w.lower()) not in asked
+               for w in _WORD.findall(a.sentence.text) if w[0].islower() and w.lower() not in STOPWORDS)
+
+
+def _opposed(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
+    """Sentences of two pages that say opposite things: a contradiction (:func:`_contradicts`),
+    or a near-repeat with the other polarity ("The API is available on the Starter plan." beside
+    "The API is not available on the Starter plan."), which :func:`_same_point` would show once
+    as the better-scored, whatever its page's rank."""
+    if _near_repeat(a.stems, b.stems):
+        return bool(claim_parts(a.sentence.text)[0]) != bool(claim_parts(b.sentence.text)[0])
+    return _contradicts(a, b, asked)
 
 
 def _content(text: str) -> frozenset[str]:
@@ -349,13 +372,13 @@ class ExtractiveAnswerer:
         for c in sorted(passing, key=lambda c: -c.score):
             if chosen and c.score < self.relative * best_score:
                 break
-            if any(_same_point(c, o) for o in chosen):
-                pass
-            elif (rival := next((j for j, o in enumerate(chosen)
-                                 if pages[o.source - 1] != pages[c.source - 1] and _contradicts(c, o, q)), None)) is None:
+            rivals = [j for j, o in enumerate(chosen) if pages[o.source - 1] != pages[c.source - 1] and _opposed(c, o, q)]
+            if rivals:
+                # Retrieval ranked one page higher: its sentence stands, whichever scores more.
+                if all(c.source < chosen[j].source for j in rivals):
+                    chosen = [c if j == rivals[0] else o for j, o in enumerate(chosen) if j == rivals[0] or j not in rivals]
+            elif not any(_same_point(c, o) for o in chosen):
                 chosen.append(c)
-            elif c.source < chosen[rival].source:
-                chosen[rival] = c  # retrieval ranked its page higher: it stands, whichever sentence scores more
             if len(chosen) == self.sentences:
                 break
         for i, c in enumerate(chosen):

@@ -13,13 +13,14 @@ holds more than it does, so a passage whose head holds them all is read as befor
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Set
 
 from electa.text.analysis import index_terms
 
 # Only so far into a unit is looked at (a whole document can run to hundreds of kilobytes).
 FOCUS_SCAN = 60_000
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _BLOCK_START = re.compile(r"\s*(?:[*+-]\s|\d{1,3}[.)]\s|#|\|)")
 
 
@@ -28,7 +29,7 @@ def pieces(text: str, longest: int) -> list[tuple[int, str]]:
     item, heading or table row), a block longer than ``longest`` split at its sentence ends. The
     places a passage may start reading: never a hard-wrapped line's continuation ("a peer.").
 
-    >>> pieces("One. Two\nwrapped.\n* Three.", 6)
+    >>> pieces("One. Two\nwrapped.\n* Three.", 12)
     [(0, 'One.'), (5, 'Two\nwrapped.'), (18, '* Three.')]
     """
     out: list[tuple[int, str]] = []
@@ -51,13 +52,21 @@ def pieces(text: str, longest: int) -> list[tuple[int, str]]:
 
 
 def _sentences(at: int, block: str, longest: int) -> list[tuple[int, str]]:
+    """A block's sentences, each longer than ``longest`` cut at spaces (a run-on sentence or a
+    code block is read in parts, so no piece runs past a cut)."""
     if len(block) <= longest:
         return [(at, block)]
     out, start = [], 0
-    for m in _SENTENCE_END.finditer(block):
-        out.append((at + start, block[start:m.start()]))
-        start = m.end()
-    out.append((at + start, block[start:]))
+    for end in [*(m.start() for m in _SENTENCE_END.finditer(block)), len(block)]:
+        while end - start > longest:
+            space = max(block.rfind(" ", start + 1, start + longest), block.rfind("\n", start + 1, start + longest))
+            cut = space if space > start else start + longest
+            out.append((at + start, block[start:cut]))
+            start = cut
+        if end > start:
+            out.append((at + start, block[start:end]))
+        m = _SENTENCE_END.match(block, end)
+        start = m.end() if m and m.end() > end else end
     return out
 
 
@@ -72,20 +81,30 @@ def focus_start(text: str, asked: Set[str], lang: str, limit: int) -> int:
     True
     >>> focus_start(text, {"en·error"}, "en", 60), focus_start("Short.", {"en·enoent"}, "en", 60)
     (0, 0)
+    >>> run_on = "Head line. " * 27 + "and so on " * 150 + "until ENOENT"  # (one 1,500-character sentence)
+    >>> start = focus_start(run_on, {"en·enoent"}, "en", 1000)
+    >>> "ENOENT" in run_on[start:start + 1000]
+    True
+    >>> pieces("日本語の文です。次の文です。", 5)
+    [(0, '日本語の文'), (5, 'です。'), (8, '次の文です'), (13, '。')]
     """
     if len(text) <= limit or not asked:
         return 0
     found = [(offset, offset + len(piece), frozenset(index_terms(piece, lang)) & asked)
              for offset, piece in pieces(text[:FOCUS_SCAN], limit // 2)]
+    # A window from each piece's start over the pieces that end within the cut, slid in one pass:
+    # each term counted by how many pieces in the window hold it.
     best_start, best = 0, -1
+    held: Counter[str] = Counter()
+    last = 0  # the window is found[i:last]
     for i, (start, _, _) in enumerate(found):
-        held: set[str] = set()
-        for j, (_, end, terms) in enumerate(found[i:]):
-            if j and end > start + limit:  # (a piece the cut would leave out)
-                break
-            held |= terms
+        while last < len(found) and (last == i or found[last][1] <= start + limit):
+            held.update(found[last][2])
+            last += 1
         if len(held) > best:
             best_start, best = start, len(held)
-        if best == len(asked):
-            break
+            if best == len(asked):
+                break
+        held.subtract(found[i][2])
+        held += Counter()  # (drops the terms no piece in the window holds any more)
     return best_start
