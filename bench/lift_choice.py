@@ -10,9 +10,9 @@ served (judges off, every leg the set's store runs, each at its served depth:
 formula from their absolute scores and their legs' ranks (:func:`reorder`). The bench checks the
 re-ordering against the engine: at every k, at the served lift (:data:`electa.scoring.LIFT`) and
 at the lift served before, it must give the engine's own order for every question, or the bench
-stops; and it refuses legs of unequal weights, where the hit standing for a document can change
-with k. Beside the grid: plain RRF (the engine's fused order, k = 60) and each leg alone; nDCG@10
-over documents, each once at its best position.
+stops. (Until RANK_RULES 6 it refused legs of unequal weights, under which the unit standing
+for a document, so its absolute score, could change with k; no setting moves it now.) Beside
+the grid: plain RRF (the engine's fused order, k = 60) and each leg alone; nDCG@10 over documents, each once at its best position.
 
 Then the cell is chosen *leaving one corpus out*: the four XQuAD-R languages are one corpus
 (the same questions translated), so when one of them is held out all four are. The rule, the
@@ -93,10 +93,6 @@ def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
         ingest_corpus(engine, beir, progress=False)
         engine.fulltext.warm()
         legs = [name for name, leg in engine.legs.items() if leg.available()]
-        if len({settings.weights.get(leg, 1.0) for leg in legs}) > 1:
-            # (with unequal weights the unit standing for a document, so its absolute score, can
-            # change with k: the cells would no longer re-order the same hits)
-            raise SystemExit(f"the legs run here weigh differently ({settings.weights}): measure with equal weights")
         depths = {leg: settings.depths.get(leg, 50) for leg in legs}
         qids = [q for q in sorted(beir.queries) if any(g > 0 for g in beir.qrels.get(q, {}).values())]
         out: dict[str, list[float]] = {}

@@ -102,8 +102,9 @@ PAGE_BOOST = 0.15
 #    (electa.scoring.qa_earns_minimum; the Q&A leg's own first place earned it alone).
 # 5: that second opinion is the dense leg's first place, or its first three when its first document
 #    is a page (not a pair) at the pair's URL (its first three alone gave it until then).
-# 6: the unit standing for a document is, of each leg's first unit of it, the one holding most of
-#    the question's words (the best-contributing leg's until then): Engine._scored_rows.
+# 6: the unit standing for a document is, of each leg's first unit of it (a whole-document unit
+#    only where no leg found a section), the one holding most of the question's words (the
+#    best-contributing leg's until then): Engine._scored_rows.
 RANK_RULES = 6
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).

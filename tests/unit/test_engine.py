@@ -643,3 +643,18 @@ def test_a_long_passage_is_read_from_where_the_questions_words_are(engine: Engin
     assert "ENOENT" in passage.text and len(passage.text) <= engine.settings.passage_chars + 2
     [head] = engine.context("What does EACCES mean?", Caller("acme"))
     assert head.text.startswith("* `EACCES`")  # (the head holds the words: read from it, as before)
+
+
+def test_a_passage_with_a_budget_of_one_character_left_is_cut_not_looped_on() -> None:
+    """From the second review: with one character of the shared budget left (more than four
+    passages asked for), the focus read pieces of half a character, and never ended."""
+    from electa.engine import cut_passages
+    from electa.types import ChunkKind
+
+    def hit(i: int, text: str) -> Hit:
+        return Hit(i, i, i, ChunkKind.PARENT, f"Page {i}", text, f"https://kb/{i}", f"d{i}", 0.0, 0.9, True, ())
+
+    hits = [hit(1, "a" * 999 + "."), hit(2, "b" * 999 + "."), hit(3, "c" * 999 + "."), hit(4, "d" * 998 + "."),
+            hit(5, "What is ENOENT? " * 80)]
+    passages = cut_passages(hits, 1000, 4000, "What is ENOENT?")
+    assert sum(len(p.text) for p in passages) <= 4000 + len(passages) and len(passages) == 5

@@ -261,3 +261,29 @@ def test_two_scopes_are_not_a_contradiction() -> None:
     said = answer("Can invoices be paid by card?", passage(1, "Invoices can be paid by card in the web portal."),
                   passage(2, "Invoices cannot be paid by card in the mobile app."))
     assert "web portal" in said and "mobile app" in said
+
+
+def test_a_near_repeat_in_two_scopes_is_not_a_contradiction() -> None:
+    """From the second review: "paid by card online" and "cannot be paid by card offline" are a
+    near-repeat (the two-word scopes of the test above are not), and the near-repeat rule kept
+    one of them."""
+    said = answer("Can invoices be paid by card?", passage(1, "Invoices can be paid by card online."),
+                  passage(2, "Invoices cannot be paid by card offline."))
+    assert "online" in said and "offline" in said
+
+
+def test_a_better_ranked_sentence_removes_every_rival() -> None:
+    """From the second review: a sentence of the better-ranked page that two chosen sentences of
+    lower pages contradict replaces both (only the first was replaced)."""
+    from electa.answer.extractive import _Candidate, _content
+    from electa.answer.segment import Sentence
+
+    def candidate(source: int, text: str, score: float) -> _Candidate:
+        return _Candidate(source, 0, Sentence(text, 0, len(text), 0, "paragraph"), _content(text), score, True)
+
+    chosen = ExtractiveAnswerer()._choose([  # (scored higher than the better page's sentence: chosen first)
+        candidate(2, "The API is available on the Starter plan for every workspace owner.", 0.9),
+        candidate(3, "Starter customers reach the REST endpoints: the API is available to them.", 0.8),
+        candidate(1, "The API is not available on the Starter plan.", 0.7)],
+        "Can I use the API on the Starter plan?", [1, 2, 3])
+    assert [c.source for c in chosen] == [1]

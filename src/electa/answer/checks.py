@@ -106,8 +106,9 @@ def claim_parts(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[st
     return negations, numbers, prices, plans
 
 
-# Words between a negation and what it denies: "not yet available", "no longer offered".
-_ADVERBS = frozenset({"yet", "longer", "currently", "always", "ever", "also", "even", "really", "fully", "still"})
+# Words between a negation and what it denies: "not yet available", "no longer offered". (Not
+# hedges: "not always instant" denies no "instant".)
+ADVERBS = frozenset({"yet", "longer", "currently", "still", "anymore"})
 
 
 @lru_cache(maxsize=8192)
@@ -133,7 +134,7 @@ def negated(text: str) -> frozenset[str]:
             out.add(stem(word[2:]))
             continue
         governed = next((w for w in words[i + 1:i + 4] if w not in STOPWORDS and w not in _NEGATION
-                         and w not in _ADVERBS), None)
+                         and w not in ADVERBS), None)
         if governed is not None:
             out.add(stem(governed))
     return frozenset(out)

@@ -50,7 +50,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from electa.answer.checks import claim_parts, negated
+from electa.answer.checks import ADVERBS, claim_parts, negated
 from electa.answer.prompt import Prompt
 from electa.answer.segment import Sentence, needs_previous, segment
 from electa.embedders.chain import LanguageRouted, embed_routed, similarities
@@ -88,6 +88,7 @@ _CONDITION = re.compile(
 # A claim held only under a condition is not denied by its opposite (:func:`_contradicts`).
 _CONDITIONAL = re.compile(r"\b(?:if|unless|except|until|only|when|whenever|once|while|after|before|within|provided)\b",
                           re.IGNORECASE)
+_ADVERB_STEMS = frozenset(stem(w) for w in ADVERBS)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _CODE = re.compile(r"[a-z]+\d|\d+[a-z]")  # tokens like e1042, v2, 2fa: exact tokens that matter most
 
@@ -158,14 +159,18 @@ def _run(group: list[Sentence]) -> str:
     return " ".join(t if i == len(texts) - 1 or t[-1:] in ".!?:;。！？；：" else t + "." for i, t in enumerate(texts))
 
 
-def _same_point(a: _Candidate, b: _Candidate) -> bool:
+def _same_point(a: _Candidate, b: _Candidate, asked: frozenset[str] = frozenset()) -> bool:
     """A near-repeat is shown once, unless it states other figures: a table's rows, or a stale
     page's "$15/mo" beside the current "$18/mo", are different claims and both are shown, each
-    cited. One that says the opposite (other negations) is a contradiction: the better one stands."""
+    cited. One that says the opposite (other negations) is a contradiction: the better one
+    stands, unless the two hold two scopes ("paid by card online" and "cannot be paid by card
+    offline": :func:`_qualified`), and both stand."""
     if not _near_repeat(a.stems, b.stems):
         return False
     ta, tb = a.sentence.text, b.sentence.text
-    return claim_parts(ta)[0] != claim_parts(tb)[0] or same_claims(ta, tb) or same_claims(tb, ta)
+    if claim_parts(ta)[0] != claim_parts(tb)[0]:
+        return not (_qualified(a, b, asked) and _qualified(b, a, asked))
+    return same_claims(ta, tb) or same_claims(tb, ta)
 
 
 def _contradicts(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
@@ -207,10 +212,13 @@ def _contradicts(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
 
 
 def _qualified(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
-    """Whether ``a`` holds a common word (not a capitalised name: plans such as "Growth" and
-    "Enterprise" are what such sentences differ in) that neither ``b`` nor the question holds."""
-    return any(stem(w.lower()) not in b.stems and stem(w.lower()) not in asked
-               for w in _WORD.findall(a.sentence.text) if w[0].islower() and w.lower() not in STOPWORDS)
+    """Whether ``a`` holds a content word that neither ``b`` nor the question holds, other than
+    a capitalised name (plans such as "Growth" and "Enterprise" are what such sentences differ
+    in) or an adverb between a negation and what it denies ("no longer"). Read on ``a.stems``,
+    as the rest of the rule is. Conservative: any such word on both sides leaves both sentences
+    standing, the stale one too ("…anymore" against "…via tokens")."""
+    names = {stem(w.lower()) for w in _WORD.findall(a.sentence.text) if w[0].isupper()}
+    return bool(a.stems - b.stems - asked - names - _ADVERB_STEMS)
 
 
 def _opposed(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
@@ -219,7 +227,8 @@ def _opposed(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
     "The API is not available on the Starter plan."), which :func:`_same_point` would show once
     as the better-scored, whatever its page's rank."""
     if _near_repeat(a.stems, b.stems):
-        return bool(claim_parts(a.sentence.text)[0]) != bool(claim_parts(b.sentence.text)[0])
+        return (bool(claim_parts(a.sentence.text)[0]) != bool(claim_parts(b.sentence.text)[0])
+                and not (_qualified(a, b, asked) and _qualified(b, a, asked)))
     return _contradicts(a, b, asked)
 
 
@@ -374,10 +383,16 @@ class ExtractiveAnswerer:
                 break
             rivals = [j for j, o in enumerate(chosen) if pages[o.source - 1] != pages[c.source - 1] and _opposed(c, o, q)]
             if rivals:
-                # Retrieval ranked one page higher: its sentence stands, whichever scores more.
+                # Retrieval ranked one page higher: its sentence stands, whichever scores more
+                # (in the first rival's place; where a kept sentence makes its point, that one).
                 if all(c.source < chosen[j].source for j in rivals):
-                    chosen = [c if j == rivals[0] else o for j, o in enumerate(chosen) if j == rivals[0] or j not in rivals]
-            elif not any(_same_point(c, o) for o in chosen):
+                    kept = [o for j, o in enumerate(chosen) if j not in rivals]
+                    if any(_same_point(c, o, q) for o in kept):
+                        chosen = kept
+                    else:
+                        chosen = [c if j == rivals[0] else o for j, o in enumerate(chosen)
+                                  if j == rivals[0] or j not in rivals]
+            elif not any(_same_point(c, o, q) for o in chosen):
                 chosen.append(c)
             if len(chosen) == self.sentences:
                 break

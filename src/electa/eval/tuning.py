@@ -65,8 +65,9 @@ class FusionSetting:
 
 
 # A candidate's absolute score. It reads the unit standing for the document, which since
-# RANK_RULES 6 is the legs' first unit holding most of the question's words, whatever the
-# weights and k (until then the best-contributing leg's, and the score was kept per leg).
+# RANK_RULES 6 is the legs' first unit holding most of the question's words (a whole-document
+# unit only where no leg found a section), whatever the weights and k (until then the
+# best-contributing leg's, and the score was kept per leg).
 QueryScores = Mapping[str, float]  # candidate -> its absolute score
 
 

@@ -26,8 +26,10 @@ _BLOCK_START = re.compile(r"\s*(?:[*+-]\s|\d{1,3}[.)]\s|#|\|)")
 
 def pieces(text: str, longest: int) -> list[tuple[int, str]]:
     r"""``text`` as (offset, piece): its blocks (a block starts after a blank line, and at a list
-    item, heading or table row), a block longer than ``longest`` split at its sentence ends. The
-    places a passage may start reading: never a hard-wrapped line's continuation ("a peer.").
+    item, heading or table row), a block longer than ``longest`` split at its sentence ends, and
+    a sentence longer than ``longest`` at its last space or line break within it (else
+    anywhere). The places a passage may start reading: a hard-wrapped line's continuation ("a
+    peer.") only inside such an over-long sentence.
 
     >>> pieces("One. Two\nwrapped.\n* Three.", 12)
     [(0, 'One.'), (5, 'Two\nwrapped.'), (18, '* Three.')]
@@ -60,7 +62,7 @@ def _sentences(at: int, block: str, longest: int) -> list[tuple[int, str]]:
     for end in [*(m.start() for m in _SENTENCE_END.finditer(block)), len(block)]:
         while end - start > longest:
             space = max(block.rfind(" ", start + 1, start + longest), block.rfind("\n", start + 1, start + longest))
-            cut = space if space > start else start + longest
+            cut = space if space > start else start + max(1, longest)
             out.append((at + start, block[start:cut]))
             start = cut
         if end > start:
@@ -88,7 +90,7 @@ def focus_start(text: str, asked: Set[str], lang: str, limit: int) -> int:
     >>> pieces("日本語の文です。次の文です。", 5)
     [(0, '日本語の文'), (5, 'です。'), (8, '次の文です'), (13, '。')]
     """
-    if len(text) <= limit or not asked:
+    if len(text) <= limit or not asked or limit < 4:
         return 0
     found = [(offset, offset + len(piece), frozenset(index_terms(piece, lang)) & asked)
              for offset, piece in pieces(text[:FOCUS_SCAN], limit // 2)]
@@ -98,7 +100,8 @@ def focus_start(text: str, asked: Set[str], lang: str, limit: int) -> int:
     held: Counter[str] = Counter()
     last = 0  # the window is found[i:last]
     for i, (start, _, _) in enumerate(found):
-        while last < len(found) and (last == i or found[last][1] <= start + limit):
+        # (cut() keeps limit - 1 characters and an ellipsis: a piece must end before that)
+        while last < len(found) and (last == i or found[last][1] <= start + limit - 2):
             held.update(found[last][2])
             last += 1
         if len(held) > best:
