@@ -18,7 +18,7 @@ from typing import Any
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
-from electa.text.markdown import atx_heading, blocks, code_lines, outside_code, without_comments
+from electa.text.markdown import atx_heading, blocks, code_lines, invisible_markup_dropped, outside_code, without_comments
 from electa.types import CuratedAnswer, Document, QAPair, Section
 
 
@@ -86,7 +86,7 @@ def _without_comments(text: str, base: str = "") -> str:
     # (an indented line is no code inside a comment: CommonMark reads a comment as one HTML block)
     text = "\n".join(block if fenced else without_comments(block)
                      for fenced, block in blocks(lines, code_lines(lines, indented=False, closed_only=True)))
-    return outside_code(text, lambda prose: safe_markdown_images(prose, base), raw=RAW_IMAGE)
+    return outside_code(text, lambda prose: invisible_markup_dropped(safe_markdown_images(prose, base)), raw=RAW_IMAGE)
 
 
 def load_markdown(name: str, data: bytes) -> Loaded:

@@ -214,3 +214,21 @@ def outside_code(text: str, change: Callable[[str], str], indented: bool = False
 
 
 _MARK = re.compile(r"\0(\d+)\0")
+
+
+# Raw HTML that renders as nothing: an empty element (Node.js's docs put an anchor
+# ``<a id="ERR_X"></a>`` before every heading) and a void break. Each pattern scans up to the next
+# ``<`` or ``>``: no backtracking. (Reference-style links and their ``[label]: url`` lines stay:
+# the figures read reference-style images through them, :mod:`electa.ingest.figures`.)
+_EMPTY_ELEMENT = re.compile(r"<(a|span|div|p)\b[^<>]*>[ \t]*</\1[ \t]*>|<(?:br|hr|wbr)\b[^<>]*>", re.IGNORECASE)
+
+
+def invisible_markup_dropped(prose: str) -> str:
+    r"""Markdown prose (its code held aside: :func:`outside_code`) without the raw HTML a reader of
+    the rendered page never sees: an answer quoted "… the specific function. <a
+    id="ERR_WASI_ALREADY_STARTED"></a>". A break reads as a space.
+
+    >>> invisible_markup_dropped('Text.<a id="x"></a> More<br/>here. <span class="k">Kept</span>.')
+    'Text. More here. <span class="k">Kept</span>.'
+    """
+    return _EMPTY_ELEMENT.sub(lambda m: "" if m.group(1) else " ", prose)
