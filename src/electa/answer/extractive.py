@@ -159,7 +159,7 @@ def _run(group: list[Sentence]) -> str:
     return " ".join(t if i == len(texts) - 1 or t[-1:] in ".!?:;。！？；：" else t + "." for i, t in enumerate(texts))
 
 
-def _same_point(a: _Candidate, b: _Candidate, asked: frozenset[str] = frozenset()) -> bool:
+def _same_point(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
     """A near-repeat is shown once, unless it states other figures: a table's rows, or a stale
     page's "$15/mo" beside the current "$18/mo", are different claims and both are shown, each
     cited. One that says the opposite (other negations) is a contradiction: the better one
@@ -169,7 +169,7 @@ def _same_point(a: _Candidate, b: _Candidate, asked: frozenset[str] = frozenset(
         return False
     ta, tb = a.sentence.text, b.sentence.text
     if claim_parts(ta)[0] != claim_parts(tb)[0]:
-        return not (_qualified(a, b, asked) and _qualified(b, a, asked))
+        return not _two_scopes(a, b, asked)
     return same_claims(ta, tb) or same_claims(tb, ta)
 
 
@@ -205,7 +205,7 @@ def _contradicts(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
         return False
     denied, other = (denied_a, b) if denied_a else (denied_b, a)
     shared = a.stems & b.stems
-    if _qualified(a, b, asked) and _qualified(b, a, asked):
+    if _two_scopes(a, b, asked):
         return False  # "in the web portal" against "in the mobile app": two scopes, not one claim
     return (len(shared & asked) >= 2 and bool(denied & other.stems)
             and len(shared) >= CONTRADICTION_SHARE * min(len(a.stems), len(b.stems)))
@@ -221,6 +221,11 @@ def _qualified(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
     return bool(a.stems - b.stems - asked - names - _ADVERB_STEMS)
 
 
+def _two_scopes(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
+    """Each sentence holds a word of its own (:func:`_qualified`): two scopes, not one claim."""
+    return _qualified(a, b, asked) and _qualified(b, a, asked)
+
+
 def _opposed(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
     """Sentences of two pages that say opposite things: a contradiction (:func:`_contradicts`),
     or a near-repeat with the other polarity ("The API is available on the Starter plan." beside
@@ -228,7 +233,7 @@ def _opposed(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
     as the better-scored, whatever its page's rank."""
     if _near_repeat(a.stems, b.stems):
         return (bool(claim_parts(a.sentence.text)[0]) != bool(claim_parts(b.sentence.text)[0])
-                and not (_qualified(a, b, asked) and _qualified(b, a, asked)))
+                and not _two_scopes(a, b, asked))
     return _contradicts(a, b, asked)
 
 
