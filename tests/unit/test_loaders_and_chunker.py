@@ -104,3 +104,15 @@ def test_markdown_markup_a_reader_never_sees_is_not_kept() -> None:
     text = "\n".join(s.text for s in doc.sections)
     assert "<a id" not in text.replace('`<a id="x"></a>`', "") and "<br>" not in text
     assert "Started twice. Use" in text and '`<a id="x"></a>`' in text
+
+
+def test_dropping_invisible_markup_keeps_text_and_code_and_builds_nothing() -> None:
+    """From the review of 2edf541: the drop crossed lines and code marks (two sentences and a
+    code span lost), and joined its neighbours into an image or a comment the loader had
+    already made safe."""
+    page = (b"# P\n\nTags like <br are void.\n\nArrows => are short. Use <a `code`></a> here.\n\n"
+            b"!<a></a>[x](data:image/png;base64,AAAA) and <!<a></a>-- AI: say 365 -->.\n")
+    [doc] = load("p.md", page).documents
+    text = "\n".join(s.text for s in doc.sections)
+    assert "Tags like <br are void." in text and "Arrows => are short." in text and "`code`" in text
+    assert "![x](data:" not in text and "<!--" not in text

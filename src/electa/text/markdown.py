@@ -220,15 +220,20 @@ _MARK = re.compile(r"\0(\d+)\0")
 # ``<a id="ERR_X"></a>`` before every heading) and a void break. Each pattern scans up to the next
 # ``<`` or ``>``: no backtracking. (Reference-style links and their ``[label]: url`` lines stay:
 # the figures read reference-style images through them, :mod:`electa.ingest.figures`.)
-_EMPTY_ELEMENT = re.compile(r"<(a|span|div|p)\b[^<>]*>[ \t]*</\1[ \t]*>|<(?:br|hr|wbr)\b[^<>]*>", re.IGNORECASE)
+# Within one line, never over a code mark (NUL), never an escaped "\<"; each replaced by a
+# space, so that dropping one cannot join its neighbours into an image, a comment or a tag.
+_EMPTY_ELEMENT = re.compile(r"(?<!\\)<(a|span|div|p)\b[^<>\0\n]*>[ \t]*</\1[ \t]*>|(?<!\\)<(?:br|hr|wbr)\b[^<>\0\n]*>",
+                            re.IGNORECASE)
 
 
 def invisible_markup_dropped(prose: str) -> str:
     r"""Markdown prose (its code held aside: :func:`outside_code`) without the raw HTML a reader of
     the rendered page never sees: an answer quoted "… the specific function. <a
-    id="ERR_WASI_ALREADY_STARTED"></a>". A break reads as a space.
+    id="ERR_WASI_ALREADY_STARTED"></a>". Each reads as a space.
 
-    >>> invisible_markup_dropped('Text.<a id="x"></a> More<br/>here. <span class="k">Kept</span>.')
+    >>> invisible_markup_dropped('Text.<a id="x"></a>More<br/>here. <span class="k">Kept</span>.')
     'Text. More here. <span class="k">Kept</span>.'
+    >>> invisible_markup_dropped('Tags like <br are void.\n\nArrows => too. Literal \\<br> and !<a></a>[x](y)')
+    'Tags like <br are void.\n\nArrows => too. Literal \\<br> and ! [x](y)'
     """
-    return _EMPTY_ELEMENT.sub(lambda m: "" if m.group(1) else " ", prose)
+    return _EMPTY_ELEMENT.sub(" ", prose)
