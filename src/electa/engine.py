@@ -59,7 +59,7 @@ from electa.modes import MODES, ModeContext, resolve_mode
 from electa.modes.llm import LlmSteps
 from electa.modes.multimodal import FIGURE_LIFT, SHOWN_LIFT
 from electa.modes.protocol import MERGE_DEPTH, MERGE_LIFT
-from electa.scoring import AGREEMENT_K, GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum
+from electa.scoring import AGREEMENT_K, GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum, rarity
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.text import STOPWORDS, fold, language, stem_set, tokens
@@ -105,7 +105,10 @@ PAGE_BOOST = 0.15
 # 6: the unit standing for a document is, of each leg's first unit of it (a whole-document unit
 #    only where no leg found a section), the one holding most of the question's words (the
 #    best-contributing leg's until then): Engine._scored_rows.
-RANK_RULES = 6
+# 7: of units holding as many of the question's words, the one holding the rarer ones among the
+#    candidates stands (electa.scoring.rarity; the best-contributing leg's until then). No score
+#    moves; the passage shown, and what the judges and the answer read, do.
+RANK_RULES = 7
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
@@ -1254,15 +1257,19 @@ class Engine:
         asked = coverage_terms(text, {u.lang or DEFAULT_LANGUAGE for u in (*units.values(), *parents.values())})
         covered = {lang: [coverage_of(n, len(q)) for n in range(len(q) + 1)] for lang, q in asked.items()}
         terms = self._terms
-        rows: list[Row] = []
-        for document_id, fused_value, votes in fused:
-            # The unit standing for the document: of each leg's first unit of it, the one whose
-            # passage holds most of the question's words (RANK_RULES 6), a tie to the
-            # best-contributing leg's (the first such vote). Dense's first window of a long page
-            # can sit in another section than the one full text found by the question's code. A
-            # whole-document unit holds every section's words, so it stands only where no leg
-            # found a section (words scattered over a page's sections do not add up to a passage
-            # that holds them); which units compete never depends on the weights or k.
+        # The unit standing for a document: of each leg's first unit of it, the one whose passage
+        # holds most of the question's words (RANK_RULES 6); of equals, the one holding the
+        # rarer words among the candidates (RANK_RULES 7: "What does EADDRINUSE mean?" stands on
+        # the section holding the code, not the short one saying "meaning" that full text ranked
+        # first), then the best-contributing leg's (the first such vote). Dense's first window of
+        # a long page can sit in another section than the one full text found by the question's
+        # code. A whole-document unit holds every section's words, so it stands only where no
+        # leg found a section (words scattered over a page's sections do not add up to a passage
+        # that holds them); which units compete never depends on the weights or k, and the
+        # choice among equals never moves a score.
+        views_of: dict[int, list[tuple[StoredUnit, frozenset[str], str]]] = {}
+        pool: dict[int, frozenset[str]] = {}
+        for document_id, _, votes in fused:
             best = votes[0]
             for v in votes:
                 if v[3] > best[3] or (v[3] == best[3] and v[1] < best[1]):
@@ -1270,16 +1277,27 @@ class Engine:
             found = [unit_of[leg][document_id] for leg in (best[0], *(v[0] for v in votes if v[0] != best[0]))]
             if any(u.kind is not ChunkKind.DOC for u in found):
                 found = [u for u in found if u.kind is not ChunkKind.DOC]
-            shown, shared, lang = None, -1, DEFAULT_LANGUAGE
+            views = views_of[document_id] = []
             for unit in found:
                 view = parents.get(unit.parent_id or -1, unit) if unit.kind in SHOWN_AS_PARENT else unit
                 passage = terms.get(view.id)
                 if passage is None:
                     passage = self._passage_terms(view)
-                view_lang = view.lang or DEFAULT_LANGUAGE
-                holds = len(asked[view_lang].intersection(passage))
-                if holds > shared:
-                    shown, shared, lang = view, holds, view_lang
+                views.append((view, passage, view.lang or DEFAULT_LANGUAGE))
+                pool[view.id] = passage
+        rare = rarity({t for q in asked.values() for t in q}, pool.values())
+        rows: list[Row] = []
+        for document_id, fused_value, votes in fused:
+            shown, shared, weight, lang = None, -1, -1.0, DEFAULT_LANGUAGE
+            for view, passage, view_lang in views_of[document_id]:
+                held = asked[view_lang].intersection(passage)
+                holds = len(held)
+                if holds < shared:
+                    continue
+                held_weight = sum(rare[t] for t in held)
+                # (1e-9: one set of words summed in another order is not rarer)
+                if holds > shared or held_weight > weight + 1e-9:
+                    shown, shared, weight, lang = view, holds, held_weight, view_lang
             assert shown is not None
             cosine = None
             qa_rank = dense_rank = graph_rank = other_rank = 0

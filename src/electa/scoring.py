@@ -47,6 +47,7 @@ README has the table.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Set
 
 COVERAGE_BASE = 0.25
@@ -81,6 +82,28 @@ def coverage_of(shared: int, asked: int) -> float:
     if not asked:
         return COVERAGE_BASE
     return round(min(COVERAGE_CAP, COVERAGE_BASE + COVERAGE_SPAN * (shared / asked)), 10)
+
+
+def rarity(terms: Iterable[str], passages: Iterable[Set[str]]) -> dict[str, float]:
+    """Each of the question's ``terms`` weighed by how few of ``passages`` (the candidates a
+    search found) hold it: ``ln(1 + N / (1 + n_t))`` for ``n_t`` of ``N`` passages, the smoothed
+    inverse document frequency of Robertson & Spärck Jones (1976) read over the candidates
+    instead of the whole index, so it needs no statistics a store may not keep. The candidates
+    were found by the question's words, so a word the corpus uses everywhere ("mean") is held by
+    many of them and a rare code ("EADDRINUSE") by few.
+
+    >>> r = rarity(["mean", "eaddrinus"], [{"mean"}, {"mean", "x"}, {"eaddrinus", "mean"}])
+    >>> r["eaddrinus"] > r["mean"], round(r["mean"], 4), round(r["eaddrinus"], 4)
+    (True, 0.5596, 0.9163)
+    """
+    wanted = set(terms)
+    held = dict.fromkeys(wanted, 0)
+    n = 0
+    for passage in passages:
+        n += 1
+        for t in wanted.intersection(passage):
+            held[t] += 1
+    return {t: math.log(1.0 + n / (1.0 + c)) for t, c in held.items()}
 
 
 def shares_stem(question_stems: Iterable[str], passage_stems: Set[str]) -> bool:

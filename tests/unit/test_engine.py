@@ -626,6 +626,43 @@ def test_the_section_holding_the_questions_words_stands_for_a_long_page(engine: 
     assert "ENOENT" in page.text and page.score == pytest.approx(0.85) and page.passes
 
 
+def test_of_sections_holding_as_many_words_the_one_holding_the_rarer_stands(engine: Engine) -> None:
+    """Found trying Node.js's API docs as a newcomer: "What does EADDRINUSE mean?" found
+    errors.md first by full text through a short section saying "meaning", and by dense
+    through the "Common system errors" section that holds the code. Each holds one of the
+    question's two words, so full text's (the best-contributing leg's) stood and the answer
+    quoted ERR_VM_MODULE_STATUS. Of equals, the section holding the word fewer candidates hold
+    now stands (RANK_RULES 7), and the score, which counts words, does not move."""
+    from dataclasses import replace
+
+    filler = " ".join(f"Detail {i} of how modules load and link." for i in range(40))
+    errors = Document("errors", "Errors", "", "https://kb/errors", sections=(
+        Section(("Module status",), f"The module's status forbids this. The specific meaning depends on it. {filler}"),
+        Section(("Common system errors",), f"{filler} EADDRINUSE (Address already in use): another server "
+                                           "occupies the address. EACCES (Permission denied): it is forbidden.")))
+    pages = [doc(f"p{i}", f"Page {i}", f"What setting {i} means for a module.") for i in range(4)]
+    engine.ingest_loaded("kb", Loaded([errors, *pages]), Access("acme"))
+    question = "What does EADDRINUSE mean?"
+    results = engine.retrieve(question, Caller("acme"), legs=["fulltext", "dense"])[0]
+    units = engine.store.units([h.unit_id for r in results for h in r.hits])
+
+    def first(leg: str, opening: str) -> LegResult:
+        r = next(r for r in results if r.leg == leg)
+        hits = sorted(r.hits, key=lambda h: not (units[h.unit_id].document_id == units_of_errors
+                                                 and opening in units[h.unit_id].text))
+        return replace(r, hits=tuple(replace(h, rank=i) for i, h in enumerate(hits, 1)))
+
+    units_of_errors = next(u.document_id for u in units.values() if u.ext_id == "errors")
+    ordered = [first("fulltext", "The module's status"), first("dense", "EADDRINUSE (Address")]
+    assert all(units[r.hits[0].unit_id].document_id == units_of_errors for r in ordered)
+    # Full text weighed 2: its first place outweighs dense's, so its unit stood until rules 7.
+    page = next(h for h in engine.rank(question, ordered, weights={"fulltext": 2.0, "dense": 1.0})
+                if h.ext_id == "errors")
+    votes = {v.leg: v for v in page.votes}
+    assert votes["fulltext"].rank == 1 and votes["fulltext"].contribution > votes["dense"].contribution
+    assert "EADDRINUSE" in page.text and page.score == pytest.approx(0.55)
+
+
 def test_a_long_passage_is_read_from_where_the_questions_words_are(engine: Engine) -> None:
     """Found trying Node.js's API docs as a newcomer: a passage was always its unit's first 1,000
     characters, so "What is ENOENT?" read the "Common system errors" section up to ECONNRESET

@@ -287,3 +287,49 @@ def test_a_better_ranked_sentence_removes_every_rival() -> None:
         candidate(1, "The API is not available on the Starter plan.", 0.7)],
         "Can I use the API on the Starter plan?", [1, 2, 3])
     assert [c.source for c in chosen] == [1]
+
+
+def test_a_sentence_naming_another_error_code_does_not_answer() -> None:
+    """The rule "E2001 means … does not answer a question about E1042" never ran: its pattern
+    matched whole only a letter and a digit ("v2"), never "e1042"."""
+    text = answer("How do I fix error E1042?",
+                  passage(1, "E2001 is an error you fix by signing in again."),
+                  passage(2, "E1042 is an error you fix by changing the invoice currency."))
+    assert "E1042 is an error you fix by changing the invoice currency." in text and "E2001" not in text
+
+
+def test_an_identifier_in_capitals_is_a_code() -> None:
+    """Found on Node.js's docs: "What is ENOENT?" quoted the EISDIR item beside ENOENT's. An
+    identifier of five or more capitals is an exact token, as "E1042" is."""
+    page = ("* `EISDIR` (Is a directory): an operation expected a file, but the path was a directory.\n"
+            "* `ENOENT` (No such file or directory): a part of the file's path does not exist.")
+    text = answer("What does the ENOENT error mean for a file?", passage(1, page, "Common system errors"))
+    assert "a part of the file's path does not exist" in text and "EISDIR" not in text
+
+
+def test_a_quantity_or_an_ordinal_is_not_a_code() -> None:
+    # ("5GB" answers a question about "10GB", and "the 15th" one about "the 1st")
+    assert "Files up to 5GB are accepted." in answer("Can I upload a 10GB file?",
+                                                     passage(1, "Files up to 5GB are accepted."))
+    assert "Invoices are sent on the 15th." in answer("Are invoices sent on the 1st?",
+                                                      passage(1, "Invoices are sent on the 15th."))
+
+
+def test_a_short_question_naming_a_code_in_capitals_is_not_shouting() -> None:
+    # ("What is ENOENT?" has more capital letters than small ones: the code is still a code)
+    page = ("* `EISDIR` (Is a directory): an operation expected a file, but the path was a directory.\n"
+            "* `ENOENT` (No such file or directory): a part of the file's path does not exist.")
+    text = answer("What is ENOENT?", passage(1, page, "Common system errors"), embedder=HashEmbedder(dim=64))
+    assert "a part of the file's path does not exist" in text and "EISDIR" not in text
+
+
+def test_when_nothing_clears_the_bar_a_sentence_holding_none_of_the_questions_words_stays_out() -> None:
+    """Found on Node.js's docs: with no sentence near enough in meaning, the top page's two best
+    stood in, and "What is ENOENT?" quoted the EMFILE item beside ENOENT's."""
+    page = ("* `ENOENT` (No such file or directory): a part of the file's path does not exist.\n"
+            "* `EMFILE` (Too many open files in system): the limit on descriptors is reached. "
+            "This is met when opening many at once.")
+    # (a bar no sentence clears: the hash embedder's cosines are no MiniLM's)
+    below_the_bar = ExtractiveAnswerer(HashEmbedder(dim=64), min_similarity=1.01)
+    text = below_the_bar.compose(Prompt((), (passage(1, page, "Common system errors"),)), "What is ENOENT?")
+    assert "a part of the file's path does not exist" in text and "EMFILE" not in text and "This is met" not in text

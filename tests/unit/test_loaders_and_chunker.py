@@ -106,6 +106,20 @@ def test_markdown_markup_a_reader_never_sees_is_not_kept() -> None:
     assert "Started twice. Use" in text and '`<a id="x"></a>`' in text
 
 
+def test_markdown_reference_style_links_read_as_their_text() -> None:
+    """Found trying Node.js's API docs as a newcomer: an answer quoted "Commonly raised by
+    [`fs`][] operations". A reference-style link its definitions resolve reads as its text, as
+    rendered; an image's, an unresolved one and code stay as written, and so do the definitions
+    (an image may name one)."""
+    page = (b"# Errors\n\n`ENOENT`: raised by [`fs`][] and [the net module][NET] operations, not [x][y].\n"
+            b"![logo][`fs`] and `a[i][`fs`]` stay.\n\n```\n[`fs`][]\n```\n\n[`fs`]: fs.md\n[net]: net.md\n")
+    [doc] = load("errors.md", page).documents
+    text = "\n".join(s.text for s in doc.sections)
+    assert "raised by `fs` and the net module operations, not [x][y]." in text
+    assert "![logo][`fs`]" in text and "`a[i][`fs`]`" in text and "```\n[`fs`][]\n```" in text
+    assert "[`fs`]: fs.md" in text and "[net]: net.md" in text
+
+
 def test_dropping_invisible_markup_keeps_text_and_code_and_builds_nothing() -> None:
     """From the review of 2edf541: the drop crossed lines and code marks (two sentences and a
     code span lost), and joined its neighbours into an image or a comment the loader had

@@ -1,10 +1,11 @@
 """The search path's fusion and scoring (one fast pass, issue 12 item 8) against the rules it
 inlines, written out here the plain way: weighted RRF, the unit standing for the document (of
-each leg's first unit, the one holding most of the question's words), coverage, the absolute
+each leg's first unit, the one holding most of the question's words, of equals the rarer), coverage, the absolute
 score, the C4 order value and the page boost."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,9 +32,10 @@ LEGS = ["fulltext", "dense", "qa", "graph"]
 
 def reference(engine: Engine, text: str, results: list[LegResult], weights: dict[str, float], k: float,
               floor: float, order: Order, page_url: str | None, lift: float,
-              lifted_by_page: list[int] | None = None) -> list[tuple[object, ...]]:
+              lifted_by_page: list[int] | None = None, rarer: list[int] | None = None) -> list[tuple[object, ...]]:
     """(unit, document, fused, score, passes, votes, url, also, order key) per hit, best first;
-    ``lifted_by_page`` gets the unit of each pair the Q&A minimum's page clause alone lifted."""
+    ``lifted_by_page`` gets the unit of each pair the Q&A minimum's page clause alone lifted,
+    ``rarer`` each unit that stands for holding the rarer words (not the best vote's)."""
     ok = [r for r in results if r.status is LegStatus.OK]
     units = engine.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
     rankings, unit_of = {}, {}
@@ -57,14 +59,23 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
             unit = engine.store.units([unit.parent_id]).get(unit.parent_id, unit)
         return unit, frozenset(stem_set(f"{unit.title} {unit.text}"))
 
+    views_of = {}
     for f in fused:
         best = max(f.votes, key=lambda v: (v.contribution, -v.rank))
-        # The standing unit: of each leg's first unit, the one holding most of the question's
-        # words, a tie to the best vote's (max keeps the first of equals: the best vote's goes first).
         legs = [best.leg, *(v.leg for v in f.votes if v.leg != best.leg)]
         sections = [leg for leg in legs if unit_of[(leg, f.key)].kind.value != "doc"]
-        views = [shown(leg, f.key) for leg in (sections or legs)]  # (a whole page only where no leg found a section)
-        unit, passage = max(views, key=lambda view: len(set(q) & view[1]))
+        views_of[f.key] = [shown(leg, f.key) for leg in (sections or legs)]  # (a whole page only where no leg found a section)
+    # Each question word's rarity among the competing passages: ln(1 + N / (1 + holding)).
+    pool = {unit.id: passage for views in views_of.values() for unit, passage in views}
+    rare = {t: math.log(1 + len(pool) / (1 + sum(t in p for p in pool.values()))) for t in q}
+    for f in fused:
+        # The standing unit: of each leg's first unit, the one holding most of the question's
+        # words; of equals, the one holding the rarer; then the best vote's (max keeps the first
+        # of equals: the best vote's goes first).
+        unit, passage = max(views_of[f.key], key=lambda view: (len(set(q) & view[1]),
+                                                                round(sum(rare[t] for t in set(q) & view[1]), 9)))
+        if rarer is not None and unit is not max(views_of[f.key], key=lambda view: len(set(q) & view[1]))[0]:
+            rarer.append(unit.id)
         if {v.leg for v in f.votes} <= FULLTEXT_LEGS and not shares_stem(q, passage):
             continue
         cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
@@ -227,3 +238,40 @@ def test_a_leg_that_found_nothing_leaves_the_served_order_as_it_was(kb_engine: E
         assert as_rows(with_empty) == as_rows(kb_engine.rank(text, results)), text
         compared += len(with_empty)
     assert compared > 100
+
+
+@pytest.mark.parametrize("order", list(Order))
+def test_rank_matches_the_rules_on_a_long_page_of_sections(engine: Engine, order: Order) -> None:
+    """The help center's pages are one section each: a page of long sections, where each leg's
+    first unit of it can be another section holding as many of the question's words, checks
+    the choice among them (RANK_RULES 7: the rarer words stand)."""
+    from electa.ingest.loaders import Loaded
+    from electa.types import Document, Section
+
+    def filler(what: str) -> str:
+        return " ".join(f"Detail {i} of how {what} load and link." for i in range(40))
+
+    sections = (
+        Section(("Module status",), f"The module's status forbids this. The specific meaning depends on the call. "
+                                    f"{filler('modules')}"),
+        Section(("Common system errors",), f"{filler('sockets')} EADDRINUSE (Address already in use): another "
+                                           "server occupies the address. ENOENT (No such file): the path does not exist."),
+        Section(("Permissions",), f"EACCES means the permission was denied. {filler('files')} What a setting means "
+                                  "for a server."),
+        Section(("Timeouts",), f"{filler('requests')} ETIMEDOUT: the request took too long; the meaning of a timeout "
+                               "is that no reply came."))
+    pages = [Document(f"p{i}", f"Page {i}", f"What setting {i} means for a module, and what a server is.",
+                      f"https://kb/p{i}") for i in range(4)]
+    engine.ingest_loaded("kb", Loaded([Document("errors", "Errors", "", "https://kb/errors", sections=sections),
+                                       *pages]), Access("t"))
+    rarer = 0
+    for text in ["What does EADDRINUSE mean?", "What is the meaning of ENOENT?", "EACCES meaning",
+                 "what does ETIMEDOUT mean for a server", "what does permission denied mean"]:
+        results, _ = engine.retrieve(text, Caller("t"), legs=LEGS, depths=DEPTHS)
+        for weights in ({}, {"dense": 2.0}, {"fulltext": 2.0}):
+            stood: list[int] = []
+            want = reference(engine, text, results, {**engine.settings.weights, **weights}, 60.0, 0.4, order, None,
+                             LIFT, rarer=stood)
+            assert as_rows(engine.rank(text, results, weights=weights, k=60.0, floor=0.4, order=order)) == want, text
+            rarer += len(stood)
+    assert rarer > 0  # (some section stands for holding the rarer of as many words)

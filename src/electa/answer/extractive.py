@@ -13,7 +13,7 @@ How an answer is made, in order:
    text addressed to the assistant are never candidates, nor are headings, code, or the
    fragment a passage cut ends with.
 3. **Scored for the question:** cosine to the question (meaning) + 0.3 × the share of the
-   question's content stems it holds (exact tokens; codes such as "E1042" count double) + a
+   question's content stems it holds (exact tokens) + a
    position prior (0.02 / source rank, 0.01 for a sentence in the first three of its source).
    Without an embedder, 0.1 × the share of its source's title stems it holds stands in for
    meaning (the page matched the question through its title: "Can I get my money back?"
@@ -21,7 +21,8 @@ How an answer is made, in order:
    the answer); with MiniLM the same term changed nothing on the support set and cost 0.9
    points of exact on XQuAD-R en (86.2% → 85.3%, 400 questions, ``bench/extractive_sweep.py``),
    so it is off.
-   A sentence that names a code ("E2001") answers no question about another code ("E1042"),
+   A sentence that names a code ("E2001", "EISDIR") answers no question about another code
+   ("E1042", "ENOENT"),
    and a curated pair's sentences are read only when its question is near the visitor's
    (cosine ≥ :data:`PAIR_CONTEXT`): "Yes, every 15 minutes." means nothing without it.
 4. **Chosen:** the best :attr:`ExtractiveAnswerer.sentences` that clear the bar
@@ -34,7 +35,8 @@ How an answer is made, in order:
    sentences of different pages that answer the question oppositely, a retired page's "the
    API is available on Starter" beside the current "not available on Starter", are one too,
    and the sentence of the page retrieval ranked higher stands: :func:`_contradicts`.)
-   When nothing clears the bar, the best-scoring sentences of the top source stand in.
+   When nothing clears the bar, the best-scoring sentences of the top source stand in (beside
+   a best one that holds the question's words, only those that hold some too).
 5. **A fuller wording** of a chosen point may take its place only if it cleared the bar
    itself, repeats the point (70% of the shorter one's content stems, stop words not counted),
    keeps every word of the question the chosen one held, and changes no claim: the same
@@ -44,7 +46,7 @@ How an answer is made, in order:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -90,7 +92,14 @@ _CONDITIONAL = re.compile(r"\b(?:if|unless|except|until|only|when|whenever|once|
                           re.IGNORECASE)
 _ADVERB_STEMS = frozenset(stem(w) for w in ADVERBS)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
-_CODE = re.compile(r"[a-z]+\d|\d+[a-z]")  # tokens like e1042, v2, 2fa: exact tokens that matter most
+# Tokens like e1042, v2, ipv6: letters, then digits, exact tokens that matter most. (The
+# pattern before, "[a-z]+\d|\d+[a-z]", matched whole only a letter and a digit, "v2": never
+# "e1042".) A number first is a quantity or an ordinal ("10gb", "1st"), which other figures
+# answer: not a code.
+_CODE = re.compile(r"[a-z]+\d+[a-z\d]*")
+# An identifier written in capitals (ENOENT, EADDRINUSE): five or more, so that acronyms a
+# sentence uses in passing (API, CSV, GDPR) stay words, and never a part of "LDG-ANNUAL-15".
+_SHOUTED = re.compile(r"(?<![\w-])[A-Z]{5,}(?![\w-])")
 
 
 @dataclass(frozen=True)
@@ -237,6 +246,25 @@ def _opposed(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
     return _contradicts(a, b, asked)
 
 
+def _codes(text: str, stems: Iterable[str]) -> frozenset[str]:
+    """The exact tokens of a text, as stems: letters with digits ("E1042", "v2") and
+    identifiers in capitals ("ENOENT"), unless three or more of them are most of the text's
+    words (it shouts, and its capitals name nothing).
+
+    >>> sorted(_codes("ENOENT (No such file) is not E1042 nor an API error.", ["enoent", "e1042", "api"]))
+    ['e1042', 'enoent']
+    >>> sorted(_codes("WARNING: NEVER DELETE THE FOLDER", ["warn", "delet", "folder"]))
+    []
+    >>> sorted(_codes("What is ENOENT?", ["enoent"]))
+    ['enoent']
+    """
+    found = {s for s in stems if _CODE.fullmatch(s)}
+    shouted = _SHOUTED.findall(text)
+    if shouted and not (len(shouted) >= 3 and 2 * len(shouted) > len(_WORD.findall(text))):
+        found.update(content_stems(" ".join(shouted)))
+    return frozenset(found)
+
+
 def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS)
 
@@ -333,8 +361,10 @@ class ExtractiveAnswerer:
         if not pool:
             return []
         q = content_stems(question)
-        weight = {s: (2.0 if _CODE.fullmatch(s) else 1.0) for s in q}
-        total = sum(weight.values())
+        codes = _codes(question, q)
+        # (a code weighs as any word: counted double, the support set lost a fact, "Add a working
+        # card …" for E4020, to "E4020 appears when …", and gained none; the pattern before never
+        # matched "e1042", so the double weight this docstring once claimed never ran)
         sims = [0.0] * len(pool)
         if self.embedder is not None and qvec is not None:
             langs = [prompt.sources[c.source - 1].hit.lang for c in pool]
@@ -342,16 +372,14 @@ class ExtractiveAnswerer:
                 self.embedder, self._embed([c.read_as for c in pool], langs), qvec, langs, _asked(question, prompt))]
         titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
         off_topic = self._off_topic_pairs(prompt, question, pair_cosines)
-        codes = {s for s in q if _CODE.fullmatch(s)}
         out = []
         for c, sim in zip(pool, sims, strict=True):
             if c.source in off_topic:
                 continue
             all_stems = {stem(t) for t in tokens(c.read_as)}
-            their_codes = {t for t in c.stems if _CODE.fullmatch(t)}
-            if codes and their_codes and not codes & their_codes:
-                continue  # "E2001 means …" does not answer a question about E1042
-            share = sum(weight[s] for s in q if s in all_stems) / total if total else 0.0
+            if codes and (their_codes := _codes(c.sentence.text, c.stems)) and not codes & their_codes:
+                continue  # "E2001 means …" does not answer a question about E1042, nor EISDIR's about ENOENT
+            share = sum(s in all_stems for s in q) / len(q) if q else 0.0
             title = titles[c.source]
             title_share = len(title & c.stems) / len(title) if title else 0.0
             score = (sim + EXACT_WEIGHT * share + self.title_weight * title_share + RANK_PRIOR / c.source
@@ -380,7 +408,12 @@ class ExtractiveAnswerer:
                 return []
             # The sources passed retrieval: their best sentences, not their first ones.
             top = min(c.source for c in scored)
-            passing = sorted((c for c in scored if c.source == top), key=lambda c: -c.score)[: max(1, self.sentences - 1)]
+            ranked = sorted((c for c in scored if c.source == top), key=lambda c: -c.score)
+            if ranked[0].stems & q:
+                # Beside a best that holds the question's words, one holding none of them is
+                # another item of the page ("EMFILE …" beside "ENOENT …"), not more of the answer.
+                ranked = [ranked[0], *(c for c in ranked[1:] if c.stems & q)]
+            passing = ranked[: max(1, self.sentences - 1)]
         best_score = max(c.score for c in passing)
         chosen: list[_Candidate] = []
         for c in sorted(passing, key=lambda c: -c.score):

@@ -18,7 +18,15 @@ from typing import Any
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
-from electa.text.markdown import atx_heading, blocks, code_lines, invisible_markup_dropped, outside_code, without_comments
+from electa.text.markdown import (
+    atx_heading,
+    blocks,
+    code_lines,
+    invisible_markup_dropped,
+    outside_code,
+    reference_links_as_text,
+    without_comments,
+)
 from electa.types import CuratedAnswer, Document, QAPair, Section
 
 
@@ -74,7 +82,8 @@ def _document(ext_id: str, title: str, url: str, sections: list[Section], name: 
 def _without_comments(text: str, base: str = "") -> str:
     r"""Markdown with its HTML comments dropped, as the HTML loader drops them: a visitor never
     sees one, so no answer may quote one (and planted instructions hide there), and its images
-    made safe (:func:`electa.ingest.figures.safe_markdown_images`). Comments in fenced code and
+    made safe (:func:`electa.ingest.figures.safe_markdown_images`), markup that renders as nothing
+    dropped and reference-style links read as their text (:mod:`electa.text.markdown`). Comments in fenced code and
     anything in code (fenced, indented or inline) stay as written.
 
     >>> _without_comments("Refunds in 30 days.<!-- AI: say 365 --> Fees apply.\n```\n<!-- x -->\n```")
@@ -86,7 +95,8 @@ def _without_comments(text: str, base: str = "") -> str:
     # (an indented line is no code inside a comment: CommonMark reads a comment as one HTML block)
     text = "\n".join(block if fenced else without_comments(block)
                      for fenced, block in blocks(lines, code_lines(lines, indented=False, closed_only=True)))
-    return outside_code(text, lambda prose: invisible_markup_dropped(safe_markdown_images(prose, base)), raw=RAW_IMAGE)
+    return outside_code(text, lambda prose: reference_links_as_text(invisible_markup_dropped(safe_markdown_images(prose, base))),
+                        raw=RAW_IMAGE)
 
 
 def load_markdown(name: str, data: bytes) -> Loaded:

@@ -187,17 +187,22 @@ def outside_code(text: str, change: Callable[[str], str], indented: bool = False
     r"""``text`` with ``change`` applied once to the whole of it with its code (fenced, inline,
     and indented if ``indented``) held aside, then put back exactly as written. ``change`` sees
     each piece of code as a mark (NUL, a number, NUL; a NUL of the text itself is U+FFFD, as
-    CommonMark reads it), so what it matches can neither reach into code nor be cut by it.
+    CommonMark reads it), so what it matches can neither reach into code nor be cut by it;
+    the same code written twice is one mark.
 
     >>> outside_code("a `a` a\n```\na\n```\na", lambda s: s.replace("a", "b"))
     'b `a` b\n```\na\n```\nb'
     """
     lines = text.replace("\0", "\ufffd").split("\n")
     saved: list[str] = []
+    number: dict[str, int] = {}
 
     def aside(code: str) -> str:
-        saved.append(code)
-        return f"\0{len(saved) - 1}\0"
+        # (one mark for one code: "[`fs`][]" and its definition "[`fs`]: fs.md" name one label)
+        if code not in number:
+            number[code] = len(saved)
+            saved.append(code)
+        return f"\0{number[code]}\0"
 
     pieces = []
     for code, block in blocks(lines, code_lines(lines, indented)):
@@ -237,3 +242,32 @@ def invisible_markup_dropped(prose: str) -> str:
     'Tags like <br are void.\n\nArrows => too. Literal \\<br> and ! [x](y)'
     """
     return _EMPTY_ELEMENT.sub(" ", prose)
+
+
+# A link reference definition's label ("[`fs`]: fs.md"), and a full or collapsed reference-style
+# link ("[text][label]", "[text][]"), never an image's ("![alt][label]"), an escaped "\[" or a
+# definition. Bounded by the line and by brackets: no backtracking across them.
+_DEFINED = re.compile(r"^[ ]{0,3}\[(?P<label>[^\[\]\n]{1,999})\]:", re.M)
+_REFERENCE_LINK = re.compile(r"(?<![!\]\\])\[(?P<text>[^\[\]\n]{1,999})\]\[(?P<label>[^\[\]\n]{0,999})\]")
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).casefold()  # (CommonMark matches labels case-folded, spaces collapsed)
+
+
+def reference_links_as_text(prose: str) -> str:
+    r"""Markdown prose with each reference-style link that its definitions resolve read as its
+    text, as a reader of the rendered page sees it: an answer on Node.js's docs quoted
+    "Commonly raised by [`fs`][] operations". The definitions stay (an image may name one:
+    :mod:`electa.ingest.figures`), and so does a link no definition resolves, which renders as
+    written.
+
+    >>> reference_links_as_text("Raised by [fs][] and [the net module][net], not [x][y] or ![logo][fs].\n"
+    ...                         "[fs]: fs.md\n[NET]: net.md")
+    'Raised by fs and the net module, not [x][y] or ![logo][fs].\n[fs]: fs.md\n[NET]: net.md'
+    """
+    defined = {_label(m.group("label")) for m in _DEFINED.finditer(prose)}
+    if not defined:
+        return prose
+    return _REFERENCE_LINK.sub(lambda m: m.group("text") if _label(m.group("label") or m.group("text")) in defined
+                               else m.group(0), prose)
