@@ -682,6 +682,21 @@ def test_a_long_passage_is_read_from_where_the_questions_words_are(engine: Engin
     assert head.text.startswith("* `EACCES`")  # (the head holds the words: read from it, as before)
 
 
+def test_a_long_passage_is_never_read_from_inside_a_fenced_code_block() -> None:
+    """Found trying Node.js's docs as a newcomer: ``process.env``'s section was read from
+    "env.foo = 'bar';", a line inside a fenced block, so the answer took the code for prose (and
+    the prose after the closing fence for code) and quoted "env.foo = 'bar'; console.log(…)"."""
+    from electa.text.focus import focus_start
+
+    filler = "\n\n".join(f"Paragraph {i} says how the process starts and stops." for i in range(20))
+    lines = "\n".join(f"console.log({i});" for i in range(15))
+    code = f"```mjs\nimport {{ process }} from 'node:process';\n{lines}\n\nenv.foo = 'bar';\n```"
+    text = f"{filler}\n\n{code}\n\nAssigning a property on it converts the value to a string.\n\n{filler}"
+    # (only a window from the line after the code's blank line holds both words)
+    start = focus_start(text, {"en·env", "en·assign"}, "en", 300)
+    assert start > 0 and text[:start].count("```") % 2 == 0  # (read from the fence or after it, never within)
+
+
 def test_a_passage_with_a_budget_of_one_character_left_is_cut_not_looped_on() -> None:
     """From the second review: with one character of the shared budget left (more than four
     passages asked for), the focus read pieces of half a character, and never ended."""

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Set
 
 from electa.text.analysis import index_terms
+from electa.text.markdown import code_lines
 
 # Only so far into a unit is looked at (a whole document can run to hundreds of kilobytes).
 FOCUS_SCAN = 60_000
@@ -29,21 +30,33 @@ def pieces(text: str, longest: int) -> list[tuple[int, str]]:
     item, heading or table row), a block longer than ``longest`` split at its sentence ends, and
     a sentence longer than ``longest`` at its last space or line break within it (else
     anywhere). The places a passage may start reading: a hard-wrapped line's continuation ("a
-    peer.") only inside such an over-long sentence.
+    peer.") only inside such an over-long sentence. A fenced code block is one piece, from its
+    opening fence, however long: read from within, its lines would be taken for prose and the
+    prose after its closing fence for code (Node.js's ``process.env`` was read from
+    "env.foo = 'bar';", and the answer quoted code).
 
     >>> pieces("One. Two\nwrapped.\n* Three.", 12)
     [(0, 'One.'), (5, 'Two\nwrapped.'), (18, '* Three.')]
+    >>> pieces("Set it:\n```js\n# not a heading\n\nenv.foo = 'bar';\n```\nDone.", 8)
+    [(0, 'Set it:'), (8, "```js\n# not a heading\n\nenv.foo = 'bar';\n```"), (52, 'Done.')]
     """
     out: list[tuple[int, str]] = []
     at, block_start = 0, 0
     block: list[str] = []
+    in_code = False  # the block in progress is a fenced code block
     lines = text.split("\n")
-    for line in [*lines, ""]:
-        if not line.strip() or _BLOCK_START.match(line):
+    flags = code_lines(lines, indented=False)
+    for n, line in enumerate([*lines, ""]):
+        code = n < len(lines) and flags[n]
+        if code and in_code:
+            # (inside a fence its blank, "#" and "-" lines are code; two blocks that touch are one)
+            block.append(line)
+        elif code or in_code or not line.strip() or _BLOCK_START.match(line):
             if block:
-                out.extend(_sentences(block_start, "\n".join(block), longest))
-            block_start, block = at, ([line] if line.strip() else [])
-            if not line.strip():
+                out.extend([(block_start, "\n".join(block))] if in_code
+                           else _sentences(block_start, "\n".join(block), longest))
+            block_start, block, in_code = at, ([line] if line.strip() or code else []), code
+            if not line.strip() and not code:
                 block_start = at + len(line) + 1
         else:
             if not block:
