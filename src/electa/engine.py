@@ -1285,19 +1285,22 @@ class Engine:
                     passage = self._passage_terms(view)
                 views.append((view, passage, view.lang or DEFAULT_LANGUAGE))
                 pool[view.id] = passage
-        rare = rarity({t for q in asked.values() for t in q}, pool.values())
+        rare: dict[str, float] | None = None  # (read only where equals differ in what they hold)
         rows: list[Row] = []
         for document_id, fused_value, votes in fused:
-            shown, shared, weight, lang = None, -1, -1.0, DEFAULT_LANGUAGE
+            shown, shared, shown_held, lang = None, -1, frozenset[str](), DEFAULT_LANGUAGE
             for view, passage, view_lang in views_of[document_id]:
                 held = asked[view_lang].intersection(passage)
                 holds = len(held)
-                if holds < shared:
+                if holds < shared or (holds == shared and held == shown_held):
                     continue
-                held_weight = sum(rare[t] for t in held)
-                # (1e-9: one set of words summed in another order is not rarer)
-                if holds > shared or held_weight > weight + 1e-9:
-                    shown, shared, weight, lang = view, holds, held_weight, view_lang
+                if holds == shared:
+                    if rare is None:
+                        rare = rarity({t for q in asked.values() for t in q}, pool.values())
+                    # (fsum over sorted weights: the same words weigh the same in any set order)
+                    if math.fsum(sorted(rare[t] for t in held)) <= math.fsum(sorted(rare[t] for t in shown_held)):
+                        continue
+                shown, shared, shown_held, lang = view, holds, held, view_lang
             assert shown is not None
             cosine = None
             qa_rank = dense_rank = graph_rank = other_rank = 0

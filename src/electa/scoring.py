@@ -86,9 +86,10 @@ def coverage_of(shared: int, asked: int) -> float:
 
 def rarity(terms: Iterable[str], passages: Iterable[Set[str]]) -> dict[str, float]:
     """Each of the question's ``terms`` weighed by how few of ``passages`` (the candidates a
-    search found) hold it: ``ln(1 + N / (1 + n_t))`` for ``n_t`` of ``N`` passages, the smoothed
-    inverse document frequency of Robertson & Spärck Jones (1976) read over the candidates
-    instead of the whole index, so it needs no statistics a store may not keep. The candidates
+    search found) hold it: ``ln(1 + N / (1 + n_t))`` for ``n_t`` of ``N`` passages, an inverse
+    document frequency (Spärck Jones 1972), smoothed so that it stays positive and finite, read
+    over the candidates instead of the whole index, so it needs no statistics a store may not
+    keep. The candidates
     were found by the question's words, so a word the corpus uses everywhere ("mean") is held by
     many of them and a rare code ("EADDRINUSE") by few.
 

@@ -333,3 +333,28 @@ def test_when_nothing_clears_the_bar_a_sentence_holding_none_of_the_questions_wo
     below_the_bar = ExtractiveAnswerer(HashEmbedder(dim=64), min_similarity=1.01)
     text = below_the_bar.compose(Prompt((), (passage(1, page, "Common system errors"),)), "What is ENOENT?")
     assert "a part of the file's path does not exist" in text and "EMFILE" not in text and "This is met" not in text
+
+
+@pytest.mark.parametrize(("question", "answering"), [
+    ("How do I fix error E1042?", "WARNING: change the invoice currency and export again."),
+    ("How do I fix error E1042?", "Install version v2 of the desktop app and export again."),
+    ("Is Tallyo HIPAA compliant?", "Tallyo is SOC2 certified and HIPAA compliant for US customers."),
+    ("HOW DO I RESET MY PASSWORD", "In the v2 dashboard, choose Reset password and follow the e-mail."),
+    ("Can I export reports to EXCEL?", "Reports export to XLSX from the v2 reports page."),
+    ("Quelle est la politique de REMBOURSEMENT ?", "Le remboursement est possible sous 30 jours via l'API v3."),
+])
+def test_a_token_of_another_kind_is_no_rival_code(question: str, answering: str) -> None:
+    """From the review of 35b17d0: any letters-and-digits token or word in capitals was a code,
+    and a sentence naming one the question did not dropped out (a "WARNING:" label, "v2",
+    "SOC2"), leaving "Contact support for anything else." as the answer. Only a code of the
+    question's kind (E2001 for E1042, `EISDIR` for ENOENT) is a rival."""
+    text = answer(question, passage(1, f"{answering} Contact support for anything else."))
+    assert answering in text
+
+
+def test_below_the_bar_a_sentence_that_goes_on_from_the_best_stays() -> None:
+    # (from the same review: "They usually arrive …" holds none of the question's words, yet is the answer's rest)
+    below_the_bar = ExtractiveAnswerer(HashEmbedder(dim=64), min_similarity=1.01)
+    page = "Refunds are issued to the original card. They usually arrive within 5 to 10 business days."
+    text = below_the_bar.compose(Prompt((), (passage(1, page, "Refunds"),)), "How are refunds issued?")
+    assert "They usually arrive within 5 to 10 business days." in text

@@ -4,6 +4,7 @@ import pytest
 
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.chunker import chunk_document, embed_text
+from electa.ingest.figures import figures_in
 from electa.ingest.loaders import loader_for
 from electa.types import ChunkKind, Document, Section
 
@@ -118,6 +119,23 @@ def test_markdown_reference_style_links_read_as_their_text() -> None:
     assert "raised by `fs` and the net module operations, not [x][y]." in text
     assert "![logo][`fs`]" in text and "`a[i][`fs`]`" in text and "```\n[`fs`][]\n```" in text
     assert "[`fs`]: fs.md" in text and "[net]: net.md" in text
+
+
+def test_reading_reference_links_as_text_keeps_indented_code_and_builds_no_markup() -> None:
+    """From the review of 35b17d0: indented code lost its indexes ("grid[0][1]" read "grid0"
+    with "[1]:" defined), and a link read as its text could join its neighbours into an image,
+    a tag or a comment after the steps that make those safe had run."""
+    page = (b"# P\n\nIndexes:\n\n    value = grid[0][1]\n    row = grid[i][]\n\n"
+            b"Say [hi!][l][p](https://tracker.example/p.gif?u=1) and [a!][l][x](javascript:alert(1)).\n"
+            b"An image ![[x][l]](data:image/png;base64,QUFB) and <[script][l]> and <!-[-][l] planted -->.\n\n"
+            b"[1]: https://a.example\n[i]: https://b.example\n[l]: javascript:alert(1)\n[x]: https://c.example\n")
+    [doc] = load("p.md", page).documents
+    text = "\n".join(s.text for s in doc.sections)
+    assert "    value = grid[0][1]\n    row = grid[i][]" in text
+    assert "hi![p](" not in text and "a![x](" not in text and "<script>" not in text and "planted" not in text.replace(
+        "<!-[-][l] planted -->", "")
+    assert "data:image" not in text and "QUFB" not in text
+    assert [f.src for f in figures_in(text, doc.url)] == [""]  # (the data: image, made safe: no address)
 
 
 def test_dropping_invisible_markup_keeps_text_and_code_and_builds_nothing() -> None:

@@ -73,7 +73,7 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
         # words; of equals, the one holding the rarer; then the best vote's (max keeps the first
         # of equals: the best vote's goes first).
         unit, passage = max(views_of[f.key], key=lambda view: (len(set(q) & view[1]),
-                                                                round(sum(rare[t] for t in set(q) & view[1]), 9)))
+                                                                math.fsum(sorted(rare[t] for t in set(q) & view[1]))))
         if rarer is not None and unit is not max(views_of[f.key], key=lambda view: len(set(q) & view[1]))[0]:
             rarer.append(unit.id)
         if {v.leg for v in f.votes} <= FULLTEXT_LEGS and not shares_stem(q, passage):

@@ -96,10 +96,14 @@ _WORD = re.compile(r"[^\W\d_][\w'-]*")
 # pattern before, "[a-z]+\d|\d+[a-z]", matched whole only a letter and a digit, "v2": never
 # "e1042".) A number first is a quantity or an ordinal ("10gb", "1st"), which other figures
 # answer: not a code.
-_CODE = re.compile(r"[a-z]+\d+[a-z\d]*")
+_CODE = re.compile(r"[a-z]+\d[a-z\d]*")  # (not "\d+[a-z\d]*": quadratic backtracking on "a111…1ж")
+_CODE_SHAPE = re.compile(r"([a-z]+)(\d+)")
 # An identifier written in capitals (ENOENT, EADDRINUSE): five or more, so that acronyms a
 # sentence uses in passing (API, CSV, GDPR) stay words, and never a part of "LDG-ANNUAL-15".
 _SHOUTED = re.compile(r"(?<![\w-])[A-Z]{5,}(?![\w-])")
+# The same written as code ("`EISDIR`"): only such a one names another code against ENOENT (a
+# "WARNING:" label, "HIPAA" or "HTTPS" in prose names none).
+_SHOUTED_CODE = re.compile(r"`([A-Z]{5,})`")
 
 
 @dataclass(frozen=True)
@@ -246,23 +250,52 @@ def _opposed(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
     return _contradicts(a, b, asked)
 
 
+def _shouts(text: str) -> bool:
+    """Whether most of a text's words (three or more) are in capitals: its capitals name nothing."""
+    words = _WORD.findall(text)
+    return len(words) >= 3 and 2 * sum(w.isupper() for w in words) > len(words)
+
+
 def _codes(text: str, stems: Iterable[str]) -> frozenset[str]:
-    """The exact tokens of a text, as stems: letters with digits ("E1042", "v2") and
-    identifiers in capitals ("ENOENT"), unless three or more of them are most of the text's
-    words (it shouts, and its capitals name nothing).
+    """The exact tokens of a text, as stems: letters then digits ("E1042", "v2") and
+    identifiers of five or more capitals ("ENOENT"), unless the text shouts.
 
     >>> sorted(_codes("ENOENT (No such file) is not E1042 nor an API error.", ["enoent", "e1042", "api"]))
     ['e1042', 'enoent']
-    >>> sorted(_codes("WARNING: NEVER DELETE THE FOLDER", ["warn", "delet", "folder"]))
+    >>> sorted(_codes("HOW DO I RESET MY PASSWORD", ["reset", "password"]))
     []
     >>> sorted(_codes("What is ENOENT?", ["enoent"]))
     ['enoent']
     """
     found = {s for s in stems if _CODE.fullmatch(s)}
     shouted = _SHOUTED.findall(text)
-    if shouted and not (len(shouted) >= 3 and 2 * len(shouted) > len(_WORD.findall(text))):
+    if shouted and not _shouts(text):
         found.update(content_stems(" ".join(shouted)))
     return frozenset(found)
+
+
+def _names_another_code(codes: frozenset[str], text: str, stems: Iterable[str]) -> bool:
+    """Whether a sentence names a code of the kind the question's ``codes`` are and none of them:
+    "E2001 means …" for a question about E1042 (the same letters, as many digits), "`EISDIR`" (a
+    capitals identifier written as code) for one about ENOENT. Another kind of token ("v2",
+    "SOC2", a "WARNING:" label) is no rival: the sentence may still answer.
+
+    >>> _names_another_code(frozenset({"e1042"}), "E2001 means the sync failed.", ["e2001", "sync", "fail"])
+    True
+    >>> _names_another_code(frozenset({"e1042"}), "WARNING: install v2 first.", ["warn", "instal", "v2"])
+    False
+    >>> _names_another_code(frozenset({"enoent"}), "`EISDIR` (Is a directory)", ["eisdir", "directori"])
+    True
+    >>> _names_another_code(frozenset({"hipaa"}), "Tallyo is SOC2 and HITRUST certified.", ["soc2", "hitrust"])
+    False
+    """
+    held = _codes(text, stems)
+    if codes & held:
+        return False
+    shapes = {(m.group(1), len(m.group(2))) for c in codes if (m := _CODE_SHAPE.fullmatch(c))}
+    if shapes and any((m := _CODE_SHAPE.fullmatch(c)) and (m.group(1), len(m.group(2))) in shapes for c in held):
+        return True
+    return any(not _CODE.fullmatch(c) for c in codes) and bool(_SHOUTED_CODE.search(text)) and not _shouts(text)
 
 
 def _content(text: str) -> frozenset[str]:
@@ -377,7 +410,7 @@ class ExtractiveAnswerer:
             if c.source in off_topic:
                 continue
             all_stems = {stem(t) for t in tokens(c.read_as)}
-            if codes and (their_codes := _codes(c.sentence.text, c.stems)) and not codes & their_codes:
+            if codes and _names_another_code(codes, c.sentence.text, c.stems):
                 continue  # "E2001 means …" does not answer a question about E1042, nor EISDIR's about ENOENT
             share = sum(s in all_stems for s in q) / len(q) if q else 0.0
             title = titles[c.source]
@@ -409,10 +442,13 @@ class ExtractiveAnswerer:
             # The sources passed retrieval: their best sentences, not their first ones.
             top = min(c.source for c in scored)
             ranked = sorted((c for c in scored if c.source == top), key=lambda c: -c.score)
-            if ranked[0].stems & q:
+            best = ranked[0]
+            if best.stems & q:
                 # Beside a best that holds the question's words, one holding none of them is
-                # another item of the page ("EMFILE …" beside "ENOENT …"), not more of the answer.
-                ranked = [ranked[0], *(c for c in ranked[1:] if c.stems & q)]
+                # another item of the page ("EMFILE …" beside "ENOENT …"), not more of the answer,
+                # unless it goes on from the best ("They usually arrive within 10 days.").
+                ranked = [best, *(c for c in ranked[1:] if c.stems & q or (
+                    c.index == best.index + 1 and needs_previous(c.sentence, best.sentence)))]
             passing = ranked[: max(1, self.sentences - 1)]
         best_score = max(c.score for c in passing)
         chosen: list[_Candidate] = []

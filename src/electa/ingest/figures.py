@@ -28,7 +28,8 @@ from electa.types import Figure
 # parentheses in the address. No part may hold a "[" (nor an angled address a "<"), so a match
 # started at one "![" never scans past the next, and runs of blanks are bounded: a hostile line
 # (a million "![a](" or spaces) costs linear time, and a data: payload of megabytes is one match.
-_MARKDOWN = re.compile(r"!\[(?P<alt>[^\[\]\n]*)\]\([ \t]{0,20}(?:<(?P<angled>[^<>\[\]\n]*)>"
+# (an alt may hold one level of brackets, "![[x][l]](data:…)", as CommonMark reads it)
+_MARKDOWN = re.compile(r"!\[(?P<alt>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\([ \t]{0,20}(?:<(?P<angled>[^<>\[\]\n]*)>"
                        r"|(?P<src>(?:[^\s()\[\]\"'<]|\([^\s()\[\]]*\))(?:[^\s()\[\]]|\([^\s()\[\]]*\))*)?)"
                        r"(?:[ \t]{1,20}(?:\"(?P<t1>[^\"\n]{0,300})\"|'(?P<t2>[^'\n]{0,300})'|\((?P<t3>[^()\n]{0,300})\)))?"
                        r"[ \t]{0,20}\)")

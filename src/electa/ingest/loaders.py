@@ -91,12 +91,15 @@ def _without_comments(text: str, base: str = "") -> str:
     >>> _without_comments("Wrap it in `<!--` and `-->`. Arrows like <!-- are odd. Refunds take 5 days.")
     'Wrap it in `<!--` and `-->`. Arrows like <!-- are odd. Refunds take 5 days.'
     """
+    # What only changes how text reads goes first, outside every code (indented too: "grid[0][1]"
+    # stays), so that the comment and image steps after it judge what it leaves.
+    text = outside_code(text, lambda prose: invisible_markup_dropped(reference_links_as_text(prose)), indented=True,
+                        raw=RAW_IMAGE)
     lines = text.split("\n")
     # (an indented line is no code inside a comment: CommonMark reads a comment as one HTML block)
     text = "\n".join(block if fenced else without_comments(block)
                      for fenced, block in blocks(lines, code_lines(lines, indented=False, closed_only=True)))
-    return outside_code(text, lambda prose: reference_links_as_text(invisible_markup_dropped(safe_markdown_images(prose, base))),
-                        raw=RAW_IMAGE)
+    return outside_code(text, lambda prose: safe_markdown_images(prose, base), raw=RAW_IMAGE)
 
 
 def load_markdown(name: str, data: bytes) -> Loaded:

@@ -107,7 +107,10 @@ class LtrModel:
 # first), no longer its first three alone.
 # c4-8: the unit standing for a document holds the most of the question's words of the legs'
 # first units of it (it was the best-contributing leg's): ``absolute`` and ``served_rr`` move.
-ORDER = "c4-8"
+# c4-9: of units holding as many of the question's words, the one holding the rarer stands
+# (RANK_RULES 7): no score moves, but the features read from the shown passage (its title,
+# length, coverage of the question) can.
+ORDER = "c4-9"
 
 
 @dataclass(frozen=True)

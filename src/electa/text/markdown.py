@@ -245,10 +245,14 @@ def invisible_markup_dropped(prose: str) -> str:
 
 
 # A link reference definition's label ("[`fs`]: fs.md"), and a full or collapsed reference-style
-# link ("[text][label]", "[text][]"), never an image's ("![alt][label]"), an escaped "\[" or a
-# definition. Bounded by the line and by brackets: no backtracking across them.
+# link ("[text][label]", "[text][]"), never an image's ("![alt][label]"), an escaped "\[", a
+# definition, one inside brackets or after "<" or "-", or one right before "[" or "(". Bounded
+# by the line and by brackets: no backtracking across them.
 _DEFINED = re.compile(r"^[ ]{0,3}\[(?P<label>[^\[\]\n]{1,999})\]:", re.M)
-_REFERENCE_LINK = re.compile(r"(?<![!\]\\])\[(?P<text>[^\[\]\n]{1,999})\]\[(?P<label>[^\[\]\n]{0,999})\]")
+_REFERENCE_LINK = re.compile(r"(?<![!\]\\\[<-])\[(?P<text>[^\[\]\n]{1,999})\]\[(?P<label>[^\[\]\n]{0,999})\](?![\[(])")
+# Read as its text, a link must not make markup with what is around it: "hi!" before "[p](…)"
+# would open an image, "<" and ">" a tag, "-" a comment (from the review of 35b17d0).
+_JOINS = ("!", "<", ">", "-")
 
 
 def _label(text: str) -> str:
@@ -269,5 +273,10 @@ def reference_links_as_text(prose: str) -> str:
     defined = {_label(m.group("label")) for m in _DEFINED.finditer(prose)}
     if not defined:
         return prose
-    return _REFERENCE_LINK.sub(lambda m: m.group("text") if _label(m.group("label") or m.group("text")) in defined
-                               else m.group(0), prose)
+    def read(m: re.Match[str]) -> str:
+        text = m.group("text")
+        if _label(m.group("label") or text) not in defined or text.startswith(_JOINS) or text.endswith(_JOINS):
+            return m.group(0)
+        return text
+
+    return _REFERENCE_LINK.sub(read, prose)
