@@ -89,9 +89,8 @@ def rarity(terms: Iterable[str], passages: Iterable[Set[str]]) -> dict[str, floa
     search found) hold it: ``ln(1 + N / (1 + n_t))`` for ``n_t`` of ``N`` passages, an inverse
     document frequency (Spärck Jones 1972), smoothed so that it stays positive and finite, read
     over the candidates instead of the whole index, so it needs no statistics a store may not
-    keep. The candidates
-    were found by the question's words, so a word the corpus uses everywhere ("mean") is held by
-    many of them and a rare code ("EADDRINUSE") by few.
+    keep. The candidates were found by the question's words, so a word the corpus uses
+    everywhere ("mean") is held by many of them and a rare code ("EADDRINUSE") by few.
 
     >>> r = rarity(["mean", "eaddrinus"], [{"mean"}, {"mean", "x"}, {"eaddrinus", "mean"}])
     >>> r["eaddrinus"] > r["mean"], round(r["mean"], 4), round(r["eaddrinus"], 4)

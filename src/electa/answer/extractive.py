@@ -97,7 +97,7 @@ _WORD = re.compile(r"[^\W\d_][\w'-]*")
 # "e1042".) A number first is a quantity or an ordinal ("10gb", "1st"), which other figures
 # answer: not a code.
 _CODE = re.compile(r"[a-z]+\d[a-z\d]*")  # (not "\d+[a-z\d]*": quadratic backtracking on "a111…1ж")
-_CODE_SHAPE = re.compile(r"([a-z]+)(\d+)")
+_CODE_SHAPE = re.compile(r"([a-z]+)(\d+)")  # (its letters and first digits: e1042 -> ("e", 4))
 # An identifier written in capitals (ENOENT, EADDRINUSE): five or more, so that acronyms a
 # sentence uses in passing (API, CSV, GDPR) stay words, and never a part of "LDG-ANNUAL-15".
 _SHOUTED = re.compile(r"(?<![\w-])[A-Z]{5,}(?![\w-])")
@@ -292,10 +292,17 @@ def _names_another_code(codes: frozenset[str], text: str, stems: Iterable[str]) 
     held = _codes(text, stems)
     if codes & held:
         return False
-    shapes = {(m.group(1), len(m.group(2))) for c in codes if (m := _CODE_SHAPE.fullmatch(c))}
-    if shapes and any((m := _CODE_SHAPE.fullmatch(c)) and (m.group(1), len(m.group(2))) in shapes for c in held):
+    shapes = {_shape(c) for c in codes} - {None}
+    if shapes and any(_shape(c) in shapes for c in held):
         return True
-    return any(not _CODE.fullmatch(c) for c in codes) and bool(_SHOUTED_CODE.search(text)) and not _shouts(text)
+    return any(_shape(c) is None for c in codes) and bool(_SHOUTED_CODE.search(text)) and not _shouts(text)
+
+
+def _shape(code: str) -> tuple[str, int] | None:
+    """A letters-then-digits code's letters and how many digits follow ("e1042" -> ("e", 4));
+    None for an identifier in capitals."""
+    m = _CODE_SHAPE.match(code)
+    return (m.group(1), len(m.group(2))) if m else None
 
 
 def _content(text: str) -> frozenset[str]:
