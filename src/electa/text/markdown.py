@@ -223,8 +223,9 @@ _MARK = re.compile(r"\0(\d+)\0")
 
 # Raw HTML that renders as nothing: an empty element (Node.js's docs put an anchor
 # ``<a id="ERR_X"></a>`` before every heading) and a void break. Each pattern scans up to the next
-# ``<`` or ``>``: no backtracking. (Reference-style links and their ``[label]: url`` lines stay:
-# the figures read reference-style images through them, :mod:`electa.ingest.figures`.)
+# ``<`` or ``>``: no backtracking. (Reference-style links are read as their text by
+# :func:`reference_links_as_text`; their ``[label]: url`` lines stay, as the figures read
+# reference-style images through them, :mod:`electa.ingest.figures`.)
 # Within one line, never over a code mark (NUL), never an escaped "\<"; each replaced by a
 # space, so that dropping one cannot join its neighbours into an image, a comment or a tag.
 _EMPTY_ELEMENT = re.compile(r"(?<!\\)<(a|span|div|p)\b[^<>\0\n]*>[ \t]*</\1[ \t]*>|(?<!\\)<(?:br|hr|wbr)\b[^<>\0\n]*>",
