@@ -358,3 +358,23 @@ def test_below_the_bar_a_sentence_that_goes_on_from_the_best_stays() -> None:
     page = "Refunds are issued to the original card. They usually arrive within 5 to 10 business days."
     text = below_the_bar.compose(Prompt((), (passage(1, page, "Refunds"),)), "How are refunds issued?")
     assert "They usually arrive within 5 to 10 business days." in text
+
+
+READ_SYNC = """* `fd` {integer}
+* `buffer` {Buffer|TypedArray|DataView}
+* `offset` {integer}
+* Returns: {number}
+
+Returns the number of `bytesRead`.
+
+For detailed information, see the documentation of the asynchronous version of
+this API: [`fs.read()`][]."""
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder(dim=64)])
+def test_a_parameters_signature_is_not_quoted(embedder: object | None) -> None:
+    """Found on Node.js's docs: "How do I read a file synchronously?" was answered with
+    "`buffer` {Buffer|TypedArray|DataView}", the type of a parameter, which says nothing."""
+    text = answer("How do I read a buffer synchronously?", passage(1, READ_SYNC, "File system > `fs.readSync(fd, buffer)`"),
+                  embedder=embedder)
+    assert "{" not in text and text != STRICT_REPLY and ("Returns the number of `bytesRead`." in text or embedder)

@@ -287,3 +287,26 @@ def test_a_title_written_with_accents_is_named_by_the_questions_word(tmp_path: P
         engine.ingest_loaded("kb", _pages(), Access("acme"))
         hits = engine.search("Rückerstattung für Abonnements", Caller("acme"), top=10, floor=0.99).hits
         assert [(h.url, h.rescued_by) for h in hits if h.passes] == [("https://help/de", "ruckerstattung")]
+
+
+@pytest.mark.embedded
+def test_a_store_analysed_before_identifiers_split_is_analysed_again_when_it_opens(tmp_path: Path) -> None:
+    """Issue 10: analysis a4 indexes the words inside ``readFileSync``; a store written by a3
+    (the identifier alone) is brought up to it when it opens, so "read a file" finds the page."""
+    from electa.text.analysis import term, words
+
+    text = "Returns the contents of the path: fs.readFileSync(path)."
+    with Engine.open(tmp_path, Settings(), HashEmbedder(dim=32)) as engine:
+        engine.ingest_loaded("api", Loaded([Document("sync", "Reference", text, "https://docs/sync",
+                                                     sections=(Section((), text),))]), Access("acme"))
+    con = sqlite3.connect(tmp_path / "electa.db")
+    with con:  # what a3 wrote: each word's term, none for the words inside an identifier
+        for rowid, title, body in con.execute("SELECT c.id, c.title, c.text FROM chunks c JOIN chunk_fts f"
+                                              " ON f.rowid = c.id").fetchall():
+            old = [" ".join(term(w, "en") for w in words(t)) for t in (title, body)]
+            con.execute("UPDATE chunk_fts SET title=?, body=? WHERE rowid=?", (*old, rowid))
+        con.execute("UPDATE meta SET value='a3' WHERE key='analysis'")
+    con.close()
+    with Engine.open(tmp_path, Settings(), HashEmbedder(dim=32)) as engine:
+        assert engine.store.meta("analysis") == ANALYSIS == "a4"
+        assert _found(engine, "How do I read a file?", Caller("acme"), "fulltext") == ["https://docs/sync"]

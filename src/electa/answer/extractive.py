@@ -10,8 +10,9 @@ How an answer is made, in order:
 2. **Sentences, read properly.** Each source is cut into sentences by
    :func:`electa.answer.segment.segment` (hard wraps joined, lists, table rows, abbreviations,
    URLs kept whole). Sentences in a span that :func:`electa.ingest.injection.scan` flags as
-   text addressed to the assistant are never candidates, nor are headings, code, or the
-   fragment a passage cut ends with.
+   text addressed to the assistant are never candidates, nor are headings, code, the fragment
+   a passage cut ends with, or a parameter's signature in an API reference ("`buffer`
+   {Buffer|TypedArray}", "Returns: {string}": :func:`_signature`).
 3. **Scored for the question:** cosine to the question (meaning) + 0.3 × the share of the
    question's content stems it holds (exact tokens) + a
    position prior (0.02 / source rank, 0.01 for a sentence in the first three of its source).
@@ -104,6 +105,10 @@ _SHOUTED = re.compile(r"(?<![\w-])[A-Z]{5,}(?![\w-])")
 # The same written as code ("`EISDIR`"): only such a one names another code against ENOENT (a
 # "WARNING:" label, "HIPAA" or "HTTPS" in prose names none).
 _SHOUTED_CODE = re.compile(r"`([A-Z]{5,})`")
+# A type written in braces, as JSDoc and Node.js's API docs write a parameter's ("{string|null}",
+# "{Object}", "{Buffer[]}"), and an inline code span: what a signature is made of.
+_TYPE = re.compile(r"\{[\w.|<>\[\], *]+\}")
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
 
 
 @dataclass(frozen=True)
@@ -305,6 +310,22 @@ def _shape(code: str) -> tuple[str, int] | None:
     return (m.group(1), len(m.group(2))) if m else None
 
 
+def _signature(text: str) -> bool:
+    """Whether ``text`` is a parameter's or a return value's signature, no sentence to quote: it
+    holds a type in braces, and fewer than two words stand outside its code and types.
+
+    >>> _signature("`buffer` {Buffer|TypedArray|DataView}"), _signature("Returns: {string|Buffer}")
+    (True, True)
+    >>> _signature("`encoding` {string|null} **Default:** `null`")
+    True
+    >>> _signature("`path` {string|URL} filename or file descriptor"), _signature("Run `npm install`.")
+    (False, False)
+    """
+    if not _TYPE.search(text):
+        return False
+    return len(_WORD.findall(_INLINE_CODE.sub(" ", _TYPE.sub(" ", text)))) < 2
+
+
 def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS)
 
@@ -330,7 +351,7 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
     out = []
     headings = _headings(text, passage.hit.title)
     for i, s in enumerate(segment(text)):
-        if s.kind in ("heading", "code") or len(s.text) < 3 or s.text.endswith("…"):
+        if s.kind in ("heading", "code") or len(s.text) < 3 or s.text.endswith("…") or _signature(s.text):
             continue
         if any(a < s.end and s.start < b for a, b in flagged):
             continue
