@@ -63,7 +63,7 @@ from electa.scoring import AGREEMENT_K, GRAPH_MIN, LIFT, QA_MIN, coverage_of, gr
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.text import STOPWORDS, fold, language, stem_set, tokens
-from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
+from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, coverage_terms, index_terms
 from electa.text.focus import focus_start
 from electa.types import (
     Access,
@@ -1146,11 +1146,21 @@ class Engine:
     def _say_stale_tuning(self, caller: Caller, stored: Mapping[str, object], fusion: object) -> None:
         """Warn (once per agent and cause) when the agent's tune was fitted on another served
         order than a search now reads: one ranked by earlier rules (``tuned_on.rank_rules``, not
-        :data:`RANK_RULES`; a tune before rules 4 recorded none), or a leg its tuned fusion does
+        :data:`RANK_RULES`; a tune before rules 4 recorded none), full-text scores of another
+        analysis (``tuned_on.analysis``, not :data:`electa.text.analysis.ANALYSIS`: a store's
+        terms changed under it; a tune before a4 recorded none), or a leg its tuned fusion does
         not name served at another depth than its tune read (``tuned_on.served_depths``). Its
         fusion, calibrators, floor and reranker's cut were fitted on those hits; they are still
         used, as they are close; `electa tune --agent` fits them again."""
         tuned_on = stored.get("tuned_on")
+        # (a tune before a4 recorded no analysis: its full-text scores were read by a3 or earlier)
+        if isinstance(tuned_on, dict) and tuned_on.get("analysis", "a3 or earlier") != ANALYSIS:
+            said_analysis = (caller.org, caller.agent or "", f"analysis {tuned_on.get('analysis')}")
+            if said_analysis not in self._stale_tunings:
+                self._stale_tunings.add(said_analysis)
+                log.warning("agent %s/%s was tuned on full-text scores of another analysis (%s, now %s): its"
+                            " calibration and cuts are used as they are until `electa tune --agent` runs again",
+                            caller.org, caller.agent, tuned_on.get("analysis", "a3 or earlier"), ANALYSIS)
         if isinstance(tuned_on, dict) and tuned_on.get("rank_rules") != RANK_RULES:
             said_rules = (caller.org, caller.agent or "", f"rules {tuned_on.get('rank_rules')}")
             if said_rules not in self._stale_tunings:
@@ -1491,13 +1501,13 @@ def serving_recipe(settings: Settings) -> str:
     and the store's version, where an upgrade or a restart changes it: the served order's version
     (:data:`electa.judges.ltr.ORDER`), the constants that order by value (the C4 lift and its k, the
     page boost, the modes' merge and image lifts), the version of the ordering rules
-    (:data:`RANK_RULES`), the answer's window and the engine's ``settings``
+    (:data:`RANK_RULES`) and of the analysis (the terms lexical coverage reads), the answer's window and the engine's ``settings``
     (:meth:`Settings.result_digest`: the floor, weights, depths, judges, answerer...). Result
     caches put it in their keys because a shared cache (Redis) outlives an upgrade or a restart
     with other settings, and serves workers that may run with different ones: without it, an
     entry made by the code or settings before would be replayed for up to its TTL."""
-    return (f"{ORDER}|rules={RANK_RULES}|lift={LIFT:g}@k={AGREEMENT_K:g}|page={PAGE_BOOST:g}|merge={MERGE_LIFT:g}"
-            f"|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}|settings={settings.result_digest()}")
+    return (f"{ORDER}|rules={RANK_RULES}|analysis={ANALYSIS}|lift={LIFT:g}@k={AGREEMENT_K:g}|page={PAGE_BOOST:g}"
+            f"|merge={MERGE_LIFT:g}|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}|settings={settings.result_digest()}")
 
 
 def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int, question: str = "") -> list[Passage]:

@@ -179,3 +179,48 @@ def test_a_database_analysed_in_english_before_is_analysed_again_when_a_store_op
     finally:
         store.shutdown()
         server.drop(dsn)
+
+
+def test_a_database_analysed_before_identifiers_split_is_analysed_again_and_an_older_writer_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10: analysis a4 indexes the words inside ``readFileSync``. A database written by a3
+    gets them when the next store opens it; a store opened before that (an older release's
+    worker in a rolling upgrade) may no longer write, since its units would lack them for good."""
+    import electa.stores.postgres.analysis as pg_analysis
+    from electa.errors import StoreError
+    from electa.stores.bm25_memory import search_segments
+    from electa.stores.protocol import TextIndex
+    from electa.testing.store_contract import prepared, record
+    from electa.text.analysis import term, words
+    from electa.types import Access, Caller
+
+    server = shared_server()
+    dsn = server.database()
+    store = PostgresStore(dsn, tmp_path / "a", pool_size=2)
+    caller = Caller("acme")
+    try:
+        store.put_source(record("s.md", "1", Access("acme")),
+                         [prepared("s", "Returns the contents of the path: fs.readFileSync(path).", title="Reference")])
+        with monkeypatch.context() as patch, store.db.tx(ALL_TENANTS, write=True) as con:  # what a3 wrote
+            patch.setattr(pg_analysis, "index_terms", lambda text, lang: [term(w, lang) for w in words(text)])
+            for chunk_id, title, text, acl in con.execute(
+                    "SELECT c.id, c.title, c.text, array(SELECT x.lexeme FROM unnest(c.fts) x"
+                    " WHERE x.weights = '{D}') FROM chunks c WHERE c.fts IS NOT NULL").fetchall():
+                tsv, length = pg_analysis.tsvector_literal(title, text, list(acl), "en")
+                con.execute("UPDATE chunks SET fts = %s::tsvector, fts_len = %s WHERE id = %s", (tsv, length, chunk_id))
+            con.execute("UPDATE meta SET value = 'a3' WHERE key = 'analysis'")
+    finally:
+        store.shutdown()
+    store = PostgresStore(dsn, tmp_path / "b", pool_size=2)
+    try:
+        image = store.lexical_image(TextIndex.UNITS, (2.0, 1.0))
+        found = [u for u, _ in search_segments((image,), "How do I read a file?", store.allowed(caller).ids, 10)]
+        assert found == store.allowed(caller).ids.tolist() and len(found) == 1
+        with store.db.tx(ALL_TENANTS, write=True) as con:  # a newer release analysed it again since
+            con.execute("UPDATE meta SET value = 'a9' WHERE key = 'analysis'")
+        with pytest.raises(StoreError, match="analysed again by another release"):
+            store.put_source(record("t.md", "2", Access("acme")), [prepared("t", "Another page.")])
+        assert [s["uri"] for s in store.list_sources("acme")] == ["s.md"]
+    finally:
+        store.shutdown()
+        server.drop(dsn)

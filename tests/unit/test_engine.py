@@ -432,6 +432,28 @@ def test_an_agent_calibrated_at_other_depths_than_the_server_serves_is_told_once
     assert len([r for r in caplog.records if "earlier ranking rules (before 4" in r.getMessage()]) == 1
 
 
+def test_an_agent_tuned_on_another_analysis_is_told_once(engine: Engine, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Analysis a4 indexes the words inside identifiers, so full-text scores move under a tune
+    fitted before: it is used as it is, and the log says so once (``tuned_on.analysis``)."""
+    from electa.text.analysis import ANALYSIS
+
+    engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV.")]), Access("acme", "web"))
+    tuned = {"fusion": {}, "calibration": {"fulltext": {"kind": "isotonic", "xs": [0.0], "ys": [0.9]}},
+             "calibrated_floor": 0.5, "model_id": engine.embedder.model_id,  # type: ignore[union-attr]
+             "unit_vectors": engine.recipe.value, "tuned_on": {"rank_rules": RANK_RULES}}
+    for tuned_on, said in (({"rank_rules": RANK_RULES}, 1), ({"rank_rules": RANK_RULES, "analysis": "a3"}, 1),
+                           ({"rank_rules": RANK_RULES, "analysis": ANALYSIS}, 0)):
+        engine.store.set_agent_settings("acme", "web", {**tuned, "tuned_on": tuned_on})
+        engine._stale_tunings.clear()
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="electa.engine"):
+            for _ in range(2):
+                hits = engine.search("E1042 export", Caller("acme", "web")).hits
+        told = [r.getMessage() for r in caplog.records if "full-text scores of another analysis" in r.getMessage()]
+        assert len(told) == said, tuned_on
+        assert hits[0].probability == pytest.approx(0.9)  # (still used)
+
+
 def test_an_agents_tuned_lift_of_zero_orders_by_the_absolute_score_alone(engine: Engine) -> None:
     engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV."),
                                       doc("2", "Refunds", "Refund policy for annual plans.")]), Access("acme", "web"))

@@ -310,3 +310,21 @@ def test_a_store_analysed_before_identifiers_split_is_analysed_again_when_it_ope
     with Engine.open(tmp_path, Settings(), HashEmbedder(dim=32)) as engine:
         assert engine.store.meta("analysis") == ANALYSIS == "a4"
         assert _found(engine, "How do I read a file?", Caller("acme"), "fulltext") == ["https://docs/sync"]
+
+
+@pytest.mark.embedded
+def test_a_process_opened_before_another_release_analysed_the_store_again_writes_nothing(tmp_path: Path) -> None:
+    """Review: a worker of the older release, still open while a newer one analyses the store
+    again (a rolling upgrade), would write units lacking the new terms for good: it is refused."""
+    from electa.errors import StoreError
+
+    page = Loaded([Document("a", "Export", "Error E1042 when exporting.", "https://docs/a",
+                            sections=(Section((), "Error E1042 when exporting."),))])
+    with Engine.open(tmp_path, Settings(), HashEmbedder(dim=32)) as engine:
+        con = sqlite3.connect(tmp_path / "electa.db")
+        with con:  # what the newer release's open left
+            con.execute("UPDATE meta SET value='a9' WHERE key='analysis'")
+        con.close()
+        with pytest.raises(StoreError, match="analysed again by another release"):
+            engine.ingest_loaded("api", page, Access("acme"))
+        assert engine.store.list_sources() == []

@@ -109,6 +109,7 @@ _SHOUTED_CODE = re.compile(r"`([A-Z]{5,})`")
 # "{Object}", "{Buffer[]}"), and an inline code span: what a signature is made of.
 _TYPE = re.compile(r"\{[\w.|<>\[\], *]+\}")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
+_LABEL = re.compile(r"\b[A-Za-z]+:")
 
 
 @dataclass(frozen=True)
@@ -311,19 +312,23 @@ def _shape(code: str) -> tuple[str, int] | None:
 
 
 def _signature(text: str) -> bool:
-    """Whether ``text`` is a parameter's or a return value's signature, no sentence to quote: it
-    holds a type in braces, and fewer than two words stand outside its code and types.
+    """Whether a list item's ``text`` is a parameter's or a return value's signature, no sentence
+    to quote: it holds a type in braces, and fewer than two words stand outside its code, types
+    and labels ("Returns:", "**Default:**"). (Items only: a paragraph's "Press {Enter}." is prose.)
 
-    >>> _signature("`buffer` {Buffer|TypedArray|DataView}"), _signature("Returns: {string|Buffer}")
+    >>> _signature("`buffer` {Buffer|TypedArray|DataView}"), _signature("Returns: {EventTarget} this")
     (True, True)
     >>> _signature("`encoding` {string|null} **Default:** `null`")
     True
     >>> _signature("`path` {string|URL} filename or file descriptor"), _signature("Run `npm install`.")
     (False, False)
+    >>> _signature("`path` {string|URL} 文件名")
+    False
     """
     if not _TYPE.search(text):
         return False
-    return len(_WORD.findall(_INLINE_CODE.sub(" ", _TYPE.sub(" ", text)))) < 2
+    # (a Chinese description is words too: each character counts, as the index reads it)
+    return len(tokens(_LABEL.sub(" ", _INLINE_CODE.sub(" ", _TYPE.sub(" ", text))), pairs=False)) < 2
 
 
 def _content(text: str) -> frozenset[str]:
@@ -351,7 +356,9 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
     out = []
     headings = _headings(text, passage.hit.title)
     for i, s in enumerate(segment(text)):
-        if s.kind in ("heading", "code") or len(s.text) < 3 or s.text.endswith("…") or _signature(s.text):
+        if s.kind in ("heading", "code") or len(s.text) < 3 or s.text.endswith("…"):
+            continue
+        if s.kind == "item" and _signature(s.text):
             continue
         if any(a < s.end and s.start < b for a, b in flagged):
             continue

@@ -57,6 +57,7 @@ from electa.judges.rerank_cut import RerankCut
 from electa.legs.runner import DEFAULT_DEPTH
 from electa.scoring import AGREEMENT_K, LIFT
 from electa.stores.protocol import StoredUnit
+from electa.text.analysis import ANALYSIS
 from electa.types import Access, Caller, Hit, LegResult, LegStatus
 
 log = logging.getLogger(__name__)
@@ -539,7 +540,9 @@ def tune_dataset(dataset: Path | None, split: str, out_file: Path | None, data_d
                       "served_depths": default.depths,
                       # (the rules the served order was read by: a later change of them leaves
                       # this tune fitted on another order, and a search says so)
-                      "rank_rules": RANK_RULES}
+                      "rank_rules": RANK_RULES,
+                      # (and the analysis its full-text scores were read by: a4 indexed more terms)
+                      "analysis": ANALYSIS}
         extra: dict[str, object] = {}
         # Isotonic steps fitted on a handful of questions are noise; below the minimum the
         # agent keeps the absolute-score floor (the same rule D2 applies to learning to rank).

@@ -46,7 +46,7 @@ from electa.stores.sqlite_analysis import analyse_again
 from electa.stores.sqlite_graph import GRAPH_SCHEMA, GraphTables, upgrade_graph
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
 from electa.stores.unit_cache import UnitCache
-from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms
+from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms, same_analysis
 from electa.types import Access, Caller, ChunkKind
 
 if TYPE_CHECKING:
@@ -467,6 +467,7 @@ class SqliteStore(OperationalTables, GraphTables):
         now = time.time()
         access = source.access
         with self.transaction() as con:
+            same_analysis(con.execute("SELECT value FROM meta WHERE key='analysis'").fetchone())
             row = con.execute(
                 "SELECT id, version, content_hash, access FROM sources WHERE org=? AND agent=? AND uri=?",
                 (source.org, source.agent, source.uri),

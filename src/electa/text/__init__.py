@@ -134,10 +134,10 @@ def split_words(text: str, pairs: bool = True) -> list[str]:
 _GRAPHEME = regex.compile(r"\X")
 # A run of a script written without spaces, with the marks written on it (a kana's voicing mark)
 # and the prolonged-sound and iteration marks that belong to no one script (ー 々 〆, half-width ｰ).
-_UNSPACED_CHARS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\u30fc\u3005\u3006\uff70"
-_UNSPACED_RUN = rf"[{_UNSPACED_CHARS}][{_UNSPACED_CHARS}\p{{M}}]*"
+UNSPACED_CHARS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\u30fc\u3005\u3006\uff70"
+_UNSPACED_RUN = rf"[{UNSPACED_CHARS}][{UNSPACED_CHARS}\p{{M}}]*"
 _UNSPACED = regex.compile(_UNSPACED_RUN)
-_NEEDS_UNICODE = regex.compile(rf"[{_UNSPACED_CHARS}\p{{M}}]")
+_NEEDS_UNICODE = regex.compile(rf"[{UNSPACED_CHARS}\p{{M}}]")
 _UNSPACED_SPLIT = regex.compile(rf"({_UNSPACED_RUN})")
 
 

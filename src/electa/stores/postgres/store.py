@@ -54,7 +54,7 @@ from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite import VECTOR_KINDS, access_json, acl_text, scan_field
 from electa.stores.sqlite_ops import normalise_trigger
 from electa.stores.unit_cache import UnitCache
-from electa.text.analysis import DEFAULT_LANGUAGE, index_terms, query_terms
+from electa.text.analysis import DEFAULT_LANGUAGE, index_terms, query_terms, same_analysis
 from electa.types import Access, Caller, ChunkKind
 
 if TYPE_CHECKING:
@@ -236,6 +236,7 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
         now, access = time.time(), source.access
         try:
             with self.db.tx(source.org, write=True) as con:
+                same_analysis(con.execute("SELECT value FROM meta WHERE key='analysis'").fetchone())
                 row = con.execute("SELECT id, version, content_hash, access FROM sources WHERE org=%s AND agent=%s"
                                   " AND uri=%s", (source.org, source.agent, source.uri)).fetchone()
                 if row is not None and row[2] == source.content_hash and same_access(row[3], access):
