@@ -1153,21 +1153,18 @@ class Engine:
         fusion, calibrators, floor and reranker's cut were fitted on those hits; they are still
         used, as they are close; `electa tune --agent` fits them again."""
         tuned_on = stored.get("tuned_on")
-        # (a tune before a4 recorded no analysis: its full-text scores were read by a3 or earlier)
-        if isinstance(tuned_on, dict) and tuned_on.get("analysis", "a3 or earlier") != ANALYSIS:
-            said_analysis = (caller.org, caller.agent or "", f"analysis {tuned_on.get('analysis')}")
-            if said_analysis not in self._stale_tunings:
-                self._stale_tunings.add(said_analysis)
-                log.warning("agent %s/%s was tuned on full-text scores of another analysis (%s, now %s): its"
-                            " calibration and cuts are used as they are until `electa tune --agent` runs again",
-                            caller.org, caller.agent, tuned_on.get("analysis", "a3 or earlier"), ANALYSIS)
-        if isinstance(tuned_on, dict) and tuned_on.get("rank_rules") != RANK_RULES:
-            said_rules = (caller.org, caller.agent or "", f"rules {tuned_on.get('rank_rules')}")
-            if said_rules not in self._stale_tunings:
-                self._stale_tunings.add(said_rules)
-                log.warning("agent %s/%s was tuned on the order of earlier ranking rules (%s, now %d): its fusion,"
-                            " calibration and cuts are used as they are until `electa tune --agent` runs again",
-                            caller.org, caller.agent, tuned_on.get("rank_rules", "before 4"), RANK_RULES)
+        if isinstance(tuned_on, dict):
+            # (a tune before a4 recorded no analysis: its full-text scores were read by a3 or earlier)
+            for recorded, now, what in ((tuned_on.get("analysis", "a3 or earlier"), ANALYSIS,
+                                         "full-text scores of another analysis"),
+                                        (tuned_on.get("rank_rules", "before 4"), RANK_RULES,
+                                         "the order of earlier ranking rules")):
+                said = (caller.org, caller.agent or "", f"{what} {recorded}")
+                if recorded != now and said not in self._stale_tunings:
+                    self._stale_tunings.add(said)
+                    log.warning("agent %s/%s was tuned on %s (%s, now %s): its fusion, calibration and cuts are used"
+                                " as they are until `electa tune --agent` runs again", caller.org, caller.agent,
+                                what, recorded, now)
         served = tuned_on.get("served_depths") if isinstance(tuned_on, dict) else None
         if not isinstance(served, dict) or not any(k in stored for k in ("calibration", "rerank_cut")):
             return

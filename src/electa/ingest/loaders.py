@@ -18,8 +18,6 @@ from typing import Any
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
-from electa.ingest.rst import MAX_BLOCK as RST_MAX_BLOCK
-from electa.ingest.rst import longest_block, rst_items
 from electa.text.markdown import (
     atx_heading,
     blocks,
@@ -267,21 +265,6 @@ def load_text(name: str, data: bytes) -> Loaded:
     return Loaded(documents=[doc], note=note)
 
 
-def load_rst(name: str, data: bytes) -> Loaded:
-    """A reStructuredText page, read by docutils with nothing outside it reachable
-    (:mod:`electa.ingest.rst`)."""
-    text, note = decode_text(name, data)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if (longest := longest_block(text)) > RST_MAX_BLOCK:
-        read = load_text(name, text.encode())
-        why = (f"read as plain text: a block of {longest:,} characters is longer than the {RST_MAX_BLOCK:,}"
-               " a reStructuredText page is parsed with")
-        return Loaded(documents=read.documents, note="; ".join(n for n in (note, why) if n))
-    title, items = rst_items(name, text)
-    doc = _document(name, title or _stem_title(name), "", _sections_from_lines(items), name)
-    return Loaded(documents=[doc], note=note)
-
-
 def load_pdf(name: str, data: bytes) -> Loaded:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
@@ -408,8 +391,6 @@ LOADERS: dict[str, Loader] = {
     ".htm": load_html,
     ".txt": load_text,
     ".text": load_text,
-    ".rst": load_rst,
-    ".rest": load_rst,
     ".pdf": load_pdf,
     ".jsonl": load_jsonl,
     ".json": load_json,
@@ -418,33 +399,32 @@ LOADERS: dict[str, Loader] = {
 
 
 # Files a project names by what they are rather than by a format: plain text by convention
-# (README, CHANGELOG, LICENSE; Debian's "changelog.Debian", "README.source"), read as text whatever
-# follows the first dot that names no format of its own. Binary content is refused by the text
-# decoder all the same.
+# (README, CHANGELOG, LICENSE), read as text when nothing follows the name or only what Debian
+# adds ("changelog.Debian", "README.source", a rotated "changelog.1"). Any other suffix keeps its
+# own meaning ("install.sh", "security.env", "readme.png" are no pages), and binary content is
+# refused by the text decoder all the same.
 PLAIN_TEXT_NAMES = frozenset(
     "readme changelog changes history news license licence copying copyright authors contributors"
     " contributing install todo thanks notice faq usage support security release-notes releasenotes".split())
-# Suffixes that say a file is no text whatever it is called ("readme.png" is an image).
-_NOT_TEXT = frozenset(
-    ".png .jpg .jpeg .gif .svg .webp .ico .bmp .tif .tiff .zip .tar .tgz .bz2 .xz .7z .exe .dll .so .bin"
-    " .woff .woff2 .ttf .otf .mp3 .mp4 .wav .mov .avi .doc .docx .xls .xlsx .ppt .pptx .odt .epub .ps".split())
+_PLAIN_TEXT_TAILS = re.compile(r"(?:\.(?:debian|source|old|\d{1,3}))*", re.IGNORECASE)
 
 
 def loader_for(name: str) -> Loader:
     """The loader of a file's format, by its extension; a conventional plain-text name
-    (:data:`PLAIN_TEXT_NAMES`) without a known extension is text.
+    (:data:`PLAIN_TEXT_NAMES`) with nothing after it but Debian's tails is text.
 
-    >>> [loader_for(n).__name__ for n in ("guide.rst", "README", "changelog.Debian", "NEWS.md", "LICENSE.txt")]
-    ['load_rst', 'load_text', 'load_text', 'load_markdown', 'load_text']
-    >>> loader_for("readme.png")
+    >>> [loader_for(n).__name__ for n in ("README", "changelog.Debian", "changelog.1", "NEWS.md", "LICENSE.txt")]
+    ['load_text', 'load_text', 'load_text', 'load_markdown', 'load_text']
+    >>> loader_for("install.sh")
     Traceback (most recent call last):
-    electa.errors.UnsupportedFormat: readme.png: unsupported file type .png; ...
+    electa.errors.UnsupportedFormat: install.sh: unsupported file type .sh; ...
     """
     path = PurePath(name)
     suffix = path.suffix.lower()
     if suffix in LOADERS:
         return LOADERS[suffix]
-    if path.name.split(".", 1)[0].lower() in PLAIN_TEXT_NAMES and suffix not in _NOT_TEXT:
+    base, _, tails = path.name.partition(".")
+    if base.lower() in PLAIN_TEXT_NAMES and _PLAIN_TEXT_TAILS.fullmatch(f".{tails}" if tails else ""):
         return load_text
     raise UnsupportedFormat(
         name, f"unsupported file type {suffix or '(none)'}; supported: {', '.join(sorted(LOADERS))}, and plain text"
