@@ -57,6 +57,8 @@ def outdated(found: str | None) -> bool:
     if found is not None and found not in ANALYSES:
         raise StoreError(f"this store's units were analysed by a newer release (analysis {found}): upgrade Electa")
     return found != ANALYSIS
+
+
 def same_analysis(found: Sequence[object] | None) -> None:
     """Refuse a write to a store whose ``meta`` row ``found`` names another analysis than this
     process's: another release analysed it again after this process opened it (a rolling
