@@ -1498,8 +1498,9 @@ def serving_recipe(settings: Settings) -> str:
     and the store's version, where an upgrade or a restart changes it: the served order's version
     (:data:`electa.judges.ltr.ORDER`), the constants that order by value (the C4 lift and its k, the
     page boost, the modes' merge and image lifts), the version of the ordering rules
-    (:data:`RANK_RULES`) and of the analysis (the terms lexical coverage reads), the answer's window and the engine's ``settings``
-    (:meth:`Settings.result_digest`: the floor, weights, depths, judges, answerer...). Result
+    (:data:`RANK_RULES`) and of the analysis (the terms lexical coverage reads), the answer's
+    window and the engine's ``settings`` (:meth:`Settings.result_digest`: the floor, weights,
+    depths, judges, answerer...). Result
     caches put it in their keys because a shared cache (Redis) outlives an upgrade or a restart
     with other settings, and serves workers that may run with different ones: without it, an
     entry made by the code or settings before would be replayed for up to its TTL."""
