@@ -54,7 +54,7 @@ def cli() -> None:
 @friendly
 def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
            principals: tuple[str, ...], base_url: str, as_name: str | None, progress: bool) -> None:
-    """Ingest files and folders (Markdown, HTML, text, PDF, JSON/JSONL, Q&A CSV)."""
+    """Ingest files and folders (Markdown, HTML, text, reStructuredText, PDF, JSON/JSONL, Q&A CSV)."""
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder) as engine:
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),

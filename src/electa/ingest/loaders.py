@@ -27,6 +27,7 @@ from electa.text.markdown import (
     reference_links_as_text,
     without_comments,
 )
+from electa.text.rst import read_rst
 from electa.types import CuratedAnswer, Document, QAPair, Section
 
 
@@ -129,6 +130,35 @@ def load_markdown(name: str, data: bytes) -> Loaded:
             items.append(line)
     title = title or _stem_title(name)
     doc = _document(name, title, meta.get("url", ""), _sections_from_lines(items), name)
+    return Loaded(documents=[doc], note=note)
+
+
+def load_rst(name: str, data: bytes) -> Loaded:
+    """A reStructuredText page (:func:`electa.text.rst.read_rst`): its sections, its code fenced
+    as a Markdown page's is, its images made safe as a Markdown page's are; what it holds that no
+    visitor sees or that lives in another file is not read, and the note says how much."""
+    text, note = decode_text(name, data)
+    page = read_rst(text, image_line)
+    items: list[tuple[int, str] | str] = []
+    run: list[str] = []
+    for line in [*page.lines, (0, "")]:
+        if isinstance(line, str):
+            run.append(line)
+            continue
+        if run:  # (a page's prose is shown as Markdown: what it writes as an image is made safe as a Markdown page's)
+            items.extend(outside_code("\n".join(run), safe_markdown_images, raw=RAW_IMAGE).split("\n"))
+            run = []
+        if line[1]:
+            items.append(line)
+    skipped = ", ".join(f"{n} {what}{'' if what.endswith(('include', 'role')) else ' block'}{'s' if n > 1 else ''}"
+                        for what, n in sorted(page.dropped.items()) if what not in ("comment", "hyperlink target"))
+    sections = _sections_from_lines(items)
+    if skipped and not any(s.text.strip() for s in sections):
+        raise IngestError(name, f"no text could be extracted: it holds only what is not read ({skipped})"
+                          + ("; an include's text is in another file: ingest that file" if "include" in skipped else ""))
+    doc = _document(name, page.title or _stem_title(name), "", sections, name)
+    if skipped:
+        note = "; ".join(x for x in (note, f"not read: {skipped}") if x)
     return Loaded(documents=[doc], note=note)
 
 
@@ -389,6 +419,8 @@ LOADERS: dict[str, Loader] = {
     ".markdown": load_markdown,
     ".html": load_html,
     ".htm": load_html,
+    ".rst": load_rst,
+    ".rest": load_rst,
     ".txt": load_text,
     ".text": load_text,
     ".pdf": load_pdf,
