@@ -114,12 +114,21 @@ def test_bad_files_are_reported_by_name_and_good_ones_ingested(engine: Engine, t
     (kb / "binary.txt").write_bytes(b"\x00\x01\x02\x03" * 100)
     (kb / "movie.mp4").write_bytes(b"\x00" * 10)
     write(kb, "bad.json", "{not json")
+    (kb / "_static").mkdir()
+    (kb / "_static" / "logo.png.gz").write_bytes(b"\x89PNG" + b"\x00" * (2 * 2**20))  # (over any limit: never read)
+    write(kb, "conf.py", "project = 'kb'")
     report = engine.ingest([kb], Access("acme"))
     failed = {Path(p).name: reason for p, reason in report.failures}
-    assert set(failed) == {"empty.txt", "broken.pdf", "binary.txt", "movie.mp4", "bad.json"}
-    assert "empty" in failed["empty.txt"] and "unsupported" in failed["movie.mp4"]
+    assert set(failed) == {"empty.txt", "broken.pdf", "binary.txt", "bad.json"}
+    assert "empty" in failed["empty.txt"]
+    # What a docs folder holds beside its pages (images, scripts) is no failure: counted by type.
+    assert sorted((Path(p).name, kind) for p, kind in report.skipped) == [
+        ("conf.py", ".py"), ("logo.png.gz", ".png"), ("movie.mp4", ".mp4")]
     assert report.counts()["added"] == 1
     assert engine.search("invoices page", Caller("acme")).hits
+    (tmp_path / "movie.mp4").write_bytes(b"\x00" * 10)
+    given = engine.ingest([tmp_path / "movie.mp4"], Access("acme"))  # (a file named alone is read or refused)
+    assert not given.skipped and "unsupported" in given.failures[0][1]
 
 
 def test_huge_file_is_refused_and_store_kept(tmp_path: Path) -> None:

@@ -220,12 +220,15 @@ def test_the_cli_ingests_html_images_and_prints_them_with_their_page(tmp_path: P
 
     from electa.cli.main import cli
 
-    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "img").mkdir(parents=True)
     (tmp_path / "kb" / "export.html").write_bytes(EXPORT_HTML)
+    (tmp_path / "kb" / "img" / "export-dialog.png").write_bytes(b"\x89PNG\r\n\x1a\n")  # (beside its page, as served)
     data = ["--data", str(tmp_path / "data"), "--embedder", "hash"]
     runner = CliRunner()
     out = runner.invoke(cli, ["ingest", str(tmp_path / "kb"), *data, "--org", "acme", "--no-progress"])
     assert out.exit_code == 0, out.output
+    assert "1 added" in out.output and "failed:" not in out.output
+    assert "skipped: 1 file of a type no loader reads (.png 1)" in out.output
     out = runner.invoke(cli, ["search", "screenshot of the export dialog", *data, "--org", "acme", "--mode", "multimodal"])
     assert out.exit_code == 0, out.output
     assert ("#1 image: https://help.acme.test/docs/img/export-dialog.png The Export dialog with CSV selected / Export dialog"

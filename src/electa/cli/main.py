@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
@@ -60,7 +61,7 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
                                as_name=as_name)
     _print_report(report)
-    if report.failures and not report.outcomes:
+    if (report.failures or report.skipped) and not report.outcomes:
         sys.exit(1)
 
 
@@ -99,6 +100,11 @@ def _print_report(report: IngestReport) -> None:
         click.echo(f"note: {path}: {note}", err=True)
     for path, reason in report.failures:
         click.echo(f"failed: {path}: {reason}", err=True)
+    if report.skipped:
+        kinds = Counter(kind for _, kind in report.skipped)
+        click.echo(f"skipped: {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''} of a type no loader "
+                   f"reads ({', '.join(f'{k} {n}' for k, n in kinds.most_common())}); name one to see the types read",
+                   err=True)
 
 
 @cli.command()

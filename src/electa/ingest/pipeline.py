@@ -13,13 +13,13 @@ import time
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
 
 from electa.embedders.protocol import Embedder
-from electa.errors import IngestError
+from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest import naming
 from electa.ingest.chunker import chunk_document
 from electa.ingest.loaders import Loaded, loader_for
@@ -44,6 +44,7 @@ class IngestReport:
     deleted: list[str] = field(default_factory=list)  # sources a sync removed (their files are gone)
     roots: dict[Path, str] = field(default_factory=dict)  # each given path -> its name in the store
     unlisted: set[Path] = field(default_factory=set)  # given folders not listed whole: a sync deletes nothing there
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, type) a folder held that no loader reads
 
     @property
     def docs_per_second(self) -> float:
@@ -115,6 +116,15 @@ def read_source(path: Path, max_bytes: int) -> tuple[str, bytes]:
     return name, data
 
 
+def _readable(name: str) -> bool:
+    """Whether a loader reads a file of this name (``.gz`` aside)."""
+    try:
+        loader_for(name.removesuffix(".gz"))
+    except UnsupportedFormat:
+        return False
+    return True
+
+
 def same_source(existing: Mapping[str, Any] | None, record: SourceRecord) -> bool:
     """Whether a stored source already holds exactly this content under exactly this access.
     A change of access alone (a page made team-only) is a change: it must be re-stamped."""
@@ -158,6 +168,12 @@ class Ingestor:
             rel = path.relative_to(root).as_posix() if path != root else path.name
             uri = report.roots[root] if path == root else f"{report.roots[root]}/{rel}"
             report.seen.add(uri)  # even when it fails below: a sync never deletes a file it could not read
+            if path != root and not _readable(path.name):
+                # A docs folder holds images, scripts and build files beside its pages: each is no
+                # failure (nor read, however large), but counted by type.
+                report.skipped.append((str(path), PurePath(path.name.removesuffix(".gz")).suffix.lower() or "(none)"))
+                bar.update(1, report.documents, time.perf_counter() - start)
+                continue
             try:
                 name, data = read_source(path, self.max_bytes)
                 url = f"{base_url.rstrip('/')}/{rel}" if base_url else ""
