@@ -90,7 +90,7 @@ def test_a_literal_block_and_a_doctest_are_code() -> None:
 def test_lists_fields_definitions_and_line_blocks_read_as_text() -> None:
     assert _text("- one\n  more\n- two\n\n  * nested\n\n#. first\n(b) second\n") == (
         "- one\nmore\n- two\n\n- nested\n\n#. first\n(b) second")  # (a list's items stay together)
-    assert _text(":orphan:\n\n:Author: Ada\n:Version: 2\n") == "Author: Ada\nVersion: 2"
+    assert _text(":orphan:\n:tocdepth: 2\n\n:Author: Ada\n:Version: 2\n") == "Author: Ada\nVersion: 2"
     assert _text("Refund\n   Money back within 30 days.\n\n| Line one\n| Line two") == (
         "Refund\nMoney back within 30 days.\n\nLine one\nLine two")
 
@@ -99,11 +99,11 @@ def test_inline_markup_reads_as_its_text_references_as_their_labels_and_code_rol
     source = ("Use **bold**, *emphasis*, ``literal`` and :func:`os.path.join` or :meth:`~dict.get`; "
               "see `Home <https://x.test>`_, :ref:`the terms <terms>`, :doc:`setup`, `plain`_, Pricing_ "
               "and `anon`__. A note [#]_ [1]_ and a citation [CIT2002]_. Keep __init__, snake_case and 2*3*4. "
-              "Escaped \\*not emphasis\\* and :abbr:`LIFO (last-in, first-out)`.")
+              "Escaped \\*not emphasis\\* and :abbr:`LIFO (last-in, first-out)`. Slashes: ``\\`` and ``/``.")
     assert _text(source) == (
         "Use bold, emphasis, `literal` and `os.path.join` or `get`; see Home, the terms, setup, plain, Pricing "
         "and anon. A note   and a citation [CIT2002]. Keep __init__, snake_case and 2*3*4. "
-        "Escaped *not emphasis* and LIFO (last-in, first-out).")
+        "Escaped *not emphasis* and LIFO (last-in, first-out). Slashes: `\\` and `/`.")
 
 
 def test_substitutions_expand_once_and_never_recursively() -> None:

@@ -70,6 +70,8 @@ _DROPPED = frozenset(
     " plantuml uml mermaid cssclass rst-class spelling:word-list program default-domain codeauthor sectionauthor"
     " moduleauthor cmake-module kernel-doc".split())
 _COUNTED = frozenset("raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc".split())
+# A page's fields that steer Sphinx's build, not what the page says.
+_BUILD_FIELDS = frozenset("orphan tocdepth nocomments nosearch no-search hide-toc hide-navigation hide-footer".split())
 _CODE = frozenset(
     "code code-block sourcecode doctest testcode testoutput productionlist parsed-literal prompt ipython"
     " jupyter-execute highlight-block".split())
@@ -202,7 +204,7 @@ class _Reader:
             if fld:
                 j = _extent(lines, i + 1, 1)
                 value = [line[fld.end():], *_dedent(lines[i + 1:j])]
-                if any(x.strip() for x in value):  # (":orphan:", ":tocdepth:" steer the build)
+                if any(x.strip() for x in value) and fld.group(1).lower() not in _BUILD_FIELDS:
                     self.item(_unescaped(fld.group(1)) + ": ", value, depth)
                 i = j
                 continue
@@ -515,7 +517,8 @@ class _Inline:
                 self.dead.add(end)
                 return -1
             after = k + len(end)
-            if (not t[k - 1].isspace() and t[k - 1] != "\\" and (after >= len(t) or not t[after].isalnum())
+            if (not t[k - 1].isspace() and (t[k - 1] != "\\" or end == "``")  # (a literal escapes nothing)
+                    and (after >= len(t) or not t[after].isalnum())
                     and (end != "*" or t[after : after + 1] != "*")):
                 return k
             k += 1
@@ -648,8 +651,7 @@ def _label(text: str) -> str:
 
 def _code(text: str) -> str:
     text = " ".join(text.split())
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}"
+    return f"`` {text} ``" if "`" in text else f"`{text}`"  # (as Markdown writes code holding a backtick)
 
 
 def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![{alt}]({src})") -> Read:
