@@ -378,3 +378,16 @@ def test_a_parameters_signature_is_not_quoted(embedder: object | None) -> None:
     text = answer("How do I read a buffer synchronously?", passage(1, READ_SYNC, "File system > `fs.readSync(fd, buffer)`"),
                   embedder=embedder)
     assert "{" not in text and text != STRICT_REPLY and ("Returns the number of `bytesRead`." in text or embedder)
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder(dim=64)])
+def test_a_label_above_code_is_not_quoted(embedder: object | None) -> None:
+    """Found on the AWS CLI's examples (reStructuredText): "How do I upload a file to S3 with an
+    expiration date?" was answered "… ISO 8601 timestamp: [1] Output: [1] …": "Output:" names the
+    code block after it and says nothing alone."""
+    page = ("The following `cp` command copies a file to a bucket that expires at the given timestamp:\n"
+            "```\naws s3 cp test.txt s3://bucket/test2.txt --expires 2014-10-01T20:30:00Z\n```\n\nOutput:\n"
+            "```\nupload: test.txt to s3://bucket/test2.txt\n```")
+    text = answer("How do I copy a file to a bucket that expires?", passage(1, page, "Cp > Example 2: an expiration date"),
+                  embedder=embedder)
+    assert "Output" not in text and "copies a file to a bucket" in text

@@ -295,3 +295,15 @@ def test_a_sphinx_folder_is_ingested_searched_and_answered_from(engine: Engine, 
     hits = engine.search("How long do refunds take?", Caller("org-a")).hits
     assert hits and hits[0].title == "Refunds" and "Refunds take 30 days from the request." in hits[0].text
     assert all("365" not in h.text for h in hits)
+
+
+def test_a_strong_line_alone_heads_what_follows_it() -> None:
+    """The AWS CLI's examples head each example with a bold line; read as a paragraph, answers
+    quoted "Example 2: Copying a local file to S3 [1]" and cited the page, not the example."""
+    source = ("Copy\n====\n\nIntro.\n\n**Example 1: Copying a local file to S3**\n\nThe following command copies a file.\n\n"
+              "**Example 2: With an expiration date**::\n\n    aws s3 cp a s3://b --expires 1\n\n"
+              "Options\n-------\n\n**Note**: a strong start of a sentence is prose.\n\n- **Bold item**\n")
+    assert read_rst(source).lines == [
+        "Intro.", "", (2, "Example 1: Copying a local file to S3"), "The following command copies a file.", "",
+        "Example 2: With an expiration date:", "```", "aws s3 cp a s3://b --expires 1", "```", "", (2, "Options"),
+        "Note: a strong start of a sentence is prose.", "", "- Bold item"]

@@ -360,6 +360,8 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
             continue
         if s.kind == "item" and _signature(s.text):
             continue
+        if s.text.endswith(":") and len(tokens(s.text, pairs=False)) < 2:
+            continue  # a label before what it names ("Output:" above a code block) says nothing alone
         if any(a < s.end and s.start < b for a, b in flagged):
             continue
         if s.kind == "row" and "|" in s.text:

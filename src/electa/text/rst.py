@@ -57,6 +57,7 @@ _SUBSTITUTION = re.compile(r"\|([^|\s](?:[^|]{0,120}[^|\s])?)\| +([\w][\w:+.-]{0
 _DIRECTIVE = re.compile(r"([\w][\w:+.-]{0,60})::(?: +(.*)|\Z)")
 _GRID = re.compile(r"\+(?:[-=]+\+)+[ \t]*\Z")
 _SIMPLE = re.compile(r"=+(?: +=+)+[ \t]*\Z")
+_STRONG_LINE = re.compile(r"\*\*([^*\s](?:[^*]{0,150}[^*\s])?)\*\*:?")
 _HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:hidden|hide|d-none|sr-only|visually-hidden|screen-reader-text|invisible)(?:\s|$)",
                            re.I)
 
@@ -227,6 +228,11 @@ class _Reader:
                 k = _extent(lines, j, 1)
                 self.nested(_dedent(lines[j:k]), depth)
                 i = k
+                continue
+            strong = _STRONG_LINE.fullmatch(line.strip()) if top and j == i + 1 else None
+            if strong:  # ("**Example 1: Copying a file**" alone: a heading in all but markup)
+                self.items.append(("s", strong.group(1)))
+                i = j
                 continue
             i = self.paragraph(lines, i, j)
 
@@ -673,9 +679,13 @@ def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![
             title = reader.inline(str(first[1])).strip()
             del reader.items[firsts[0]]
     out: list[tuple[int, str] | str] = []
+    level = 1  # the last section's
     for kind, text_ in reader.items:
         if isinstance(kind, int):
-            out.append((kind + 1, reader.inline(text_).strip()))
+            level = kind + 1
+            out.append((level, reader.inline(text_).strip()))
+        elif kind == "s":
+            out.append((level + 1, _unescaped(text_).rstrip(":").strip()))
         elif kind == "t":
             out.extend(reader.inline(text_).split("\n"))
         elif kind == "c":
