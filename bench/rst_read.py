@@ -45,6 +45,13 @@ def _hostile(size: int) -> dict[str, str]:
         "simple tables never closed": "==== ====\nrow  row\n" * (size // 19),
         "one huge adornment": "Title\n" + "=" * size,
         "a role defined": ".. role:: raw-html(raw)\n   :format: html\n\n" + ":raw-html:`<b>x</b>` " * (size // 22),
+        "a grid 20,000 columns wide": "+" + "-+" * 20_000 + "\n" + "|x\n+\n" * ((size - 40_000) // 5),
+        "a grid of 64 columns": "+" + "-----+" * 64 + "\n" + ("|" + "  x  |" * 64 + "\n") * (size // 386),
+        "an option continued": ".. note::\n   :class: a\n" + " x\n" * (size // 3),
+        "a table row continued": "= =\na b\n" + "  c\n" * (size // 4) + "= =\n",
+        "a list-table cell continued": ".. list-table::\n\n   * - a\n" + "     b\n" * (size // 7),
+        "lines 24 levels deep": "".join(" " * k + "t\n" for k in range(24)) + (" " * 24 + "x\n") * (size // 26),
+        "references scanned back": "a_-" * (size // 3),
     }
 
 

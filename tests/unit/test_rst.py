@@ -89,8 +89,10 @@ def test_a_literal_block_and_a_doctest_are_code() -> None:
 
 def test_lists_fields_definitions_and_line_blocks_read_as_text() -> None:
     assert _text("- one\n  more\n- two\n\n  * nested\n\n#. first\n(b) second\n") == (
-        "- one\nmore\n- two\n\n- nested\n\n#. first\n(b) second")  # (a list's items stay together)
-    assert _text(":orphan:\n:tocdepth: 2\n\n:Author: Ada\n:Version: 2\n") == "Author: Ada\nVersion: 2"
+        "- one\nmore\n- two\n\n- nested\n\n- first\n(b) second")  # (a list's items stay together)
+    # (a field list first on a page is Sphinx's metadata, never shown; later ones are text)
+    assert _text(":orphan:\n:description: SECRET\n\n.. _top:\n\n:Author: Ada\n\nIntro.\n\n:Author: Ada\n:Version: 2\n"
+                 ":tocdepth: 2\n") == "Intro.\n\nAuthor: Ada\nVersion: 2"
     assert _text("Refund\n   Money back within 30 days.\n\n| Line one\n| Line two") == (
         "Refund\nMoney back within 30 days.\n\nLine one\nLine two")
 
@@ -230,7 +232,8 @@ def _bounded(source: str, memory: bool = False) -> str:
     # (exponential substitutions, ~160 s/MB of unclosed markup) takes minutes to hours, so a loose
     # bound catches it without failing on a busy machine. Memory: a few copies of the page.
     assert time.perf_counter() - start < 20.0
-    assert peak < 60 * len(source) + 20_000_000
+    assert peak < 30 * len(source) + 20_000_000
+    assert len(text) < 2 * len(source) + 20_000
     return text
 
 
@@ -266,18 +269,32 @@ def test_unclosed_inline_markup_reads_in_linear_time() -> None:
     "Title\n" + "=" * 500_000,  # one huge adornment
     ".. |a| replace:: b\n" * 20_000,  # only definitions
     "a\n   b\n" * 50_000,  # definition lists
+    "+" + "-+" * 20_000 + "\n" + "|\n" * 2_000,  # a grid table 20,000 columns wide (the review: 12.9 s, 429 MB)
+    "+" + "-+" * 20_000 + "\n" + "|x\n+\n" * 400,  # (24 MB of output)
+    "= " * 20_000 + "\n" + "x\n" * 200 + "= " * 20_000 + "\n",  # a simple table as wide
+    "+" + "-----+" * 64 + "\n" + ("|" + "  x  |" * 64 + "\n") * 500,  # 64 columns, 500 lines
+    ".. note::\n   :class: a\n" + " x\n" * 300_000,  # an option continued (quadratic before)
+    "= =\na b\n" + "  c\n" * 60_000 + "= =\n",  # a row continued (quadratic before)
+    ".. list-table::\n\n   * - a\n" + "     b\n" * 150_000,  # a cell continued
+    "".join(" " * k + "t\n" for k in range(24)) + "\n" * 100_000 + (" " * 24 + "x\n") * 20_000,  # lines at depth 24
+    "a_-" * 100_000,  # references scanned back
 ])
 def test_hostile_shapes_read_in_bounded_time_and_depth(shape: str) -> None:
-    _bounded(shape)
+    # (memory is traced where the review found it grow: tracing every allocation of the others is slow)
+    _bounded(shape, memory=shape.startswith(("+", "= = ")) or shape.startswith("t\n t\n"))
 
 
 def test_a_huge_adornment_takes_no_memory_beyond_the_page() -> None:
     _bounded("Title\n" + "=" * 500_000 + "\n\n" + "\\" * 500_000, memory=True)
 
 
-def test_nesting_past_the_depth_limit_reads_as_lines() -> None:
-    source = "".join("  " * k + "- x\n" for k in range(MAX_DEPTH + 5))
-    assert _text(source).count("x") == MAX_DEPTH + 5
+def test_nesting_past_the_depth_limit_is_not_read_and_is_counted() -> None:
+    """(Read as plain lines, as the first version did, a comment or a raw block down there
+    would be read as text.)"""
+    source = "".join("  " * k + "- x\n" for k in range(MAX_DEPTH + 5)) + "  " * (MAX_DEPTH + 5) + ".. SECRET\n"
+    page = read_rst(source)
+    assert _text(source).count("x") == MAX_DEPTH and "SECRET" not in _text(source)
+    assert page.dropped["nested too deep"] == 1
 
 
 def test_a_sphinx_folder_is_ingested_searched_and_answered_from(engine: Engine, tmp_path: Path) -> None:
@@ -307,3 +324,74 @@ def test_a_strong_line_alone_heads_what_follows_it() -> None:
         "Intro.", "", (2, "Example 1: Copying a local file to S3"), "The following command copies a file.", "",
         "Example 2: With an expiration date:", "```", "aws s3 cp a s3://b --expires 1", "```", "", (2, "Options"),
         "Note: a strong start of a sentence is prose.", "", "- Bold item"]
+
+
+@pytest.mark.parametrize("hidden", [
+    ".. role:: html(raw)\n   :format: html\n\nA :html:`<span hidden>SECRET</span>` b.",
+    ".. role:: fmt\n   :format: html\n\nA :fmt:`<span hidden>SECRET</span>` b.",
+    ".. role:: a(raw)\n.. role:: b(a)\n\nA :b:`SECRET` b.",  # (derived twice)
+    ".. default-role:: raw-html\n\nA `<span hidden>SECRET</span>` b.",
+    ".. role:: hid\n   :class: hidden\n\nA :hid:`SECRET` b.",
+    "A b.\n\n.. class:: hidden\n\nSECRET paragraph.",
+    "A b.\n\n.. rst-class:: SR_Only\n\n- SECRET item",
+    "A b.\n\n.. figure:: x.png\n   :figclass: hidden\n\n   SECRET caption",
+    "A b.\n\n.. parsed-literal::\n\n   x :raw-html:`<span hidden>SECRET</span>` y",
+    "A b.\n\n.. todo:: SECRET todo",
+    "A b.\n\n.. [-x] SECRET comment\n.. [a..b] SECRET comment\n.. [_] SECRET\n.. [#-] SECRET",
+    "A b.\n\n+------------------------------------+\n| .. raw:: html                      |\n|                     "
+    "               |\n|    <span hidden>SECRET</span>      |\n|                                    |\n"
+    "| .. SECRET (a comment)              |\n+------------------------------------+",
+    "A b.\n\n.. list-table::\n\n   * - .. only:: internal\n\n          SECRET\n     - .. SECRET comment",
+    "A b.\n\n=====  ==================\nx      .. SECRET comment\n=====  ==================",
+    "A b.\n\n.. csv-table::\n\n   \".. raw:: html\n\n      SECRET\", y",
+])
+def test_what_a_page_hides_in_roles_classes_tables_and_labels_is_not_read(hidden: str) -> None:
+    """Found by the review of the first version of this reader (docutils 0.19 renders each of
+    these as a comment, raw HTML or a hidden class)."""
+    assert "SECRET" not in _text(hidden)
+
+
+def test_what_the_first_version_lost_or_mangled_is_read() -> None:
+    source = """.. note ::
+
+   Experimental. Gated by a flag.
+
+..
+
+   A quote after an empty comment.
+
+- Example::
+
+      def f(*args):
+          return `x` + ref_
+
+.. code-block:: python
+   :caption: The caption
+
+   print(1)
+
+.. image:: https://x.test/a
+   b.png
+   :alt: Joined
+
+:pep:`8`, :rfc:`2822`, :guilabel:`&Cancel`, ``a``b`` and :rst:role:`math`.
+
+.. rst:role:: math
+
+   Inline math.
+"""
+    assert _text(source) == (
+        "Experimental. Gated by a flag.\n\nA quote after an empty comment.\n\n- Example:\n```\ndef f(*args):\n"
+        "    return `x` + ref_\n```\n\nThe caption\n```\nprint(1)\n```\n\n![Joined](https://x.test/ab.png)\n\n"
+        "PEP 8, RFC 2822, Cancel, ``` a``b ``` and math.\n\n```\nmath\n```\nInline math.")
+
+
+def test_table_cells_keep_their_pipes_and_csv_its_delimiter_and_quoted_lines() -> None:
+    assert _text(".. csv-table::\n   :delim: ;\n\n   a;\"line one\n   line two\"\n") == "| a | line one line two |"
+    assert _text("=====  =============\nEntry  ``(cmake|CMake)``\n=====  =============\n") == "| Entry | `(cmake\\|CMake)` |"
+
+
+def test_headings_and_the_title_are_made_safe_as_a_markdown_pages_are() -> None:
+    doc = load_rst("x.rst", b"![t](javascript:alert(1))\n=========================\n\nIntro.\n\n"
+                            b"![s](javascript:alert(2))\n-------------------------\n\nText.\n").documents[0]
+    assert "javascript" not in doc.title and all("javascript" not in h for s in doc.sections for h in s.path)

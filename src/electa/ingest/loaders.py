@@ -148,15 +148,16 @@ def load_rst(name: str, data: bytes) -> Loaded:
         if run:  # (a page's prose is shown as Markdown: what it writes as an image is made safe as a Markdown page's)
             items.extend(outside_code("\n".join(run), safe_markdown_images, raw=RAW_IMAGE).split("\n"))
             run = []
-        if line[1]:
-            items.append(line)
+        if line[1]:  # (a heading is shown as a Markdown page's is: its images made safe too)
+            items.append((line[0], outside_code(line[1], safe_markdown_images, raw=RAW_IMAGE)))
     skipped = ", ".join(f"{n} {what}{'' if what.endswith(('include', 'role')) else ' block'}{'s' if n > 1 else ''}"
                         for what, n in sorted(page.dropped.items()) if what not in ("comment", "hyperlink target"))
     sections = _sections_from_lines(items)
     if skipped and not any(s.text.strip() for s in sections):
         raise IngestError(name, f"no text could be extracted: it holds only what is not read ({skipped})"
                           + ("; an include's text is in another file: ingest that file" if "include" in skipped else ""))
-    doc = _document(name, page.title or _stem_title(name), "", sections, name)
+    title = outside_code(page.title, safe_markdown_images, raw=RAW_IMAGE) if page.title else _stem_title(name)
+    doc = _document(name, title, "", sections, name)
     if skipped:
         note = "; ".join(x for x in (note, f"not read: {skipped}") if x)
     return Loaded(documents=[doc], note=note)

@@ -37,6 +37,7 @@ Nesting deeper than :data:`MAX_DEPTH` reads as plain lines, so no page can exhau
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import re
 from collections import Counter
@@ -52,14 +53,18 @@ _ENUM = re.compile(rf"{_ENUMERATOR}[.)](?: +|\Z)|\({_ENUMERATOR}\)(?: +|\Z)")
 _FIELD = re.compile(r":((?:[^:`\\\s]|\\.)(?:[^:`\\]|\\.){0,120}):(?: +|\Z)")
 _OPTION = re.compile(r":([\w.-]{1,60}):(?: +(.*)|\Z)")
 _TARGET = re.compile(r"_(?:`[^`]{0,400}`|[^:`]{0,400}):(?: |\Z)|__(?: |\Z)")
-_FOOTNOTE = re.compile(r"\[(#[\w.-]{0,60}|\*|\d{1,9}|[\w.-]{1,60})\](?: +|\Z)")
-_SUBSTITUTION = re.compile(r"\|([^|\s](?:[^|]{0,120}[^|\s])?)\| +([\w][\w:+.-]{0,60})::(?: +(.*)|\Z)")
-_DIRECTIVE = re.compile(r"([\w][\w:+.-]{0,60})::(?: +(.*)|\Z)")
+# docutils' reference names and footnote labels: a comment in any other brackets is a comment.
+_SIMPLE_NAME = r"(?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*"
+_LABEL = rf"(?=[^\]\n]{{1,100}}\])(?:\d+|#(?:{_SIMPLE_NAME})?|\*|{_SIMPLE_NAME})"
+_FOOTNOTE = re.compile(rf"\[({_LABEL})\](?: +|\Z)")
+_SUBSTITUTION = re.compile(r"\|([^|\s](?:[^|]{0,120}[^|\s])?)\| +([\w][\w:+.-]{0,60}) ?::(?: +(.*)|\Z)")
+_DIRECTIVE = re.compile(r"([\w][\w:+.-]{0,60}) ?::(?: +(.*)|\Z)")  # (docutils allows "note ::")
 _GRID = re.compile(r"\+(?:[-=]+\+)+[ \t]*\Z")
 _SIMPLE = re.compile(r"=+(?: +=+)+[ \t]*\Z")
 _STRONG_LINE = re.compile(r"\*\*([^*\s](?:[^*]{0,150}[^*\s])?)\*\*:?")
-_HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:hidden|hide|d-none|sr-only|visually-hidden|screen-reader-text|invisible)(?:\s|$)",
-                           re.I)
+_HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:hidden|hide|d-none|sr-only|visually-hidden|screen-reader-text|invisible)(?:\s|$)")
+MAX_COLUMNS = 64  # a table wider is not read (its cells would cost columns x rows)
+WORK = 8  # characters read, nesting counted, per character of the page: beyond it deeper blocks are not read
 
 # Read as nothing: a visitor never sees them, or they only steer the build or pull in another
 # file (which this page's bytes do not hold: ``include`` would read the server's disk).
@@ -69,14 +74,13 @@ _DROPPED = frozenset(
     " module automodule autoclass autofunction automethod autoattribute autoexception autodata autosummary"
     " autoprogram autodecorator autoproperty autotypealias autonewtypealias graphviz digraph graph inheritance-diagram"
     " plantuml uml mermaid cssclass rst-class spelling:word-list program default-domain codeauthor sectionauthor"
-    " moduleauthor cmake-module kernel-doc".split())
-_COUNTED = frozenset("raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc".split())
+    " moduleauthor cmake-module kernel-doc todo todolist".split())
+_COUNTED = frozenset("raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc todo".split())
 # A page's fields that steer Sphinx's build, not what the page says.
 _BUILD_FIELDS = frozenset("orphan tocdepth nocomments nosearch no-search hide-toc hide-navigation hide-footer".split())
 _CODE = frozenset(
-    "code code-block sourcecode doctest testcode testoutput productionlist parsed-literal prompt ipython"
+    "code code-block sourcecode doctest testcode testoutput productionlist prompt ipython"
     " jupyter-execute highlight-block".split())
-_TITLED = frozenset("admonition topic sidebar rubric table csv-table list-table centered".split())
 _VERSION = {"versionadded": "New in version", "versionchanged": "Changed in version",
             "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 # A domain's description of an object: its arguments are a signature, read as code.
@@ -116,9 +120,17 @@ def _extent(lines: list[str], i: int, least: int) -> int:
     return j
 
 
-def _dedent(lines: list[str]) -> list[str]:
+def _dedent(lines: list[str], most: int | None = None) -> list[str]:
+    """``lines`` without their common indentation (at most ``most`` columns: a list item's text
+    starts where its marker ends, so what is indented further, a literal block, stays so)."""
     margin = min((_indent(x) for x in lines if x.strip()), default=0)
-    return [x[margin:] for x in lines]
+    margin = margin if most is None else min(margin, most)
+    return [x[margin:] for x in lines] if margin else lines
+
+
+def _hidden(classes: str) -> bool:
+    """Whether classes (as docutils normalises them: "SR_Only" is "sr-only") hide what they mark."""
+    return bool(_HIDDEN_CLASS.search(re.sub(r"[^a-z0-9\s]+", "-", classes.lower())))
 
 
 def _adornment(line: str) -> bool:
@@ -133,108 +145,117 @@ class _Reader:
     own, so nothing one page defines reaches another."""
 
     def __init__(self, size: int) -> None:
-        self.items: list[tuple[str, str] | tuple[int, str]] = []  # ("t"|"c"|"", text) or (style index, title)
+        # ("t" text, "c" code, "p" parsed literal, "r" row, "i" image, "s" strong line, "" blank, text)
+        # or (style index, title)
+        self.items: list[tuple[str, str] | tuple[int, str]] = []
         self.styles: list[tuple[str, bool]] = []
         self.subs: dict[str, str] = {}
         self.shown: dict[str, str] = {}  # substitutions as read
+        self.roles: dict[str, tuple[str, bool]] = {}  # a role this page defines: (the role it derives from, hidden)
+        self.default_roles: list[str] = []
         self.dropped: Counter[str] = Counter()
         self.budget = size + 10_000  # characters substitutions may add
+        self.work = WORK * size + 100_000
+        self.hide_next = False  # a ".. class:: hidden" marks the block after it
+        self.unclosed_table = False  # (in the block being read: no simple table's border closes one)
 
     # -- blocks --------------------------------------------------------------------------------
 
     def body(self, lines: list[str], depth: int) -> None:
-        top = depth == 0
         i, n = 0, len(lines)
-        unclosed_table = False
+        outer, self.unclosed_table = self.unclosed_table, False
         while i < n:
-            line = lines[i]
-            if not line.strip():
+            if not lines[i].strip():
                 self.items.append(("", ""))
                 i += 1
                 continue
-            if _indent(line):  # a block quote
-                j = _extent(lines, i, 1)
-                self.nested(_dedent(lines[i:j]), depth)
-                i = j
-                continue
-            if line.startswith("__ ") or line.rstrip() == "__":  # an anonymous hyperlink target
-                i = _extent(lines, i + 1, 1)
-                self.dropped["hyperlink target"] += 1
-                continue
-            if line.startswith(".. ") or line.rstrip() == "..":  # (before adornments: ".." is one)
-                j = _extent(lines, i + 1, 1)
-                self.explicit(line[3:].strip(), _dedent(lines[i + 1 : j]), depth)
-                i = j
-                continue
-            nxt = lines[i + 1] if i + 1 < n else ""
-            if (_adornment(line) and i + 2 < n and nxt.strip() and not _adornment(nxt)
-                    and lines[i + 2].rstrip() and lines[i + 2].strip()[0] == line[0] and _adornment(lines[i + 2])):
-                self.heading((line[0], True), nxt.strip(), top)
-                i += 3
-                continue
-            if (nxt and not _indent(nxt) and _adornment(nxt) and not _adornment(line)
-                    and (len(nxt.strip()) >= len(line.strip()) or len(nxt.strip()) >= 4)
-                    and not _SIMPLE.match(line) and not _GRID.match(line)):
-                self.heading((nxt[0], False), line.strip(), top)
-                i += 2
-                continue
-            if _adornment(line) and len(line.strip()) >= 4:  # a transition, or an adornment without its title
-                i += 1
-                continue
-            if _GRID.match(line):
-                j = i
-                while j < n and lines[j][:1] in ("+", "|"):
-                    j += 1
-                self.grid(lines[i:j])
-                i = j
-                continue
-            if _SIMPLE.match(line) and not unclosed_table:
-                j = self.simple(lines, i)
-                if j > i:
-                    i = j
-                    continue
-                unclosed_table = True  # (no border after this one closes a table: none later will either)
-            marker = _BULLET.match(line) or _ENUM.match(line)
-            if marker:
-                j = _extent(lines, i + 1, 1)
-                label = "- " if _BULLET.match(line) else line[: marker.end()].strip() + " "
-                self.item(label, [line[marker.end():], *_dedent(lines[i + 1:j])], depth)
-                i = j
-                continue
-            fld = _FIELD.match(line)
-            if fld:
-                j = _extent(lines, i + 1, 1)
-                value = [line[fld.end():], *_dedent(lines[i + 1:j])]
-                if any(x.strip() for x in value) and fld.group(1).lower() not in _BUILD_FIELDS:
-                    self.item(_unescaped(fld.group(1)) + ": ", value, depth)
-                i = j
-                continue
-            if line.startswith("| ") or line.rstrip() == "|":  # a line block
-                self.items.append(("t", line[2:]))
-                i += 1
-                continue
-            if line.startswith(">>> "):
-                j = i
-                while j < n and lines[j].strip():
-                    j += 1
-                self.items.append(("c", "\n".join(lines[i:j])))
-                i = j
-                continue
-            j = i + 1
-            while j < n and lines[j].strip() and not _indent(lines[j]):
+            hide, self.hide_next, mark = self.hide_next, False, len(self.items)
+            i = self.block(lines, i, depth)
+            if hide:
+                del self.items[mark:]
+                self.dropped["hidden"] += 1
+        self.unclosed_table = outer
+
+    def block(self, lines: list[str], i: int, depth: int) -> int:
+        """Reads the block that starts at ``i``; returns where the next starts."""
+        top, n, line = depth == 0, len(lines), lines[i]
+        if _indent(line):  # a block quote
+            j = _extent(lines, i, 1)
+            self.nested(_dedent(lines[i:j]), depth)
+            return j
+        if line.startswith("__ ") or line.rstrip() == "__":  # an anonymous hyperlink target
+            self.dropped["hyperlink target"] += 1
+            return _extent(lines, i + 1, 1)
+        if line.rstrip() == ".." and (i + 1 >= n or not lines[i + 1].strip()):
+            return i + 1  # (an empty comment: what follows a blank line is no part of it)
+        if line.startswith(".. ") or line.rstrip() == "..":  # (before adornments: ".." is one)
+            j = _extent(lines, i + 1, 1)
+            self.explicit(line[3:].strip(), _dedent(lines[i + 1 : j]), depth)
+            return j
+        nxt = lines[i + 1] if i + 1 < n else ""
+        if (_adornment(line) and i + 2 < n and nxt.strip() and not _adornment(nxt)
+                and lines[i + 2].rstrip() and lines[i + 2].strip()[0] == line[0] and _adornment(lines[i + 2])):
+            self.heading((line[0], True), nxt.strip(), top)
+            return i + 3
+        if (nxt and not _indent(nxt) and _adornment(nxt) and not _adornment(line)
+                and (len(nxt.strip()) >= len(line.strip()) or len(nxt.strip()) >= 4)
+                and not _SIMPLE.match(line) and not _GRID.match(line)):
+            self.heading((nxt[0], False), line.strip(), top)
+            return i + 2
+        if _adornment(line) and len(line.strip()) >= 4:  # a transition, or an adornment without its title
+            return i + 1
+        if _GRID.match(line):
+            j = i
+            while j < n and lines[j][:1] in ("+", "|"):
                 j += 1
-            if j == i + 1 and j < n and _indent(lines[j]) and lines[j].strip():  # a definition list's term
-                self.items.append(("t", line))
-                k = _extent(lines, j, 1)
-                self.nested(_dedent(lines[j:k]), depth)
-                i = k
-                continue
-            strong = _STRONG_LINE.fullmatch(line.strip()) if top and j == i + 1 else None
-            if strong:  # ("**Example 1: Copying a file**" alone: a heading in all but markup)
-                self.items.append(("s", strong.group(1)))
-                i = j
-                continue
-            i = self.paragraph(lines, i, j)
+            self.grid(lines[i:j], depth)
+            return j
+        if _SIMPLE.match(line) and not self.unclosed_table:
+            j = self.simple(lines, i, depth)
+            if j > i:
+                return j
+            self.unclosed_table = True  # (no border after this one closes a table: none later will either)
+        marker = _BULLET.match(line) or _ENUM.match(line)
+        if marker:
+            j = _extent(lines, i + 1, 1)
+            label = "- " if _BULLET.match(line) or line.startswith(("#", "(#")) else line[: marker.end()].strip() + " "
+            self.item(label, [line[marker.end():], *_dedent(lines[i + 1:j], marker.end())], depth)
+            return j
+        fld = _FIELD.match(line)
+        if fld:
+            j = _extent(lines, i + 1, 1)
+            value = [line[fld.end():], *_dedent(lines[i + 1:j])]
+            # (a field list first on a page is Sphinx's metadata, never shown; so are its build fields anywhere)
+            if (any(x.strip() for x in value) and fld.group(1).lower() not in _BUILD_FIELDS
+                    and not (top and self.metadata())):
+                self.item(_unescaped(fld.group(1)) + ": ", value, depth)
+            return j
+        if line.startswith("| ") or line.rstrip() == "|":  # a line block
+            self.items.append(("t", line[2:]))
+            return i + 1
+        if line.startswith(">>> "):
+            j = i
+            while j < n and lines[j].strip():
+                j += 1
+            self.items.append(("c", "\n".join(lines[i:j])))
+            return j
+        j = i + 1
+        while j < n and lines[j].strip() and not _indent(lines[j]):
+            j += 1
+        if j == i + 1 and j < n and _indent(lines[j]) and lines[j].strip():  # a definition list's term
+            self.items.append(("t", line))
+            k = _extent(lines, j, 1)
+            self.nested(_dedent(lines[j:k]), depth)
+            return k
+        strong = _STRONG_LINE.fullmatch(line.strip()) if top and j == i + 1 else None
+        if strong:  # ("**Example 1: Copying a file**" alone: a heading in all but markup)
+            self.items.append(("s", strong.group(1)))
+            return j
+        return self.paragraph(lines, i, j)
+
+    def metadata(self) -> bool:
+        """Whether nothing has been read yet: a field list first on a page is Sphinx's metadata."""
+        return all(kind == "" for kind, _ in self.items)
 
     def paragraph(self, lines: list[str], i: int, j: int) -> int:
         para = lines[i:j]
@@ -257,11 +278,36 @@ class _Reader:
         return j
 
     def nested(self, lines: list[str], depth: int) -> None:
-        if depth + 1 >= MAX_DEPTH:
-            self.items.append(("t", "\n".join(x.strip() for x in lines if x.strip())))
-        else:
-            self.body(lines, depth + 1)
-            self.items.append(("", ""))
+        """Reads a block inside another. Each level keeps its own copy of its lines, so what is
+        read at every level together is bounded (:data:`WORK` characters per character of the
+        page), as is the depth: past either, the block is not read (not even as plain lines: a
+        comment or a raw block in it would be read as text) and is counted."""
+        self.work -= len(lines) + sum(map(len, lines))
+        if depth + 1 >= MAX_DEPTH or self.work < 0:
+            self.dropped["nested too deep"] += 1
+            return
+        self.body(lines, depth + 1)
+        self.items.append(("", ""))
+
+    def cell(self, lines: list[str], depth: int) -> str:
+        """A table cell's text: its lines read as a page's blocks are (a raw block or a comment in
+        a cell is no text either), then written on one line."""
+        if not any(x.strip() for x in lines):
+            return ""
+        start = len(self.items)
+        self.nested(_dedent(lines), depth)
+        parts = []
+        for kind, text in self.items[start:]:
+            if kind in ("t", "s") or isinstance(kind, int):
+                parts.append(str(text))
+            elif kind in ("c", "p"):  # (read back as a literal; a backtick in it would end one)
+                parts.append("``" + str(text).replace("`", "'") + "``")
+            elif kind == "r":
+                parts.append(" ".join(str(text).rstrip("\x1e").split("\x1f")))
+            elif kind == "i":
+                parts.append(str(text).partition("\x00")[0])
+        del self.items[start:]
+        return " ".join(" ".join(p.split()) for p in parts if p.strip())
 
     def item(self, label: str, lines: list[str], depth: int) -> None:
         start = len(self.items)
@@ -322,26 +368,44 @@ class _Reader:
 
     def directive(self, name: str, arg: str, rest: list[str], depth: int) -> None:
         header, options, body = _parts(rest)
-        kind = name.rsplit(":", 1)[-1] if name.startswith(("py:", "c:", "cpp:", "js:", "rst:", "std:")) else name
-        classes = options.get("class", "") + (f" {arg}" if kind in ("container", "rst-class", "class") else "")
-        if kind in _DROPPED or _HIDDEN_CLASS.search(classes):
-            if kind in _COUNTED or kind not in _DROPPED:
-                self.dropped[kind if kind in _DROPPED else "hidden"] += 1
+        domain, _, bare = name.rpartition(":")
+        kind = bare if domain in ("py", "c", "cpp", "js", "std") else name
+        if kind in ("role", "default-role"):
+            self.define_role(kind, " ".join([arg, *header]), options)
+            return
+        classes = " ".join([options.get("class", ""), options.get("figclass", ""),
+                            arg if kind in ("container", "rst-class", "cssclass") else ""])
+        if kind in ("rst-class", "cssclass", "class") and not body:
+            # (it marks the block after it: one it hides is not read either)
+            self.hide_next = _hidden(f"{classes} {arg}")
+            return
+        if _hidden(classes):
+            self.dropped["hidden"] += 1
+            return
+        if kind in _DROPPED:
+            if kind in _COUNTED:
+                self.dropped[kind] += 1
             return
         args = [a for a in [arg, *header] if a.strip()]
         if kind in _CODE:
+            if options.get("caption"):
+                self.items.append(("t", options["caption"]))
             # (without a blank line the code follows the language on the directive's own line)
             code = body or (header if kind in ("code", "code-block", "sourcecode", "highlight-block") else args)
             if any(x.strip() for x in code):
                 self.items.append(("c", "\n".join(_dedent(code))))
+            return
+        if kind == "parsed-literal":  # (code whose inline markup is read: a raw role in it is no text either)
+            if any(x.strip() for x in body or args):
+                self.items.append(("p", "\n".join(_dedent(body or args))))
             return
         if kind == "math":
             self.items.append(("c", "\n".join(_dedent(body or args))))
             return
         if kind in ("image", "figure"):
             alt = options.get("alt", "")
-            if alt:
-                self.items.append(("i", f"{alt.replace(chr(0), ' ')}\x00{arg}"))
+            if alt:  # (an address broken over lines is joined, as docutils joins it)
+                self.items.append(("i", f"{alt.replace(chr(0), ' ')}\x00{''.join(x.strip() for x in args)}"))
             if kind == "figure":
                 self.nested(body, depth)
             return
@@ -356,57 +420,92 @@ class _Reader:
             if arg:
                 self.items.append(("t", arg))
             heads = options.get("header-rows", "0")
-            self.list_table(body, int(heads) if heads.isdigit() else 0)
+            self.list_table(body, int(heads) if heads.isdigit() else 0, depth)
             return
         if kind == "csv-table":
             if arg:
                 self.items.append(("t", arg))
-            self.csv_table(options.get("header", ""), body)
+            self.csv_table(options, body, depth)
             return
         if _DESCRIPTION.match(kind) and args:
             for signature in args:
                 self.items.append(("c", signature.strip()))
             self.nested(body, depth)
             return
-        if kind in _TITLED:
-            self.nested([*args, *(["", *body] if body else [])], depth)
-            return
-        # an admonition ("note", "warning" ...) or a directive this reader does not know: its text is read
+        # an admonition ("note", "warning" ...), a titled block ("topic") or a directive this
+        # reader does not know: its arguments and text are read
         self.nested([*args, *(["", *body] if body else [])], depth)
+
+    def define_role(self, kind: str, arg: str, options: dict[str, str]) -> None:
+        """``.. role:: name(base)`` and ``.. default-role:: name``, kept for this page only: a
+        role derived from ``raw`` (or given a format) or one whose class hides it reads as nothing."""
+        if kind == "default-role":
+            self.default_roles.append(arg.strip().lower() or "title-reference")
+            return
+        m = re.fullmatch(r"\s*([\w.+:-]{1,60})\s*(?:\(\s*([\w.+:-]{1,60})\s*\))?\s*", arg)
+        if m:
+            base = (m.group(2) or "").lower() or ("raw" if "format" in options else "")
+            self.roles[m.group(1).lower()] = (base, _hidden(options.get("class", "")) or "format" in options)
+
+    def resolve(self, name: str) -> tuple[str, bool]:
+        """The built-in role a role name comes to through this page's definitions, and whether
+        any of them hides it."""
+        hidden, key = False, name.lower()
+        for _ in range(16):  # (a chain of definitions, or a loop, ends here)
+            if key not in self.roles:
+                break
+            base, hides = self.roles[key]
+            hidden = hidden or hides
+            if not base or base == key:
+                break
+            key = base
+        return key.rsplit(":", 1)[-1], hidden
 
     # -- tables --------------------------------------------------------------------------------
 
     def row(self, cells: list[str], header: bool = False) -> None:
-        """A table's row as the HTML loader writes one ("| Growth | $29 |"), a header row marked."""
+        """A table's row as the HTML loader writes one ("| Growth | $29 |"), a header row marked;
+        ``cells`` are as :meth:`cell` read them."""
         cells = [" ".join(c.replace("\x1e", " ").replace("\x1f", " ").split()) for c in cells]
-        if any(cells):  # (each cell's markup is read when the page is, substitutions known)
+        while cells and not cells[-1]:
+            cells.pop()
+        if cells:  # (each cell's inline markup is read with the page's, substitutions known)
             self.items.append(("r", "\x1f".join(cells) + ("\x1e" if header else "")))
 
-    def grid(self, lines: list[str]) -> None:
+    def too_wide(self, columns: int) -> bool:
+        if columns > MAX_COLUMNS:
+            self.dropped["table too wide"] += 1
+            return True
+        return False
+
+    def grid(self, lines: list[str], depth: int) -> None:
         cuts = [k for k, ch in enumerate(lines[0]) if ch == "+"]
+        if self.too_wide(len(cuts) - 1):
+            return
         cells: list[list[str]] = [[] for _ in cuts[1:]]
-        for line in lines[1:]:
+        for line in [*lines[1:], "+"]:
             if line.startswith("+"):  # (a row's end; "+===+" ends the header)
-                self.row([" ".join(c) for c in cells], header="=" in line)
+                self.row([self.cell(c, depth) for c in cells], header="=" in line)
                 cells = [[] for _ in cuts[1:]]
                 continue
             for c, (a, b) in enumerate(itertools.pairwise(cuts)):
-                cells[c].append(line[a + 1 : b].strip(" |"))
-        self.row([" ".join(c) for c in cells])
+                if a >= len(line):
+                    break
+                cells[c].append(line[a + 1 : b].rstrip(" |"))
 
-    def simple(self, lines: list[str], i: int) -> int:
+    def simple(self, lines: list[str], i: int, depth: int) -> int:
         """A simple table from its top border at ``i``; returns where it ends, or ``i`` when no
         closing border follows (then the lines read as text)."""
-        border = lines[i]
-        spans = [(m.start(), m.end()) for m in re.finditer(r"=+", border)]
+        spans = [m.start() for m in re.finditer(r"=+", lines[i])]
         j, heads = i + 1, 0
-        rows: list[list[str]] = []
+        rows: list[list[list[str]]] = []
         while j < len(lines):
             line = lines[j]
             if _SIMPLE.match(line) or re.fullmatch(r"[-=]+(?: +[-=]+)+[ \t]*", line):
                 if j + 1 >= len(lines) or not lines[j + 1].strip():
-                    for k, cells in enumerate(rows):
-                        self.row(cells, header=k + 1 == heads)
+                    if not self.too_wide(len(spans)):
+                        for k, cells in enumerate(rows):
+                            self.row([self.cell(c, depth) for c in cells], header=k + 1 == heads)
                     return j + 1
                 if _SIMPLE.match(line) and not heads:
                     heads = len(rows)
@@ -415,35 +514,51 @@ class _Reader:
             if not line.strip():
                 j += 1
                 continue
-            cells = [line[a : (spans[k + 1][0] if k + 1 < len(spans) else len(line))] for k, (a, _) in enumerate(spans)]
-            if rows and not cells[0].strip():  # (a blank first column continues the row above)
-                rows[-1] = [f"{x} {y}" for x, y in zip(rows[-1], cells, strict=True)]
-            else:
-                rows.append(cells)
+            if len(spans) <= MAX_COLUMNS:
+                ends = [*spans[1:], len(line)]
+                parts = [line[a:b] for a, b in zip(spans, ends, strict=True) if a < len(line)]
+                if rows and not parts[0].strip():  # (a blank first column continues the row above)
+                    for cell, part in zip(rows[-1], parts, strict=False):
+                        cell.append(part)
+                else:
+                    rows.append([[p] for p in parts] + [[] for _ in spans[len(parts):]])
             j += 1
         return i
 
-    def list_table(self, body: list[str], heads: int) -> None:
-        rows: list[list[str]] = []
+    def list_table(self, body: list[str], heads: int, depth: int) -> None:
+        """A list table: a bullet list of rows ("* - a"), each a bullet list of cells ("  - b")."""
+        rows: list[list[list[str]]] = []
         for line in body:
-            s = line.strip()
-            if line.startswith("* - ") or line.rstrip() == "* -":
-                rows.append([s[4:] if len(s) > 3 else ""])
-            elif s.startswith("- ") or s == "-":
-                if rows:
-                    rows[-1].append(s[2:])
-            elif rows and s:
-                rows[-1][-1] += " " + s
+            if line.startswith(("* ", "- ")) or line.rstrip() in ("*", "-"):  # a row ("* - a": its first cell)
+                rows.append([])
+                line = "  " + line[2:]
+            if not rows:
+                continue
+            inner = line[2:] if line.startswith("  ") else line.lstrip()
+            if inner.startswith(("- ", "* ")) or inner.rstrip() in ("-", "*"):
+                rows[-1].append([inner[2:]])
+            elif rows[-1]:
+                rows[-1][-1].append(inner[2:] if inner.startswith("  ") else inner)
+        if rows and self.too_wide(max(len(r) for r in rows)):
+            return
         for k, cells in enumerate(rows):
-            self.row(cells, header=k + 1 == heads)
+            self.row([self.cell(c, depth) for c in cells], header=k + 1 == heads)
 
-    def csv_table(self, header: str, body: list[str]) -> None:
-        for source in ([header] if header.strip() else []) + ["\n".join(body)]:
+    def csv_table(self, options: dict[str, str], body: list[str], depth: int) -> None:
+        delim = options.get("delim", ",")
+        delim = {"tab": "\t", "space": " ", "": ","}.get(delim, delim)[:1]
+        for source, header in ((options.get("header", ""), True), ("\n".join(body), False)):
+            if not source.strip():
+                continue
             try:
-                for cells in csv.reader(source.splitlines(), skipinitialspace=True):
-                    self.row(cells, header=source is header)
+                rows = list(csv.reader(io.StringIO(source), delimiter=delim, skipinitialspace=True))
             except csv.Error:
-                self.items.append(("t", source))
+                self.dropped["broken CSV table"] += 1
+                continue
+            if rows and self.too_wide(max(len(r) for r in rows)):
+                return
+            for cells in rows:
+                self.row([self.cell(c.split("\n"), depth) for c in cells], header=header)
 
     # -- inline markup -------------------------------------------------------------------------
 
@@ -456,18 +571,17 @@ def _parts(rest: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
     one are its arguments and then its options; the body follows the blank line."""
     blank = next((k for k, x in enumerate(rest) if not x.strip()), len(rest))
     header, body = rest[:blank], _dedent(rest[blank + 1 :]) if blank < len(rest) else []
-    options: dict[str, str] = {}
+    options: dict[str, list[str]] = {}
     args: list[str] = []
     for line in header:
         m = _OPTION.match(line.strip())
         if m:
-            options[m.group(1).lower()] = (m.group(2) or "").strip()
+            options[m.group(1).lower()] = [(m.group(2) or "").strip()]
         elif options:  # an option's value continued
-            last = next(reversed(options))
-            options[last] = f"{options[last]} {line.strip()}"
+            options[next(reversed(options))].append(line.strip())
         else:
             args.append(line.strip())
-    return args, options, body
+    return args, {k: " ".join(v).strip() for k, v in options.items()}, body
 
 
 def _unicode(codes: str) -> str:
@@ -496,8 +610,8 @@ _OPENS_AFTER = frozenset(" \t\n'\"([{<-/:\u2018\u201c\u00ab")
 _SPECIAL = re.compile(r"[\\*`|_\[:]")
 _ROLE_BEFORE = re.compile(r":([\w][\w.+:-]{0,60}):`")
 _ROLE_AFTER = re.compile(r":([\w][\w.+:-]{0,60}):")
-_NOTE_REF = re.compile(r"\[(#[\w.-]{0,60}|\*|\d{1,9})\]__?")
-_CITE_REF = re.compile(r"\[([\w.-]{1,60})\]__?")
+_NOTE_REF = re.compile(rf"\[(?=[^\]\n]{{1,100}}\])(#(?:{_SIMPLE_NAME})?|\*|\d+)\]__?")
+_CITE_REF = re.compile(rf"\[(?=[^\]\n]{{1,100}}\])({_SIMPLE_NAME})\]__?")
 
 
 class _Inline:
@@ -575,7 +689,7 @@ class _Inline:
                 m = _ROLE_AFTER.match(t, end)
                 if m:
                     return self.role(m.group(1), inner), m.end()
-                return _label(inner), end
+                return self.role("", inner), end  # (the page's default role)
             return "`", i + 1
         if t.startswith("**", i):
             if self.opens(i, 2):
@@ -607,21 +721,33 @@ class _Inline:
             end = i + 2 if t.startswith("__", i) else i + 1
             if end >= len(t) or not (t[end].isalnum() or t[end] == "_"):
                 start = i
-                while start > 0 and i - start < 100 and (t[start - 1].isalnum() or t[start - 1] in "_.-"):
+                while start > 0 and i - start < 30 and (t[start - 1].isalnum() or t[start - 1] in "_.-"):
                     start -= 1
                 if t[start] != "_":  # ("name_" is a reference; "__init__" is no markup)
                     return "", end
         return ch, i + 1
 
     def role(self, name: str, text: str) -> str:
-        kind = name.lower().rsplit(":", 1)[-1]
-        if kind.startswith("raw"):
-            self.reader.dropped["raw role"] += 1
+        """Interpreted text as its role shows it; ``name`` "" is the page's default role (any of
+        its ``default-role`` directives that reads as nothing makes all such text nothing)."""
+        reader = self.reader
+        if name:
+            kind, hidden = reader.resolve(name)
+        else:
+            resolved = [reader.resolve(r) for r in reader.default_roles] or [("title-reference", False)]
+            hidden = any(h or k.startswith("raw") for k, h in resolved)
+            kind = "title-reference" if hidden else resolved[-1][0]
+        if hidden or kind.startswith("raw"):
+            reader.dropped["raw role" if kind.startswith("raw") else "hidden"] += 1
             return ""
         text = _unescaped(text)
         if kind in ("abbr", "math", "sub", "sup", "subscript", "superscript", "emphasis", "strong", "title-reference",
                     "t", "title"):
-            return text
+            return _label(text) if kind in ("title-reference", "t", "title") else text
+        if kind in ("pep", "pep-reference", "rfc", "rfc-reference"):
+            return f"{kind[:3].upper()} {_label(text)}"
+        if kind in ("guilabel", "menuselection"):
+            return _label(text).replace("&&", "\x00").replace("&", "").replace("\x00", "&").replace("-->", ">")
         shown = _label(text)
         if kind in _CODE_ROLES:
             shown = shown.lstrip("!")
@@ -656,8 +782,12 @@ def _label(text: str) -> str:
 
 
 def _code(text: str) -> str:
+    """Code as Markdown writes it: fenced by one backtick more than its longest run of them."""
     text = " ".join(text.split())
-    return f"`` {text} ``" if "`" in text else f"`{text}`"  # (as Markdown writes code holding a backtick)
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{fence} {text} {fence}"
 
 
 def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![{alt}]({src})") -> Read:
@@ -668,7 +798,11 @@ def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![
     >>> page.title, page.lines, dict(page.dropped)
     ('Refunds', ['Ask within 30 days.', '', (2, 'Fees'), 'See the terms.'], {'raw': 1})
     """
-    lines = [x.expandtabs(8).rstrip() for x in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    lines: list[str] = []
+    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        line = raw.expandtabs(8).rstrip()
+        if line or (lines and lines[-1]):  # (blank lines in a row mean no more than one)
+            lines.append(line)
     reader = _Reader(len(text))
     reader.body(lines, 0)
     firsts = [k for k, it in enumerate(reader.items) if isinstance(it[0], int)]
@@ -690,8 +824,10 @@ def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![
             out.extend(reader.inline(text_).split("\n"))
         elif kind == "c":
             out.extend(["```", *text_.split("\n"), "```"])
+        elif kind == "p":
+            out.extend(["```", *reader.inline(text_).split("\n"), "```"])
         elif kind == "r":
-            cells = [reader.inline(c).replace("|", "/") for c in text_.rstrip("\x1e").split("\x1f")]
+            cells = [reader.inline(c).replace("|", "\\|") for c in text_.rstrip("\x1e").split("\x1f")]
             out.append("| " + " | ".join(cells) + " |")
             if text_.endswith("\x1e"):
                 out.append("|" + "---|" * len(cells))
