@@ -52,6 +52,12 @@ def _hostile(size: int) -> dict[str, str]:
         "a list-table cell continued": ".. list-table::\n\n   * - a\n" + "     b\n" * (size // 7),
         "lines 24 levels deep": "".join(" " * k + "t\n" for k in range(24)) + (" " * 24 + "x\n") * (size // 26),
         "references scanned back": "a_-" * (size // 3),
+        "a role defined over spaces": ".. role:: a" + " " * size + "b\n",
+        "default roles and their text": ".. default-role:: x\n\n" * (size // 60) + "`a` " * (size // 8),
+        "fields": ":a: x\n\n" * (size // 7),
+        "a grid's border lines": "+" + "-+" * 64 + "\n" + "+\n" * (size // 2),
+        "2,000 roles defined and used": "".join(f".. role:: r{k}(r{k + 1})\n" for k in range(2_000)) + "\n"
+        + " ".join(f":r{k % 2_000}:`x`" for k in range(size // 12)),
     }
 
 

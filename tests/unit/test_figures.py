@@ -229,6 +229,11 @@ def test_the_cli_ingests_html_images_and_prints_them_with_their_page(tmp_path: P
     assert out.exit_code == 0, out.output
     assert "1 added" in out.output and "failed:" not in out.output
     assert "skipped: 1 file of a type no loader reads (.png 1)" in out.output
+    (tmp_path / "shots").mkdir()  # (a folder of nothing a loader reads: both commands say so by their status)
+    (tmp_path / "shots" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    for command in ("ingest", "sync"):
+        out = runner.invoke(cli, [command, str(tmp_path / "shots"), *data, "--org", "acme", "--no-progress"])
+        assert out.exit_code == 1 and "skipped: 1 file" in out.output, (command, out.output)
     out = runner.invoke(cli, ["search", "screenshot of the export dialog", *data, "--org", "acme", "--mode", "multimodal"])
     assert out.exit_code == 0, out.output
     assert ("#1 image: https://help.acme.test/docs/img/export-dialog.png The Export dialog with CSV selected / Export dialog"

@@ -270,7 +270,7 @@ def test_unclosed_inline_markup_reads_in_linear_time() -> None:
     ".. |a| replace:: b\n" * 20_000,  # only definitions
     "a\n   b\n" * 50_000,  # definition lists
     "+" + "-+" * 20_000 + "\n" + "|\n" * 2_000,  # a grid table 20,000 columns wide (the review: 12.9 s, 429 MB)
-    "+" + "-+" * 20_000 + "\n" + "|x\n+\n" * 400,  # (24 MB of output)
+    "+" + "-+" * 20_000 + "\n" + "|x\n+\n" * 400,  # (24 MB of output before: now too wide to read)
     "= " * 20_000 + "\n" + "x\n" * 200 + "= " * 20_000 + "\n",  # a simple table as wide
     "+" + "-----+" * 64 + "\n" + ("|" + "  x  |" * 64 + "\n") * 500,  # 64 columns, 500 lines
     ".. note::\n   :class: a\n" + " x\n" * 300_000,  # an option continued (quadratic before)
@@ -395,3 +395,55 @@ def test_headings_and_the_title_are_made_safe_as_a_markdown_pages_are() -> None:
     doc = load_rst("x.rst", b"![t](javascript:alert(1))\n=========================\n\nIntro.\n\n"
                             b"![s](javascript:alert(2))\n-------------------------\n\nText.\n").documents[0]
     assert "javascript" not in doc.title and all("javascript" not in h for s in doc.sections for h in s.path)
+
+
+@pytest.mark.parametrize("hidden", [
+    "A b.\n\n.. class:: hidden\n\n- a\n- SECRET b\n- SECRET c",  # (the whole list, not its first item)
+    "A b.\n\n.. class:: hidden\n\n:a: SECRET\n:b: SECRET",
+    "A b.\n\nTitle\n=====\n\nSeen.\n\n.. class:: hidden\n\nSecret\n------\n\nSECRET body.\n\nSub\n~~~\n\nSECRET sub.",
+    "A b.\n\n.. class:: hidden\n\n.. _anchor:\n\nSECRET",  # (a target between)
+    "A b.\n\n.. class:: foo\n   hidden\n\nSECRET",  # (classes continued)
+    "A b.\n\n.. container:: foo\n   hidden\n\n   SECRET",
+    "A b.\n\n.. class:: hidden\n\n   SECRET with content",
+    "A b.\n\n.. container:: _hidden_\n\n   SECRET",
+    "A b.\n\n.. container:: \uff48\uff49\uff44\uff44\uff45\uff4e\n\n   SECRET",  # (fullwidth)
+    "A b.\n\n.. container:: 9hidd\u00e9n\n\n   SECRET",
+    ".. role:: " + "r" * 70 + "(raw)\n   :format: html\n\nText :" + "r" * 70 + ":`<b>SECRET</b>` end.",
+    ".. role:: x(raw)\n   :format: html\n\nText :x:`<b>SECRET</b>`.\n\n.. role:: x(emphasis)",  # (redefined)
+    "".join(f".. role:: r{k}(r{k + 1})\n" for k in range(20)) + ".. role:: r20(raw)\n\nText :r0:`SECRET`.",
+    ".. role:: y\n\n   :class: hidden\n\nText :y:`SECRET`.",  # (options after a blank line)
+    "Intro.\n\n.. note::\n\n   :class: hidden\n\n   SECRET",
+    ".. only:: latex\n\n   .. role:: x(raw)\n      :format: html\n\nText :x:`<b>SECRET</b>`.",  # (defined where unread)
+    ".. only:: latex\n\n   .. default-role:: raw\n\nText `<b>SECRET</b>`.",
+    "\u898b\u308b\u3001:raw:`<span hidden>SECRET</span>`",  # (after "\u3001")
+    ".. roh:: html\n\n   <b>SECRET</b>\n\n.. rolle:: x(roh)\n\nText :x:`SECRET` and :roh:`SECRET`.",  # (German names)
+    "+-----+-----+\n| .. raw:: html  |\n|           |\n|    SECRET |\n+-----+-----+",  # (a cell spanning columns)
+    "=====  =====\nx      y\n.. raw:: html SECRET\n=====  =====",
+    "See |logo|.\n\n.. |logo| image:: a.png\n   :class: hidden\n   :alt: SECRET ALT",
+])
+def test_what_the_second_review_found_hidden_is_not_read(hidden: str) -> None:
+    assert "SECRET" not in _text(hidden)
+
+
+def test_what_the_second_review_found_lost_is_read_and_a_prose_fence_disables_nothing() -> None:
+    assert _text(".. toctree::\n   a\n\n:Platform: Linux only\n\nBody.") == "Platform: Linux only\n\nBody."
+    assert _text(".. rst-class:: note-box\n\n   Visible.\n\n.. container:: custom-box\n\n   Also visible.") == (
+        "Visible.\n\nAlso visible.")
+    doc = load_rst("fence.rst", b"Intro.\n\n~~~\n\nSee ![x](data:text/html;base64,AAAA) and ![y](javascript:alert(1)).\n\n"
+                                b"Code::\n\n    ```\n    inside\n\n![z](javascript:alert(2))\n").documents[0]
+    assert "data:" not in doc.text and "javascript" not in doc.text and "inside" in doc.text
+
+
+@pytest.mark.parametrize("shape", [
+    ".. role:: a" + " " * 40_000 + "b\n",  # (a quadratic regular expression before: 5.9 s at 40 KB)
+    ".. default-role:: x\n\n" * 5_000 + "`a` " * 20_000,  # (40 s before)
+    ":a: x\n\n" * 40_000,  # (every field rescanned what was read before)
+    "+" + "-+" * 64 + "\n" + "+\n" * 200_000,  # (64 cells read per border line)
+    "".join(f".. role:: r{k}(r{k + 1})\n" for k in range(2_000)) + "\n" + " ".join(f":r{k}:`x`" for k in range(2_000)),
+])
+def test_what_the_second_review_found_slow_reads_in_bounded_time(shape: str) -> None:
+    _bounded(shape)
+
+
+def test_header_rows_that_are_no_number_are_no_crash() -> None:
+    assert _text(".. list-table::\n   :header-rows: \u00b2\n\n   * - a\n     - b\n") == "| a | b |"

@@ -87,7 +87,7 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
     _print_report(report)
     for uri in report.deleted:
         click.echo(f"deleted: {uri} (its file is gone)")
-    if report.failures and not report.outcomes:
+    if (report.failures or report.skipped) and not report.outcomes:
         sys.exit(1)
 
 

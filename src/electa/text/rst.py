@@ -31,7 +31,16 @@ index needs and nothing more:
   their expansions together may add no more than the page's own length (then a reference reads
   as its name); an image substitution reads as its alt text.
 
-Nesting deeper than :data:`MAX_DEPTH` reads as plain lines, so no page can exhaust the stack.
+Work is bounded: nesting deeper than :data:`MAX_DEPTH`, or past :data:`WORK` characters read
+per character of the page (each level reads its own copy of its lines), is not read and is
+counted; so are tables wider than :data:`MAX_COLUMNS`; a page defining more than
+:data:`MAX_ROLES` roles has each read as nothing.
+
+Hiding is read as docutils reads it: roles and default roles a page defines (wherever the
+definition sits, in any of docutils' languages) that derive from ``raw``, carry a format or a
+hiding class read as nothing; a class (normalised as ``docutils.nodes.make_id`` does) hides the
+whole element it marks (a list, a field list, a section to its next title of its level); a cell
+that spans columns is read with its whole row, so nothing cut at a column reads as text.
 """
 
 from __future__ import annotations
@@ -40,11 +49,12 @@ import csv
 import io
 import itertools
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-MAX_DEPTH = 24  # nested directives, lists and quotes read as structure; deeper reads as lines
+MAX_DEPTH = 24  # nested directives, lists and quotes read as structure; deeper is not read
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _BULLET = re.compile(r"[-*+\u2022\u2023\u2043](?: +|\Z)")
@@ -62,7 +72,24 @@ _DIRECTIVE = re.compile(r"([\w][\w:+.-]{0,60}) ?::(?: +(.*)|\Z)")  # (docutils a
 _GRID = re.compile(r"\+(?:[-=]+\+)+[ \t]*\Z")
 _SIMPLE = re.compile(r"=+(?: +=+)+[ \t]*\Z")
 _STRONG_LINE = re.compile(r"\*\*([^*\s](?:[^*]{0,150}[^*\s])?)\*\*:?")
+_ROLE_DEFINITION = re.compile(r"\s*\.\.\s+([^\s:]{1,40})\s?::(.*)")
+# docutils' names, in every language it reads, for what must not be read: a page of a project
+# whose language is German writes ".. roh::" for raw (docutils.parsers.rst.languages, 0.19).
+_LOCALISED = {name: english for english, names in {
+    "raw": "brut burtiski cru grezzo onbewerkt raaka roh rou rå senanaliza sin-analisis sin-análisis surowe "
+           "unverändert žalia сырой خام 原 原文 生",
+    "role": "regra rol rola roll rolle rolo rolė rooli ruolo роль قانون ロール 役 角色 역할",
+    "default-role": "forvalgt-rolle noklusējuma-role numatytoji-rolė preterlasita-rolo regra-predeterminada "
+                    "rol-por-omision rol-por-omisión rola-domyślna ruolo-predefinito standardroll standardrolle "
+                    "قانون-افتراضي ディフォルトロール 既定役 默认角色 기본-역할",
+    "class": "clase classe klas klasa klase klaso klass klasse klasė luokka třída класс סגנון كائن کلاس クラス 类型 클래스",
+    "include": "dołącz einfügen ietvert inclou incloure includi incluir inclure inclusão incluír inkluder inkludera "
+               "inkludi inkludér insluiting opnemen pridėti sisällytä включать تضمين شامل インクルード 包含 含む 組み込み 포함",
+    "meta": "méta متا ميتا メタ 元数据 메타",
+}.items() for name in names.split()}
+_RAW_ROLES = frozenset(n for n, english in _LOCALISED.items() if english == "raw")
 _HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:hidden|hide|d-none|sr-only|visually-hidden|screen-reader-text|invisible)(?:\s|$)")
+MAX_ROLES = 100  # roles a page may define; past it, every role it defines reads as nothing
 MAX_COLUMNS = 64  # a table wider is not read (its cells would cost columns x rows)
 WORK = 8  # characters read, nesting counted, per character of the page: beyond it deeper blocks are not read
 
@@ -73,7 +100,7 @@ _DROPPED = frozenset(
     " highlight default-role role testsetup testcleanup tabularcolumns target-notes title index currentmodule"
     " module automodule autoclass autofunction automethod autoattribute autoexception autodata autosummary"
     " autoprogram autodecorator autoproperty autotypealias autonewtypealias graphviz digraph graph inheritance-diagram"
-    " plantuml uml mermaid cssclass rst-class spelling:word-list program default-domain codeauthor sectionauthor"
+    " plantuml uml mermaid spelling:word-list program default-domain codeauthor sectionauthor"
     " moduleauthor cmake-module kernel-doc todo todolist".split())
 _COUNTED = frozenset("raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc todo".split())
 # A page's fields that steer Sphinx's build, not what the page says.
@@ -128,9 +155,20 @@ def _dedent(lines: list[str], most: int | None = None) -> list[str]:
     return [x[margin:] for x in lines] if margin else lines
 
 
+def _class_name(name: str) -> str:
+    """A class name as docutils makes it (``docutils.nodes.make_id``): "SR_Only", "_hidden_",
+    "９hidden" and "hiddén" are "sr-only", "hidden", "hidden" and "hidden"."""
+    name = unicodedata.normalize("NFKD", name.lower()).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"^[-0-9]+|-+$", "", re.sub(r"[^a-z0-9]+", "-", name))
+
+
 def _hidden(classes: str) -> bool:
-    """Whether classes (as docutils normalises them: "SR_Only" is "sr-only") hide what they mark."""
-    return bool(_HIDDEN_CLASS.search(re.sub(r"[^a-z0-9\s]+", "-", classes.lower())))
+    """Whether classes (each as docutils normalises it) hide what they mark."""
+    return bool(_HIDDEN_CLASS.search(" ".join(_class_name(c) for c in classes.split())))
+
+
+def _raw_role(name: str) -> bool:
+    return name.rsplit(":", 1)[-1].startswith("raw") or name in _RAW_ROLES
 
 
 def _adornment(line: str) -> bool:
@@ -138,6 +176,20 @@ def _adornment(line: str) -> bool:
     (A regular expression with a back-reference keeps a frame per repeat: 100 MB for a 1 MB line.)"""
     mark = line.rstrip()
     return len(mark) >= 2 and mark[0] in _PUNCTUATION and mark.count(mark[0]) == len(mark)
+
+
+@dataclass
+class _Hiding:
+    """The element a hidden class marks, from its first block: what continues it."""
+
+    kind: str
+    first: list[tuple[str, str] | tuple[int, str]]
+
+    def covers(self, kind: str, items: list[tuple[str, str] | tuple[int, str]]) -> bool:
+        if self.kind == "heading":  # (a section ends at a title of its level or above)
+            level = next((k for k, _ in self.first if isinstance(k, int)), 0)
+            return not any(isinstance(k, int) and k <= level for k, _ in items)
+        return (kind == self.kind and kind in ("-", "1.", "field", "term", "line")) or kind == "invisible"
 
 
 class _Reader:
@@ -151,29 +203,46 @@ class _Reader:
         self.styles: list[tuple[str, bool]] = []
         self.subs: dict[str, str] = {}
         self.shown: dict[str, str] = {}  # substitutions as read
-        self.roles: dict[str, tuple[str, bool]] = {}  # a role this page defines: (the role it derives from, hidden)
+        self.roles: dict[str, list[tuple[str, bool]]] = {}  # each definition of a role: (derived from, hides)
         self.default_roles: list[str] = []
+        self.default_role: tuple[str, bool] | None = None  # (the kind every default-role text reads as, hidden)
+        self.resolved: dict[str, tuple[str, bool]] = {}
+        self.long_role = False
         self.dropped: Counter[str] = Counter()
         self.budget = size + 10_000  # characters substitutions may add
         self.work = WORK * size + 100_000
-        self.hide_next = False  # a ".. class:: hidden" marks the block after it
+        self.hide_next = False  # a ".. class:: hidden" marks the element after it
         self.unclosed_table = False  # (in the block being read: no simple table's border closes one)
+        self.kind = ""  # what the last block was: "invisible", "heading", "-", "1.", "field", "term", "line" or ""
+        self.elements = False  # whether a visible element (other than a title) has been read: then fields are text
 
     # -- blocks --------------------------------------------------------------------------------
 
     def body(self, lines: list[str], depth: int) -> None:
         i, n = 0, len(lines)
         outer, self.unclosed_table = self.unclosed_table, False
+        hiding: _Hiding | None = None
         while i < n:
             if not lines[i].strip():
                 self.items.append(("", ""))
                 i += 1
                 continue
             hide, self.hide_next, mark = self.hide_next, False, len(self.items)
+            self.kind = ""
             i = self.block(lines, i, depth)
-            if hide:
+            kind = self.kind
+            if kind not in ("invisible", "heading", "field"):
+                self.elements = True
+            if hide and kind == "invisible":  # (a comment or a target between is not what a class marks)
+                self.hide_next = True
+            elif hide or (hiding and hiding.covers(kind, self.items[mark:])):
+                # A class marks an element: all of a list, a field list, a definition list, a
+                # line block, or a section to the next title of its level or above.
+                hiding = hiding or _Hiding(kind, self.items[mark:])
                 del self.items[mark:]
-                self.dropped["hidden"] += 1
+                self.dropped["hidden"] += hide
+            else:
+                hiding = None
         self.unclosed_table = outer
 
     def block(self, lines: list[str], i: int, depth: int) -> int:
@@ -185,8 +254,10 @@ class _Reader:
             return j
         if line.startswith("__ ") or line.rstrip() == "__":  # an anonymous hyperlink target
             self.dropped["hyperlink target"] += 1
+            self.kind = "invisible"
             return _extent(lines, i + 1, 1)
         if line.rstrip() == ".." and (i + 1 >= n or not lines[i + 1].strip()):
+            self.kind = "invisible"
             return i + 1  # (an empty comment: what follows a blank line is no part of it)
         if line.startswith(".. ") or line.rstrip() == "..":  # (before adornments: ".." is one)
             j = _extent(lines, i + 1, 1)
@@ -196,11 +267,13 @@ class _Reader:
         if (_adornment(line) and i + 2 < n and nxt.strip() and not _adornment(nxt)
                 and lines[i + 2].rstrip() and lines[i + 2].strip()[0] == line[0] and _adornment(lines[i + 2])):
             self.heading((line[0], True), nxt.strip(), top)
+            self.kind = "heading" if top else ""
             return i + 3
         if (nxt and not _indent(nxt) and _adornment(nxt) and not _adornment(line)
                 and (len(nxt.strip()) >= len(line.strip()) or len(nxt.strip()) >= 4)
                 and not _SIMPLE.match(line) and not _GRID.match(line)):
             self.heading((nxt[0], False), line.strip(), top)
+            self.kind = "heading" if top else ""
             return i + 2
         if _adornment(line) and len(line.strip()) >= 4:  # a transition, or an adornment without its title
             return i + 1
@@ -219,6 +292,7 @@ class _Reader:
         if marker:
             j = _extent(lines, i + 1, 1)
             label = "- " if _BULLET.match(line) or line.startswith(("#", "(#")) else line[: marker.end()].strip() + " "
+            self.kind = "-" if _BULLET.match(line) else "1."
             self.item(label, [line[marker.end():], *_dedent(lines[i + 1:j], marker.end())], depth)
             return j
         fld = _FIELD.match(line)
@@ -227,11 +301,13 @@ class _Reader:
             value = [line[fld.end():], *_dedent(lines[i + 1:j])]
             # (a field list first on a page is Sphinx's metadata, never shown; so are its build fields anywhere)
             if (any(x.strip() for x in value) and fld.group(1).lower() not in _BUILD_FIELDS
-                    and not (top and self.metadata())):
+                    and not (top and not self.elements)):
                 self.item(_unescaped(fld.group(1)) + ": ", value, depth)
+            self.kind = "field"
             return j
         if line.startswith("| ") or line.rstrip() == "|":  # a line block
             self.items.append(("t", line[2:]))
+            self.kind = "line"
             return i + 1
         if line.startswith(">>> "):
             j = i
@@ -244,6 +320,7 @@ class _Reader:
             j += 1
         if j == i + 1 and j < n and _indent(lines[j]) and lines[j].strip():  # a definition list's term
             self.items.append(("t", line))
+            self.kind = "term"
             k = _extent(lines, j, 1)
             self.nested(_dedent(lines[j:k]), depth)
             return k
@@ -252,10 +329,6 @@ class _Reader:
             self.items.append(("s", strong.group(1)))
             return j
         return self.paragraph(lines, i, j)
-
-    def metadata(self) -> bool:
-        """Whether nothing has been read yet: a field list first on a page is Sphinx's metadata."""
-        return all(kind == "" for kind, _ in self.items)
 
     def paragraph(self, lines: list[str], i: int, j: int) -> int:
         para = lines[i:j]
@@ -286,7 +359,9 @@ class _Reader:
         if depth + 1 >= MAX_DEPTH or self.work < 0:
             self.dropped["nested too deep"] += 1
             return
+        kind = self.kind  # (what the enclosing block is, whatever the blocks inside it are)
         self.body(lines, depth + 1)
+        self.kind = kind
         self.items.append(("", ""))
 
     def cell(self, lines: list[str], depth: int) -> str:
@@ -336,6 +411,7 @@ class _Reader:
     def explicit(self, first: str, rest: list[str], depth: int) -> None:
         if _TARGET.match(first):
             self.dropped["hyperlink target"] += 1
+            self.kind = "invisible"
             return
         m = _FOOTNOTE.match(first)
         if m:
@@ -346,19 +422,21 @@ class _Reader:
         m = _SUBSTITUTION.match(first)
         if m:
             self.substitution(m.group(1), m.group(2).lower(), m.group(3) or "", rest)
+            self.kind = "invisible"
             return
         m = _DIRECTIVE.match(first)
         if m:
             self.directive(m.group(1).lower(), m.group(2) or "", rest, depth)
             return
         self.dropped["comment"] += 1
+        self.kind = "invisible"
 
     def substitution(self, name: str, kind: str, arg: str, rest: list[str]) -> None:
         header, options, _ = _parts(rest)
         if kind == "replace":
             text = " ".join([arg, *header]).strip()
         elif kind == "image":
-            text = options.get("alt", "") or name
+            text = "" if _hidden(options.get("class", "")) else options.get("alt", "") or name
         elif kind == "unicode":
             text = _unicode(" ".join([arg, *header]))
         else:
@@ -369,15 +447,16 @@ class _Reader:
     def directive(self, name: str, arg: str, rest: list[str], depth: int) -> None:
         header, options, body = _parts(rest)
         domain, _, bare = name.rpartition(":")
-        kind = bare if domain in ("py", "c", "cpp", "js", "std") else name
-        if kind in ("role", "default-role"):
-            self.define_role(kind, " ".join([arg, *header]), options)
+        kind = _LOCALISED.get(name, bare if domain in ("py", "c", "cpp", "js", "std") else name)
+        if kind in ("role", "default-role"):  # (read before the page: :meth:`define_roles`)
+            self.kind = "invisible"
             return
-        classes = " ".join([options.get("class", ""), options.get("figclass", ""),
-                            arg if kind in ("container", "rst-class", "cssclass") else ""])
+        marks = kind in ("container", "rst-class", "cssclass", "class")  # (their arguments are classes)
+        classes = " ".join([options.get("class", ""), options.get("figclass", ""), *([arg, *header] if marks else [])])
         if kind in ("rst-class", "cssclass", "class") and not body:
-            # (it marks the block after it: one it hides is not read either)
-            self.hide_next = _hidden(f"{classes} {arg}")
+            # (it marks the element after it: one it hides is not read either)
+            self.hide_next = _hidden(classes)
+            self.kind = "invisible"
             return
         if _hidden(classes):
             self.dropped["hidden"] += 1
@@ -385,6 +464,9 @@ class _Reader:
         if kind in _DROPPED:
             if kind in _COUNTED:
                 self.dropped[kind] += 1
+            return
+        if kind in ("container", "rst-class", "cssclass"):
+            self.nested(body, depth)
             return
         args = [a for a in [arg, *header] if a.strip()]
         if kind in _CODE:
@@ -420,7 +502,7 @@ class _Reader:
             if arg:
                 self.items.append(("t", arg))
             heads = options.get("header-rows", "0")
-            self.list_table(body, int(heads) if heads.isdigit() else 0, depth)
+            self.list_table(body, int(heads) if re.fullmatch(r"[0-9]{1,4}", heads) else 0, depth)
             return
         if kind == "csv-table":
             if arg:
@@ -436,30 +518,64 @@ class _Reader:
         # reader does not know: its arguments and text are read
         self.nested([*args, *(["", *body] if body else [])], depth)
 
-    def define_role(self, kind: str, arg: str, options: dict[str, str]) -> None:
-        """``.. role:: name(base)`` and ``.. default-role:: name``, kept for this page only: a
-        role derived from ``raw`` (or given a format) or one whose class hides it reads as nothing."""
-        if kind == "default-role":
-            self.default_roles.append(arg.strip().lower() or "title-reference")
-            return
-        m = re.fullmatch(r"\s*([\w.+:-]{1,60})\s*(?:\(\s*([\w.+:-]{1,60})\s*\))?\s*", arg)
-        if m:
-            base = (m.group(2) or "").lower() or ("raw" if "format" in options else "")
-            self.roles[m.group(1).lower()] = (base, _hidden(options.get("class", "")) or "format" in options)
+    def define_roles(self, lines: list[str]) -> None:
+        """Every ``.. role::`` and ``.. default-role::`` of the page, wherever it sits (inside a
+        block not read, such as ``only``, one still defines a role docutils would apply), read
+        before anything else: a role used before its definition is known too, and a role defined
+        twice hides what any of its definitions hides."""
+        for k, line in enumerate(lines):
+            m = _ROLE_DEFINITION.match(line)
+            if not m or _LOCALISED.get(m.group(1).lower(), m.group(1).lower()) not in ("role", "default-role"):
+                continue
+            kind, arg = _LOCALISED.get(m.group(1).lower(), m.group(1).lower()), m.group(2).strip()
+            if kind == "default-role":
+                self.default_roles.append(arg.lower() or "title-reference")
+                continue
+            margin, block = _indent(line), []
+            for follow in lines[k + 1 : k + 60]:  # (its options; a role takes no more)
+                if follow.strip() and _indent(follow) <= margin:
+                    break
+                block.append(follow.strip())
+            options = {o.group(1).lower(): o.group(2) or "" for o in map(_OPTION.match, block) if o}
+            name, _, base = arg.partition("(")
+            name, base = name.strip().lower(), base.partition(")")[0].strip().lower()
+            if len(name) > 60:  # (longer than a use is read as: its text would read as the default role's)
+                self.long_role = True
+            hides = _hidden(options.get("class", "")) or "format" in options
+            self.roles.setdefault(name, []).append((base or ("raw" if "format" in options else ""), hides))
 
     def resolve(self, name: str) -> tuple[str, bool]:
-        """The built-in role a role name comes to through this page's definitions, and whether
-        any of them hides it."""
-        hidden, key = False, name.lower()
-        for _ in range(16):  # (a chain of definitions, or a loop, ends here)
-            if key not in self.roles:
-                break
-            base, hides = self.roles[key]
-            hidden = hidden or hides
-            if not base or base == key:
-                break
-            key = base
-        return key.rsplit(":", 1)[-1], hidden
+        """The built-in role a role name comes to through this page's definitions (the last of
+        each), and whether any definition on any way there hides it or derives it from ``raw``."""
+        key = name.lower()
+        if key in self.resolved:
+            return self.resolved[key]
+        if len(self.roles) > MAX_ROLES and key in self.roles:  # (no page needs so many: each is read as hidden)
+            return key, True
+        hidden, seen, todo = False, set(), [key]
+        while todo:
+            k = todo.pop()
+            if k in seen:
+                continue
+            seen.add(k)
+            hidden = hidden or _raw_role(k)
+            for base, hides in self.roles.get(k, ()):
+                hidden = hidden or hides
+                if base:
+                    todo.append(base)
+        kind, followed = key, set()
+        while kind in self.roles and kind not in followed and self.roles[kind][-1][0]:
+            followed.add(kind)
+            kind = self.roles[kind][-1][0]
+        self.resolved[key] = (kind.rsplit(":", 1)[-1], hidden)
+        return self.resolved[key]
+
+    def default(self) -> tuple[str, bool]:
+        """What default-role text reads as: hidden if any of the page's default roles is."""
+        if self.default_role is None:
+            found = [self.resolve(r) for r in self.default_roles] or [("title-reference", False)]
+            self.default_role = (found[-1][0], self.long_role or any(h for _, h in found))
+        return self.default_role
 
     # -- tables --------------------------------------------------------------------------------
 
@@ -482,16 +598,21 @@ class _Reader:
         cuts = [k for k, ch in enumerate(lines[0]) if ch == "+"]
         if self.too_wide(len(cuts) - 1):
             return
-        cells: list[list[str]] = [[] for _ in cuts[1:]]
+        rows: list[str] = []
         for line in [*lines[1:], "+"]:
-            if line.startswith("+"):  # (a row's end; "+===+" ends the header)
-                self.row([self.cell(c, depth) for c in cells], header="=" in line)
-                cells = [[] for _ in cuts[1:]]
+            if not line.startswith("+"):
+                rows.append(line)
                 continue
-            for c, (a, b) in enumerate(itertools.pairwise(cuts)):
-                if a >= len(line):
-                    break
-                cells[c].append(line[a + 1 : b].rstrip(" |"))
+            if rows:  # (a row's end; "+===+" ends the header)
+                if any(line[c : c + 1] not in ("|", "+") for line in rows for c in cuts[1:-1] if c < len(line.rstrip())):
+                    # A cell spans columns here: the row is read whole, as one cell, so that nothing cut
+                    # at a column (a raw block's text, a role's) reads as text of its own.
+                    self.row([self.cell([x[1:].rstrip().rstrip("|").replace("|", " ") for x in rows], depth)],
+                             header="=" in line)
+                else:
+                    self.row([self.cell([x[a + 1 : b].rstrip() for x in rows], depth) for a, b in itertools.pairwise(cuts)],
+                             header="=" in line)
+            rows = []
 
     def simple(self, lines: list[str], i: int, depth: int) -> int:
         """A simple table from its top border at ``i``; returns where it ends, or ``i`` when no
@@ -516,6 +637,11 @@ class _Reader:
                 continue
             if len(spans) <= MAX_COLUMNS:
                 ends = [*spans[1:], len(line)]
+                if any(0 < a < len(line) and line[a - 1] != " " for a in spans):
+                    # (text crosses a column: the row is read whole, so that nothing cut reads as text of its own)
+                    rows.append([[line]])
+                    j += 1
+                    continue
                 parts = [line[a:b] for a, b in zip(spans, ends, strict=True) if a < len(line)]
                 if rows and not parts[0].strip():  # (a blank first column continues the row above)
                     for cell, part in zip(rows[-1], parts, strict=False):
@@ -570,6 +696,11 @@ def _parts(rest: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
     """A directive's block as (argument lines, options, body): the lines before the first blank
     one are its arguments and then its options; the body follows the blank line."""
     blank = next((k for k, x in enumerate(rest) if not x.strip()), len(rest))
+    if blank == 0:  # (with nothing on the lines after it, options may follow a blank line, as docutils reads them)
+        first = next((k for k, x in enumerate(rest) if x.strip()), len(rest))
+        if first < len(rest) and _OPTION.match(rest[first].strip()):
+            rest = rest[first:]
+            blank = next((k for k, x in enumerate(rest) if not x.strip()), len(rest))
     header, body = rest[:blank], _dedent(rest[blank + 1 :]) if blank < len(rest) else []
     options: dict[str, list[str]] = {}
     args: list[str] = []
@@ -607,6 +738,14 @@ def _unescaped(text: str) -> str:
 
 
 _OPENS_AFTER = frozenset(" \t\n'\"([{<-/:\u2018\u201c\u00ab")
+
+
+def _opener(ch: str) -> bool:
+    """Whether inline markup may start after ``ch``: whitespace, or punctuation that opens or
+    delimits, in any script ("、", "「", "（", "¿"), as docutils reads it."""
+    return ch in _OPENS_AFTER or ch.isspace() or unicodedata.category(ch) in ("Ps", "Pi", "Pf", "Pd", "Po")
+
+
 _SPECIAL = re.compile(r"[\\*`|_\[:]")
 _ROLE_BEFORE = re.compile(r":([\w][\w.+:-]{0,60}):`")
 _ROLE_AFTER = re.compile(r":([\w][\w.+:-]{0,60}):")
@@ -623,7 +762,7 @@ class _Inline:
 
     def opens(self, i: int, size: int) -> bool:
         t = self.text
-        return (i == 0 or t[i - 1] in _OPENS_AFTER) and i + size < len(t) and not t[i + size].isspace()
+        return (i == 0 or _opener(t[i - 1])) and i + size < len(t) and not t[i + size].isspace()
 
     def close(self, end: str, start: int) -> int:
         """Where ``end`` closes markup whose text starts at ``start``; -1 where nothing after
@@ -667,7 +806,7 @@ class _Inline:
             if k > i + 2:
                 return _code(t[i + 2 : k]), k + 2
             return "``", i + 2
-        if ch == ":" and (i == 0 or t[i - 1] in _OPENS_AFTER):
+        if ch == ":" and (i == 0 or _opener(t[i - 1])):
             m = _ROLE_BEFORE.match(t, i)
             if m and self.opens(m.end() - 1, 1):
                 k = self.close("`", m.end())
@@ -731,14 +870,9 @@ class _Inline:
         """Interpreted text as its role shows it; ``name`` "" is the page's default role (any of
         its ``default-role`` directives that reads as nothing makes all such text nothing)."""
         reader = self.reader
-        if name:
-            kind, hidden = reader.resolve(name)
-        else:
-            resolved = [reader.resolve(r) for r in reader.default_roles] or [("title-reference", False)]
-            hidden = any(h or k.startswith("raw") for k, h in resolved)
-            kind = "title-reference" if hidden else resolved[-1][0]
-        if hidden or kind.startswith("raw"):
-            reader.dropped["raw role" if kind.startswith("raw") else "hidden"] += 1
+        kind, hidden = reader.resolve(name) if name else reader.default()
+        if hidden:
+            reader.dropped["hidden role"] += 1
             return ""
         text = _unescaped(text)
         if kind in ("abbr", "math", "sub", "sup", "subscript", "superscript", "emphasis", "strong", "title-reference",
@@ -804,6 +938,7 @@ def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![
         if line or (lines and lines[-1]):  # (blank lines in a row mean no more than one)
             lines.append(line)
     reader = _Reader(len(text))
+    reader.define_roles(lines)
     reader.body(lines, 0)
     firsts = [k for k, it in enumerate(reader.items) if isinstance(it[0], int)]
     title = ""
@@ -820,12 +955,12 @@ def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![
             out.append((level, reader.inline(text_).strip()))
         elif kind == "s":
             out.append((level + 1, _unescaped(text_).rstrip(":").strip()))
-        elif kind == "t":
-            out.extend(reader.inline(text_).split("\n"))
-        elif kind == "c":
-            out.extend(["```", *text_.split("\n"), "```"])
-        elif kind == "p":
-            out.extend(["```", *reader.inline(text_).split("\n"), "```"])
+        elif kind == "t":  # (prose that would read as a fence is escaped: code is fenced only by the reader)
+            out.extend("\\" + x if x.lstrip().startswith(("```", "~~~")) else x for x in reader.inline(text_).split("\n"))
+        elif kind in ("c", "p"):
+            code = (reader.inline(text_) if kind == "p" else text_).split("\n")
+            fence = "`" * max(3, 1 + max((len(x.strip()) - len(x.strip().lstrip("`")) for x in code), default=0))
+            out.extend([fence, *code, fence])
         elif kind == "r":
             cells = [reader.inline(c).replace("|", "\\|") for c in text_.rstrip("\x1e").split("\x1f")]
             out.append("| " + " | ".join(cells) + " |")
