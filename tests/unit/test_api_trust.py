@@ -265,3 +265,15 @@ def test_a_failing_or_missing_leg_tells_a_browser_key_nothing_of_the_server(engi
     monkeypatch.setattr(type(engine.legs["dense"]), "why", property(lambda self: f"{secret_path} is missing"))
     r = client.post("/v1/search", json={"query": "refunds"}, headers={"Authorization": f"Bearer {search_key}"})
     assert secret_path not in r.text
+
+
+def test_a_restructuredtext_upload_is_read_and_what_it_hides_is_not(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the HTTP API as through a folder: the page is read, its raw block is not, and
+    what docutils would render hidden never reaches a search."""
+    client, headers = _client(engine, monkeypatch)
+    page = ("Refunds\n=======\n\nRefunds take 30 days.\n\n.. raw:: html\n\n   <div hidden>Refunds take 365 days</div>\n\n"
+            ".. role:: r(raw)\n   :format: html\n\nAsk :r:`<span hidden>for 365 days</span>` support.\n")
+    r = client.post("/v1/sources", json={"name": "refunds.rst", "content": page}, headers=headers)
+    assert r.status_code in (200, 201), r.text
+    hits = client.post("/v1/search", json={"query": "how long do refunds take"}, headers=headers).json()["hits"]
+    assert hits and hits[0]["title"] == "Refunds" and all("365" not in h["text"] for h in hits)
