@@ -782,6 +782,16 @@ class _Inline:
                 return k
             k += 1
 
+    def enclosed(self, i: int, opening: str, closing: str) -> tuple[str, int] | None:
+        """Markup at ``i`` whose text reads as itself (emphasis, strong, an inline target): that
+        text and where the markup ends; None where it opens or closes nowhere."""
+        size = len(opening)
+        if self.opens(i, size):
+            k = self.close(closing, i + size)
+            if k > i + size:
+                return _unescaped(self.text[i + size : k]), k + len(closing)
+        return None
+
     def read(self) -> str:
         t, out, i, n = self.text, [], 0, len(self.text)
         while i < n:
@@ -813,11 +823,8 @@ class _Inline:
                 if k > m.end():
                     return self.role(m.group(1), t[m.end() : k]), k + 1
             return ":", i + 1
-        if t.startswith("_`", i) and self.opens(i, 2):
-            k = self.close("`", i + 2)
-            if k > i + 2:
-                return _unescaped(t[i + 2 : k]), k + 1
-            return "_`", i + 2
+        if t.startswith("_`", i):  # an inline target reads as its text
+            return self.enclosed(i, "_`", "`") or ("_`", i + 2)
         if ch == "`" and self.opens(i, 1):
             k = self.close("`", i + 1)
             if k > i + 1:
@@ -831,16 +838,9 @@ class _Inline:
                 return self.role("", inner), end  # (the page's default role)
             return "`", i + 1
         if t.startswith("**", i):
-            if self.opens(i, 2):
-                k = self.close("**", i + 2)
-                if k > i + 2:
-                    return _unescaped(t[i + 2 : k]), k + 2
-            return "**", i + 2
-        if ch == "*" and self.opens(i, 1):
-            k = self.close("*", i + 1)
-            if k > i + 1:
-                return _unescaped(t[i + 1 : k]), k + 1
-            return "*", i + 1
+            return self.enclosed(i, "**", "**") or ("**", i + 2)
+        if ch == "*":
+            return self.enclosed(i, "*", "*") or ("*", i + 1)
         if ch == "|" and self.opens(i, 1):
             k = t.find("|", i + 1, i + 130)
             if k > i + 1 and not t[k - 1].isspace():
