@@ -447,3 +447,27 @@ def test_what_the_second_review_found_slow_reads_in_bounded_time(shape: str) -> 
 
 def test_header_rows_that_are_no_number_are_no_crash() -> None:
     assert _text(".. list-table::\n   :header-rows: \u00b2\n\n   * - a\n     - b\n") == "| a | b |"
+
+
+@pytest.mark.parametrize("hidden", [
+    ".. role:: rh(raw)\n   :format: html\n\n.. note:: .. role:: y(rh)\n\n:f: .. role:: v(rh)\n\n1. .. role:: u(rh)\n\n"
+    ".. [#] .. role:: t(rh)\n\n- .. role:: x\n     :class: hidden\n\nSeen :y:`SECRET`, :v:`SECRET`, :u:`SECRET`, "
+    ":t:`SECRET`, :x:`SECRET`.",  # (definitions that do not start their line)
+    "+-----+----------+\n| a   | .. hidden |\n+-----+    SECRET |\n| b   |    SECRET |\n+-----+----------+",
+    "+----------------+\n| title spanning |\n+-----+----------+\n| a   | .. hidden |\n|     |    SECRET |\n"
+    "+-----+----------+",
+    "+-----+----------+\n| a   | b        |\n+-----+----------+\n| ..  |SECRET    |\n|     |SECRET    |\n"
+    "+----------------+",
+    "=====  =====  =====\n.. ab  SECRET words\n-------------------\nx      y      z\n=====  =====  =====",
+    "Intro\n=====\n\n.. class:: hidden\n\nSecret\n======\n\n- x\n=====\n\nSECRET after a bullet",
+    "Intro\n=====\n\n.. class:: hidden\n\nSecret\n======\n\n:f: x\n=====\n\nSECRET after a field",
+    "Intro\n=====\n\n.. class:: hidden\n\nSecret\n======\n\n======\nFake\n===\n\nSECRET after a mismatched title",
+    ".. class:: hidden\n\n| visible line\n  SECRET continuation",
+    ".. class:: hidden\n\n-a  SECRET\n\n-b  SECRET\n\n--long  SECRET",
+    ".. class:: hidden\n\n:a: SECRET\n:b:c: SECRET\n:d`e: SECRET",
+    ".. class:: hidden\n.. meta::\n   :x: y\n\nSECRET paragraph.",
+    "Seen |SECRET words| end.\n\n.. |SECRET words| raw:: html\n\n   <!-- -->",
+])
+def test_what_the_third_review_found_hidden_is_not_read(hidden: str) -> None:
+    text = _text(hidden)
+    assert "SECRET" not in text and "hidden" not in text.replace("hidden role", "")

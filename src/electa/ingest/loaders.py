@@ -150,7 +150,8 @@ def load_rst(name: str, data: bytes) -> Loaded:
             run = []
         if line[1]:  # (a heading is shown as a Markdown page's is: its images made safe too)
             items.append((line[0], outside_code(line[1], safe_markdown_images, raw=RAW_IMAGE)))
-    skipped = ", ".join(f"{n} {what}{'' if what.endswith(('include', 'role')) else ' block'}{'s' if n > 1 else ''}"
+    skipped = ", ".join(f"{what} ({n})" if " " in what else
+                        f"{n} {what}{'' if what.endswith('include') else ' block'}{'s' if n > 1 else ''}"
                         for what, n in sorted(page.dropped.items()) if what not in ("comment", "hyperlink target"))
     sections = _sections_from_lines(items)
     if skipped and not any(s.text.strip() for s in sections):

@@ -60,7 +60,9 @@ _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _BULLET = re.compile(r"[-*+\u2022\u2023\u2043](?: +|\Z)")
 _ENUMERATOR = r"(?:\d{1,9}|#|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,12})"
 _ENUM = re.compile(rf"{_ENUMERATOR}[.)](?: +|\Z)|\({_ENUMERATOR}\)(?: +|\Z)")
-_FIELD = re.compile(r":((?:[^:`\\\s]|\\.)(?:[^:`\\]|\\.){0,120}):(?: +|\Z)")
+# docutils' field marker: a colon inside a name is one not followed by a space, a backquote or the end
+_FIELD = re.compile(r":(?![: ])((?:[^:\\]|\\.|:(?![ `]|$)){0,200})(?<! ):(?: +|\Z)")
+_OPTION_LIST = re.compile(r"(?:--?[A-Za-z0-9]|/[A-Za-z0-9])[^ ]*(?:, ?(?:--?|/)[A-Za-z0-9][^ ]*)*(?:  +\S|\Z)")
 _OPTION = re.compile(r":([\w.-]{1,60}):(?: +(.*)|\Z)")
 _TARGET = re.compile(r"_(?:`[^`]{0,400}`|[^:`]{0,400}):(?: |\Z)|__(?: |\Z)")
 # docutils' reference names and footnote labels: a comment in any other brackets is a comment.
@@ -72,7 +74,8 @@ _DIRECTIVE = re.compile(r"([\w][\w:+.-]{0,60}) ?::(?: +(.*)|\Z)")  # (docutils a
 _GRID = re.compile(r"\+(?:[-=]+\+)+[ \t]*\Z")
 _SIMPLE = re.compile(r"=+(?: +=+)+[ \t]*\Z")
 _STRONG_LINE = re.compile(r"\*\*([^*\s](?:[^*]{0,150}[^*\s])?)\*\*:?")
-_ROLE_DEFINITION = re.compile(r"\s*\.\.\s+([^\s:]{1,40})\s?::(.*)")
+# (anywhere in a line: a list item's, a field's, a cell's or another directive's first content may be one)
+_ROLE_DEFINITION = re.compile(r"(?:^|(?<=\s))\.\.\s+([^\s:]{1,40})\s?::")
 # docutils' names, in every language it reads, for what must not be read: a page of a project
 # whose language is German writes ".. roh::" for raw (docutils.parsers.rst.languages, 0.19).
 _LOCALISED = {name: english for english, names in {
@@ -102,6 +105,9 @@ _DROPPED = frozenset(
     " autoprogram autodecorator autoproperty autotypealias autonewtypealias graphviz digraph graph inheritance-diagram"
     " plantuml uml mermaid spelling:word-list program default-domain codeauthor sectionauthor"
     " moduleauthor cmake-module kernel-doc todo todolist".split())
+_INVISIBLE = frozenset(
+    "meta sectnum section-numbering title header footer target-notes index currentmodule default-domain"
+    " codeauthor sectionauthor moduleauthor highlight tabularcolumns program testsetup testcleanup".split())
 _COUNTED = frozenset("raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc todo".split())
 # A page's fields that steer Sphinx's build, not what the page says.
 _BUILD_FIELDS = frozenset("orphan tocdepth nocomments nosearch no-search hide-toc hide-navigation hide-footer".split())
@@ -189,7 +195,7 @@ class _Hiding:
         if self.kind == "heading":  # (a section ends at a title of its level or above)
             level = next((k for k, _ in self.first if isinstance(k, int)), 0)
             return not any(isinstance(k, int) and k <= level for k, _ in items)
-        return (kind == self.kind and kind in ("-", "1.", "field", "term", "line")) or kind == "invisible"
+        return (kind == self.kind and kind in ("-", "1.", "field", "term", "line", "option")) or kind == "invisible"
 
 
 class _Reader:
@@ -263,9 +269,48 @@ class _Reader:
             j = _extent(lines, i + 1, 1)
             self.explicit(line[3:].strip(), _dedent(lines[i + 1 : j]), depth)
             return j
+        # (what marks a list, a field, a line block, an option or a doctest is read before a title is
+        # looked for, as docutils reads it: "- x" over "=====" is a list item, not a title)
+        if _BULLET.match(line):
+            marker = _BULLET.match(line)
+            assert marker is not None
+            j = _extent(lines, i + 1, 1)
+            self.kind = "-"
+            self.item("- ", [line[marker.end():], *_dedent(lines[i + 1:j], marker.end())], depth)
+            return j
+        fld = _FIELD.match(line)
+        if fld:
+            j = _extent(lines, i + 1, 1)
+            value = [line[fld.end():], *_dedent(lines[i + 1:j])]
+            # (a field list first on a page is Sphinx's metadata, never shown; so are its build fields anywhere)
+            if (any(x.strip() for x in value) and fld.group(1).lower() not in _BUILD_FIELDS
+                    and not (top and not self.elements)):
+                self.item(_unescaped(fld.group(1)) + ": ", value, depth)
+            self.kind = "field"
+            return j
+        if line.startswith("| ") or line.rstrip() == "|":  # a line block; an indented line continues a line
+            j = i + 1
+            while j < n and lines[j].strip() and _indent(lines[j]):
+                j += 1
+            self.items.append(("t", " ".join(x.strip() for x in [line[2:], *lines[i + 1 : j]])))
+            self.kind = "line"
+            return j
+        if line.startswith(">>> "):
+            j = i
+            while j < n and lines[j].strip():
+                j += 1
+            self.items.append(("c", "\n".join(lines[i:j])))
+            return j
+        if _OPTION_LIST.match(line):  # "-a, --all  Show all." and its description
+            j = _extent(lines, i + 1, 1)
+            self.kind = "option"
+            self.items.append(("t", line))
+            if j > i + 1:
+                self.nested(_dedent(lines[i + 1 : j]), depth)
+            return j
         nxt = lines[i + 1] if i + 1 < n else ""
         if (_adornment(line) and i + 2 < n and nxt.strip() and not _adornment(nxt)
-                and lines[i + 2].rstrip() and lines[i + 2].strip()[0] == line[0] and _adornment(lines[i + 2])):
+                and lines[i + 2].rstrip() == line.rstrip()):
             self.heading((line[0], True), nxt.strip(), top)
             self.kind = "heading" if top else ""
             return i + 3
@@ -288,32 +333,12 @@ class _Reader:
             if j > i:
                 return j
             self.unclosed_table = True  # (no border after this one closes a table: none later will either)
-        marker = _BULLET.match(line) or _ENUM.match(line)
+        marker = _ENUM.match(line)
         if marker:
             j = _extent(lines, i + 1, 1)
-            label = "- " if _BULLET.match(line) or line.startswith(("#", "(#")) else line[: marker.end()].strip() + " "
-            self.kind = "-" if _BULLET.match(line) else "1."
+            label = "- " if line.startswith(("#", "(#")) else line[: marker.end()].strip() + " "
+            self.kind = "1."
             self.item(label, [line[marker.end():], *_dedent(lines[i + 1:j], marker.end())], depth)
-            return j
-        fld = _FIELD.match(line)
-        if fld:
-            j = _extent(lines, i + 1, 1)
-            value = [line[fld.end():], *_dedent(lines[i + 1:j])]
-            # (a field list first on a page is Sphinx's metadata, never shown; so are its build fields anywhere)
-            if (any(x.strip() for x in value) and fld.group(1).lower() not in _BUILD_FIELDS
-                    and not (top and not self.elements)):
-                self.item(_unescaped(fld.group(1)) + ": ", value, depth)
-            self.kind = "field"
-            return j
-        if line.startswith("| ") or line.rstrip() == "|":  # a line block
-            self.items.append(("t", line[2:]))
-            self.kind = "line"
-            return i + 1
-        if line.startswith(">>> "):
-            j = i
-            while j < n and lines[j].strip():
-                j += 1
-            self.items.append(("c", "\n".join(lines[i:j])))
             return j
         j = i + 1
         while j < n and lines[j].strip() and not _indent(lines[j]):
@@ -439,8 +464,10 @@ class _Reader:
             text = "" if _hidden(options.get("class", "")) else options.get("alt", "") or name
         elif kind == "unicode":
             text = _unicode(" ".join([arg, *header]))
-        else:
-            text = name
+        else:  # (raw, date and the rest show something else than their name, or nothing this page holds)
+            text = ""
+            if _LOCALISED.get(kind, kind) == "raw":
+                self.dropped["raw block"] += 1
         self.subs[name] = text[:1000]
         self.subs.setdefault(" ".join(name.lower().split()), text[:1000])
 
@@ -464,6 +491,8 @@ class _Reader:
         if kind in _DROPPED:
             if kind in _COUNTED:
                 self.dropped[kind] += 1
+            if kind in _INVISIBLE:  # (a class before it marks the element after it)
+                self.kind = "invisible"
             return
         if kind in ("container", "rst-class", "cssclass"):
             self.nested(body, depth)
@@ -524,25 +553,32 @@ class _Reader:
         before anything else: a role used before its definition is known too, and a role defined
         twice hides what any of its definitions hides."""
         for k, line in enumerate(lines):
-            m = _ROLE_DEFINITION.match(line)
-            if not m or _LOCALISED.get(m.group(1).lower(), m.group(1).lower()) not in ("role", "default-role"):
-                continue
-            kind, arg = _LOCALISED.get(m.group(1).lower(), m.group(1).lower()), m.group(2).strip()
-            if kind == "default-role":
-                self.default_roles.append(arg.lower() or "title-reference")
-                continue
-            margin, block = _indent(line), []
-            for follow in lines[k + 1 : k + 60]:  # (its options; a role takes no more)
-                if follow.strip() and _indent(follow) <= margin:
-                    break
-                block.append(follow.strip())
-            options = {o.group(1).lower(): o.group(2) or "" for o in map(_OPTION.match, block) if o}
-            name, _, base = arg.partition("(")
-            name, base = name.strip().lower(), base.partition(")")[0].strip().lower()
-            if len(name) > 60:  # (longer than a use is read as: its text would read as the default role's)
-                self.long_role = True
-            hides = _hidden(options.get("class", "")) or "format" in options
-            self.roles.setdefault(name, []).append((base or ("raw" if "format" in options else ""), hides))
+            for m in _ROLE_DEFINITION.finditer(line) if ".." in line else ():
+                kind = _LOCALISED.get(m.group(1).lower(), m.group(1).lower())
+                if kind in ("role", "default-role"):
+                    self.define_role(kind, line[m.end() : m.end() + 500].strip(), lines[k + 1 : k + 12])
+
+    def define_role(self, kind: str, arg: str, after: list[str]) -> None:
+        """One role definition (``after``: the lines after it, where its options are)."""
+        if kind == "default-role":
+            token = re.match(r"[\w.+:-]{1,200}", arg)
+            self.default_roles.append(token.group(0).lower() if token else "title-reference")
+            return
+        block = []
+        for follow in after:  # (its options, wherever they sit: in a cell too; more hides more)
+            option = follow.strip(" |+")
+            if option and not _OPTION.match(option):
+                break
+            block.append(option)
+        options = {o.group(1).lower(): o.group(2) or "" for o in map(_OPTION.match, block) if o}
+        named = re.match(r"([\w.+:-]{1,200})\s*(?:\(\s*([\w.+:-]{1,200}))?", arg[:500])
+        if not named:
+            return
+        name, base = named.group(1).lower(), (named.group(2) or "").lower()
+        if len(name) > 60:  # (longer than a use is read as: its text would read as the default role's)
+            self.long_role = True
+        hides = _hidden(options.get("class", "")) or "format" in options
+        self.roles.setdefault(name, []).append((base or ("raw" if "format" in options else ""), hides))
 
     def resolve(self, name: str) -> tuple[str, bool]:
         """The built-in role a role name comes to through this page's definitions (the last of
@@ -594,9 +630,19 @@ class _Reader:
             return True
         return False
 
+    def spanned(self) -> None:
+        # A cell spanning rows or columns is not read: found by its borders alone, what it holds
+        # (a comment, a raw block) would be cut into text of its own. Counted, named in the note.
+        self.dropped["table with spanning cells"] += 1
+
     def grid(self, lines: list[str], depth: int) -> None:
-        cuts = [k for k, ch in enumerate(lines[0]) if ch == "+"]
+        borders = [x.rstrip() for x in lines if x.startswith("+")]
+        cuts = sorted({k for b in borders for k, ch in enumerate(b) if ch == "+"})
         if self.too_wide(len(cuts) - 1):
+            return
+        if not (all(b.count("+") == len(cuts) and all(b[c] == "+" for c in cuts) and not b.strip("+-=") for b in borders)
+                and all(all(x[c : c + 1] == "|" for c in cuts) for x in lines if not x.startswith("+"))):
+            self.spanned()
             return
         rows: list[str] = []
         for line in [*lines[1:], "+"]:
@@ -604,44 +650,39 @@ class _Reader:
                 rows.append(line)
                 continue
             if rows:  # (a row's end; "+===+" ends the header)
-                if any(line[c : c + 1] not in ("|", "+") for line in rows for c in cuts[1:-1] if c < len(line.rstrip())):
-                    # A cell spans columns here: the row is read whole, as one cell, so that nothing cut
-                    # at a column (a raw block's text, a role's) reads as text of its own.
-                    self.row([self.cell([x[1:].rstrip().rstrip("|").replace("|", " ") for x in rows], depth)],
-                             header="=" in line)
-                else:
-                    self.row([self.cell([x[a + 1 : b].rstrip() for x in rows], depth) for a, b in itertools.pairwise(cuts)],
-                             header="=" in line)
+                self.row([self.cell([x[a + 1 : b].rstrip() for x in rows], depth) for a, b in itertools.pairwise(cuts)],
+                         header="=" in line)
             rows = []
 
     def simple(self, lines: list[str], i: int, depth: int) -> int:
         """A simple table from its top border at ``i``; returns where it ends, or ``i`` when no
         closing border follows (then the lines read as text)."""
         spans = [m.start() for m in re.finditer(r"=+", lines[i])]
-        j, heads = i + 1, 0
+        j, heads, spanning = i + 1, 0, False
         rows: list[list[list[str]]] = []
         while j < len(lines):
             line = lines[j]
-            if _SIMPLE.match(line) or re.fullmatch(r"[-=]+(?: +[-=]+)+[ \t]*", line):
-                if j + 1 >= len(lines) or not lines[j + 1].strip():
-                    if not self.too_wide(len(spans)):
+            if _SIMPLE.match(line) or re.fullmatch(r"[-=]+(?: +[-=]+)*[ \t]*", line):
+                if _SIMPLE.match(line) and (j + 1 >= len(lines) or not lines[j + 1].strip()):
+                    if spanning:
+                        self.spanned()
+                    elif not self.too_wide(len(spans)):
                         for k, cells in enumerate(rows):
                             self.row([self.cell(c, depth) for c in cells], header=k + 1 == heads)
                     return j + 1
-                if _SIMPLE.match(line) and not heads:
+                if line.lstrip().startswith("-"):  # (a row's column-span underline)
+                    spanning = True
+                elif not heads:
                     heads = len(rows)
                 j += 1
                 continue
             if not line.strip():
                 j += 1
                 continue
-            if len(spans) <= MAX_COLUMNS:
-                ends = [*spans[1:], len(line)]
+            if len(spans) <= MAX_COLUMNS and not spanning:
                 if any(0 < a < len(line) and line[a - 1] != " " for a in spans):
-                    # (text crosses a column: the row is read whole, so that nothing cut reads as text of its own)
-                    rows.append([[line]])
-                    j += 1
-                    continue
+                    spanning = True  # (text crosses a column)
+                ends = [*spans[1:], len(line)]
                 parts = [line[a:b] for a, b in zip(spans, ends, strict=True) if a < len(line)]
                 if rows and not parts[0].strip():  # (a blank first column continues the row above)
                     for cell, part in zip(rows[-1], parts, strict=False):
