@@ -51,11 +51,14 @@ def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-unt
     if BACKEND == "postgres":
         skip = pytest.mark.skip(reason="white-box test of the embedded store (marker: embedded)")
         once = pytest.mark.skip(reason="browser test: run on the embedded pass (marker: browser)")
+        tuner = pytest.mark.skip(reason="heavy tuner test, store incidental: run on the embedded pass (marker: tuner)")
         for item in items:
             if "embedded" in item.keywords:
                 item.add_marker(skip)
             elif "browser" in item.keywords:
                 item.add_marker(once)
+            elif "tuner" in item.keywords:
+                item.add_marker(tuner)
 
 
 def engine_with(tmp_path: Path, docs: list[Document], org: str = "acme") -> Engine:

@@ -32,6 +32,7 @@ def test_visitor_feedback_is_left_out_unless_asked_and_then_counts_once_per_visi
     assert by_text["pricing"] == {"https://a/spam": 1}
 
 
+@pytest.mark.tuner
 def test_an_agents_tune_does_not_let_a_golden_question_find_its_own_curated_pair(tmp_path: Path,
                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A golden question is a curated pair's question: searched, it finds that pair by its very

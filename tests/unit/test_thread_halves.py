@@ -169,6 +169,7 @@ def test_the_fusion_tune_and_the_ranker_hold_whole_threads_out(monkeypatch: pyte
     assert len(trained) == 5 and whole([set(qrels) - t for t in trained], groups)
 
 
+@pytest.mark.tuner
 @pytest.mark.parametrize("split", ["dev:tune", "dev:tune-by-thread"])
 def test_tune_and_eval_of_a_half_dealt_by_thread_cross_validate_by_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                           split: str) -> None:
@@ -353,6 +354,7 @@ def test_the_abstention_bench_knows_which_questions_a_reranker_trained_on(tmp_pa
     assert bench.trained_questions(model(None), stackfaq) is None  # (says nothing: the bench notes it)
 
 
+@pytest.mark.tuner
 def test_the_tunes_cut_is_fitted_on_the_candidates_its_tuned_setting_serves(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # Abstention reads a table in its order, so the floor an agent is tuned to must be chosen on
@@ -413,6 +415,7 @@ def test_eval_reads_abstention_on_the_candidates_each_leg_serves_at_its_depth(tm
     assert max(len(rows) for rows in measured[0].values()) >= 2
 
 
+@pytest.mark.tuner
 def test_an_agent_whose_tune_keeps_the_default_is_served_the_servers_own_fusion(tmp_path: Path,
                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # Found by review: a tie keeps the tune's default, whose depths are the tune's (100 a leg,

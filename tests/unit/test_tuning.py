@@ -223,6 +223,7 @@ def test_a_curated_pair_and_the_page_it_points_to_are_fused_as_two_documents_as_
                 ndcg_at(served, beir.qrels["q"], 10)), s.key()
 
 
+@pytest.mark.tuner
 def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A tune searches each leg 100 deep; an agent it leaves untuned is served each leg at the
     server's depth (50): its calibrators are fitted on those candidates and votes."""

@@ -1,4 +1,4 @@
-r"""reStructuredText read by patterns, in linear time, with nothing shared between pages (SPEC A1).
+r"""reStructuredText read by patterns, in bounded time and memory, with nothing shared between pages (SPEC A1).
 
 Sphinx projects, Python packages and CMake write their documentation in reStructuredText. The
 reference reader, docutils, cannot be run on a tenant's page in-process: nested substitutions
@@ -39,8 +39,9 @@ counted; so are tables wider than :data:`MAX_COLUMNS`; a page defining more than
 Hiding is read as docutils reads it: roles and default roles a page defines (wherever the
 definition sits, in any of docutils' languages) that derive from ``raw``, carry a format or a
 hiding class read as nothing; a class (normalised as ``docutils.nodes.make_id`` does) hides the
-whole element it marks (a list, a field list, a section to its next title of its level); a cell
-that spans columns is read with its whole row, so nothing cut at a column reads as text.
+whole element it marks (a list, a field list, a section to its next title of its level); a table
+with a cell spanning rows or columns is not read (cut at borders, what the cell holds would read
+as text of its own) and is counted.
 """
 
 from __future__ import annotations
