@@ -187,15 +187,15 @@ def _adornment(line: str) -> bool:
 
 @dataclass
 class _Hiding:
-    """The element a hidden class marks, from its first block: what continues it."""
+    """The element a hidden class marks, from its first block: its kind and, for a section, its
+    title's level (what continues it)."""
 
     kind: str
-    first: list[tuple[str, str] | tuple[int, str]]
+    level: int
 
     def covers(self, kind: str, items: list[tuple[str, str] | tuple[int, str]]) -> bool:
         if self.kind == "heading":  # (a section ends at a title of its level or above)
-            level = next((k for k, _ in self.first if isinstance(k, int)), 0)
-            return not any(isinstance(k, int) and k <= level for k, _ in items)
+            return not any(isinstance(k, int) and k <= self.level for k, _ in items)
         return (kind == self.kind and kind in ("-", "1.", "field", "term", "line", "option")) or kind == "invisible"
 
 
@@ -245,7 +245,7 @@ class _Reader:
             elif hide or (hiding and hiding.covers(kind, self.items[mark:])):
                 # A class marks an element: all of a list, a field list, a definition list, a
                 # line block, or a section to the next title of its level or above.
-                hiding = hiding or _Hiding(kind, self.items[mark:])
+                hiding = hiding or _Hiding(kind, next((k for k, _ in self.items[mark:] if isinstance(k, int)), 0))
                 del self.items[mark:]
                 self.dropped["hidden"] += hide
             else:
