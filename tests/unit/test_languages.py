@@ -308,8 +308,47 @@ def test_a_store_analysed_before_identifiers_split_is_analysed_again_when_it_ope
         con.execute("UPDATE meta SET value='a3' WHERE key='analysis'")
     con.close()
     with Engine.open(tmp_path, Settings(), HashEmbedder(dim=32)) as engine:
-        assert engine.store.meta("analysis") == ANALYSIS == "a4"
+        assert engine.store.meta("analysis") == ANALYSIS == "a5"
         assert _found(engine, "How do I read a file?", Caller("acme"), "fulltext") == ["https://docs/sync"]
+
+
+def test_a_language_named_by_a_letter_and_a_symbol_is_one_word() -> None:
+    """Found on CMake's help: "C++" and "C#" were read as the bare letter "c", so "How do I set
+    the C++ standard?" found C_STANDARD first and "Can I build C# projects?" none of the .NET
+    pages. Analysis a5 spells them as one word, on both sides, in every language."""
+    assert query_terms("How do I set the C++ standard?", ["en"]) == ["en·set", "en·cplusplu", "en·standard"]
+    assert index_terms("C# und C++20, Größe", "de") == ["de·csharp", "de·und", "de·cplusplus", "de·20", "de·gross"]
+    assert tokens("Q# or F#? libc++, a#b") == ["qsharp", "or", "fsharp", "libc", "a", "b"]
+
+
+def test_the_full_text_leg_tells_c_from_c_plus_plus_and_c_sharp(tmp_path: Path) -> None:
+    pages = [("c", "C standard", "Set the C standard."),
+             ("cpp", "C++ standard", "Set the C++ standard for a project that uses C++ features and C++ modules."),
+             ("cs", "C# projects", "Build C# projects with the .NET SDK.")]
+    with Engine.open(tmp_path, Settings(), HashEmbedder(dim=32)) as engine:
+        engine.ingest_loaded("kb", Loaded([Document(i, t, x, f"https://docs/{i}", sections=(Section((), x),))
+                                           for i, t, x in pages]), Access("acme"))
+        assert _found(engine, "How do I set the C++ standard?", Caller("acme"), "fulltext")[0] == "https://docs/cpp"
+        assert _found(engine, "What is C#?", Caller("acme"), "fulltext") == ["https://docs/cs"]
+        assert _found(engine, "How do I set the C standard?", Caller("acme"), "fulltext")[0] == "https://docs/c"
+
+
+def test_a_curated_answer_about_c_is_not_given_to_a_question_about_c_sharp(tmp_path: Path) -> None:
+    """A curated answer is given with full authority, without retrieval: its trigger read "c"
+    for "C#" as for "C", so "What is C#?" was answered "C is a programming language"."""
+    curated = [CuratedAnswer("c", ("What is C?",), "C is a systems programming language."),
+               CuratedAnswer("cpp", ("Is C++ supported?",), "Yes, C++17 and later.")]
+    with Engine.open(tmp_path, Settings(), HashEmbedder(dim=32)) as engine:
+        engine.ingest_loaded("faq", Loaded([], curated=curated), Access("acme"))
+        allowed = engine.store.allowed(Caller("acme")).ids
+
+        def answer(question: str) -> str | None:
+            found = engine.store.curated_answer(question, "acme", allowed)
+            return found[1] if found else None
+
+        assert answer("what is c") == "C is a systems programming language."
+        assert answer("What is C#?") is None and answer("What is C# used for?") is None
+        assert answer("Is C supported?") is None and answer("is c++ supported") == "Yes, C++17 and later."
 
 
 @pytest.mark.embedded

@@ -96,14 +96,45 @@ _STRIPPED = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\uf
 
 def tokens(text: str, pairs: bool = True) -> list[str]:
     """Folded word tokens, in order, stop words included; a run of a script written without
-    spaces becomes its characters, then (``pairs``) each pair of neighbouring characters.
+    spaces becomes its characters, then (``pairs``) each pair of neighbouring characters; a
+    language named by a letter and a symbol is one word (:func:`spell_symbols`).
 
     >>> tokens("Error E1042: 退款政策")
     ['error', 'e1042', '退', '款', '政', '策', '退款', '款政', '政策']
     >>> tokens("パスワード", pairs=False)
     ['パ', 'ス', 'ワ', 'ー', 'ド']
+    >>> tokens("C# or C++20?")
+    ['csharp', 'or', 'cplusplus', '20']
     """
-    return split_words(fold(text), pairs)
+    return split_words(fold(spell_symbols(text)), pairs)
+
+
+def spell_symbols(text: str) -> str:
+    """``text`` with each name written as one letter and ``++`` or ``#`` (C++, C#, F#, G++, Q#)
+    spelled as one word: ``cplusplus``, ``csharp``. Words are letters and digits, so every such
+    name would otherwise read as its bare letter: "How do I set the C++ standard?" found CMake's
+    C_STANDARD page first, and "Can I build C# projects?" found none of its .NET pages (found
+    on CMake's help). Search engines that index code read them so too (Elasticsearch's
+    ``mapping`` character filter is the usual way; Google indexes "C++" and "C#" as written).
+    The letter must stand alone, and no letter may follow: "libc++" and "a#b" keep reading as
+    before, while digits part from the name ("C++20" is "cplusplus" and "20", as "C++ 20" is).
+    A space follows the spelled name, so it never joins what follows. Applied to raw text,
+    before any lowercasing, which parts words at symbols in text that is not ASCII.
+
+    >>> spell_symbols("C/C++ and g++, F# or Q#; libc++, x+y, #tag, a#b, i++")
+    'C/Cplusplus  and gplusplus , Fsharp  or Qsharp ; libc++, x+y, #tag, a#b, iplusplus '
+    """
+    if "+" not in text and "#" not in text:
+        return text
+    return _NAMED_BY_SYMBOL.sub(_spelled, text)
+
+
+# A lone letter, then "++" or "#", then no letter nor another "+" or "#".
+_NAMED_BY_SYMBOL = re.compile(r"(?<!\w)([^\W\d_])(\+\+|#)(?![+#]|[^\W\d_])")
+
+
+def _spelled(match: re.Match[str]) -> str:
+    return f"{match[1]}{'plusplus' if match[2] == '++' else 'sharp'} "
 
 
 def split_words(text: str, pairs: bool = True) -> list[str]:

@@ -35,7 +35,7 @@ import regex
 import Stemmer
 
 from electa.errors import StoreError
-from electa.text import UNSPACED_CHARS, fold, lower, split_words
+from electa.text import UNSPACED_CHARS, fold, lower, spell_symbols, split_words
 from electa.text.language import detect_question, traditional_chinese
 from electa.text.stopwords import stopwords
 
@@ -44,7 +44,9 @@ from electa.text.stopwords import stopwords
 # know (a newer release's) is refused, never analysed back.
 # a4: words inside camel-case identifiers are indexed beside the identifier
 # (:func:`identifier_parts`).
-ANALYSES = ("a2", "a3", "a4")
+# a5: a name written as one letter and "++" or "#" (C++, C#) is one word
+# (:func:`electa.text.spell_symbols`), no longer its bare letter.
+ANALYSES = ("a2", "a3", "a4", "a5")
 ANALYSIS = ANALYSES[-1]
 # The language a unit with none detected is analysed in (and an empty store's questions).
 DEFAULT_LANGUAGE = "en"
@@ -129,7 +131,7 @@ _NOT_WORD = regex.compile(r"[^\p{L}\p{N}\p{M}]+")
 
 def words(text: str) -> list[str]:
     """The words of ``text`` as the analysis reads them: lowercased, diacritics kept."""
-    return split_words(lower(text))
+    return split_words(lower(spell_symbols(text)))
 
 
 def index_terms(text: str, lang: str) -> list[str]:
