@@ -130,6 +130,16 @@ def test_segment_keeps_urls_versions_and_abbreviations_whole() -> None:
     ]
 
 
+def test_a_name_led_by_a_dot_does_not_end_a_sentence() -> None:
+    """Found asking CMake's help about C#: the answer quoted "NET SDK-style project files …", the
+    sentence having been cut at ".NET" ("… learned to support ." before it)."""
+    text = ("VS 2019 learned to support .NET SDK-style project files. Add the build folder to .gitignore first."
+            " Files ending in .csv are read. .NET 6 is next.")
+    assert [s.text for s in segment(text)] == [
+        "VS 2019 learned to support .NET SDK-style project files.", "Add the build folder to .gitignore first.",
+        "Files ending in .csv are read.", ".NET 6 is next."]
+
+
 def test_a_bare_figure_is_named_by_its_heading() -> None:
     whole = "## Starter\n$12/mo per seat billed monthly.\n\n## Growth\n$29/mo per seat billed monthly."
     assert "Growth: $29/mo per seat billed monthly. [1]" in answer("How much per seat is Growth?", passage(1, whole, "Plans"))

@@ -39,7 +39,8 @@ _PROTECT = re.compile(
     r"|<!--|-->"                                             # comment edges (pySBD splits "<!" from "--")
     r"|\bv?\d+(?:\.\d+){2,}\b"                               # versions: 2.3.1, v10.0.4
     r"|\b(?:[A-Za-z]\.){2,}"                                 # i.e. e.g. U.S. a.m. — pySBD knows most; belt and braces
-)
+    r"|(?<![^\s(\[\"'])\.[^\W_]\w*"                          # a name led by a dot (.NET, .gitignore, .csv), where
+)                                                            # pySBD ended a sentence: "… to support ." (CMake's help)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # Function words that tell pySBD which abbreviation list to use ("Mio." and "IV." in German,
 # "EE. UU." in Spanish). A guess per paragraph; English when nothing else wins.
