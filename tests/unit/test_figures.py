@@ -334,3 +334,24 @@ def test_short_comments_hide_nothing_after_them_and_marks_never_leak() -> None:
 def test_a_markdown_page_resolves_host_relative_images_against_its_url() -> None:
     text = load_markdown("r.md", b"---\nurl: https://h.test/d/\n---\n# R\n\n![a](//cdn.test/a.png)\n").documents[0].text
     assert "![a](//cdn.test/a.png)" in text
+
+
+def test_an_image_written_in_code_is_code_not_a_figure() -> None:
+    """Found by the third review of the reStructuredText reader: a passage's images were read from
+    every line, code included, so a page about Markdown that wrote ``![x](https://host/p.png)``
+    as an example showed that image. A renderer shows code as written; so do the figures."""
+    page = load_markdown("md.md", b"# Images\n\nWrite `![logo](https://t.example/a.png)` like this:\n\n"
+                                  b"```\n![shot](https://t.example/b.png)\n<img src=\"https://t.example/c.png\">\n```\n\n"
+                                  b"1. Open it.\n\n    ![The dialog](dialog.png)\n").documents[0]
+    assert [f.src for f in figures_in(page.text)] == ["dialog.png"]
+
+
+def test_html_text_that_reads_as_an_image_stays_text() -> None:
+    """A browser shows a paragraph's "![x](…)" and an escaped "&lt;img …&gt;" as words (a forum
+    post, a page about HTML); read back from the passage they were images, and an answer loaded
+    them. Only the page's own <img> elements are images."""
+    doc = load_html("p.html", b"<html><body><main><p>Try ![x](https://t.example/a.png) or &lt;img src="
+                              b"'https://t.example/b.png'&gt; here <img src='/real.png' alt='Real'>.</p>"
+                              b"<h2>&lt;IMG src=https://t.example/c.png&gt;</h2><p>End.</p></main></body></html>").documents[0]
+    assert [f.src for f in figures_in(doc.text)] == ["/real.png"]
+    assert "Try !\\[x](https://t.example/a.png) or \\<img src='https://t.example/b.png'> here" in doc.text

@@ -30,6 +30,37 @@ def test_html_strips_navigation_and_keeps_title_and_url() -> None:
     assert doc.sections[-1].path == ("Maintenance",)
 
 
+def test_html_inline_markup_adds_no_space_and_code_stays_code() -> None:
+    """Found on Rust's error index (mdBook): every text node was joined with a space, so answers
+    quoted "marked Copy , the data"; a <pre> was read as paragraphs, so code was quoted as
+    sentences; inline code lost its marks."""
+    from electa.answer.segment import segment
+
+    html = (b"<html><body><main><h1>E0382</h1><p>Since <code>MyStruct</code> is not marked <code>Copy</code>, the"
+            b" data <em>moves</em>. See <a href='/b'>the book</a>.</p><p>Erroneous code example:</p>"
+            b"<pre class='playground'><code class='language-rust'>fn main() {\n    let y = x;\n\n    x.s = 6; // ```\n}"
+            b"</code></pre><ul><li><p>Run</p><pre>cargo   fix</pre></li></ul><p>```rust</p></main></body></html>")
+    doc = load("E0382.html", html).documents[0]
+    assert doc.text == ("Since `MyStruct` is not marked `Copy`, the data moves. See the book.\n\n"
+                        "Erroneous code example:\n\n```\nfn main() {\n    let y = x;\n\n    x.s = 6; // ```\n}\n```\n\n"
+                        "- Run `cargo fix`\n\n\\```rust")
+    assert [s.kind for s in segment(doc.text)].count("code") == 1
+
+
+def test_html_heading_anchors_are_headings_not_chrome() -> None:
+    """mdBook writes each heading's text inside <a class="header">, which the page-chrome rule
+    (``.header``) dropped: every heading was lost, and a page of headings alone ("Error code
+    E0231", "Note: this error code is no longer emitted") was refused as holding no text."""
+    page = (b"<html><head><title>Guide</title></head><body><div class='header'>Site menu</div><main>"
+            b"<h2 id='r'><a class='header' href='#r'>Refunds</a></h2><p>Within 30 days.</p></main></body></html>")
+    doc = load("g.html", page).documents[0]
+    assert doc.sections[0].path == ("Refunds",) and "Site menu" not in doc.text
+    only = (b"<html><head><title>E0231</title></head><body><main><h1><a class='header' href='#e'>Error code E0231</a>"
+            b"</h1><h4><a class='header' href='#n'>Note: this error code is no longer emitted by the compiler</a></h4>"
+            b"</main></body></html>")
+    assert "no longer emitted" in load("E0231.html", only).documents[0].text
+
+
 def test_qa_csv_json_and_beir_jsonl() -> None:
     assert len(load("q.csv", b"question,answer\nWhy?,Because.\n").qa_pairs) == 1
     assert len(load("q.json", json.dumps([{"question": "a", "answer": "b"}]).encode()).qa_pairs) == 1

@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from electa.text import STOPWORDS, stem, tokens
+from electa.text.markdown import code_blanked
 from electa.types import Figure
 
 # ![alt](src "title") or ![alt](<src with spaces> 'title'); alt and title on one line, balanced
@@ -35,7 +36,8 @@ _MARKDOWN = re.compile(r"!\[(?P<alt>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\([ \t]{0,20
                        r"[ \t]{0,20}\)")
 # A raw <img> a Markdown author wrote (over lines too); its attributes read one by one. A quoted
 # value may hold ">" ("Settings > Billing"), never "<": so no match runs past the next tag.
-_TAG = re.compile(r"""<img\b(?:[^<>"']|"[^"<]*"|'[^'<]*')*>""", re.I)
+# (A backslash before it, "\\<img", is the "<" escaped, as CommonMark reads it: text, no tag.)
+_TAG = re.compile(r"""(?<!\\)<img\b(?:[^<>"']|"[^"<]*"|'[^'<]*')*>""", re.I)
 RAW_IMAGE = _TAG  # (what a Markdown reader must not take for code: electa.text.markdown.outside_code)
 _ATTR = re.compile(r"""(?<![\w-])([a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
 # Where an <img> names an address (a srcset names several, each before its size).
@@ -237,7 +239,8 @@ def _attributes(tag: str) -> dict[str, str | None]:
 
 def figures_in(text: str, base: str = "") -> list[Figure]:
     """The images of a passage, in reading order (at most :data:`MAX_FIGURES`), each with its
-    caption: the line right after it, or a "Figure N: …" line right before it.
+    caption: the line right after it, or a "Figure N: …" line right before it. An image written
+    in code (a span or a fenced block) is code, shown as written: none.
 
     >>> text = ("Open the menu.\\nFigure 2: the export menu\\n![Export menu](img/menu.png)\\n\\n"
     ...         "![](shot.png \\"Invoice editor\\")\\n*The editor, with a draft open*")
@@ -248,7 +251,8 @@ def figures_in(text: str, base: str = "") -> list[Figure]:
     """
     lines = text.splitlines()
     found: list[Figure] = []
-    for i, line in enumerate(lines):
+    # (read outside code: an image written in a code span or block is shown as written, not loaded)
+    for i, line in enumerate(code_blanked("\n".join(lines), raw=_TAG).split("\n")):
         for alt, src, title in _images(line):
             found.append(Figure(safe_src(src, base), alt, title, _caption(lines, i)))
             if len(found) >= MAX_FIGURES:

@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
+from electa.ingest.html_text import block_text, code_block, in_heading, literal, prose_line
 from electa.text.markdown import (
     atx_heading,
     blocks,
@@ -175,10 +176,36 @@ _BLOCKS = {"p", "li", "pre", "tr", "td", "th", "dd", "dt", "blockquote", "figcap
 
 def _container(node: Any) -> int:
     """The list or table a row or item belongs to (two tables in a row stay two tables)."""
+    return _ancestor(node, ("table", "ul", "ol", "dl"))
+
+
+def _ancestor(node: Any, tags: tuple[str, ...], levels: int = 8) -> int:
+    """The id of the nearest element of ``tags`` at most ``levels`` above ``node`` (0 for none):
+    a row's table, an item's list, an image's figure sit a few levels up, and a bounded walk
+    keeps a page of thousands of nested elements linear to read."""
     parent = node.parent
-    while parent is not None and parent.tag not in ("table", "ul", "ol", "dl"):
+    for _ in range(levels):
+        if parent is None:
+            return 0
+        if parent.tag in tags:
+            return int(parent.mem_id)
         parent = parent.parent
-    return int(parent.mem_id) if parent is not None else 0
+    return 0
+
+
+def _outside_blocks(root: Any) -> Iterator[Any]:
+    """The elements below ``root`` in document order, except those inside a block
+    (:data:`_BLOCKS`): a block is read whole, at the outermost one (a <p> inside an <li> once).
+    One pass with a stack of its own, however deep the page nests."""
+    stack = [iter(root.iter(include_text=False))]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        yield node
+        if node.tag not in _BLOCKS:
+            stack.append(iter(node.iter(include_text=False)))
 
 
 def load_html(name: str, data: bytes) -> Loaded:
@@ -200,23 +227,20 @@ def load_html(name: str, data: bytes) -> Loaded:
             url = node.attributes[attr] or ""
             break
     for node in tree.css(_HTML_DROP):
-        node.decompose()
+        if not in_heading(node):
+            node.decompose()
     root = tree.css_first("main") or tree.css_first("article") or tree.body
-    for img in root.css("img"):
-        # An image inside a paragraph, list item or table cell stays where it stood, in the
-        # line (a list stays one list, a row one row); one on its own is a line of its own.
-        if _block_of(img, root) is not None:
-            line = _image(img, url)
-            if line:
-                img.replace_with(f" {line} ")
-            else:
-                img.decompose()
+    # An image inside a paragraph, list item or table cell stays where it stood, in the line (a
+    # list stays one list, a row one row: block_text writes it); one on its own is a line of its own.
+    def image(node: Any) -> str:
+        return _image(node, url)
+
     items: list[tuple[int, str] | str] = []
     last_run = ""
     figure_of_last_image = 0  # the <figure> the last image line came from (its caption joins it)
-    for node in root.traverse(include_text=False):
+    for node in _outside_blocks(root):
         tag = node.tag
-        if tag == "img":
+        if tag == "img":  # (one in a block is read in its block's line)
             line = _image(node, url)
             if line:
                 items.extend(([""] if items else []) + [line])
@@ -230,23 +254,27 @@ def load_html(name: str, data: bytes) -> Loaded:
             figure_of_last_image = 0
             continue
         if tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
-            words = node.text(separator=" ", strip=True)
-            if words and not (tag == "h1" and words == title):
+            words = block_text(node)
+            plain = " ".join(node.text(deep=True, separator="", strip=False).split())
+            if words and not (tag == "h1" and title in (words, plain, node.text(separator=" ", strip=True))):
                 items.append((int(tag[1]), words))
                 last_run = ""
         elif tag in _BLOCKS:
-            # Nested blocks (a <p> inside an <li>) are read once, at the outermost block.
-            if _block_of(node, root) is not None:
+            if tag == "pre":  # code as written, fenced as a Markdown page fences it
+                code = code_block(node)
+                if code:
+                    items.extend(([""] if items else []) + code)
+                    last_run = ""
                 continue
             if tag == "tr":  # a table row stays a row ("| Growth | $29/mo |"), not one line per cell
                 found = node.css("th, td")
-                cells = [c.text(separator=" ", strip=True).replace("|", "/") for c in found]
+                cells = [block_text(c, image).replace("|", "/") for c in found]
                 line = "| " + " | ".join(cells) + " |" if any(cells) else ""
                 if line and all(c.tag == "th" for c in found):  # a header row, marked as Markdown marks one
                     line += "\n|" + "---|" * len(cells)
             else:
-                words = node.text(separator=" ", strip=True)
-                line = ("- " + words) if tag == "li" else words
+                words = prose_line(block_text(node, image))
+                line = ("- " + words) if tag == "li" and words else words
             if line:
                 # Blocks are paragraphs (a blank line between them), except that the items of a
                 # list and the rows of a table stay together: the answerer reads that structure.
@@ -256,20 +284,10 @@ def load_html(name: str, data: bytes) -> Loaded:
                 items.append(line)
                 last_run = run
     if not any(isinstance(i, str) for i in items):
-        words = root.text(separator="\n", strip=True)
+        words = literal(root.text(separator="\n", strip=True))
         items = [words] if words else []
     doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items), name)
     return Loaded(documents=[doc], note=note)
-
-
-def _block_of(node: Any, root: Any) -> Any:
-    """The block (:data:`_BLOCKS`) below ``root`` that ``node`` sits in, or None."""
-    parent = node.parent
-    while parent is not None and parent is not root:
-        if parent.tag in _BLOCKS:
-            return parent
-        parent = parent.parent
-    return None
 
 
 def _image(node: Any, base: str) -> str:
@@ -285,10 +303,7 @@ def _image(node: Any, base: str) -> str:
 
 def _figure(node: Any) -> int:
     """The ``<figure>`` a node sits in (0 for none)."""
-    parent = node.parent
-    while parent is not None and parent.tag != "figure":
-        parent = parent.parent
-    return int(parent.mem_id) if parent is not None else 0
+    return _ancestor(node, ("figure",))
 
 
 def load_text(name: str, data: bytes) -> Loaded:

@@ -221,6 +221,33 @@ def outside_code(text: str, change: Callable[[str], str], indented: bool = False
 _MARK = re.compile(r"\0(\d+)\0")
 
 
+def code_blanked(text: str, raw: re.Pattern[str] | None = None) -> str:
+    r"""``text`` with its code (fenced blocks and inline spans; ``raw`` as for
+    :func:`outside_code`) blanked, each of its characters a space and each line break kept: what
+    reads prose line by line (the images a passage shows, :func:`electa.ingest.figures.figures_in`)
+    never reads code, which a renderer shows as written. Indented lines are prose here (a
+    screenshot indented under a numbered step is no code block to a reader of passages).
+
+    >>> code_blanked("See ![a](a.png) `![b](b.png)`\n```\n![c](c.png)\n```")
+    'See ![a](a.png)              \n   \n           \n   '
+    """
+    lines = text.split("\n")
+    pieces = []
+    for code, block in blocks(lines, code_lines(lines, indented=False)):
+        if code:
+            pieces.append(_BLANKED.sub(" ", block))
+            continue
+        parts, at = [], 0
+        for _, s, e in _spans(block, comments=False, raw=raw):
+            parts += [block[at:s], _BLANKED.sub(" ", block[s:e])]
+            at = e
+        pieces.append("".join([*parts, block[at:]]))
+    return "\n".join(pieces)
+
+
+_BLANKED = re.compile(r"[^\n]")
+
+
 # Raw HTML that renders as nothing: an empty element (Node.js's docs put an anchor
 # ``<a id="ERR_X"></a>`` before every heading) and a void break. Each pattern scans up to the next
 # ``<`` or ``>``: no backtracking. (Reference-style links are read as their text by

@@ -1,0 +1,72 @@
+"""How the HTML loader does on a machine's HTML and on hostile pages.
+
+    python bench/html_read.py [FOLDER ...]
+
+Every ``.html`` file under each FOLDER (none by default; Rust's docs, for one, are under
+``~/.rustup/toolchains/*/share/doc/rust/html``) is read by the loader
+(:func:`electa.ingest.loaders.load_html`) once: files, megabytes, seconds, how many were refused
+and why. Then each hostile shape (deep nesting of lists, blocks, inline elements and menus; many
+code spans, images, or text that reads as an image; a ``<pre>`` of backtick runs) is read once,
+its size, seconds, peak memory and text length printed. A linear reader takes about a second a
+megabyte; the nested lists and blocks are bounded by the HTML parser itself (lexbor builds such a
+tree in quadratic time), not by the loader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+
+from electa.errors import ElectaError
+from electa.ingest.loaders import load_html
+
+HOSTILE = {
+    "200,000 nested spans": b"<html><body><main><p>" + b"<span>a " * 200_000 + b"</p></main></body></html>",
+    "100,000 nested divs": b"<html><body><main>" + b"<div>a " * 100_000 + b"</main></body></html>",
+    "100,000 code spans": b"<html><body><main><p>" + b"<code>x`y</code>, " * 100_000 + b"</p></main></body></html>",
+    "a pre of backtick runs": b"<html><body><main><pre>" + b"`" * 1_000_000 + b"\n" + b"``\n" * 100_000
+                              + b"</pre></main></body></html>",
+    "50,000 nested menus": b"<html><body><main><p>t</p>" + b"<div class='nav'>" * 50_000 + b"x</main></body></html>",
+    "50,000 nested lists": b"<html><body><main>" + b"<ul><li>a " * 50_000 + b"</main></body></html>",
+    "text that reads as images": b"<html><body><main><p>" + b"![a](b) &lt;img " * 100_000 + b"</p></main></body></html>",
+    "50,000 images in a paragraph": b"<html><body><main><p>" + b"<img src='a.png' alt='x'>" * 50_000
+                                    + b"</p></main></body></html>",
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("folders", nargs="*", type=Path)
+    args = ap.parse_args()
+    for folder in args.folders:
+        files = sorted(folder.rglob("*.html"))
+        size, refused = 0, Counter[str]()
+        t0 = time.perf_counter()
+        for f in files:
+            data = f.read_bytes()
+            size += len(data)
+            try:
+                load_html(f.name, data)
+            except ElectaError as exc:
+                refused[str(exc).split(": ", 1)[-1][:60]] += 1
+        print(f"{folder}: {len(files)} files, {size / 1e6:.2f} MB in {time.perf_counter() - t0:.2f} s;"
+              f" refused {sum(refused.values())}" + "".join(f"\n  {n} x {why}" for why, n in refused.most_common(5)))
+    print("| hostile page | MB | seconds | peak MB | text characters |\n|---|---|---|---|---|")
+    for name, data in HOSTILE.items():
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        try:
+            read: object = len(load_html("h.html", data).documents[0].text)
+        except ElectaError as exc:
+            read = f"refused: {exc}"
+        seconds = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
+        print(f"| {name} | {len(data) / 1e6:.2f} | {seconds:.2f} | {peak:.1f} | {read} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
