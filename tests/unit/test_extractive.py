@@ -401,3 +401,37 @@ def test_a_label_above_code_is_not_quoted(embedder: object | None) -> None:
     text = answer("How do I copy a file to a bucket that expires?", passage(1, page, "Cp > Example 2: an expiration date"),
                   embedder=embedder)
     assert "Output" not in text and "copies a file to a bucket" in text
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder(dim=64)])
+def test_a_few_words_naming_the_code_below_are_not_quoted(embedder: object | None) -> None:
+    """Found on Rust's error index: "What does error E0382 mean?" was answered "Erroneous code
+    example: [1] …", the words that name the code block below them."""
+    page = ("A variable was used after its contents have been moved elsewhere.\n\nErroneous code example:\n\n"
+            "```\nlet y = x;\nx.s = 6;\n```\n\nSince `MyStruct` is not marked `Copy`, the data gets moved out of `x`.")
+    text = answer("Which code gives error E0382?", passage(1, page, "E0382 - Error codes index"), embedder=embedder)
+    assert "Erroneous" not in text and "moved" in text
+
+
+def test_a_page_titled_by_another_code_does_not_answer() -> None:
+    """Found on Rust's error index, where each code's page explains it without naming it again:
+    "What does error E0382 mean?" quoted E0383's page ("This error occurs when an attempt is made
+    to partially reinitialize a structure …"), which retrieval had found by meaning."""
+    text = answer("What does error E0382 mean?",
+                  passage(1, "This error means a variable was used after its contents were moved elsewhere.",
+                          "E0382 - Error codes index"),
+                  passage(2, "This error means a structure was partially reinitialized while uninitialized.",
+                          "E0383 - Error codes index"))
+    assert "moved elsewhere" in text and "partially" not in text
+
+
+
+def test_a_lower_pages_fuller_wording_does_not_replace_the_better_pages_sentence() -> None:
+    """Found on Rust's error index: for "cannot borrow as mutable more than once at a time" the
+    answer chose E0499's "A variable was borrowed as mutable more than once.", then swapped in
+    E0502's fuller-looking near-repeat, which describes another error."""
+    text = answer("cannot borrow as mutable more than once at a time",
+                  passage(1, "A variable was borrowed as mutable more than once.", "E0499"),
+                  passage(2, "A variable already borrowed with a certain mutability (either mutable or immutable) was"
+                             " borrowed again with a different mutability.", "E0502"))
+    assert text.startswith("A variable was borrowed as mutable more than once. [1]")

@@ -23,7 +23,9 @@ How an answer is made, in order:
    points of exact on XQuAD-R en (86.2% → 85.3%, 400 questions, ``bench/extractive_sweep.py``),
    so it is off.
    A sentence that names a code ("E2001", "EISDIR") answers no question about another code
-   ("E1042", "ENOENT"),
+   ("E1042", "ENOENT"), nor does any sentence of a page whose title names one ("E0383" for a
+   question about E0382: Rust's error index, where each code's page explains it without
+   naming it again),
    and a curated pair's sentences are read only when its question is near the visitor's
    (cosine ≥ :data:`PAIR_CONTEXT`): "Yes, every 15 minutes." means nothing without it.
 4. **Chosen:** the best :attr:`ExtractiveAnswerer.sentences` that clear the bar
@@ -39,9 +41,10 @@ How an answer is made, in order:
    When nothing clears the bar, the best-scoring sentences of the top source stand in (beside
    a best one that holds the question's words, only those that hold some too).
 5. **A fuller wording** of a chosen point may take its place only if it cleared the bar
-   itself, repeats the point (70% of the shorter one's content stems, stop words not counted),
-   keeps every word of the question the chosen one held, and changes no claim: the same
-   negations, and every number, price and plan name of the chosen sentence still in it.
+   itself, repeats the point (70% of the shorter one's content stems, stop words not counted,
+   and at least :data:`FULLER_SHARED` of them when it is another page's), keeps every word of
+   the question the chosen one held, and changes no claim: the same negations, and every
+   number, price and plan name of the chosen sentence still in it.
 """
 
 from __future__ import annotations
@@ -110,6 +113,8 @@ _SHOUTED_CODE = re.compile(r"`([A-Z]{5,})`")
 _TYPE = re.compile(r"\{[\w.|<>\[\], *]+\}")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LABEL = re.compile(r"\b[A-Za-z]+:")
+FULLER_SHARED = 4  # content stems another page's fuller wording must share with the chosen sentence (_choose)
+LABEL_WORDS = 4  # at most, in a line ending with ":" above code, for it to be a label (candidates)
 
 
 @dataclass(frozen=True)
@@ -355,13 +360,19 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
     comments = [m.span() for m in _COMMENT.finditer(text)]
     out = []
     headings = _headings(text, passage.hit.title)
-    for i, s in enumerate(segment(text)):
+    sentences = segment(text)
+    for i, s in enumerate(sentences):
         if s.kind in ("heading", "code") or len(s.text) < 3 or s.text.endswith("…"):
             continue
         if s.kind == "item" and _signature(s.text):
             continue
-        if s.text.endswith(":") and len(tokens(s.text, pairs=False)) < 2:
-            continue  # a label before what it names ("Output:" above a code block) says nothing alone
+        if s.text.endswith(":") and (len(words := tokens(s.text, pairs=False)) < 2 or (
+                len(words) <= LABEL_WORDS and i + 1 < len(sentences) and sentences[i + 1].kind == "code")):
+            # A label before what it names ("Output:"), or a few words naming the code after them
+            # ("Erroneous code example:", "For example:"), say nothing without it, and an answer
+            # quotes no code; a sentence that says what the code does ("The following command
+            # copies a file to a bucket that expires:") still tells.
+            continue
         if any(a < s.end and s.start < b for a, b in flagged):
             continue
         if s.kind == "row" and "|" in s.text:
@@ -442,6 +453,9 @@ class ExtractiveAnswerer:
                 self.embedder, self._embed([c.read_as for c in pool], langs), qvec, langs, _asked(question, prompt))]
         titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
         off_topic = self._off_topic_pairs(prompt, question, pair_cosines)
+        if codes:  # a page titled by another code is about it ("E0383" for a question about E0382)
+            off_topic |= {s_id for s_id, p in enumerate(prompt.sources, 1)
+                          if _names_another_code(codes, p.hit.title, titles[s_id])}
         out = []
         for c, sim in zip(pool, sims, strict=True):
             if c.source in off_topic:
@@ -508,8 +522,13 @@ class ExtractiveAnswerer:
             if len(chosen) == self.sentences:
                 break
         for i, c in enumerate(chosen):
+            # (another page's must repeat FULLER_SHARED of its words at least: three shared words are
+            # a coincidence, not a point, Rust's E0502 "A variable already borrowed with a certain
+            # mutability … was borrowed again …" for E0499's "A variable was borrowed as mutable
+            # more than once.", which describe two errors)
             fuller = [x for x in passing if len(x.stems) > len(c.stems) and _near_repeat(x.stems, c.stems)
-                      and (c.stems & q) <= x.stems and same_claims(c.sentence.text, x.sentence.text)]
+                      and (c.stems & q) <= x.stems and same_claims(c.sentence.text, x.sentence.text)
+                      and (pages[x.source - 1] == pages[c.source - 1] or len(c.stems & x.stems) >= FULLER_SHARED)]
             if fuller:
                 best = max(fuller, key=lambda x: x.score)
                 if not any(_near_repeat(best.stems, o.stems) for j, o in enumerate(chosen) if j != i):

@@ -88,7 +88,8 @@ def _sentences(at: int, block: str, longest: int) -> list[tuple[int, str]]:
 def focus_start(text: str, asked: Set[str], lang: str, limit: int) -> int:
     """The offset in ``text`` to read ``limit`` characters from: the line or sentence start whose
     window holds the most of ``asked`` (terms as :func:`electa.text.analysis.index_terms` makes
-    them in ``lang``), the earliest of equals, so 0 unless a later window holds more.
+    them in ``lang``) outside fenced code, the earliest of equals, so 0 unless a later window
+    holds more.
 
     >>> text = "Errors.\\n" + "EACCES: permission denied.\\n" * 6 + "ENOENT: no such file."
     >>> start = focus_start(text, {"en·enoent"}, "en", 60)
@@ -100,12 +101,19 @@ def focus_start(text: str, asked: Set[str], lang: str, limit: int) -> int:
     >>> start = focus_start(run_on, {"en·enoent"}, "en", 1000)
     >>> "ENOENT" in run_on[start:start + 1000]
     True
+    >>> code = "Borrowed twice.\\n" + "Some text here.\\n" * 6 + "```\\n// error: cannot borrow twice\\n```"
+    >>> focus_start(code, {"en·cannot", "en·borrow"}, "en", 60)
+    0
     >>> pieces("日本語の文です。次の文です。", 5)
     [(0, '日本語の文'), (5, 'です。'), (8, '次の文です'), (13, '。')]
     """
     if len(text) <= limit or not asked or limit < 4:
         return 0
-    found = [(offset, offset + len(piece), frozenset(index_terms(piece, lang)) & asked)
+    # (words in a fenced code block count for nothing: an answer quotes prose, and read from the
+    # code that holds them, Rust's E0499 lost the sentence saying what the error is, "A variable
+    # was borrowed as mutable more than once.", to "// error: cannot borrow `i` as mutable …")
+    found = [(offset, offset + len(piece),
+              frozenset() if piece.lstrip().startswith(("```", "~~~")) else frozenset(index_terms(piece, lang)) & asked)
              for offset, piece in pieces(text[:FOCUS_SCAN], limit // 2)]
     # A window from each piece's start over the pieces that end within the cut, slid in one pass:
     # each term counted by how many pieces in the window hold it.
