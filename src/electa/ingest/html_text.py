@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from electa.text.markdown import code_span
+
 # Elements that part words: their text never runs into their neighbours' ("<li><p>one</p>
 # <p>two</p></li>" is "one two").
 BLOCK_LEVEL = frozenset({
@@ -88,22 +90,6 @@ def literal(text: str) -> str:
 
 
 _LITERAL_IMAGE = re.compile(r"!\[|<(?=img\b)", re.I)
-
-
-def code_span(code: str) -> str:
-    """Inline code as Markdown writes it, its blanks collapsed: fenced by one backtick more than
-    its longest run of them ('' for none).
-
-    >>> code_span("npm  install"), code_span("a `b` c"), code_span("  ")
-    ('`npm install`', '`` a `b` c ``', '')
-    """
-    code = " ".join(code.split())
-    if not code:
-        return ""
-    if "`" not in code:
-        return f"`{code}`"
-    fence = "`" * (max(len(run) for run in re.findall(r"`+", code)) + 1)
-    return f"{fence} {code} {fence}"
 
 
 def code_block(pre: Any) -> list[str]:

@@ -221,6 +221,22 @@ def outside_code(text: str, change: Callable[[str], str], indented: bool = False
 _MARK = re.compile(r"\0(\d+)\0")
 
 
+def code_span(code: str) -> str:
+    """Inline code as Markdown writes it, its blanks collapsed: fenced by one backtick more than
+    its longest run of them ('' for none). The HTML and reStructuredText readers write theirs so.
+
+    >>> code_span("npm  install"), code_span("a `b` c"), code_span("  ")
+    ('`npm install`', '`` a `b` c ``', '')
+    """
+    code = " ".join(code.split())
+    if not code:
+        return ""
+    if "`" not in code:
+        return f"`{code}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", code)) + 1)
+    return f"{fence} {code} {fence}"
+
+
 def code_blanked(text: str, raw: re.Pattern[str] | None = None) -> str:
     r"""``text`` with its code (fenced blocks and inline spans; ``raw`` as for
     :func:`outside_code`) blanked, each of its characters a space and each line break kept: what

@@ -55,6 +55,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from electa.text.markdown import code_span
+
 MAX_DEPTH = 24  # nested directives, lists and quotes read as structure; deeper is not read
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -856,7 +858,7 @@ class _Inline:
         if t.startswith("``", i) and self.opens(i, 2):
             k = self.close("``", i + 2)
             if k > i + 2:
-                return _code(t[i + 2 : k]), k + 2
+                return code_span(t[i + 2 : k]), k + 2
             return "``", i + 2
         if ch == ":" and (i == 0 or _opener(t[i - 1])):
             m = _ROLE_BEFORE.match(t, i)
@@ -929,7 +931,7 @@ class _Inline:
             shown = shown.lstrip("!")
             if shown.startswith("~"):
                 shown = shown[1:].rsplit(".", 1)[-1]
-            return _code(shown)
+            return code_span(shown)
         return shown
 
     def substitute(self, name: str) -> str:
@@ -955,15 +957,6 @@ def _label(text: str) -> str:
         head = text[: text.rfind("<")].strip()
         return _unescaped(head) if head else text[text.rfind("<") + 1 : -1]
     return _unescaped(text)
-
-
-def _code(text: str) -> str:
-    """Code as Markdown writes it: fenced by one backtick more than its longest run of them."""
-    text = " ".join(text.split())
-    if "`" not in text:
-        return f"`{text}`"
-    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
-    return f"{fence} {text} {fence}"
 
 
 def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![{alt}]({src})") -> Read:
