@@ -435,3 +435,11 @@ def test_a_lower_pages_fuller_wording_does_not_replace_the_better_pages_sentence
                   passage(2, "A variable already borrowed with a certain mutability (either mutable or immutable) was"
                              " borrowed again with a different mutability.", "E0502"))
     assert text.startswith("A variable was borrowed as mutable more than once. [1]")
+
+
+def test_a_page_titled_by_another_code_still_answers_with_a_sentence_naming_the_asked_one() -> None:
+    """Review: the rule refused "E1042 means …" because its page was titled "Sync errors: E2001
+    and others"."""
+    text = answer("What does error E1042 mean?",
+                  passage(1, "E1042 means the sync token expired; sign in again.", "Sync errors: E2001 and others"))
+    assert text.startswith("E1042 means the sync token expired")

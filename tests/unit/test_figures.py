@@ -354,4 +354,29 @@ def test_html_text_that_reads_as_an_image_stays_text() -> None:
                               b"'https://t.example/b.png'&gt; here <img src='/real.png' alt='Real'>.</p>"
                               b"<h2>&lt;IMG src=https://t.example/c.png&gt;</h2><p>End.</p></main></body></html>").documents[0]
     assert [f.src for f in figures_in(doc.text)] == ["/real.png"]
-    assert "Try !\\[x](https://t.example/a.png) or \\<img src='https://t.example/b.png'> here" in doc.text
+    assert "Try !\\[x](https://t.example/a.png) or &lt;img src='https://t.example/b.png'> here" in doc.text
+
+
+@pytest.mark.parametrize("html", [
+    b"<p>See !<b></b>[x](https://evil.example/a.png) now</p>",                  # split by an empty element
+    b"<p>See &lt;<i></i>img src=https://evil.example/b.png&gt; now</p>",
+    b"<h3>!<b></b>[y](https://evil.example/k.png)</h3><p>Text.</p>",            # in a heading
+    b"<p>a`b <code>![x](https://evil.example/d.png)</code></p>",               # a backtick pairing with code
+    b"<p><code>``` ![x](https://evil.example/z.png)</code></p>",               # a code span that starts a line
+    b"<figure><img src=a.png alt=A><figcaption>![x](https://evil.example/c.png)</figcaption></figure>",
+    b"<table><tr><td>!<i></i>[x](https://evil.example/t.png)</td></tr></table>",
+])
+def test_no_run_of_elements_turns_a_pages_words_into_an_image(html: bytes) -> None:
+    """Review of the HTML reader: each text node was escaped alone and then joined with no space,
+    so "!" and "[x](…)" in two nodes made an image; a page's backtick paired with a code span and
+    let what it held out as prose; the fence escape broke a code span; captions were not escaped."""
+    doc = load_html("p.html", b"<html><body><main>" + html + b"</main></body></html>").documents[0]
+    text = "\n".join([*(s.path[-1] for s in doc.sections if s.path), doc.text])
+    assert [f.src for f in figures_in(text) if "evil" in f.src] == []
+
+
+def test_an_escaped_backslash_before_a_tag_leaves_the_tag_a_tag() -> None:
+    """Review: in CommonMark "\\\\<img …>" is a backslash, then a tag; a rule that read it as an
+    escaped "<" let a data: and a javascript: address through the sanitiser."""
+    text = 'Path C:\\\\<img src="data:image/png;base64,AAAA" alt=A> and \\\\<img src="javascript:alert(1)">'
+    assert "data:" not in safe_markdown_images(text) and "javascript:" not in safe_markdown_images(text)

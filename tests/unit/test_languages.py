@@ -319,6 +319,15 @@ def test_a_language_named_by_a_letter_and_a_symbol_is_one_word() -> None:
     assert query_terms("How do I set the C++ standard?", ["en"]) == ["en·set", "en·cplusplu", "en·standard"]
     assert index_terms("C# und C++20, Größe", "de") == ["de·csharp", "de·und", "de·cplusplus", "de·20", "de·gross"]
     assert tokens("Q# or F#? libc++, a#b") == ["qsharp", "or", "fsharp", "libc", "a", "b"]
+    assert tokens("Ｃ＃、Ｃ＋＋ and C♯") == ["csharp", "cplusplus", "and", "csharp"]  # (full width, as Japanese writes them)
+
+
+def test_a_questions_key_is_the_same_across_analyses() -> None:
+    """Review: the key behind engagement counts and a reranker's held-out split hashed the
+    analysed words, so a5 moved "Does the SDK support C#?" to the other side of the split."""
+    from electa.judges.ltr_features import question_key
+
+    assert question_key("Does the SDK support C#?") == "does the sdk support c"
 
 
 def test_the_full_text_leg_tells_c_from_c_plus_plus_and_c_sharp(tmp_path: Path) -> None:

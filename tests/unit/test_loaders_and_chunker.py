@@ -43,7 +43,7 @@ def test_html_inline_markup_adds_no_space_and_code_stays_code() -> None:
     doc = load("E0382.html", html).documents[0]
     assert doc.text == ("Since `MyStruct` is not marked `Copy`, the data moves. See the book.\n\n"
                         "Erroneous code example:\n\n```\nfn main() {\n    let y = x;\n\n    x.s = 6; // ```\n}\n```\n\n"
-                        "- Run `cargo fix`\n\n\\```rust")
+                        "- Run `cargo fix`\n\n\\`\\`\\`rust")
     assert [s.kind for s in segment(doc.text)].count("code") == 1
 
 
@@ -198,3 +198,24 @@ def test_a_projects_plain_text_files_are_read_by_their_names() -> None:
     with pytest.raises(UnsupportedFormat, match="README, CHANGELOG, LICENSE"):
         load("notes.xyz", b"text")
 
+
+
+def test_html_a_heading_keeps_no_script_style_or_hidden_text() -> None:
+    """Review: keeping chrome inside headings kept scripts, styles and hidden anchors too."""
+    page = (b"<html><body><main><h2>Install<script>var token='abc'</script></h2><p>a</p>"
+            b"<h2>Setup<style>.x{color:red}</style><span aria-hidden=true>#</span></h2><p>b</p>"
+            b"<h2><svg><title>link icon</title></svg>Option C<span aria-hidden='true'>#</span></h2><p>c</p></main></body></html>")
+    assert [s.path for s in load("h.html", page).documents[0].sections] == [("Install",), ("Setup",), ("Option C",)]
+
+
+def test_html_code_lines_written_as_breaks_or_blocks_stay_lines() -> None:
+    page = (b"<html><body><main><pre><code>npm install<br>npm start</code></pre>"
+            b"<pre><div class=line>make</div><div class=line>make test</div></pre></main></body></html>")
+    assert load("c.html", page).documents[0].text == "```\nnpm install\nnpm start\n```\n\n```\nmake\nmake test\n```"
+
+
+def test_html_nested_tables_are_read_once() -> None:
+    """Review: a row's cells were every cell below it, so nested tables were read once per level:
+    68 KB of them made 16 MB of text (and 72 s)."""
+    page = b"<html><body><main>" + b"<table><tr><td>a " * 2000 + b"</main></body></html>"
+    assert len(load("t.html", page).documents[0].text) < 5 * len(page)

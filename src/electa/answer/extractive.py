@@ -23,9 +23,9 @@ How an answer is made, in order:
    points of exact on XQuAD-R en (86.2% → 85.3%, 400 questions, ``bench/extractive_sweep.py``),
    so it is off.
    A sentence that names a code ("E2001", "EISDIR") answers no question about another code
-   ("E1042", "ENOENT"), nor does any sentence of a page whose title names one ("E0383" for a
-   question about E0382: Rust's error index, where each code's page explains it without
-   naming it again),
+   ("E1042", "ENOENT"), nor does a sentence of a page whose title names one unless it names
+   the question's ("E0383" for a question about E0382: Rust's error index, where each code's
+   page explains it without naming it again),
    and a curated pair's sentences are read only when its question is near the visitor's
    (cosine ≥ :data:`PAIR_CONTEXT`): "Yes, every 15 minutes." means nothing without it.
 4. **Chosen:** the best :attr:`ExtractiveAnswerer.sentences` that clear the bar
@@ -453,12 +453,13 @@ class ExtractiveAnswerer:
                 self.embedder, self._embed([c.read_as for c in pool], langs), qvec, langs, _asked(question, prompt))]
         titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
         off_topic = self._off_topic_pairs(prompt, question, pair_cosines)
-        if codes:  # a page titled by another code is about it ("E0383" for a question about E0382)
-            off_topic |= {s_id for s_id, p in enumerate(prompt.sources, 1)
-                          if _names_another_code(codes, p.hit.title, titles[s_id])}
+        # A page titled by another code is about it ("E0383" for a question about E0382): its
+        # sentences answer only where they name the question's own.
+        about_another = {s_id for s_id, p in enumerate(prompt.sources, 1)
+                         if codes and _names_another_code(codes, p.hit.title, titles[s_id])}
         out = []
         for c, sim in zip(pool, sims, strict=True):
-            if c.source in off_topic:
+            if c.source in off_topic or (c.source in about_another and not codes & _codes(c.sentence.text, c.stems)):
                 continue
             all_stems = {stem(t) for t in tokens(c.read_as)}
             if codes and _names_another_code(codes, c.sentence.text, c.stems):

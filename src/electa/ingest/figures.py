@@ -36,8 +36,7 @@ _MARKDOWN = re.compile(r"!\[(?P<alt>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\([ \t]{0,20
                        r"[ \t]{0,20}\)")
 # A raw <img> a Markdown author wrote (over lines too); its attributes read one by one. A quoted
 # value may hold ">" ("Settings > Billing"), never "<": so no match runs past the next tag.
-# (A backslash before it, "\\<img", is the "<" escaped, as CommonMark reads it: text, no tag.)
-_TAG = re.compile(r"""(?<!\\)<img\b(?:[^<>"']|"[^"<]*"|'[^'<]*')*>""", re.I)
+_TAG = re.compile(r"""<img\b(?:[^<>"']|"[^"<]*"|'[^'<]*')*>""", re.I)
 RAW_IMAGE = _TAG  # (what a Markdown reader must not take for code: electa.text.markdown.outside_code)
 _ATTR = re.compile(r"""(?<![\w-])([a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
 # Where an <img> names an address (a srcset names several, each before its size).

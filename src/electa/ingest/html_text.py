@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from electa.text.markdown import code_span
+from electa.text.markdown import code_lines, code_span
 
 # Elements that part words: their text never runs into their neighbours' ("<li><p>one</p>
 # <p>two</p></li>" is "one two").
@@ -32,13 +32,13 @@ BLOCK_LEVEL = frozenset({
 # Inline elements that hold code as written: read as a Markdown code span.
 INLINE_CODE = frozenset({"code", "kbd", "samp", "tt"})
 _PART = object()  # (on the stack: a block inside the block has ended, so the words part there)
-_FENCE_LIKE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 
 
 def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
-    """The words of ``block`` (a selectolax node) on one line, as a reader sees them, each
+    r"""The words of ``block`` (a selectolax node) on one line, as a reader sees them, each
     ``<img>`` in it where it stood as ``image`` writes it (none without ``image``). Text that a
-    browser shows as text stays text (:func:`literal`): the page's words never become an image.
+    browser shows as text stays text: the block's prose, joined whole (so no run of elements
+    splits what it escapes), is escaped (:func:`literal`), never its code or its images.
 
     >>> from selectolax.lexbor import LexborHTMLParser
     >>> p = LexborHTMLParser("<p>See <a href=x>the guide</a>, then <b>run</b> <code>npm   i</code>.<br>Done"
@@ -47,60 +47,105 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
     'See the guide, then run `npm i`. Done'
     >>> block_text(LexborHTMLParser("<ul><li><p>one</p><p>two</p></li></ul>").css_first("li"))
     'one two'
+    >>> block_text(LexborHTMLParser("<p>!<b></b>[x](https://t.example/a.png)</p>").css_first("p"))
+    '!\\[x](https://t.example/a.png)'
     """
-    out: list[str] = []
+    pieces = [""]  # prose and markup in turn: prose at the even places, markup at the odd ones
     stack: list[Any] = [iter(block.iter(include_text=True))]
+
+    def add(text: str, prose: bool) -> None:
+        if text and ((len(pieces) - 1) % 2 == 0) == prose:
+            pieces[-1] += text  # (more of the same kind: one piece, so prose is escaped whole)
+        elif text:
+            pieces.append(text)
+
     while stack:
         node = next(stack[-1], None)
         if node is None:
             stack.pop()
             continue
         if node is _PART:
-            out.append(" ")
+            add(" ", True)
             continue
         tag = node.tag
         if tag == "-text":
-            out.append(literal(node.text_content or ""))
+            add(node.text_content or "", True)
         elif tag == "img":
             line = image(node) if image is not None else ""
-            out.append(f" {line} " if line else "")
-        elif tag in INLINE_CODE or tag == "pre":  # (a block of code inside a list item: a span of its line)
-            out.append(f" {code_span(node.text(deep=True, separator='', strip=False))} " if tag == "pre"
-                       else code_span(node.text(deep=True, separator="", strip=False)))
+            add(f" {line} " if line else "", False)
+        elif tag in INLINE_CODE:
+            add(code_span(node.text(deep=True, separator="", strip=False)), False)
+        elif tag == "pre":  # (a block of code inside a list item: a span of its line)
+            add(f" {code_span(pre_text(node))} ", False)
         elif tag in BLOCK_LEVEL:
-            out.append(" ")
+            add(" ", True)
             stack.append(iter((_PART,)))
             stack.append(iter(node.iter(include_text=True)))
         elif not tag.startswith("-"):  # (a comment is never read)
             stack.append(iter(node.iter(include_text=True)))
-    return " ".join("".join(out).split())
+    return " ".join("".join(literal(p) if i % 2 == 0 else p for i, p in enumerate(pieces)).split())
 
 
 def literal(text: str) -> str:
-    r"""Text a browser shows as text, escaped where Markdown would read an image in it (as a
-    passage is read: :func:`electa.ingest.figures.figures_in`): "![" and "<img" written as words
-    (an escaped "&lt;img&gt;" on a page about HTML, a forum post's "![x](https://…)") are shown
-    on the page as written, so no answer may load them. CommonMark reads the escapes back as
-    the characters they escape.
+    r"""Text a browser shows as text, escaped where Markdown would read an image or code in it
+    (as a passage is read: :func:`electa.ingest.figures.figures_in`, the answerer): "![" as
+    Markdown escapes it, a backtick too (one could pair with a code span and turn what the page
+    shows as code into prose), and "<img" as the HTML entity it was (an escaped "&lt;img&gt;"
+    on a page about HTML, a forum post's "![x](https://…)" are shown as written, so no answer
+    may load them).
 
-    >>> literal("Write ![alt](https://t.example/p.png) or <IMG src=x>; 3 ! [ok] <b>")
-    'Write !\\[alt](https://t.example/p.png) or \\<IMG src=x>; 3 ! [ok] <b>'
+    >>> literal("Write ![alt](https://t.example/p.png) or <IMG src=x>; `a` 3 ! [ok] <b>")
+    'Write !\\[alt](https://t.example/p.png) or &lt;IMG src=x>; \\`a\\` 3 ! [ok] <b>'
     """
-    return _LITERAL_IMAGE.sub(lambda m: "!\\[" if m[0] == "![" else "\\<", text)
+    return _LITERAL.sub(lambda m: _ESCAPED.get(m[0], "&lt;"), text)
 
 
-_LITERAL_IMAGE = re.compile(r"!\[|<(?=img\b)", re.I)
+_LITERAL = re.compile(r"!\[|<(?=img\b)|`", re.I)
+_ESCAPED = {"![": "!\\[", "`": "\\`"}  # ("<" before "img": "&lt;")
+
+
+def pre_text(pre: Any) -> str:
+    r"""A ``<pre>``'s text as written: its text nodes, a line break for each ``<br>`` and around
+    each block inside it (a highlighter's ``<div class="line">`` per line).
+
+    >>> from selectolax.lexbor import LexborHTMLParser
+    >>> pre_text(LexborHTMLParser("<pre><code>npm i<br>npm start</code><div>a</div><div>b</div></pre>").css_first("pre"))
+    'npm i\nnpm start\na\nb\n'
+    """
+    out: list[str] = []
+    stack: list[Any] = [iter(pre.iter(include_text=True))]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        if node is _PART:
+            out.append("\n")
+            continue
+        tag = node.tag
+        if tag == "-text":
+            out.append(node.text_content or "")
+        elif tag == "br":
+            out.append("\n")
+        elif tag in BLOCK_LEVEL:
+            if out and not out[-1].endswith("\n"):
+                out.append("\n")
+            stack.append(iter((_PART,)))
+            stack.append(iter(node.iter(include_text=True)))
+        elif not tag.startswith("-"):
+            stack.append(iter(node.iter(include_text=True)))
+    return "".join(out)
 
 
 def code_block(pre: Any) -> list[str]:
-    """A ``<pre>`` as the lines of a fenced code block, its text as written (its markup's text,
+    r"""A ``<pre>`` as the lines of a fenced code block, its text as written (:func:`pre_text`,
     entities read); no lines for an empty one.
 
     >>> from selectolax.lexbor import LexborHTMLParser
-    >>> code_block(LexborHTMLParser("<pre><code>let a = 1;\\n\\n```\\nb &amp;&amp; c</code></pre>").css_first("pre"))
+    >>> code_block(LexborHTMLParser("<pre><code>let a = 1;\n\n```\nb &amp;&amp; c</code></pre>").css_first("pre"))
     ['````', 'let a = 1;', '', '```', 'b && c', '````']
     """
-    lines = pre.text(deep=True, separator="", strip=False).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = pre_text(pre).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
@@ -113,12 +158,15 @@ def code_block(pre: Any) -> list[str]:
 
 
 def prose_line(text: str) -> str:
-    """A line of prose that cannot be read as a code fence (escaped as Markdown escapes one).
+    r"""A line of prose that cannot open a code fence, as Markdown reads one (:func:`electa.text.
+    markdown.code_lines`): escaped as Markdown escapes one. (A prose backtick is escaped already,
+    :func:`literal`, so only tildes, or a code span, start one; a span, closed on its line, opens
+    none and is left as written.)
 
-    >>> prose_line("```js"), prose_line("Run it.")
-    ('\\\\```js', 'Run it.')
+    >>> prose_line("~~~ js"), prose_line("```` ``` x ````"), prose_line("Run it.")
+    ('\\~~~ js', '```` ``` x ````', 'Run it.')
     """
-    return "\\" + text.lstrip() if _FENCE_LIKE.match(text) else text
+    return "\\" + text.lstrip() if code_lines([text], indented=False)[0] else text
 
 
 def in_heading(node: Any, levels: int = 4) -> bool:

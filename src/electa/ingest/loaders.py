@@ -166,11 +166,12 @@ def load_rst(name: str, data: bytes) -> Loaded:
 
 
 # Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
-_HTML_DROP = (
-    "script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, "
-    "[role=navigation], [role=banner], [role=contentinfo], [aria-hidden=true], .nav, .navbar, "
-    ".menu, .breadcrumb, .breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner"
-)
+_HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, "
+              "[aria-hidden=true]")
+# Chrome named by a class or a role: never inside a heading, where it is the heading's anchor
+# (mdBook's <a class="header"> holds every heading's text).
+_HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .navbar, .menu, .breadcrumb, "
+                ".breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner")
 _BLOCKS = {"p", "li", "pre", "tr", "td", "th", "dd", "dt", "blockquote", "figcaption"}
 
 
@@ -227,6 +228,8 @@ def load_html(name: str, data: bytes) -> Loaded:
             url = node.attributes[attr] or ""
             break
     for node in tree.css(_HTML_DROP):
+        node.decompose()
+    for node in tree.css(_HTML_CHROME):
         if not in_heading(node):
             node.decompose()
     root = tree.css_first("main") or tree.css_first("article") or tree.body
@@ -248,7 +251,7 @@ def load_html(name: str, data: bytes) -> Loaded:
             continue
         if tag == "figcaption" and figure_of_last_image and _figure(node) == figure_of_last_image \
                 and items and isinstance(items[-1], str) and items[-1].startswith("!["):
-            words = node.text(separator=" ", strip=True)
+            words = prose_line(block_text(node))
             if words:
                 items.append(words)  # the line right after the image: its caption (electa.ingest.figures)
             figure_of_last_image = 0
@@ -267,7 +270,8 @@ def load_html(name: str, data: bytes) -> Loaded:
                     last_run = ""
                 continue
             if tag == "tr":  # a table row stays a row ("| Growth | $29/mo |"), not one line per cell
-                found = node.css("th, td")
+                # (its own cells: a table nested in a cell is read in that cell's text, once)
+                found = [c for c in node.iter(include_text=False) if c.tag in ("th", "td")]
                 cells = [block_text(c, image).replace("|", "/") for c in found]
                 line = "| " + " | ".join(cells) + " |" if any(cells) else ""
                 if line and all(c.tag == "th" for c in found):  # a header row, marked as Markdown marks one
@@ -303,7 +307,7 @@ def _image(node: Any, base: str) -> str:
 
 def _figure(node: Any) -> int:
     """The ``<figure>`` a node sits in (0 for none)."""
-    return _ancestor(node, ("figure",))
+    return _ancestor(node, ("figure",), 16)
 
 
 def load_text(name: str, data: bytes) -> Loaded:

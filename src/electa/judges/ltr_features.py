@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from electa.text import content_stems, stem_set, tokens
+from electa.text import content_stems, fold, split_words, stem_set
 from electa.types import ChunkKind, Hit
 
 LEGS = ("fulltext", "dense", "qa", "sparse")
@@ -63,8 +63,10 @@ class HitContext:
 
 
 def question_key(text: str) -> str:
-    """A question as engagement counts it: its folded words ("Refund?" is "refund")."""
-    return " ".join(tokens(text))
+    """A question as engagement counts it: its folded words ("Refund?" is "refund"). An
+    identity, not an analysis: read as words were read before analysis a5 spelled out "C#", so a
+    question keeps its digest, and its side of a reranker's held-out split, across releases."""
+    return " ".join(split_words(fold(text)))
 
 
 def question_digests(questions: Iterable[str]) -> list[str]:

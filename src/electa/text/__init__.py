@@ -124,17 +124,19 @@ def spell_symbols(text: str) -> str:
     >>> spell_symbols("C/C++ and g++, F# or Q#; libc++, x+y, #tag, a#b, i++")
     'C/Cplusplus  and gplusplus , Fsharp  or Qsharp ; libc++, x+y, #tag, a#b, iplusplus '
     """
-    if "+" not in text and "#" not in text:
+    if not _SYMBOLS.intersection(text):
         return text
     return _NAMED_BY_SYMBOL.sub(_spelled, text)
 
 
 # A lone letter, then "++" or "#", then no letter nor another "+" or "#".
-_NAMED_BY_SYMBOL = re.compile(r"(?<!\w)([^\W\d_])(\+\+|#)(?![+#]|[^\W\d_])")
+_SYMBOLS = frozenset("+#\uff0b\uff03\u266f")
+# (full-width forms too, as Japanese text writes them, and the musical sharp: "Ｃ＃", "C♯")
+_NAMED_BY_SYMBOL = re.compile(r"(?<!\w)([^\W\d_])(\+\+|\uff0b\uff0b|[#\uff03\u266f])(?![+#\uff0b\uff03\u266f]|[^\W\d_])")
 
 
 def _spelled(match: re.Match[str]) -> str:
-    return f"{match[1]}{'plusplus' if match[2] == '++' else 'sharp'} "
+    return match[1] + ("sharp " if len(match[2]) == 1 else "plusplus ")
 
 
 def split_words(text: str, pairs: bool = True) -> list[str]:
