@@ -32,6 +32,9 @@ HOSTILE = {
     "50,000 nested menus": b"<html><body><main><p>t</p>" + b"<div class='nav'>" * 50_000 + b"x</main></body></html>",
     "50,000 nested lists": b"<html><body><main>" + b"<ul><li>a " * 50_000 + b"</main></body></html>",
     "4,000 nested tables": b"<html><body><main>" + b"<table><tr><td>a " * 4_000 + b"</main></body></html>",
+    "2,000 nested headings": b"<html><body>" + b"<h2><div>word " * 2_000 + b"</body></html>",
+    "160,000 inline elements in a paragraph": b"<html><body><main><p>" + b"<b>abcdefghij</b>" * 160_000
+                                              + b"</p></main></body></html>",
     "text that reads as images": b"<html><body><main><p>" + b"![a](b) &lt;img " * 100_000 + b"</p></main></body></html>",
     "50,000 images in a paragraph": b"<html><body><main><p>" + b"<img src='a.png' alt='x'>" * 50_000
                                     + b"</p></main></body></html>",

@@ -443,3 +443,12 @@ def test_a_page_titled_by_another_code_still_answers_with_a_sentence_naming_the_
     text = answer("What does error E1042 mean?",
                   passage(1, "E1042 means the sync token expired; sign in again.", "Sync errors: E2001 and others"))
     assert text.startswith("E1042 means the sync token expired")
+
+
+def test_a_neighbouring_codes_page_naming_the_asked_code_does_not_beat_its_own_page() -> None:
+    """Second review: once a sentence naming the asked code was let through, E0383's "This error
+    is like E0382, but …" was quoted for "What does error E0382 mean?" over E0382's own page."""
+    text = answer("What does error E0382 mean?",
+                  passage(1, "This error is like E0382, but it happens when a closure moves the value.", "E0383"),
+                  passage(2, "This error means a variable was used after its value was moved.", "E0382"))
+    assert text.startswith("This error means a variable was used after its value was moved.") and "closure" not in text

@@ -365,6 +365,15 @@ def test_html_text_that_reads_as_an_image_stays_text() -> None:
     b"<p><code>``` ![x](https://evil.example/z.png)</code></p>",               # a code span that starts a line
     b"<figure><img src=a.png alt=A><figcaption>![x](https://evil.example/c.png)</figcaption></figure>",
     b"<table><tr><td>!<i></i>[x](https://evil.example/t.png)</td></tr></table>",
+    # second review: a page's backslash escaping the escape of its backtick, or a code span's opener
+    b"<p>a \\` b <code>![x](https://evil.example/e.png)</code></p>",
+    b"<p>C:\\<code>![x](https://evil.example/f.png)</code></p>",
+    b"<h2>Paths like C:\\<code>![x](https://evil.example/h.png)</code></h2><p>one</p>",
+    # an image's alt text opening a code span the next item closes, or holding a tag
+    b"<ul><li>Icon <img alt='`' src='https://ok.test/i.png'></li><li>write <code>![y](https://evil.example/li.png)</code></li></ul>",
+    b"<p><img alt='<img src=https://evil.example/x.png>' src='https://ok.test/j.png'></p>",
+    # "<!--" written as text, opening a comment that hid the code after it from the code readers
+    b"<p>&lt;!--</p><pre>a\n\n![x](https://evil.example/a.png)</pre>",
 ])
 def test_no_run_of_elements_turns_a_pages_words_into_an_image(html: bytes) -> None:
     """Review of the HTML reader: each text node was escaped alone and then joined with no space,
@@ -380,3 +389,11 @@ def test_an_escaped_backslash_before_a_tag_leaves_the_tag_a_tag() -> None:
     escaped "<" let a data: and a javascript: address through the sanitiser."""
     text = 'Path C:\\\\<img src="data:image/png;base64,AAAA" alt=A> and \\\\<img src="javascript:alert(1)">'
     assert "data:" not in safe_markdown_images(text) and "javascript:" not in safe_markdown_images(text)
+
+
+def test_an_escaped_opener_in_a_markdown_page_is_text_not_an_image() -> None:
+    """Second review: CommonMark reads "\\<img …>" and "\\![x](…)" as text; an even run of
+    backslashes before one is backslashes, then the image."""
+    page = load_markdown("e.md", b"To embed, write \\<img src='https://t.example/a.png' alt=demo> or \\![b](b.png)."
+                                 b" Paths: C:\\\\![c](c.png)\n").documents[0]
+    assert [f.src for f in figures_in(page.text)] == ["c.png"]

@@ -320,6 +320,7 @@ def test_a_language_named_by_a_letter_and_a_symbol_is_one_word() -> None:
     assert index_terms("C# und C++20, Größe", "de") == ["de·csharp", "de·und", "de·cplusplus", "de·20", "de·gross"]
     assert tokens("Q# or F#? libc++, a#b") == ["qsharp", "or", "fsharp", "libc", "a", "b"]
     assert tokens("Ｃ＃、Ｃ＋＋ and C♯") == ["csharp", "cplusplus", "and", "csharp"]  # (full width, as Japanese writes them)
+    assert tokens("Ｃ＃の本 C#define")[:2] == ["csharp", "の"] and tokens("C#define")[0] == "c"
 
 
 def test_a_questions_key_is_the_same_across_analyses() -> None:

@@ -219,3 +219,10 @@ def test_html_nested_tables_are_read_once() -> None:
     68 KB of them made 16 MB of text (and 72 s)."""
     page = b"<html><body><main>" + b"<table><tr><td>a " * 2000 + b"</main></body></html>"
     assert len(load("t.html", page).documents[0].text) < 5 * len(page)
+
+
+def test_html_a_page_read_whole_opens_no_fence() -> None:
+    """Second review: a page with no block read whole kept a "~~~" line, which made the rest of
+    its prose code."""
+    doc = load("f.html", b"<html><body><div>~~~</div><div>hello</div></body></html>").documents[0]
+    assert doc.text == "\\~~~\nhello"

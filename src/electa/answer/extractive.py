@@ -23,9 +23,10 @@ How an answer is made, in order:
    points of exact on XQuAD-R en (86.2% → 85.3%, 400 questions, ``bench/extractive_sweep.py``),
    so it is off.
    A sentence that names a code ("E2001", "EISDIR") answers no question about another code
-   ("E1042", "ENOENT"), nor does a sentence of a page whose title names one unless it names
-   the question's ("E0383" for a question about E0382: Rust's error index, where each code's
-   page explains it without naming it again),
+   ("E1042", "ENOENT"), nor does a sentence of a page whose title names one ("E0383" for a
+   question about E0382: Rust's error index, where each code's page explains it without
+   naming it again) unless it names the question's, and then only where nothing else clears
+   the bar,
    and a curated pair's sentences are read only when its question is near the visitor's
    (cosine ≥ :data:`PAIR_CONTEXT`): "Yes, every 15 minutes." means nothing without it.
 4. **Chosen:** the best :attr:`ExtractiveAnswerer.sentences` that clear the bar
@@ -454,12 +455,14 @@ class ExtractiveAnswerer:
         titles = {s_id: _content(p.hit.title) for s_id, p in enumerate(prompt.sources, 1)}
         off_topic = self._off_topic_pairs(prompt, question, pair_cosines)
         # A page titled by another code is about it ("E0383" for a question about E0382): its
-        # sentences answer only where they name the question's own.
+        # sentences say nothing of the question's code, and one that names it ("This error is
+        # like E0382, but …") clears no bar: it stands in only where nothing else answers.
         about_another = {s_id for s_id, p in enumerate(prompt.sources, 1)
                          if codes and _names_another_code(codes, p.hit.title, titles[s_id])}
         out = []
         for c, sim in zip(pool, sims, strict=True):
-            if c.source in off_topic or (c.source in about_another and not codes & _codes(c.sentence.text, c.stems)):
+            names_asked = c.source in about_another and bool(codes & _codes(c.sentence.text, c.stems))
+            if c.source in off_topic or (c.source in about_another and not names_asked):
                 continue
             all_stems = {stem(t) for t in tokens(c.read_as)}
             if codes and _names_another_code(codes, c.sentence.text, c.stems):
@@ -469,7 +472,7 @@ class ExtractiveAnswerer:
             title_share = len(title & c.stems) / len(title) if title else 0.0
             score = (sim + EXACT_WEIGHT * share + self.title_weight * title_share + RANK_PRIOR / c.source
                      + (EARLY_PRIOR if c.index < 3 else 0.0))
-            clears = sim >= self.min_similarity if self.embedder is not None else share > 0
+            clears = (sim >= self.min_similarity if self.embedder is not None else share > 0) and not names_asked
             out.append(_Candidate(c.source, c.index, c.sentence, c.stems, score, clears, c.heading))
         return out
 

@@ -150,17 +150,22 @@ def is_pixel(attrs: Mapping[str, str | None]) -> bool:
     return False
 
 
+_SOFTENED = str.maketrans({"[": "(", "]": ")", "\\": " ", "`": "'", "<": "\u2039"})
+
+
 def image_line(alt: str, src: str, title: str = "", base: str = "") -> str:
     """An image as a passage keeps it (a loader's): Markdown's syntax, ``src`` made safe (an
     unsafe one left empty, so the alt text stays searchable; a ``//host`` one resolved against
-    the page's address ``base``), brackets in the alt text softened and backslashes dropped, so
-    the line reads back as one image and escapes nothing after it.
+    the page's address ``base``), brackets, backticks and "<" in the alt text and title softened
+    and backslashes dropped, so the line reads back as one image, escapes nothing after it and
+    opens no code span or tag.
 
     >>> image_line("The [Export] button\\\\", "shots/export dialog.png", 'Export "now"')
     '![The (Export) button](shots/export%20dialog.png "Export \\'now\\'")'
     """
-    alt = " ".join(alt.replace("[", "(").replace("]", ")").replace("\\", " ").split())[:500]
-    title = " ".join(title.replace('"', "'").replace("\\", " ").split())[:300]
+    # (a backtick or a "<" in them would pair with a code span or open a tag beyond the image)
+    alt = " ".join(alt.translate(_SOFTENED).split())[:500]
+    title = " ".join(title.replace('"', "'").translate(_SOFTENED).split())[:300]
     if base and src.strip().replace("\\", "/").startswith("//"):
         src = safe_src(src, base)
     src = safe_src(src).replace("(", "%28").replace(")", "%29") or ("<>" if title else "")
@@ -260,14 +265,26 @@ def figures_in(text: str, base: str = "") -> list[Figure]:
 
 
 def _images(line: str) -> list[tuple[str, str, str]]:
+    # (an opener after an odd run of backslashes is escaped, as CommonMark reads it: "\\![x](…)"
+    # and "\\<img …>" are text; after an even run, a backslash then an image)
     out = [(" ".join(m["alt"].split()), m["angled"] or m["src"] or "", m["t1"] or m["t2"] or m["t3"] or "")
-           for m in _MARKDOWN.finditer(line)]
+           for m in _MARKDOWN.finditer(line) if not _escaped(line, m.start())]
     for tag in _TAG.finditer(line):
+        if _escaped(line, tag.start()):
+            continue
         attrs = _attributes(tag.group(0))
         if not is_pixel(attrs):
             alt, src, title = _tag_image(attrs)
             out.append((" ".join(alt.split()), src, title))
     return out
+
+
+def _escaped(line: str, at: int) -> bool:
+    """Whether ``line[at]`` follows an odd run of backslashes."""
+    run = at
+    while run > 0 and line[run - 1] == "\\":
+        run -= 1
+    return (at - run) % 2 == 1
 
 
 def _caption(lines: list[str], i: int) -> str:

@@ -50,14 +50,14 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
     >>> block_text(LexborHTMLParser("<p>!<b></b>[x](https://t.example/a.png)</p>").css_first("p"))
     '!\\[x](https://t.example/a.png)'
     """
-    pieces = [""]  # prose and markup in turn: prose at the even places, markup at the odd ones
+    pieces: list[list[str]] = [[]]  # prose and markup in turn: prose at the even places, markup at the odd ones
     stack: list[Any] = [iter(block.iter(include_text=True))]
 
     def add(text: str, prose: bool) -> None:
         if text and ((len(pieces) - 1) % 2 == 0) == prose:
-            pieces[-1] += text  # (more of the same kind: one piece, so prose is escaped whole)
+            pieces[-1].append(text)  # (more of the same kind: one piece, so prose is escaped whole)
         elif text:
-            pieces.append(text)
+            pieces.append([text])
 
     while stack:
         node = next(stack[-1], None)
@@ -83,25 +83,28 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
             stack.append(iter(node.iter(include_text=True)))
         elif not tag.startswith("-"):  # (a comment is never read)
             stack.append(iter(node.iter(include_text=True)))
-    return " ".join("".join(literal(p) if i % 2 == 0 else p for i, p in enumerate(pieces)).split())
+    return " ".join("".join(literal("".join(p)) if i % 2 == 0 else "".join(p) for i, p in enumerate(pieces)).split())
 
 
 def literal(text: str) -> str:
-    r"""Text a browser shows as text, escaped where Markdown would read an image or code in it
-    (as a passage is read: :func:`electa.ingest.figures.figures_in`, the answerer): "![" as
-    Markdown escapes it, a backtick too (one could pair with a code span and turn what the page
-    shows as code into prose), and "<img" as the HTML entity it was (an escaped "&lt;img&gt;"
+    r"""Text a browser shows as text, escaped where Markdown would read an image, code or a
+    comment in it (as a passage is read: :func:`electa.ingest.figures.figures_in`, the
+    answerer): "![" as Markdown escapes it, a backtick and a backslash too (one could pair with a
+    code span and turn what the page shows as code into prose), and "<img" and "<!--" as the
+    HTML entity they were (an escaped "&lt;img&gt;"
     on a page about HTML, a forum post's "![x](https://…)" are shown as written, so no answer
     may load them).
 
-    >>> literal("Write ![alt](https://t.example/p.png) or <IMG src=x>; `a` 3 ! [ok] <b>")
-    'Write !\\[alt](https://t.example/p.png) or &lt;IMG src=x>; \\`a\\` 3 ! [ok] <b>'
+    >>> literal("Write ![alt](https://t.example/p.png) or <IMG src=x>; `a` 3 ! [ok] <b> C:\\ <!--")
+    'Write !\\[alt](https://t.example/p.png) or &lt;IMG src=x>; \\`a\\` 3 ! [ok] <b> C:\\\\ &lt;!--'
     """
     return _LITERAL.sub(lambda m: _ESCAPED.get(m[0], "&lt;"), text)
 
 
-_LITERAL = re.compile(r"!\[|<(?=img\b)|`", re.I)
-_ESCAPED = {"![": "!\\[", "`": "\\`"}  # ("<" before "img": "&lt;")
+# (a backslash too: one before a backtick would escape its escape; "<!--" would open a comment
+# that hides the code after it from the readers of code)
+_LITERAL = re.compile(r"!\[|<(?=img\b|!--)|`|\\", re.I)
+_ESCAPED = {"![": "!\\[", "`": "\\`", "\\": "\\\\"}  # ("<" before "img" or "!--": "&lt;")
 
 
 def pre_text(pre: Any) -> str:
@@ -109,27 +112,39 @@ def pre_text(pre: Any) -> str:
     each block inside it (a highlighter's ``<div class="line">`` per line).
 
     >>> from selectolax.lexbor import LexborHTMLParser
-    >>> pre_text(LexborHTMLParser("<pre><code>npm i<br>npm start</code><div>a</div><div>b</div></pre>").css_first("pre"))
-    'npm i\nnpm start\na\nb\n'
+    >>> pre_text(LexborHTMLParser("<pre><code>npm i<br>npm start</code><div>a</div><div>b</div>c</pre>").css_first("pre"))
+    'npm i\nnpm start\na\nb\nc'
+    >>> pre_text(LexborHTMLParser("<pre><div>a</div>\n<div>b</div></pre>").css_first("pre"))
+    'a\nb'
     """
     out: list[str] = []
     stack: list[Any] = [iter(pre.iter(include_text=True))]
+    ended = False  # a block inside has ended: what follows starts a line
+
+    def line_start() -> None:
+        if out and not out[-1].endswith("\n"):
+            out.append("\n")
+
     while stack:
         node = next(stack[-1], None)
         if node is None:
             stack.pop()
             continue
         if node is _PART:
-            out.append("\n")
+            ended = True
             continue
         tag = node.tag
         if tag == "-text":
-            out.append(node.text_content or "")
+            text = node.text_content or ""
+            if ended and text.strip():
+                line_start()
+            ended = ended and not text.strip()
+            out.append(text)
         elif tag == "br":
             out.append("\n")
         elif tag in BLOCK_LEVEL:
-            if out and not out[-1].endswith("\n"):
-                out.append("\n")
+            line_start()
+            ended = False
             stack.append(iter((_PART,)))
             stack.append(iter(node.iter(include_text=True)))
         elif not tag.startswith("-"):

@@ -173,6 +173,7 @@ _HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, asid
 _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .navbar, .menu, .breadcrumb, "
                 ".breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner")
 _BLOCKS = {"p", "li", "pre", "tr", "td", "th", "dd", "dt", "blockquote", "figcaption"}
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 
 
 def _container(node: Any) -> int:
@@ -205,7 +206,7 @@ def _outside_blocks(root: Any) -> Iterator[Any]:
             stack.pop()
             continue
         yield node
-        if node.tag not in _BLOCKS:
+        if node.tag not in _BLOCKS and node.tag not in _HEADINGS:  # (a heading is read whole too)
             stack.append(iter(node.iter(include_text=False)))
 
 
@@ -256,7 +257,7 @@ def load_html(name: str, data: bytes) -> Loaded:
                 items.append(words)  # the line right after the image: its caption (electa.ingest.figures)
             figure_of_last_image = 0
             continue
-        if tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
+        if tag in _HEADINGS:
             words = block_text(node)
             plain = " ".join(node.text(deep=True, separator="", strip=False).split())
             if words and not (tag == "h1" and title in (words, plain, node.text(separator=" ", strip=True))):
@@ -289,7 +290,7 @@ def load_html(name: str, data: bytes) -> Loaded:
                 last_run = run
     if not any(isinstance(i, str) for i in items):
         words = literal(root.text(separator="\n", strip=True))
-        items = [words] if words else []
+        items = [prose_line(line) for line in words.split("\n")] if words else []
     doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items), name)
     return Loaded(documents=[doc], note=note)
 

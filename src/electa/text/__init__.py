@@ -116,7 +116,7 @@ def spell_symbols(text: str) -> str:
     C_STANDARD page first, and "Can I build C# projects?" found none of its .NET pages (found
     on CMake's help). Search engines that index code read them so too (Elasticsearch's
     ``mapping`` character filter is the usual way; Google indexes "C++" and "C#" as written).
-    The letter must stand alone, and no letter may follow: "libc++" and "a#b" keep reading as
+    The letter must stand alone, and no Latin letter may follow: "libc++" and "a#b" keep reading as
     before, while digits part from the name ("C++20" is "cplusplus" and "20", as "C++ 20" is).
     A space follows the spelled name, so it never joins what follows. Applied to raw text,
     before any lowercasing, which parts words at symbols in text that is not ASCII.
@@ -132,7 +132,10 @@ def spell_symbols(text: str) -> str:
 # A lone letter, then "++" or "#", then no letter nor another "+" or "#".
 _SYMBOLS = frozenset("+#\uff0b\uff03\u266f")
 # (full-width forms too, as Japanese text writes them, and the musical sharp: "Ｃ＃", "C♯")
-_NAMED_BY_SYMBOL = re.compile(r"(?<!\w)([^\W\d_])(\+\+|\uff0b\uff0b|[#\uff03\u266f])(?![+#\uff0b\uff03\u266f]|[^\W\d_])")
+# (only a Latin letter after it joins it: "C#define" is no name, while "Ｃ＃の", in Japanese,
+# written without spaces, is)
+_NAMED_BY_SYMBOL = re.compile(r"(?<!\w)([^\W\d_])(\+\+|\uff0b\uff0b|[#\uff03\u266f])"
+                              r"(?![+#\uff0b\uff03\u266fA-Za-z\uff21-\uff3a\uff41-\uff5a])")
 
 
 def _spelled(match: re.Match[str]) -> str:

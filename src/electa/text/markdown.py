@@ -138,8 +138,11 @@ def _spans(text: str, comments: bool, raw: re.Pattern[str] | None = None) -> lis
         if tick < 0:
             break
         s, e = runs[ri]
-        if s > 0 and text[s - 1] == "\\" and not (s > 1 and text[s - 2] == "\\"):
-            pos = s + 1  # (an escaped backtick opens no span)
+        run = s
+        while run > 0 and text[run - 1] == "\\":
+            run -= 1
+        if (s - run) % 2:  # (a backtick after an odd run of backslashes is escaped: it opens no span)
+            pos = s + 1
             continue
         same = by_length[e - s]
         while ahead[e - s] < len(same) and runs[same[ahead[e - s]]][0] <= s:
