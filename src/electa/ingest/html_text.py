@@ -17,7 +17,7 @@ reads as any other page.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Set
 from typing import Any
 
 from electa.text.markdown import code_lines, code_span
@@ -32,6 +32,29 @@ BLOCK_LEVEL = frozenset({
 # Inline elements that hold code as written: read as a Markdown code span.
 INLINE_CODE = frozenset({"code", "kbd", "samp", "tt"})
 _PART = object()  # (on the stack: a block inside the block has ended, so the words part there)
+
+
+# Elements a block's text reads whole (code as written, an image as its line): not walked into.
+_READ_AS_ONE = INLINE_CODE | {"pre", "img"}
+
+
+def walk(root: Any, whole: Set[str], text: bool = True) -> Iterator[Any]:
+    """The nodes below ``root`` in document order (text nodes too, with ``text``), and, with
+    ``text``, :data:`_PART` after each block-level element's; the children of those in ``whole``
+    (and of comments) are not walked. A stack of its own: a page nested a hundred thousand
+    elements deep is walked as any other."""
+    stack: list[Any] = [iter(root.iter(include_text=text))]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        yield node
+        if node is _PART or node.tag in whole or node.tag.startswith("-"):
+            continue
+        if text and node.tag in BLOCK_LEVEL:
+            stack.append(iter((_PART,)))
+        stack.append(iter(node.iter(include_text=text)))
 
 
 def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
@@ -51,7 +74,6 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
     '!\\[x](https://t.example/a.png)'
     """
     pieces: list[list[str]] = [[]]  # prose and markup in turn: prose at the even places, markup at the odd ones
-    stack: list[Any] = [iter(block.iter(include_text=True))]
 
     def add(text: str, prose: bool) -> None:
         if text and ((len(pieces) - 1) % 2 == 0) == prose:
@@ -59,11 +81,7 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
         elif text:
             pieces.append([text])
 
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            continue
+    for node in walk(block, _READ_AS_ONE):
         if node is _PART:
             add(" ", True)
             continue
@@ -79,10 +97,6 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
             add(f" {code_span(pre_text(node))} ", False)
         elif tag in BLOCK_LEVEL:
             add(" ", True)
-            stack.append(iter((_PART,)))
-            stack.append(iter(node.iter(include_text=True)))
-        elif not tag.startswith("-"):  # (a comment is never read)
-            stack.append(iter(node.iter(include_text=True)))
     return " ".join("".join(literal("".join(p)) if i % 2 == 0 else "".join(p) for i, p in enumerate(pieces)).split())
 
 
@@ -91,9 +105,8 @@ def literal(text: str) -> str:
     comment in it (as a passage is read: :func:`electa.ingest.figures.figures_in`, the
     answerer): "![" as Markdown escapes it, a backtick and a backslash too (one could pair with a
     code span and turn what the page shows as code into prose), and "<img" and "<!--" as the
-    HTML entity they were (an escaped "&lt;img&gt;"
-    on a page about HTML, a forum post's "![x](https://…)" are shown as written, so no answer
-    may load them).
+    HTML entity they were (an escaped "&lt;img&gt;" on a page about HTML, a forum post's
+    "![x](https://…)" are shown as written, so no answer may load them).
 
     >>> literal("Write ![alt](https://t.example/p.png) or <IMG src=x>; `a` 3 ! [ok] <b> C:\\ <!--")
     'Write !\\[alt](https://t.example/p.png) or &lt;IMG src=x>; \\`a\\` 3 ! [ok] <b> C:\\\\ &lt;!--'
@@ -118,18 +131,13 @@ def pre_text(pre: Any) -> str:
     'a\nb'
     """
     out: list[str] = []
-    stack: list[Any] = [iter(pre.iter(include_text=True))]
     ended = False  # a block inside has ended: what follows starts a line
 
     def line_start() -> None:
         if out and not out[-1].endswith("\n"):
             out.append("\n")
 
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            continue
+    for node in walk(pre, frozenset()):
         if node is _PART:
             ended = True
             continue
@@ -145,10 +153,6 @@ def pre_text(pre: Any) -> str:
         elif tag in BLOCK_LEVEL:
             line_start()
             ended = False
-            stack.append(iter((_PART,)))
-            stack.append(iter(node.iter(include_text=True)))
-        elif not tag.startswith("-"):
-            stack.append(iter(node.iter(include_text=True)))
     return "".join(out)
 
 

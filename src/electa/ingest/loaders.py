@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
-from electa.ingest.html_text import block_text, code_block, in_heading, literal, prose_line
+from electa.ingest.html_text import block_text, code_block, in_heading, literal, prose_line, walk
 from electa.text.markdown import (
     atx_heading,
     blocks,
@@ -195,21 +195,6 @@ def _ancestor(node: Any, tags: tuple[str, ...], levels: int = 8) -> int:
     return 0
 
 
-def _outside_blocks(root: Any) -> Iterator[Any]:
-    """The elements below ``root`` in document order, except those inside a block
-    (:data:`_BLOCKS`): a block is read whole, at the outermost one (a <p> inside an <li> once).
-    One pass with a stack of its own, however deep the page nests."""
-    stack = [iter(root.iter(include_text=False))]
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            continue
-        yield node
-        if node.tag not in _BLOCKS and node.tag not in _HEADINGS:  # (a heading is read whole too)
-            stack.append(iter(node.iter(include_text=False)))
-
-
 def load_html(name: str, data: bytes) -> Loaded:
     from selectolax.lexbor import LexborHTMLParser
 
@@ -242,7 +227,8 @@ def load_html(name: str, data: bytes) -> Loaded:
     items: list[tuple[int, str] | str] = []
     last_run = ""
     figure_of_last_image = 0  # the <figure> the last image line came from (its caption joins it)
-    for node in _outside_blocks(root):
+    # (a block or a heading is read whole, at the outermost one: a <p> inside an <li> once)
+    for node in walk(root, _BLOCKS | _HEADINGS, text=False):
         tag = node.tag
         if tag == "img":  # (one in a block is read in its block's line)
             line = _image(node, url)
