@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from electa.text import STOPWORDS, stem, tokens
-from electa.text.markdown import code_blanked
+from electa.text.markdown import code_blanked, escaped
 from electa.types import Figure
 
 # ![alt](src "title") or ![alt](<src with spaces> 'title'); alt and title on one line, balanced
@@ -268,23 +268,15 @@ def _images(line: str) -> list[tuple[str, str, str]]:
     # (an opener after an odd run of backslashes is escaped, as CommonMark reads it: "\\![x](…)"
     # and "\\<img …>" are text; after an even run, a backslash then an image)
     out = [(" ".join(m["alt"].split()), m["angled"] or m["src"] or "", m["t1"] or m["t2"] or m["t3"] or "")
-           for m in _MARKDOWN.finditer(line) if not _escaped(line, m.start())]
+           for m in _MARKDOWN.finditer(line) if not escaped(line, m.start())]
     for tag in _TAG.finditer(line):
-        if _escaped(line, tag.start()):
+        if escaped(line, tag.start()):
             continue
         attrs = _attributes(tag.group(0))
         if not is_pixel(attrs):
             alt, src, title = _tag_image(attrs)
             out.append((" ".join(alt.split()), src, title))
     return out
-
-
-def _escaped(line: str, at: int) -> bool:
-    """Whether ``line[at]`` follows an odd run of backslashes."""
-    run = at
-    while run > 0 and line[run - 1] == "\\":
-        run -= 1
-    return (at - run) % 2 == 1
 
 
 def _caption(lines: list[str], i: int) -> str:

@@ -124,13 +124,13 @@ def spell_symbols(text: str) -> str:
     >>> spell_symbols("C/C++ and g++, F# or Q#; libc++, x+y, #tag, a#b, i++")
     'C/Cplusplus  and gplusplus , Fsharp  or Qsharp ; libc++, x+y, #tag, a#b, iplusplus '
     """
-    if not _SYMBOLS.intersection(text):
+    if not any(symbol in text for symbol in _SYMBOLS):  # (substring searches: this runs on every passage read)
         return text
     return _NAMED_BY_SYMBOL.sub(_spelled, text)
 
 
 # A lone letter, then "++" or "#", then no letter nor another "+" or "#".
-_SYMBOLS = frozenset("+#\uff0b\uff03\u266f")
+_SYMBOLS = "+#\uff0b\uff03\u266f"
 # (full-width forms too, as Japanese text writes them, and the musical sharp: "Ｃ＃", "C♯")
 # (only a Latin letter after it joins it: "C#define" is no name, while "Ｃ＃の", in Japanese,
 # written without spaces, is)

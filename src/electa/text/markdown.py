@@ -138,10 +138,7 @@ def _spans(text: str, comments: bool, raw: re.Pattern[str] | None = None) -> lis
         if tick < 0:
             break
         s, e = runs[ri]
-        run = s
-        while run > 0 and text[run - 1] == "\\":
-            run -= 1
-        if (s - run) % 2:  # (a backtick after an odd run of backslashes is escaped: it opens no span)
+        if escaped(text, s):  # (an escaped backtick opens no span)
             pos = s + 1
             continue
         same = by_length[e - s]
@@ -157,6 +154,19 @@ def _spans(text: str, comments: bool, raw: re.Pattern[str] | None = None) -> lis
         else:
             pos = e  # (a run with no partner is text)
     return found
+
+
+def escaped(text: str, at: int) -> bool:
+    r"""Whether ``text[at]`` is escaped, as CommonMark reads a backslash: after an odd run of
+    them (after an even run, they are backslashes and it is itself).
+
+    >>> escaped("a\\`", 2), escaped("a\\\\`", 3), escaped("`", 0)
+    (True, False, False)
+    """
+    run = at
+    while run > 0 and text[run - 1] == "\\":
+        run -= 1
+    return (at - run) % 2 == 1
 
 
 def without_comments(text: str) -> str:
