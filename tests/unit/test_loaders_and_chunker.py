@@ -1,4 +1,5 @@
 import json
+import time
 
 import pytest
 
@@ -226,3 +227,29 @@ def test_html_a_page_read_whole_opens_no_fence() -> None:
     its prose code."""
     doc = load("f.html", b"<html><body><div>~~~</div><div>hello</div></body></html>").documents[0]
     assert doc.text == "\\~~~\nhello"
+
+
+def test_html_a_page_too_deep_to_parse_in_time_is_refused_naming_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """lexbor parses nesting in quadratic time: 100,000 nested <div>s took 17 s, and a 50 MB page
+    of them hours. A page past the in-process tag count is read by a child process, which is
+    stopped at the limit; the page gets an error that says what to fix."""
+    from electa.ingest import apart
+
+    monkeypatch.setattr(apart, "IN_PROCESS_TAGS", 1_000)
+    monkeypatch.setattr(apart, "READ_SECONDS", 1.5)
+    started = time.perf_counter()
+    with pytest.raises(IngestError, match=r"deep.html: its markup took more than 2 s .*nested"):
+        load("deep.html", b"<html><body><main>" + b"<div>a " * 100_000 + b"</main></body></html>")
+    assert time.perf_counter() - started < 10
+
+
+def test_html_a_large_page_reads_the_same_apart_and_its_refusal_comes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.ingest import apart
+
+    page = (b"<html><head><title>Plans</title></head><body><main><h2>Growth</h2>"
+            + b"<p>See <a href='/p'>the plans</a>, then <code>pay</code>.</p>" * 50 + b"</main></body></html>")
+    here = load("p.html", page)
+    monkeypatch.setattr(apart, "IN_PROCESS_TAGS", 10)
+    assert apart.many_tags(page.decode()) and load("p.html", page) == here
+    with pytest.raises(IngestError, match=r"^s\.html: no text could be extracted"):
+        load("s.html", b"<html><body>" + b"<script>x</script>" * 20 + b"</body></html>")

@@ -16,6 +16,7 @@ from pathlib import PurePath
 from typing import Any
 
 from electa.errors import IngestError, UnsupportedFormat
+from electa.ingest.apart import many_tags, read_apart
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
 from electa.ingest.html_text import block_text, code_block, in_heading, literal, prose_line, walk
@@ -196,9 +197,17 @@ def _ancestor(node: Any, tags: tuple[str, ...], levels: int = 8) -> int:
 
 
 def load_html(name: str, data: bytes) -> Loaded:
+    text, note = decode_text(name, data)
+    if many_tags(text):  # (its parse could take hours: read apart, with a time limit)
+        return read_apart(name, text, note)
+    return read_html(name, text, note)
+
+
+def read_html(name: str, text: str, note: str = "") -> Loaded:
+    """The decoded page ``text`` as one document (:func:`load_html` reads a large page through
+    :func:`electa.ingest.apart.read_apart`, which calls this in a child process)."""
     from selectolax.lexbor import LexborHTMLParser
 
-    text, note = decode_text(name, data)
     tree = LexborHTMLParser(text)
     if tree.body is None:
         raise IngestError(name, "no <body> in this HTML")
