@@ -158,7 +158,8 @@ class ReindexReport:
 class Engine:
     """Hybrid retrieval over one data directory. Open with :meth:`open`; pass it around."""
 
-    def __init__(self, store: Store, settings: Settings, embedder: Embedder | None, why: str) -> None:
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder | None, why: str,
+                 warm: bool = True) -> None:
         self.store = store
         self.settings = settings
         self.embedder = embedder
@@ -178,7 +179,8 @@ class Engine:
                    " run `electa reindex` to re-embed it")
         self.readings = DenseReadings(store, embedder if self.index is not None else None, self._open_index)
         self.dense = self._dense_leg(why)
-        if self.index is not None and isinstance(embedder, ChainEmbedder) and self._warm_chain():
+        self._warm = warm  # (and again after each write: a write that brought a new language)
+        if warm and self.index is not None and isinstance(embedder, ChainEmbedder) and self._warm_chain():
             self.readings.index()  # (opened here, not inside an organisation's first search)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
         self.sparse = self._sparse_leg()
@@ -215,11 +217,14 @@ class Engine:
 
     @classmethod
     def open(cls, path: str | Path | None = None, settings: Settings | None = None,
-             embedder: Embedder | str | None = None, *, moving: bool = False) -> Engine:
+             embedder: Embedder | str | None = None, *, moving: bool = False, warm: bool = True) -> Engine:
         """Open (or create) the store in ``path``. ``embedder`` is an instance, a registry name,
         or None for ``settings.embedder``. A missing model leaves the dense leg out, and says so.
         ``moving``: the embedder named is the one to move the store to (``electa reindex``), even
-        when the store keeps an earlier default's model."""
+        when the store keeps an earlier default's model. ``warm=False``: the chain's models load
+        when first used, not here (they take seconds to load, and hold the first search's dense
+        leg past its budget when lazy: for a caller that does not search, ``electa stats``,
+        ``electa sources list``)."""
         from electa.stores.registry import open_store
 
         settings = settings or Settings()
@@ -250,7 +255,7 @@ class Engine:
                 instance, why = None, str(exc)
         else:
             instance = embedder
-        return cls(store, settings, instance, why)
+        return cls(store, settings, instance, why, warm)
 
     def _sparse_leg(self) -> SparseLeg:
         """The learned-sparse leg (SPEC B3), or the reason it cannot run."""
@@ -442,7 +447,7 @@ class Engine:
             self.index.sync()
             self.index.save(force=False)  # the store is the truth: the graph's file may lag it
         self.fulltext.refresh()
-        if self.index is not None and isinstance(self.embedder, ChainEmbedder):
+        if self._warm and self.index is not None and isinstance(self.embedder, ChainEmbedder):
             try:  # (a write that brought the first page in another language: searches that cross follow)
                 self._warm_chain()
             except Exception as exc:  # the write stands; the model is loaded inside a search, or said missing there

@@ -42,6 +42,22 @@ def test_vectors_are_unit_length_shared_across_languages_and_independent_of_the_
     assert float(emb.embed_query("Our office dogs") @ vecs[2]) > 0.999
 
 
+def test_the_multilingual_model_loads_without_importing_its_tokenizers_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing onnxruntime-extensions imports transformers: 4 of the 5 s the model took to load,
+    paid by every one-shot `electa search`. Its operators' library is found as a file instead."""
+    probe = ("import sys; from electa.embedders.use_multilingual import UseMultilingualEmbedder as U;"
+             " v = U().embed_query('Wie bekomme ich mein Geld zurück?');"
+             " print(v.shape, sorted(m for m in ('transformers', 'onnxruntime_extensions') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == ["(512,)", "[]"], out.stdout + out.stderr
+    from electa.embedders import use_multilingual
+    from electa.errors import EmbedderUnavailable
+
+    monkeypatch.setattr(use_multilingual.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(EmbedderUnavailable, match="needs onnxruntime-extensions: pip install nanoranker"):
+        use_multilingual.UseMultilingualEmbedder()
+
+
 def test_e5_vectors_are_unit_length_shared_across_languages_and_never_depend_on_their_batch() -> None:
     emb = create_embedder("e5-multilingual")
     texts = ["Can I get my money back?", "Wie bekomme ich mein Geld zurück?", "Our office dogs", "", "a\x00b \ud800"]

@@ -98,7 +98,7 @@ def orgs_dense(name: str, reading: str | None, data_dir: str | None) -> None:
         finally:
             store.shutdown()
         return
-    with open_engine(data_dir, None) as engine:
+    with open_engine(data_dir, None, searches=False) as engine:
         done = engine.set_dense_reading(name, reading, progress=True)
     click.echo(f"{name}: {reading} ({done} units embedded by the multilingual model, USE)" if done else f"{name}: {reading}")
 

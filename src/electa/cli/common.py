@@ -43,12 +43,15 @@ def caller_options(f: F) -> F:
     return click.option("--org", default="default", show_default=True, help="Organisation.")(f)  # type: ignore[return-value]
 
 
-def open_engine(data_dir: str | None, embedder: str | None, embedded: bool = False, moving: bool = False) -> Engine:
+def open_engine(data_dir: str | None, embedder: str | None, embedded: bool = False, moving: bool = False,
+                searches: bool = True) -> Engine:
     """The engine on the configured store; ``embedded``: on the embedded one in ``data_dir``
     whatever ELECTA_STORE says (the demo never writes into a deployment's database);
-    ``moving``: to reindex with the embedder named (:meth:`Engine.open`)."""
+    ``moving``: to reindex with the embedder named; ``searches=False``: a command that never
+    searches leaves the models to load when first used (``warm``, :meth:`Engine.open`: seconds
+    of every ``electa stats``)."""
     settings = Settings().embedded() if embedded else Settings()
-    return Engine.open(data_dir or settings.data_dir, settings, embedder, moving=moving)
+    return Engine.open(data_dir or settings.data_dir, settings, embedder, moving=moving, warm=searches)
 
 
 def make_caller(org: str, agent: str | None, principals: Sequence[str]) -> Caller:

@@ -57,7 +57,7 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
            principals: tuple[str, ...], base_url: str, as_name: str | None, progress: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, reStructuredText, PDF, JSON/JSONL, Q&A CSV)."""
     access = Access(org, agent, principals=principals)
-    with open_engine(data_dir, embedder) as engine:
+    with open_engine(data_dir, embedder, searches=False) as engine:
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
                                as_name=as_name)
     _print_report(report)
@@ -81,7 +81,7 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
     folder moved elsewhere on disk is still the same set of sources. Nothing is deleted when a
     folder cannot be listed whole, nor for a file that cannot be read."""
     access = Access(org, agent, principals=principals)
-    with open_engine(data_dir, embedder) as engine:
+    with open_engine(data_dir, embedder, searches=False) as engine:
         report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
                              as_name=as_name)
     _print_report(report)
@@ -270,7 +270,7 @@ def sources() -> None:
 @click.option("--json", "as_json", is_flag=True)
 @friendly
 def sources_list(data_dir: str | None, embedder: str | None, org: str | None, as_json: bool) -> None:
-    with open_engine(data_dir, embedder) as engine:
+    with open_engine(data_dir, embedder, searches=False) as engine:
         rows = engine.store.list_sources(org)
     if as_json:
         echo_json(rows)
@@ -288,7 +288,7 @@ def sources_list(data_dir: str | None, embedder: str | None, org: str | None, as
 @friendly
 def sources_delete(uri: str, data_dir: str | None, embedder: str | None, org: str, agent: str) -> None:
     """Delete a source (its URI as `sources list` shows it) from every leg."""
-    with open_engine(data_dir, embedder) as engine:
+    with open_engine(data_dir, embedder, searches=False) as engine:
         removed = engine.delete_source(org, agent, uri)
     click.echo(f"deleted {uri}: {removed} stored units removed")
 
@@ -303,7 +303,7 @@ def sources_flagged(data_dir: str | None, embedder: str | None, org: str | None,
                     as_json: bool) -> None:
     """Units holding instructions addressed to the assistant (quarantined: never quoted, never
     shown to a model). Look at each, then mend or delete its source."""
-    with open_engine(data_dir, embedder) as engine:
+    with open_engine(data_dir, embedder, searches=False) as engine:
         orgs = [org] if org is not None else sorted({str(s["org"]) for s in engine.store.list_sources()})
         rows = [r for o in orgs for r in engine.store.flagged(o, agent)]
         _, unscanned = engine.store.rescan_injections(0)
@@ -338,7 +338,7 @@ def reindex(data_dir: str | None, embedder: str | None, batch: int) -> None:
 @friendly
 def stats(data_dir: str | None, embedder: str | None, as_json: bool) -> None:
     """What the store holds."""
-    with open_engine(data_dir, embedder) as engine:
+    with open_engine(data_dir, embedder, searches=False) as engine:
         info = engine.stats()
     if as_json:
         echo_json(info)
@@ -609,7 +609,7 @@ def feedback(query: str, url: str, data_dir: str | None, embedder: str | None, o
              positive: bool, user: str) -> None:
     """Record feedback on a result: it feeds the agent's golden set (eval --agent, tune --agent,
     train-ltr --agent) and, with --user, that person's personalisation."""
-    with open_engine(data_dir, embedder) as engine:
+    with open_engine(data_dir, embedder, searches=False) as engine:
         engine.store.add_feedback(org, agent, query, url, 1 if positive else -1, person=user)
     click.echo(f"recorded {'+1' if positive else '-1'} for {url}")
 

@@ -11,6 +11,7 @@ imported (it builds its reranker's session too); the file is found from the pack
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +42,19 @@ def check_installed() -> None:
         raise EmbedderUnavailable(f"the multilingual embedder needs onnxruntime-extensions: {INSTALL}")
 
 
+def custom_ops_library() -> str:
+    """The file of onnxruntime-extensions' operators (the graph's tokenizer), found without
+    importing the package: its ``__init__`` imports transformers for its converters, 4 of the
+    5 s this model took to load (every ``electa search`` paid them)."""
+    spec = importlib.util.find_spec("onnxruntime_extensions")  # (finds the package; imports nothing)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(folder) / f"_extensions_pydll{suffix}"
+            if path.is_file():
+                return str(path)
+    raise EmbedderUnavailable(f"the multilingual embedder needs onnxruntime-extensions: {INSTALL}")
+
+
 class UseMultilingualEmbedder:
     """Universal Sentence Encoder multilingual (512-d), ONNX on the CPU; ``batch_size`` texts a
     model call. Texts are sorted by length before batching (a batch costs its longest text, and
@@ -50,15 +64,12 @@ class UseMultilingualEmbedder:
     dim = 512
 
     def __init__(self, threads: int = 2, batch_size: int = 16) -> None:
-        try:
-            import onnxruntime as ort
-            from onnxruntime_extensions import get_library_path
-        except ImportError as exc:
-            raise EmbedderUnavailable(f"the multilingual embedder needs onnxruntime-extensions: {INSTALL}") from exc
+        import onnxruntime as ort
+
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(1, threads)
         options.inter_op_num_threads = 1
-        options.register_custom_ops_library(get_library_path())
+        options.register_custom_ops_library(custom_ops_library())
         try:
             self._session: Any = ort.InferenceSession(str(model_path()), options, providers=["CPUExecutionProvider"])
         except EmbedderUnavailable:
