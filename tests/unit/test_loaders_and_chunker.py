@@ -109,6 +109,31 @@ def test_chunker_parents_children_and_doc_unit() -> None:
     assert set(a[-3:]) & set(b[:6])
 
 
+def test_a_parent_never_begins_or_ends_inside_a_block_of_code() -> None:
+    """Found on Rust's book: a section was cut at every blank line, those inside code too, so 128
+    of its 978 passages began or ended inside a fenced block. The answerer quoted a line of code
+    as a sentence, and the block's closing fence opened one that made the prose after it code;
+    each cut line lost its indentation."""
+    code = "```rust\nfn main() {\n    let mut s = String::from(\"hello\");\n\n    s.push_str(\", world!\");\n}\n```"
+    text = f"{'Strings can grow. ' * 5}\n\n{code}\n\nSo, what is the difference here?\n\nA paragraph.\nEnd."
+    parents = [c.text for c in chunk_document(Document("o", "Ownership", text, sections=(Section((), text),)),
+                                               parent_chars=120) if c.kind is ChunkKind.PARENT]
+    assert parents == ["Strings can grow. " * 4 + "Strings can grow.", code,
+                       "So, what is the difference here?\n\nA paragraph.\nEnd."]
+    # A block longer than a passage is cut at line breaks, each piece fenced as the block was.
+    long = "~~~~python\n" + "\n".join(f"    x{i} = step({i})" for i in range(12)) + "\n~~~~"
+    pieces = [c.text for c in chunk_document(Document("l", "", long + "\n\nDone.", sections=(Section((), long + "\n\nDone."),)),
+                                              parent_chars=100) if c.kind is ChunkKind.PARENT]
+    assert all(len(p) <= 100 and p.startswith("~~~~python\n    x") and p.split("\n")[-1] == "~~~~"
+               for p in pieces[:-1]) and pieces[-1].endswith("~~~~\n\nDone.")
+    assert [line for p in pieces for line in p.split("\n") if line.startswith("    x")] == long.split("\n")[1:-1]
+    # Text without fenced code is cut as before: at blank lines, each paragraph stripped (an
+    # indented paragraph of a text file or a PDF is prose; the chunker cannot tell it from code).
+    plain = "  First paragraph here.\n \n\tSecond one is here too.\n\nThird."
+    assert [c.text for c in chunk_document(Document("p", "", plain, sections=(Section((), plain),)), parent_chars=32)
+            if c.kind is ChunkKind.PARENT] == ["First paragraph here.", "Second one is here too.\n\nThird."]
+
+
 def test_title_unit_stands_for_the_first_parent_with_text() -> None:
     doc = Document("d", "Refund policy", "", sections=(Section(("Intro",), ""), Section(("Annual",), "Refunds.")))
     chunks = chunk_document(doc)

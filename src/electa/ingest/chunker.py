@@ -21,28 +21,84 @@ from __future__ import annotations
 
 import re
 
+from electa.text.markdown import blocks, code_lines
 from electa.types import Chunk, ChunkKind, Document, Section
 
 CHUNKER_VERSION = "hp-2"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_FENCE_LINE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})[^\n]*")
 
 
 def _split(text: str, limit: int) -> list[str]:
-    """Cut ``text`` into pieces of at most ``limit`` characters at the coarsest boundary."""
+    """Cut ``text`` into pieces of at most ``limit`` characters at the coarsest boundary; a block
+    of code is one paragraph (:func:`_parts`)."""
     if len(text) <= limit:
         return [text]
+    lines = text.split("\n")
+    # (fenced only: the chunker does not know a page's format, and an indented paragraph of a
+    # text file or a PDF is prose)
+    flags = code_lines(lines, indented=False)
+    if any(flags):
+        return _pack(_parts(lines, flags, limit), limit)
     for pattern in (r"\n\s*\n", None, r"\s+"):
         parts = _SENTENCE_END.split(text) if pattern is None else re.split(pattern, text)
         if len(parts) > 1:
             break
     else:
         return [text[i : i + limit] for i in range(0, len(text), limit)]
+    return _pack([p.strip() for p in parts], limit)
+
+
+def _parts(lines: list[str], flags: list[bool], limit: int) -> list[str]:
+    """The paragraphs of a text holding fenced code, each block of code whole (its blank lines
+    are no paragraph breaks, its lines keep their indentation) or, when longer than ``limit``,
+    cut at line breaks, each piece fenced as the block was. Cut at blank lines, a block of
+    Rust's book began a passage with its second half: the answerer quoted a line of code as a
+    sentence, and the block's closing fence opened one that made the prose after it code."""
+    parts: list[str] = []
+    for code, text in blocks(lines, flags):
+        if not code:
+            parts.extend(p.strip() for p in re.split(r"\n\s*\n", text))
+        elif len(text.strip("\n")) <= limit:
+            parts.append(text.strip("\n").rstrip())
+        else:
+            parts.extend(_code_pieces(text.strip("\n").rstrip(), limit))
+    return parts
+
+
+def _code_pieces(code: str, limit: int) -> list[str]:
+    """A block of code longer than ``limit`` as pieces of whole lines, a fenced block's pieces
+    each opened and closed by its fence (a line longer than the limit is cut as a word is)."""
+    lines = code.split("\n")
+    opener = _FENCE_LINE.match(lines[0])
+    fence = ""
+    if opener:
+        fence = opener.group(1)
+        closed = len(lines) > 1 and _FENCE_LINE.match(lines[-1]) is not None
+        lines = lines[1:-1] if closed else lines[1:]
+    room = max(1, limit - len(opener.group(0)) - len(fence) - 2) if opener else limit
+    pieces: list[list[str]] = [[]]
+    size = 0
+    for line in lines:
+        for cut in [line[i:i + room] for i in range(0, len(line), room)] or [""]:
+            if pieces[-1] and size + len(cut) + 1 > room:
+                pieces.append([])
+                size = 0
+            pieces[-1].append(cut)
+            size += len(cut) + 1
+    if not fence:
+        return ["\n".join(p) for p in pieces]
+    return ["\n".join([opener.group(0), *p, fence]) for p in pieces]  # type: ignore[union-attr]
+
+
+def _pack(parts: list[str], limit: int) -> list[str]:
+    """``parts`` joined by blank lines into pieces of at most ``limit`` (a longer part cut by
+    :func:`_split`)."""
     pieces: list[str] = []
     current = ""
     for part in parts:
-        part = part.strip()
-        if not part:
+        if not part.strip():
             continue
         candidate = f"{current}\n\n{part}" if current else part
         if len(candidate) <= limit:
