@@ -7,10 +7,11 @@ Every ``.html`` file under each FOLDER (none by default; Rust's docs, for one, a
 (:func:`electa.ingest.loaders.load_html`) once: files, megabytes, seconds, how many were refused
 and why. Then each hostile shape (deep nesting of lists, blocks, inline elements and menus; many
 code spans, images, or text that reads as an image; a ``<pre>`` of backtick runs) is read once,
-its size, seconds, peak memory (this process's: a page of over 30,000 tags is parsed by a child,
-:mod:`electa.ingest.apart`) and text length printed. A linear reader takes about a second a
-megabyte; nested lists and blocks cost the HTML parser quadratic time (lexbor builds such a tree
-so), which the child's time limit bounds: 400,000 nested lists are refused at the limit.
+its size, seconds, peak memory (this process's: pages are parsed by a worker process,
+:mod:`electa.ingest.apart`, whose address space is limited) and text length printed. A linear
+reader takes about a second a megabyte; nested lists and blocks cost the HTML parser quadratic
+time, and formatting elements left open are opened again in every paragraph (lexbor builds such
+trees so): the worker's time and memory limits refuse them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ HOSTILE = {
     "50,000 nested menus": b"<html><body><main><p>t</p>" + b"<div class='nav'>" * 50_000 + b"x</main></body></html>",
     "50,000 nested lists": b"<html><body><main>" + b"<ul><li>a " * 50_000 + b"</main></body></html>",
     "400,000 nested lists": b"<html><body><main>" + b"<ul><li>a " * 400_000 + b"</main></body></html>",
+    "30,000 open spans, then 100,000 stray end tags": b"<html><body><p>hello</p>" + b"<span>" * 30_000
+                                                      + b"</x>" * 100_000 + b"</body></html>",
+    "2,000 formatting elements left open, then 2,000 paragraphs": b"<html><body><p>" + b"".join(
+        b"<b id=%d>" % i for i in range(2_000)) + b"x</p>" + b"<p>x</p>" * 2_000,
+    "15,000 formatting elements left open, then 15,000 paragraphs": b"<html><body><p>" + b"".join(
+        b"<b id=%d>" % i for i in range(15_000)) + b"x</p>" + b"<p>x</p>" * 15_000,
     "4,000 nested tables": b"<html><body><main>" + b"<table><tr><td>a " * 4_000 + b"</main></body></html>",
     "2,000 nested headings": b"<html><body>" + b"<h2><div>word " * 2_000 + b"</body></html>",
     "160,000 inline elements in a paragraph": b"<html><body><main><p>" + b"<b>abcdefghij</b>" * 160_000

@@ -38,8 +38,7 @@ def check_installed() -> None:
     """Raise :class:`EmbedderUnavailable` unless the model file and onnxruntime-extensions are
     there (without loading anything)."""
     model_path()
-    if importlib.util.find_spec("onnxruntime_extensions") is None:
-        raise EmbedderUnavailable(f"the multilingual embedder needs onnxruntime-extensions: {INSTALL}")
+    custom_ops_library()
 
 
 def custom_ops_library() -> str:

@@ -16,7 +16,7 @@ from pathlib import PurePath
 from typing import Any
 
 from electa.errors import IngestError, UnsupportedFormat
-from electa.ingest.apart import many_tags, read_apart
+from electa.ingest.apart import read_apart
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
 from electa.ingest.html_text import block_text, code_block, in_heading, literal, prose_line, walk
@@ -198,14 +198,12 @@ def _ancestor(node: Any, tags: tuple[str, ...], levels: int = 8) -> int:
 
 def load_html(name: str, data: bytes) -> Loaded:
     text, note = decode_text(name, data)
-    if many_tags(text):  # (its parse could take hours: read apart, with a time limit)
-        return read_apart(name, text, note)
-    return read_html(name, text, note)
+    return read_apart(name, text, note)  # (a page can make the parser spend minutes and gigabytes)
 
 
 def read_html(name: str, text: str, note: str = "") -> Loaded:
-    """The decoded page ``text`` as one document (:func:`load_html` reads a large page through
-    :func:`electa.ingest.apart.read_apart`, which calls this in a child process)."""
+    """The decoded page ``text`` as one document (:func:`load_html` has it read by
+    :mod:`electa.ingest.apart`'s worker, under limits of time and memory)."""
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(text)
