@@ -119,6 +119,16 @@ def printable(text: str) -> str:
     return _CONTROL.sub("\ufffd", text)
 
 
+def source_line(head: str, title: str, url: str) -> str:
+    """A cited or found source as a terminal shows it: its URL in angle brackets when it has one
+    (a file ingested without ``--base-url`` has none, and showed "<>").
+
+    >>> source_line("  [1]", "Refunds", "https://help.example/refunds"), source_line("  [2]", "Ownership", "")
+    ('  [1] Refunds <https://help.example/refunds>', '  [2] Ownership')
+    """
+    return printable(f"{head} {title}" + (f" <{url}>" if url else ""))
+
+
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     rows = [[printable(str(c)) for c in r] for r in rows]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from electa.cli.common import open_engine, printable
+from electa.cli.common import open_engine, source_line
 from electa.engine import answer_window
 from electa.types import Access, Caller
 
@@ -55,7 +55,7 @@ def run_demo(data_dir: Path, embedder: str | None) -> None:
                 continue
             for hit in passing[:3]:
                 votes = ", ".join(f"{v.leg} #{v.rank} ({v.raw_score:.2f})" for v in hit.votes)
-                click.echo(printable(f"  {hit.score:.2f}  {hit.title}  <{hit.url}>"))
+                click.echo(source_line(f"  {hit.score:.2f} ", hit.title, hit.url))
                 click.echo(f"        votes: {votes}")
             answer = "".join(str(e.data["token"]) for e in engine.ask(question, Caller(ORG, principals=principals))
                              if e.kind == "token")

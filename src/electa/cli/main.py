@@ -22,6 +22,7 @@ from electa.cli.common import (
     open_engine,
     parse_pairs,
     printable,
+    source_line,
     source_options,
     table,
     votes_text,
@@ -250,7 +251,7 @@ def ask(question: str, data_dir: str | None, embedder: str | None, org: str, age
             elif event.kind == "citations":
                 click.echo("")
                 for c in event.data["citations"]:  # type: ignore[attr-defined]
-                    click.echo(printable(f"  [{c['id']}] {c['title']} <{c['url']}>"))
+                    click.echo(source_line(f"  [{c['id']}]", str(c["title"]), str(c["url"] or "")))
             elif event.kind == "done":
                 d = event.data
                 flags = [f"confidence {d['confidence']}"] + (["low confidence"] if d.get("low_confidence") else [])
