@@ -14,9 +14,11 @@ parses no page itself: one worker per process, started with the first page and k
 next, reads each page under :data:`READ_SECONDS` of wall time and :data:`READ_BYTES` of address
 space. A page past either is refused, naming the limit; the worker is killed and the next page
 starts another. The worker imports from the parent's ``sys.path`` and never from the working
-directory (``python -I``: a ``pickle.py`` beside a synced folder's pages runs nowhere), dies
-with its parent (Linux), and answers in JSON, so a worker subverted by a page can hand back
-only text.
+directory (``python -I``: a ``pickle.py`` beside a synced folder's pages runs nowhere), is
+killed by its own alarm when a page runs past the limit (so a parent killed meanwhile leaves no
+worker parsing for hours), and answers in JSON, so a worker subverted by a page can hand back
+only text. POSIX only (``resource``, ``poll``, ``SIGALRM``); macOS enforces no address-space
+limit.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# A legitimate 50 MB page reads in about 4 s here; a slow machine has room to spare.
-READ_SECONDS = 20.0
+# Wall time for a page: the base, and a second a megabyte more (reading is linear in a page of
+# sane markup: a 10 MB page of table rows took 4.4 s in the worker here; hostile ones are small).
+READ_SECONDS = 10.0
+READ_SECONDS_PER_MB = 1.0
 # lexbor's tree of a legitimate 50 MB page takes well under a gigabyte; the worker's interpreter
 # and imports map about 0.4 GB of address space more.
 READ_BYTES = 3 * 2**30
@@ -61,6 +65,11 @@ def read_apart(name: str, text: str, note: str) -> Loaded:
     return _WORKER.read(name, text, note)
 
 
+def seconds_for(text: str) -> float:
+    """The wall time a page of ``text`` is given (:data:`READ_SECONDS` and a second a megabyte)."""
+    return READ_SECONDS + READ_SECONDS_PER_MB * len(text) / 1e6
+
+
 class _Worker:
     """One worker process, one page at a time (a lock: lexbor holds the GIL while it parses,
     so pages in turn cost threads nothing they had)."""
@@ -69,29 +78,42 @@ class _Worker:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid = 0  # the process that started it (a fork's copy starts its own)
+        self._sent = 0  # pages sent to this worker: each reply names its page's number
+
+    def forked(self) -> None:
+        """In a forked child: the parent's worker and lock are the parent's (a fork taken while
+        another thread read a page would otherwise hold the lock for ever)."""
+        self._lock = threading.Lock()
+        self._proc = None
 
     def read(self, name: str, text: str, note: str) -> Loaded:
         from electa.ingest.loaders import Loaded
 
+        seconds = seconds_for(text)
         with self._lock:
             proc = self._started(name)
             assert proc.stdin is not None and proc.stdout is not None
+            self._sent += 1
             try:
-                _send(proc.stdin, pickle.dumps((name, text, note), protocol=pickle.HIGHEST_PROTOCOL))
-                reply = _receive(proc.stdout, time.monotonic() + READ_SECONDS)
+                _send(proc.stdin, pickle.dumps((self._sent, seconds, name, text, note), protocol=pickle.HIGHEST_PROTOCOL))
+                outcome = json.loads(_receive(proc.stdout, time.monotonic() + seconds))
+                if outcome.get("page") != self._sent:
+                    raise ValueError("a reply for another page")
             except TimeoutError:
                 self._stop()
-                raise IngestError(name, f"its markup took more than {READ_SECONDS:.0f} s to read (a page nested"
+                raise IngestError(name, f"its markup took more than {seconds:.0f} s to read (a page nested"
                                   " thousands of elements deep, or one that leaves thousands of <b>, <i>, <a> or"
                                   " <font> open, costs minutes): fix the page's markup or split it") from None
             except (OSError, EOFError, ValueError):
                 code = self._stop()
                 raise IngestError(name, _died(code)) from None
-        outcome = json.loads(reply)
-        if outcome["outcome"] == "refused":
+            except BaseException:
+                # (an interrupt between a page and its reply: the reply would answer the next page)
+                self._stop()
+                raise
             if outcome.get("stop"):
-                with self._lock:
-                    self._stop()
+                self._stop()
+        if outcome["outcome"] == "refused":
             raise IngestError(name, outcome["reason"])
         return Loaded(documents=[_document(d) for d in outcome["documents"]], note=outcome["note"])
 
@@ -102,22 +124,29 @@ class _Worker:
         if not sys.executable:
             raise IngestError(name, "HTML is read in a worker process, and this interpreter cannot start one"
                               " (sys.executable is empty): run Electa from a Python interpreter")
+        # (one thread each for the libraries a worker imports: each OpenBLAS thread maps address
+        # space, and a many-core machine's would eat the worker's limit)
+        env = {**os.environ, **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1")}
         try:
             proc = subprocess.Popen([sys.executable, "-I", "-c", _BOOT], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         except OSError as exc:
             raise IngestError(name, f"the worker that reads HTML could not start ({exc})") from None
         assert proc.stdin is not None and proc.stdout is not None
         try:
             _send(proc.stdin, pickle.dumps(_import_path()))
-            _send(proc.stdin, json.dumps({"parent": os.getpid(), "bytes": READ_BYTES}).encode())
+            _send(proc.stdin, json.dumps({"bytes": READ_BYTES}).encode())
             if _receive(proc.stdout, time.monotonic() + START_SECONDS) != b"ready":
                 raise EOFError
-        except (OSError, EOFError, ValueError, TimeoutError):
+        except BaseException as exc:
             proc.kill()
             proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                stream.close()
+            if not isinstance(exc, (OSError, EOFError, ValueError, TimeoutError)):
+                raise
             raise IngestError(name, f"the worker that reads HTML did not start (exit {proc.returncode})") from None
-        self._proc, self._pid = proc, os.getpid()
+        self._proc, self._pid, self._sent = proc, os.getpid(), 0
         return proc
 
     def _stop(self) -> int | None:
@@ -138,16 +167,21 @@ class _Worker:
 
 def _import_path() -> list[str]:
     """The parent's ``sys.path`` without the working directory (a ``python -m`` run puts it
-    first: a page's folder may hold a ``json.py``), with the folder electa itself came from."""
+    first: a page's folder may hold a ``json.py``), and the folder electa itself came from."""
     here = str(Path(__file__).resolve().parents[2])
-    cwd = os.getcwd()
-    return [here, *(p for p in sys.path if p and os.path.abspath(p) not in (cwd, here))]
+    try:
+        cwd = os.getcwd()
+    except OSError:  # (a working directory deleted under a long-lived server)
+        cwd = ""
+    path = [p for p in sys.path if p and os.path.abspath(p) != cwd]
+    # (after the standard library: a stale pathlib.py in site-packages shadows nothing)
+    return path if here in map(os.path.abspath, path) else [*path, here]
 
 
 def _died(code: int | None) -> str:
     how = f"was stopped by signal {-code}" if code is not None and code < 0 else f"exited ({code})"
-    return (f"the worker reading this page {how}, likely out of its {READ_BYTES / 2**30:g} GiB of memory (a page"
-            " that leaves thousands of formatting elements open builds millions of them): fix the page's markup")
+    return (f"the worker reading this page {how}; a page that leaves thousands of formatting elements open"
+            f" builds millions of them, past the worker's {READ_BYTES / 2**30:g} GiB: fix the page's markup")
 
 
 def _send(stream: IO[bytes], payload: bytes) -> None:
@@ -157,13 +191,16 @@ def _send(stream: IO[bytes], payload: bytes) -> None:
 
 def _receive(stream: IO[bytes], deadline: float) -> bytes:
     """One message: its 8-byte length, then its bytes; TimeoutError at ``deadline``, EOFError
-    if the writer is gone."""
+    if the writer is gone. (poll, not select: select refuses a descriptor numbered 1024 or more,
+    which a server holding many sockets hands out.)"""
     fd = stream.fileno()
+    waiting = select.poll()
+    waiting.register(fd, select.POLLIN)
     buf = bytearray()
     want = 8
     while len(buf) < want:
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+        if left <= 0 or not waiting.poll(left * 1000):
             raise TimeoutError
         chunk = os.read(fd, min(want - len(buf), 1 << 20))
         if not chunk:
@@ -188,28 +225,17 @@ def _encoded(loaded: Loaded) -> dict[str, Any]:
                           for d in loaded.documents]}
 
 
-def _die_with(parent: int) -> None:
-    """Be killed when ``parent`` dies (Linux's PR_SET_PDEATHSIG); elsewhere the closed pipe ends
-    the loop once the page in hand is read."""
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # (it died before the call)
-        os._exit(0)
-
-
 def serve() -> None:
     """The worker's loop (started by :class:`_Worker` through ``_BOOT``)."""
     import resource
+    import signal
 
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     head = json.loads(_read_exactly(inp, int.from_bytes(_read_exactly(inp, 8), "big")))
-    _die_with(head["parent"])
     resource.setrlimit(resource.RLIMIT_AS, (head["bytes"], head["bytes"]))
+    # SIGALRM's default action ends the process, inside lexbor's C code too: a worker whose
+    # parent was killed mid-page (no one left to kill it) stops at the page's limit.
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
     from electa.ingest.loaders import read_html
 
     _send(out, b"ready")
@@ -217,20 +243,23 @@ def serve() -> None:
         size = inp.read(8)
         if len(size) < 8:
             return  # the parent closed the pipe
-        name, text, note = pickle.loads(_read_exactly(inp, int.from_bytes(size, "big")))
-        stop = False
+        page, seconds, name, text, note = pickle.loads(_read_exactly(inp, int.from_bytes(size, "big")))
+        signal.alarm(int(seconds) + 2)
         try:
-            reply: dict[str, Any] = _encoded(read_html(name, text, note))
+            reply: dict[str, Any] = {"page": page, **_encoded(read_html(name, text, note))}
         except IngestError as exc:  # (its own reason: the parent names the source again)
-            reply = {"outcome": "refused", "reason": exc.reason}
-        except MemoryError:
-            stop = True  # (the heap is spent: the parent starts a fresh worker)
-            reply = {"outcome": "refused", "stop": True, "reason": f"reading it needed more than its"
-                     f" {head['bytes'] / 2**30:g} GiB of memory (a page that leaves thousands of formatting"
-                     " elements open builds millions of them): fix the page's markup"}
+            reply = {"page": page, "outcome": "refused", "reason": exc.reason}
+        except Exception as exc:  # (lexbor out of memory raises "Can't parse HTML.")
+            reply = {"page": page, "outcome": "refused", "stop": True,
+                     "reason": f"its markup could not be read ({type(exc).__name__}: {str(exc)[:200]}); a page that"
+                     " leaves thousands of formatting elements open builds millions of them, past the worker's"
+                     f" {head['bytes'] / 2**30:g} GiB: fix the page's markup"}
+        signal.alarm(0)
         del text
-        _send(out, json.dumps(reply, ensure_ascii=False).encode("utf-8"))
-        if stop:
+        # (ASCII: a name or a page holding a lone surrogate, as a file name read from disk may,
+        # is escaped, and read back as it was)
+        _send(out, json.dumps(reply).encode("ascii"))
+        if reply.get("stop"):
             return
 
 
@@ -243,3 +272,5 @@ def _read_exactly(stream: IO[bytes], n: int) -> bytes:
 
 _WORKER = _Worker()
 atexit.register(_WORKER.close)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_WORKER.forked)

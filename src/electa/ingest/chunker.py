@@ -20,27 +20,24 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from electa.text.markdown import blocks, code_lines
 from electa.types import Chunk, ChunkKind, Document, Section
 
 CHUNKER_VERSION = "hp-2"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_FENCE_LINE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})[^\n]*")
+_FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
 
 
 def _split(text: str, limit: int) -> list[str]:
-    """Cut ``text`` into pieces of at most ``limit`` characters at the coarsest boundary; a block
-    of code is one paragraph (:func:`_parts`)."""
+    """Cut ``text`` into pieces of at most ``limit`` characters at the coarsest boundary; a
+    fenced block of code is one paragraph (:func:`_parts`)."""
     if len(text) <= limit:
         return [text]
     lines = text.split("\n")
-    # (fenced only: the chunker does not know a page's format, and an indented paragraph of a
-    # text file or a PDF is prose)
-    flags = code_lines(lines, indented=False)
-    if any(flags):
-        return _pack(_parts(lines, flags, limit), limit)
+    if any(code for code, _ in _fenced(lines)):
+        return _pack(_parts(lines, limit), limit)
     for pattern in (r"\n\s*\n", None, r"\s+"):
         parts = _SENTENCE_END.split(text) if pattern is None else re.split(pattern, text)
         if len(parts) > 1:
@@ -50,34 +47,69 @@ def _split(text: str, limit: int) -> list[str]:
     return _pack([p.strip() for p in parts], limit)
 
 
-def _parts(lines: list[str], flags: list[bool], limit: int) -> list[str]:
+def _fenced(lines: list[str]) -> Iterator[tuple[bool, list[str]]]:
+    """Runs of prose lines and fenced blocks of code, each block alone (two blocks written one
+    after the other are two), a block never closed running to the end, as CommonMark reads it.
+    (Fenced only: the chunker does not know a page's format, and an indented paragraph of a
+    text file or a PDF is prose.)"""
+    prose: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if m is None or (m.group(1)[0] == "`" and "`" in lines[i][m.end():]):  # (```x``` is inline code)
+            prose.append(lines[i])
+            i += 1
+            continue
+        if prose:
+            yield False, prose
+            prose = []
+        run, block = m.group(1), [lines[i]]
+        i += 1
+        while i < len(lines):
+            block.append(lines[i])
+            i += 1
+            c = _FENCE.match(block[-1])
+            if c and c.group(1)[0] == run[0] and len(c.group(1)) >= len(run) and not block[-1][c.end():].strip():
+                break
+        yield True, block
+    if prose:
+        yield False, prose
+
+
+def _parts(lines: list[str], limit: int) -> list[str]:
     """The paragraphs of a text holding fenced code, each block of code whole (its blank lines
     are no paragraph breaks, its lines keep their indentation) or, when longer than ``limit``,
     cut at line breaks, each piece fenced as the block was. Cut at blank lines, a block of
     Rust's book began a passage with its second half: the answerer quoted a line of code as a
     sentence, and the block's closing fence opened one that made the prose after it code."""
     parts: list[str] = []
-    for code, text in blocks(lines, flags):
+    for code, block in _fenced(lines):
+        text = "\n".join(block)
         if not code:
             parts.extend(p.strip() for p in re.split(r"\n\s*\n", text))
-        elif len(text.strip("\n")) <= limit:
+        elif len(text.rstrip()) <= limit:
             parts.append(text.strip("\n").rstrip())
         else:
-            parts.extend(_code_pieces(text.strip("\n").rstrip(), limit))
+            parts.extend(_code_pieces(block, limit))
     return parts
 
 
-def _code_pieces(code: str, limit: int) -> list[str]:
-    """A block of code longer than ``limit`` as pieces of whole lines, a fenced block's pieces
-    each opened and closed by its fence (a line longer than the limit is cut as a word is)."""
-    lines = code.split("\n")
-    opener = _FENCE_LINE.match(lines[0])
-    fence = ""
-    if opener:
-        fence = opener.group(1)
-        closed = len(lines) > 1 and _FENCE_LINE.match(lines[-1]) is not None
-        lines = lines[1:-1] if closed else lines[1:]
-    room = max(1, limit - len(opener.group(0)) - len(fence) - 2) if opener else limit
+def _code_pieces(block: list[str], limit: int) -> list[str]:
+    """A fenced block longer than ``limit`` as pieces of whole lines, each opened and closed by
+    a fence (a line longer than the room left is cut). The opening line's words (its language)
+    are kept when short; a fence too long to repeat within half a passage (a page's run of a
+    thousand backticks) is not repeated, and the pieces are plain lines: a passage of
+    characters, never one per character."""
+    m = _FENCE.match(block[0])
+    assert m is not None
+    run = m.group(1)
+    c = _FENCE.match(block[-1]) if len(block) > 1 else None
+    closed = c is not None and c.group(1)[0] == run[0] and len(c.group(1)) >= len(run) and not block[-1][c.end():].strip()
+    lines = block[1:-1] if closed else block[1:]
+    opener = block[0].strip() if len(block[0].strip()) <= 40 else run
+    if len(opener) + len(run) + 2 > limit // 2:
+        opener = run = ""
+    room = limit - (len(opener) + len(run) + 2 if run else 0)
     pieces: list[list[str]] = [[]]
     size = 0
     for line in lines:
@@ -87,9 +119,7 @@ def _code_pieces(code: str, limit: int) -> list[str]:
                 size = 0
             pieces[-1].append(cut)
             size += len(cut) + 1
-    if not fence:
-        return ["\n".join(p) for p in pieces]
-    return ["\n".join([opener.group(0), *p, fence]) for p in pieces]  # type: ignore[union-attr]
+    return ["\n".join([opener, *p, run] if run else p) for p in pieces if any(x.strip() for x in p)]
 
 
 def _pack(parts: list[str], limit: int) -> list[str]:
