@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import logging
 import os
 import pickle
 import select
@@ -40,8 +39,6 @@ from electa.errors import IngestError
 
 if TYPE_CHECKING:
     from electa.ingest.loaders import Loaded
-
-log = logging.getLogger(__name__)
 
 # Wall time for a page: the base, and a second a megabyte more (reading is linear in a page of
 # sane markup: a 10 MB page of table rows took 4.4 s in the worker here; hostile ones are small).
@@ -71,8 +68,7 @@ def seconds_for(text: str) -> float:
 
 
 class _Worker:
-    """One worker process, one page at a time (a lock: lexbor holds the GIL while it parses,
-    so pages in turn cost threads nothing they had)."""
+    """One worker process, one page at a time (a lock: pages of many threads are read in turn)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
