@@ -335,6 +335,17 @@ def test_html_is_read_in_a_worker_as_this_process_would_read_it(tmp_path: Path, 
     assert load("p.html", page) == here and not (tmp_path / "ran").exists()
 
 
+@pytest.mark.usefixtures("fresh_worker")
+def test_what_the_worker_prints_is_no_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review: replies went out on standard output, so an import or a library that wrote there
+    (a flushed warning, a banner, C code) broke the framing: every page was refused as "did not
+    start" after a minute."""
+    from electa.ingest import apart
+
+    monkeypatch.setattr(apart, "_BOOT", apart._BOOT.replace("from electa", "print('a banner', flush=True); from electa"))
+    assert load("p.html", b"<p>Printed around.</p>").documents[0].text == "Printed around."
+
+
 def test_a_worker_whose_parent_was_killed_mid_page_stops_at_the_page_limit() -> None:
     """Review: a parent killed while its worker read a page of 100,000 nested <div>s left the
     worker parsing for minutes, owned by init. The worker's own alarm stops it."""

@@ -49,11 +49,14 @@ READ_SECONDS_PER_MB = 1.0
 READ_BYTES = 3 * 2**30
 START_SECONDS = 60.0  # the worker's interpreter and imports, on a loaded machine
 
-# The worker's first code: the parent's sys.path, then this module's loop. (-I keeps the working
-# directory, PYTHONPATH and the user's site off sys.path until then: nothing is imported before.)
-_BOOT = ("import sys; n = int.from_bytes(sys.stdin.buffer.read(8), 'big'); "
+# The worker's first code: its replies moved off standard output (what an import or a library
+# prints there goes where its errors go, not into a reply), the parent's sys.path, then this
+# module's loop. (-I keeps the working directory, PYTHONPATH and the user's site off sys.path
+# until then: nothing is imported before.)
+_BOOT = ("import os, sys; replies = os.dup(1); os.dup2(2, 1); "
+         "n = int.from_bytes(sys.stdin.buffer.read(8), 'big'); "
          "import pickle; sys.path[:] = pickle.loads(sys.stdin.buffer.read(n)); "
-         "from electa.ingest.apart import serve; serve()")
+         "from electa.ingest.apart import serve; serve(replies)")
 
 
 def read_apart(name: str, text: str, note: str) -> Loaded:
@@ -221,12 +224,13 @@ def _encoded(loaded: Loaded) -> dict[str, Any]:
                           for d in loaded.documents]}
 
 
-def serve() -> None:
-    """The worker's loop (started by :class:`_Worker` through ``_BOOT``)."""
+def serve(replies: int) -> None:
+    """The worker's loop (started by :class:`_Worker` through ``_BOOT``), answering on the
+    descriptor ``replies``."""
     import resource
     import signal
 
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    inp, out = sys.stdin.buffer, os.fdopen(replies, "wb")
     head = json.loads(_read_exactly(inp, int.from_bytes(_read_exactly(inp, 8), "big")))
     resource.setrlimit(resource.RLIMIT_AS, (head["bytes"], head["bytes"]))
     # SIGALRM's default action ends the process, inside lexbor's C code too: a worker whose
