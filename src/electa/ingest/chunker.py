@@ -25,12 +25,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from electa.text.markdown import FENCE, closes_fence
 from electa.types import Chunk, ChunkKind, Document, Section
 
 CHUNKER_VERSION = "hp-2"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
 
 
 def _split(text: str, limit: int) -> list[str]:
@@ -58,7 +58,7 @@ def _fenced(lines: list[str]) -> Iterator[tuple[bool, list[str]]]:
     prose: list[str] = []
     i = 0
     while i < len(lines):
-        m = _FENCE.match(lines[i])
+        m = FENCE.match(lines[i])
         if m is None or (m.group(1)[0] == "`" and "`" in lines[i][m.end():]):  # (```x``` is inline code)
             prose.append(lines[i])
             i += 1
@@ -71,8 +71,7 @@ def _fenced(lines: list[str]) -> Iterator[tuple[bool, list[str]]]:
         while i < len(lines):
             block.append(lines[i])
             i += 1
-            c = _FENCE.match(block[-1])
-            if c and c.group(1)[0] == run[0] and len(c.group(1)) >= len(run) and not block[-1][c.end():].strip():
+            if closes_fence(run, block[-1]):
                 break
         yield True, block
     if prose:
@@ -103,11 +102,10 @@ def _code_pieces(block: list[str], limit: int) -> list[str]:
     are kept when short; a fence too long to repeat within half a passage (a page's run of a
     thousand backticks) is not repeated, and the pieces are plain lines: a passage of
     characters, never one per character."""
-    m = _FENCE.match(block[0])
+    m = FENCE.match(block[0])
     assert m is not None
     run = m.group(1)
-    c = _FENCE.match(block[-1]) if len(block) > 1 else None
-    closed = c is not None and c.group(1)[0] == run[0] and len(c.group(1)) >= len(run) and not block[-1][c.end():].strip()
+    closed = len(block) > 1 and closes_fence(run, block[-1])
     lines = block[1:-1] if closed else block[1:]
     opener = block[0].strip() if len(block[0].strip()) <= 40 else run
     if len(opener) + len(run) + 2 > limit // 2:

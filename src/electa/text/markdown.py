@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 
 _ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+|$)")
-_FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
+FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")  # a fence's line: its run of backticks or tildes
 _TICKS = re.compile(r"`+")
 _COMMENT_BLOCK = re.compile(r"[ ]{0,3}<!--")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -63,12 +63,11 @@ def code_lines(lines: list[str], indented: bool = True, closed_only: bool = Fals
             continue
         if fence:
             out.append(True)
-            m = _FENCE.match(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
+            if closes_fence(fence, line):
                 fence = ""
             blank_before, indented_before = False, False
             continue
-        m = _FENCE.match(line)
+        m = FENCE.match(line)
         if m and not (m.group(1)[0] == "`" and "`" in line[m.end():]):  # (```x``` on one line is inline code)
             fence, opened_at = m.group(1), len(out)
             out.append(True)
@@ -81,6 +80,17 @@ def code_lines(lines: list[str], indented: bool = True, closed_only: bool = Fals
     if fence and closed_only:
         out[opened_at:] = [False] * (len(out) - opened_at)
     return out
+
+
+def closes_fence(fence: str, line: str) -> bool:
+    """Whether ``line`` closes a block opened by the run ``fence`` ("```", "~~~~"): a run of the
+    same character, at least as long, and nothing after it.
+
+    >>> closes_fence("```", "````"), closes_fence("````", "```"), closes_fence("```", "~~~"), closes_fence("```", "``` x")
+    (True, False, False, False)
+    """
+    m = FENCE.match(line)
+    return m is not None and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip()
 
 
 def _closes(after: str, just_opened: bool) -> bool:
