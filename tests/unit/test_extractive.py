@@ -69,6 +69,18 @@ def test_an_injected_instruction_is_never_quoted() -> None:
         assert "The Free plan is free for one user." in text
 
 
+def test_a_link_with_no_words_of_its_own_is_never_quoted() -> None:
+    """Found on npm's docs: "[npm install-ci-test](/commands/npm-install-ci-test)", a "See Also"
+    item, and "See [package-lock.json](…) and [`npm shrinkwrap`](…)." were quoted as answers."""
+    page = ("* [npm install-ci-test](/commands/npm-install-ci-test)\n* [npm ci](/commands/npm-ci)\n\n"
+            "See [package-lock.json](/configuring-npm/package-lock-json) and <https://docs.npmjs.com/ci>.\n\n"
+            "Run [`npm ci`](/commands/npm-ci) for a clean install in automated builds.")
+    for embedder in (None, HashEmbedder(64)):
+        text = answer("What does npm ci install-ci-test package-lock do?", passage(1, page, "npm ci"), embedder=embedder)
+        assert "install-ci-test](" not in text and "See [" not in text and "<https" not in text
+        assert "Run [`npm ci`](/commands/npm-ci) for a clean install in automated builds." in text
+
+
 def test_a_fuller_wording_never_flips_the_claim() -> None:
     text = answer("Do you offer refunds?", passage(1, "We do not offer refunds."),
                   passage(2, "Honestly, we do offer refunds to everyone who asks."))

@@ -65,6 +65,7 @@ from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
 from electa.text import STOPWORDS, content_stems, stem, tokens
 from electa.text.analysis import map_language
+from electa.text.markdown import LINKS
 from electa.types import ChunkKind, Passage
 
 STRICT_REPLY = ("I'm sorry, I don't have information about that in our knowledge base. "
@@ -337,6 +338,21 @@ def _signature(text: str) -> bool:
     return len(tokens(_LABEL.sub(" ", _INLINE_CODE.sub(" ", _TYPE.sub(" ", text))), pairs=False)) < 2
 
 
+def _links_only(text: str) -> bool:
+    """Whether a sentence says nothing but where to go: links, with at most one content word
+    outside them ("[npm install-ci-test](/commands/npm-install-ci-test)", "See
+    [package-lock.json](/configuring-npm/package-lock-json) and [`npm shrinkwrap`](/commands/npm-shrinkwrap)."),
+    which answers quoted as sentences on npm's docs.
+
+    >>> _links_only("* [npm install-ci-test](/commands/npm-install-ci-test)"), _links_only("See [a](/a) and <https://b.org>.")
+    (True, True)
+    >>> _links_only("Run [`npm ci`](/commands/npm-ci) in automated builds."), _links_only("Refunds take 5 days.")
+    (False, False)
+    """
+    rest, links = LINKS.subn(" ", text)
+    return links > 0 and len(_content(rest)) <= 1
+
+
 def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS)
 
@@ -366,6 +382,8 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
         if s.kind in ("heading", "code") or len(s.text) < 3 or s.text.endswith("…"):
             continue
         if s.kind == "item" and _signature(s.text):
+            continue
+        if _links_only(s.text):
             continue
         if s.text.endswith(":") and (len(words := tokens(s.text, pairs=False)) < 2 or (
                 len(words) <= LABEL_WORDS and i + 1 < len(sentences) and sentences[i + 1].kind == "code")):

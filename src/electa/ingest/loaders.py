@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -25,7 +25,9 @@ from electa.text.markdown import (
     blocks,
     code_lines,
     invisible_markup_dropped,
+    link_item,
     outside_code,
+    page_target,
     reference_links_as_text,
     without_comments,
 )
@@ -50,29 +52,51 @@ def _stem_title(name: str) -> str:
     return PurePath(name).stem.replace("-", " ").replace("_", " ").strip().capitalize()
 
 
-def _sections_from_lines(lines: list[tuple[int, str] | str]) -> list[Section]:
-    """Group text under a heading trail. Items are ``(level, heading)`` or a text line."""
-    sections: list[Section] = []
+def _sections_from_lines(lines: list[tuple[int, str] | str], navigation: Set[int] = frozenset()) -> list[Section]:
+    """Group text under a heading trail. Items are ``(level, heading)`` or a text line.
+
+    A section whose lines are all ``navigation`` (the indexes of lines that are each one link to
+    another page, two or more of them) is a "See also" or "Related articles" list: it says
+    nothing of its own page, and its title trail with its short text made it the passage that
+    stood for the page (npm's docs: "How do I see outdated packages?" was answered from
+    npm-diff, because npm-outdated's "See Also" list stood for npm-outdated). It is left out,
+    unless the page holds nothing else (an index of links stays searchable).
+
+    >>> lines = [(2, "Refunds"), "We refund in 30 days.", (2, "See also"), "- [Billing](/billing)", "", "- [Plans](/plans)"]
+    >>> [s.path for s in _sections_from_lines(lines, {3, 5})]
+    [('Refunds',)]
+    >>> [s.path for s in _sections_from_lines(lines[2:], {1, 3})]
+    [('See also',)]
+    """
+    sections: list[tuple[Section, bool]] = []
     trail: list[tuple[int, str]] = []
     buf: list[str] = []
+    links = others = 0
 
     def flush() -> None:
         text = "\n".join(buf).strip()
         if text:
-            sections.append(Section(tuple(h for _, h in trail), text))
+            sections.append((Section(tuple(h for _, h in trail), text), links >= 2 and not others))
         buf.clear()
 
-    for item in lines:
+    for i, item in enumerate(lines):
         if isinstance(item, tuple):
             flush()
+            links = others = 0
             level, heading = item
             while trail and trail[-1][0] >= level:
                 trail.pop()
             trail.append((level, heading))
         else:
             buf.append(item)
+            if i in navigation:
+                links += 1
+            elif item.strip():
+                others += 1
     flush()
-    return sections
+    if all(nav for _, nav in sections):
+        return [section for section, _ in sections]
+    return [section for section, nav in sections if not nav]
 
 
 def _document(ext_id: str, title: str, url: str, sections: list[Section], name: str) -> Document:
@@ -118,6 +142,7 @@ def load_markdown(name: str, data: bytes) -> Loaded:
         text = text[match.end() :]
     text = _without_comments(text, meta.get("url", ""))
     items: list[tuple[int, str] | str] = []
+    navigation: set[int] = set()  # (the items that are each one link to a page: _sections_from_lines)
     title = meta.get("title", "")
     lines = text.split("\n")  # (as the comments were read: a U+2028 is no line break to a fence)
     for line, code in zip(lines, code_lines(lines, indented=False), strict=True):
@@ -129,9 +154,11 @@ def load_markdown(name: str, data: bytes) -> Loaded:
                 continue
             items.append((level, words))
         else:
+            if not code and link_item(line):
+                navigation.add(len(items))
             items.append(line)
     title = title or _stem_title(name)
-    doc = _document(name, title, meta.get("url", ""), _sections_from_lines(items), name)
+    doc = _document(name, title, meta.get("url", ""), _sections_from_lines(items, navigation), name)
     return Loaded(documents=[doc], note=note)
 
 
@@ -232,6 +259,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
         return _image(node, url)
 
     items: list[tuple[int, str] | str] = []
+    navigation: set[int] = set()  # (the items that are each one link to a page: _sections_from_lines)
     last_run = ""
     figure_of_last_image = 0  # the <figure> the last image line came from (its caption joins it)
     # (a block or a heading is read whole, at the outermost one: a <p> inside an <li> once)
@@ -279,13 +307,26 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
                 run = f"{tag}:{_container(node)}" if tag in ("li", "tr") else ""  # one list, one table
                 if items and (not run or run != last_run):
                     items.append("")
+                if tag == "li" and _link_item(node):
+                    navigation.add(len(items))
                 items.append(line)
                 last_run = run
     if not any(isinstance(i, str) for i in items):
         words = literal(root.text(separator="\n", strip=True))
         items = [prose_line(line) for line in words.split("\n")] if words else []
-    doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items), name)
+    doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items, navigation), name)
     return Loaded(documents=[doc], note=note)
+
+
+def _link_item(item: Any) -> bool:
+    """Whether a list item holds one link to a page and nothing else (a "Related articles"
+    list's line; :func:`_sections_from_lines`)."""
+    anchors = item.css("a")
+    if len(anchors) != 1 or item.css_first("img") is not None:
+        return False
+    href = anchors[0].attributes.get("href") or ""
+    words = " ".join(anchors[0].text(deep=True).split())
+    return bool(words) and page_target(href) and words == " ".join(item.text(deep=True).split())
 
 
 def _image(node: Any, base: str) -> str:

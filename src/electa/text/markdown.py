@@ -347,3 +347,58 @@ def reference_links_as_text(prose: str) -> str:
         return text
 
     return _REFERENCE_LINK.sub(read, prose)
+
+
+# An inline link ("[text](target 'title')") or an autolink ("<https://…>"), bounded by the line:
+# no group can backtrack into another.
+_LINK = (r"(?:\[(?P<text>[^\[\]\n]{1,999})\]\((?P<target><[^<>\n]{0,2000}>|[^()\s]{0,2000})"
+         r"(?:[ \t]+(?:\"[^\"\n]{0,999}\"|'[^'\n]{0,999}'))?\)|<(?P<auto>[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]{0,2000})>)")
+LINKS = re.compile(r"(?<![!\\])" + _LINK)  # (never an image's "![alt](…)", nor an escaped "\[")
+# A list item that is one link and nothing else: "* [npm update](/commands/npm-update)".
+_LINK_ITEM = re.compile(r"[ \t]{0,12}(?:[-*+]|\d{1,9}[.)])[ \t]+" + _LINK + r"[ \t]*")
+# The endings of a page's address; any other ending of letters and digits names a file to fetch.
+PAGE_SUFFIXES = frozenset({"", "html", "htm", "xhtml", "shtml", "md", "mdx", "markdown", "rst", "txt", "php",
+                           "asp", "aspx", "jsp"})
+_FILE_SUFFIX = re.compile(r"[a-z0-9]{1,6}")
+
+
+def page_target(target: str) -> bool:
+    """Whether a link's ``target`` is a page to read (a site, a path, an ``.html`` or ``.md``),
+    not a file to fetch (``.zip``, ``.pdf``, ``.dmg``) or an address to write to (``mailto:``).
+
+    >>> [page_target(t) for t in ("/commands/npm-update", "npm-ci.md", "#install", "https://example.com",
+    ...                           "https://x.org/guide/", "https://x.org/v1.2", "../files/setup.exe",
+    ...                           "mailto:help@x.org", "report.pdf?dl=1")]
+    [True, True, True, True, True, True, False, False, False]
+    """
+    path = target.strip().strip("<>").split("#", 1)[0].split("?", 1)[0]
+    scheme, sep, rest = path.partition("://")
+    if sep:
+        if scheme.lower() not in ("http", "https"):
+            return False
+        path = rest.partition("/")[2]  # (a bare site, "https://example.com", is a page)
+    elif ":" in path.split("/", 1)[0]:
+        return False  # mailto:, tel:, javascript:
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    suffix = last.rsplit(".", 1)[1].lower() if "." in last else ""
+    if not _FILE_SUFFIX.fullmatch(suffix) or not any(c.isalpha() for c in suffix):
+        return True  # "v1.2", "a.b-c": no file's ending
+    return suffix in PAGE_SUFFIXES
+
+
+def link_item(line: str) -> bool:
+    """Whether a Markdown line is a list item holding one link to a page and nothing else: a
+    line of a "See also" list.
+
+    >>> link_item("* [npm update](/commands/npm-update)"), link_item("  - [`npm ci`](npm-ci.md 'Clean install')")
+    (True, True)
+    >>> link_item("1. <https://docs.example.com/start>"), link_item("* [Windows installer](setup.exe)")
+    (True, False)
+    >>> link_item("* [npm update](/commands/npm-update): update packages"), link_item("[npm update](/x)")
+    (False, False)
+    """
+    m = _LINK_ITEM.fullmatch(line)
+    if m is None:
+        return False
+    target = m.group("auto") or m.group("target") or ""
+    return page_target(target)
