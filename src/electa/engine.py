@@ -108,7 +108,12 @@ PAGE_BOOST = 0.15
 # 7: of units holding as many of the question's words, the one holding the rarer ones among the
 #    candidates stands (electa.scoring.rarity; the best-contributing leg's until then). No score
 #    moves; the passage shown, and what the judges and the answer read, do.
-RANK_RULES = 7
+# 8: a page's opening section (the parent its title unit is shown as) competes too, after each
+#    leg's first unit of the page; and where the words the chosen unit holds are all the page's
+#    title's, the opening stands if it holds as many (npm's docs: "What is package-lock.json
+#    for?" stood on the section about its `name` field, every section holding the title's words).
+#    A score moves only where the opening holds more of the question's words (its coverage).
+RANK_RULES = 8
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
@@ -203,6 +208,7 @@ class Engine:
                               f"{', '.join(r.value for r in Recipe)}") from None
         self._stems: dict[int, frozenset[str]] = {}
         self._terms: dict[int, frozenset[str]] = {}
+        self._page_titles: dict[int, frozenset[str]] = {}  # a page's opening's id -> its title's terms (_title_terms)
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
         self._own_checked = 0  # the same for the multilingual vectors of organisations that read with them
@@ -1278,9 +1284,12 @@ class Engine:
         # code. A whole-document unit holds every section's words, so it stands only where no
         # leg found a section (words scattered over a page's sections do not add up to a passage
         # that holds them); which units compete never depends on the weights or k, and the
-        # choice among equals never moves a score.
+        # choice among equals never moves a score. The page's opening competes last, and stands
+        # where the chosen unit holds only the title's words and it holds as many (RANK_RULES 8).
         views_of: dict[int, list[tuple[StoredUnit, frozenset[str], str]]] = {}
         pool: dict[int, frozenset[str]] = {}
+        leads = self.store.leads([document_id for document_id, _, _ in fused])
+        opening: dict[int, tuple[str, StoredUnit]] = {}  # document -> (its title, its opening section)
         for document_id, _, votes in fused:
             best = votes[0]
             for v in votes:
@@ -1297,6 +1306,13 @@ class Engine:
                     passage = self._passage_terms(view)
                 views.append((view, passage, view.lang or DEFAULT_LANGUAGE))
                 pool[view.id] = passage
+            lead = leads.get(document_id)
+            if lead is not None:
+                opening[document_id] = lead
+                if all(v.id != lead[1].id for v, _, _ in views):
+                    # Last (it stands only by holding more of the question's words, or rarer
+                    # ones), and not in the pool the words' rarity is read over (RANK_RULES 8).
+                    views.append((lead[1], self._passage_terms(lead[1]), lead[1].lang or DEFAULT_LANGUAGE))
         rare: dict[str, float] | None = None  # (read only where equals differ in what they hold)
         rows: list[Row] = []
         for document_id, fused_value, votes in fused:
@@ -1314,6 +1330,15 @@ class Engine:
                         continue
                 shown, shared, shown_held, lang = view, holds, held, view_lang
             assert shown is not None
+            if document_id in opening and shown_held:
+                title, opener = opening[document_id]
+                if opener.id != shown.id and (opener.lang or DEFAULT_LANGUAGE) == lang:
+                    # The words the chosen section holds are all its page's title's (every section
+                    # of the page carries them in its title trail): the page's opening, holding as
+                    # many, stands for it (RANK_RULES 8).
+                    held = asked[lang].intersection(self._passage_terms(opener))
+                    if len(held) == shared and shown_held <= self._title_terms(opener, title):
+                        shown, shown_held = opener, held
             cosine = None
             qa_rank = dense_rank = graph_rank = other_rank = 0
             graph_raw = 0.0
@@ -1382,6 +1407,16 @@ class Engine:
             if len(self._terms) > 200_000:
                 self._terms.clear()
             found = self._terms[unit.id] = frozenset(index_terms(f"{unit.title} {unit.text}", unit.lang))
+        return found
+
+    def _title_terms(self, lead: StoredUnit, title: str) -> frozenset[str]:
+        """The terms of the title of ``lead``'s page, in ``lead``'s language (kept per unit, as
+        :meth:`_passage_terms`: a page's title and opening never change under one id)."""
+        found = self._page_titles.get(lead.id)
+        if found is None:
+            if len(self._page_titles) > 200_000:
+                self._page_titles.clear()
+            found = self._page_titles[lead.id] = frozenset(index_terms(title, lead.lang))
         return found
 
     def context(self, text: str, caller: Caller, n: int | None = None, **kwargs: object) -> list[Passage]:

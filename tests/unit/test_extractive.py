@@ -81,6 +81,18 @@ def test_a_link_with_no_words_of_its_own_is_never_quoted() -> None:
         assert "Run [`npm ci`](/commands/npm-ci) for a clean install in automated builds." in text
 
 
+def test_a_name_in_code_alone_is_never_quoted_nor_hides_the_sentence_about_it() -> None:
+    """Found on npm's docs: "What is package-lock.json for?" was answered "`package-lock.json`",
+    an item of a list of lock files, and the page's opening was dropped as a near-repeat of it."""
+    files = "Installation reads these files:\n\n* `npm-shrinkwrap.json`\n* `package-lock.json`\n* `yarn.lock`"
+    opening = ("`package-lock.json` is generated whenever npm changes the tree of installed modules, and describes"
+               " that exact tree so that later installs repeat it.")
+    # (by words: the hash embedder's cosines are noise, and "Installation reads these files:" may
+    # then clear the bar and bring its list along, as an introduced list is)
+    text = answer("What is package-lock.json for?", passage(1, files, "npm install"), passage(2, opening, "package-lock.json"))
+    assert text == f"{opening} [2]"
+
+
 def test_a_fuller_wording_never_flips_the_claim() -> None:
     text = answer("Do you offer refunds?", passage(1, "We do not offer refunds."),
                   passage(2, "Honestly, we do offer refunds to everyone who asks."))

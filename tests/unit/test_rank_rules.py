@@ -32,10 +32,12 @@ LEGS = ["fulltext", "dense", "qa", "graph"]
 
 def reference(engine: Engine, text: str, results: list[LegResult], weights: dict[str, float], k: float,
               floor: float, order: Order, page_url: str | None, lift: float,
-              lifted_by_page: list[int] | None = None, rarer: list[int] | None = None) -> list[tuple[object, ...]]:
+              lifted_by_page: list[int] | None = None, rarer: list[int] | None = None,
+              opened: list[int] | None = None) -> list[tuple[object, ...]]:
     """(unit, document, fused, score, passes, votes, url, also, order key) per hit, best first;
     ``lifted_by_page`` gets the unit of each pair the Q&A minimum's page clause alone lifted,
-    ``rarer`` each unit that stands for holding the rarer words (not the best vote's)."""
+    ``rarer`` each unit that stands for holding the rarer words (not the best vote's), ``opened``
+    each page's opening that stands because the words the chosen unit held were the title's."""
     ok = [r for r in results if r.status is LegStatus.OK]
     units = engine.store.units(sorted({h.unit_id for r in ok for h in r.hits}))
     rankings, unit_of = {}, {}
@@ -68,6 +70,11 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
     # Each question word's rarity among the competing passages: ln(1 + N / (1 + holding)).
     pool = {unit.id: passage for views in views_of.values() for unit, passage in views}
     rare = {t: math.log(1 + len(pool) / (1 + sum(t in p for p in pool.values()))) for t in q}
+    # RANK_RULES 8: each page's opening (what its title unit is shown as) competes last, out of the pool.
+    leads = engine.store.leads(list(views_of))
+    for document, (_, lead) in leads.items():
+        if all(unit.id != lead.id for unit, _ in views_of[document]):
+            views_of[document].append((lead, frozenset(stem_set(f"{lead.title} {lead.text}"))))
     for f in fused:
         # The standing unit: of each leg's first unit, the one holding most of the question's
         # words; of equals, the one holding the rarer; then the best vote's (max keeps the first
@@ -76,6 +83,14 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
                                                                 math.fsum(sorted(rare[t] for t in set(q) & view[1]))))
         if rarer is not None and unit is not max(views_of[f.key], key=lambda view: len(set(q) & view[1]))[0]:
             rarer.append(unit.id)
+        held = set(q) & passage
+        if f.key in leads and held and leads[f.key][1].id != unit.id:
+            title, lead = leads[f.key]
+            lead_passage = frozenset(stem_set(f"{lead.title} {lead.text}"))
+            if len(set(q) & lead_passage) == len(held) and held <= stem_set(title):
+                unit, passage = lead, lead_passage
+                if opened is not None:
+                    opened.append(unit.id)
         if {v.leg for v in f.votes} <= FULLTEXT_LEGS and not shares_stem(q, passage):
             continue
         cosine = next((v.raw_score for v in f.votes if v.leg == "dense"), None)
@@ -264,14 +279,38 @@ def test_rank_matches_the_rules_on_a_long_page_of_sections(engine: Engine, order
                       f"https://kb/p{i}") for i in range(4)]
     engine.ingest_loaded("kb", Loaded([Document("errors", "Errors", "", "https://kb/errors", sections=sections),
                                        *pages]), Access("t"))
-    rarer = 0
+    rarer = opening = 0
     for text in ["What does EADDRINUSE mean?", "What is the meaning of ENOENT?", "EACCES meaning",
-                 "what does ETIMEDOUT mean for a server", "what does permission denied mean"]:
+                 "what does ETIMEDOUT mean for a server", "what does permission denied mean", "errors",
+                 "What are errors?", "status of the module"]:
         results, _ = engine.retrieve(text, Caller("t"), legs=LEGS, depths=DEPTHS)
         for weights in ({}, {"dense": 2.0}, {"fulltext": 2.0}):
             stood: list[int] = []
+            opened: list[int] = []
             want = reference(engine, text, results, {**engine.settings.weights, **weights}, 60.0, 0.4, order, None,
-                             LIFT, rarer=stood)
+                             LIFT, rarer=stood, opened=opened)
             assert as_rows(engine.rank(text, results, weights=weights, k=60.0, floor=0.4, order=order)) == want, text
             rarer += len(stood)
+            opening += len(opened)
     assert rarer > 0  # (some section stands for holding the rarer of as many words)
+    assert opening > 0  # (and some page's opening, where the words held were its title's)
+
+
+def test_a_pages_opening_stands_where_the_question_holds_only_its_titles_words(engine: Engine) -> None:
+    """Found on npm's docs: "What is package-lock.json for?" stood on the section about the
+    file's `name` field (short, and holding the title's words as every section does), and the
+    answer quoted "The name of the package this is a package-lock for."; the page's opening says
+    what the file is for. A question holding a word of one section keeps that section."""
+    from electa.ingest.loaders import loader_for
+
+    page = (b"---\ntitle: package-lock.json\n---\n### Description\n\n`package-lock.json` is generated whenever npm"
+            b" changes the tree of installed modules, and describes that exact tree so that later installs repeat it."
+            b"\n\n### File Format\n\n#### `name`\n\nThe name of the package this is a package-lock for.\n\n"
+            b"#### `version`\n\nThe version of the package this is a package-lock for.\n")
+    other = b"# npm-ci\n\nA clean install reads package-lock.json and never writes it.\n"
+    for name, data in (("package-lock-json.md", page), ("npm-ci.md", other)):
+        engine.ingest_loaded(name, loader_for(name)(name, data), Access("npm"))
+    top = engine.search("What is package-lock.json for?", Caller("npm")).hits[0]
+    assert top.title == "package-lock.json > Description"
+    top = engine.search("What is the name of a package-lock.json?", Caller("npm")).hits[0]
+    assert top.title == "package-lock.json > File Format > `name`"

@@ -353,6 +353,21 @@ def _links_only(text: str) -> bool:
     return links > 0 and len(_content(rest)) <= 1
 
 
+def _code_only(text: str) -> bool:
+    """Whether a sentence is inline code and nothing else: a name ("`package-lock.json`", an item
+    of a list of files) that echoes a question naming it and says nothing of it (on npm's docs
+    it was quoted first for "What is package-lock.json for?", and the page's own opening, which
+    holds the same words, was dropped as a near-repeat of it).
+
+    >>> _code_only("`package-lock.json`"), _code_only("* `yarn.lock`, `npm-shrinkwrap.json`")
+    (True, True)
+    >>> _code_only("`npm ci` removes `node_modules`."), _code_only("Refunds take 5 days.")
+    (False, False)
+    """
+    rest, spans = _INLINE_CODE.subn(" ", text)
+    return spans > 0 and not tokens(rest, pairs=False)
+
+
 def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS)
 
@@ -383,7 +398,7 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
             continue
         if s.kind == "item" and _signature(s.text):
             continue
-        if _links_only(s.text):
+        if _links_only(s.text) or _code_only(s.text):
             continue
         if s.text.endswith(":") and (len(words := tokens(s.text, pairs=False)) < 2 or (
                 len(words) <= LABEL_WORDS and i + 1 < len(sentences) and sentences[i + 1].kind == "code")):

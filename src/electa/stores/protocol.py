@@ -246,6 +246,14 @@ class IndexStore(Protocol):
         """The stored units of ``ids`` (ids not stored are left out), whatever the caller."""
         ...
 
+    def leads(self, document_ids: Sequence[int]) -> dict[int, tuple[str, StoredUnit]]:
+        """Each document's title and opening section (the parent its title unit is shown as: its
+        first with text, :func:`electa.ingest.chunker.title_unit_parent`), by document id, in
+        one snapshot, whatever the caller (a document's units share its access); documents
+        without a title unit are left out. The engine reads it to choose the passage that
+        stands for a page (``RANK_RULES`` 8)."""
+        ...
+
     def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
         """The language (as :attr:`StoredUnit.lang`) of each stored unit of ``ids`` (ids not
         stored are left out), whatever the caller: :meth:`units` without reading their text

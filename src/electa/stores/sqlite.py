@@ -874,6 +874,18 @@ class SqliteStore(OperationalTables, GraphTables):
             self._units_cache.keep(generation, fresh)
         return out | fresh
 
+    def leads(self, document_ids: Sequence[int]) -> dict[int, tuple[str, StoredUnit]]:
+        ids = sorted({int(d) for d in document_ids})
+        found: dict[int, tuple[str, int]] = {}
+        with self.snapshot() as con:
+            for start in range(0, len(ids), 500):
+                part = ids[start:start + 500]
+                rows = con.execute("SELECT document_id, title, parent_id FROM chunks WHERE kind='title'"
+                                   f" AND parent_id IS NOT NULL AND document_id IN ({','.join('?' * len(part))})", part)
+                found.update((int(d), (str(title), int(u))) for d, title, u in rows)
+        units = self.units(sorted({u for _, u in found.values()}))  # (a unit deleted meanwhile is left out)
+        return {d: (title, units[u]) for d, (title, u) in found.items() if u in units}
+
     def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
         for start in range(0, len(ids), 500):

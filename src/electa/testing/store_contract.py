@@ -559,6 +559,21 @@ class StoreContract:
         store.add_title_units("m1", missing, np.array([HALF]))  # already there: skipped
         assert store.count_vectors("m1") == 3
 
+    def test_a_documents_lead_is_the_first_parent_with_text_its_title_unit_stands_for(self, store) -> None:  # type: ignore[no-untyped-def]
+        chunks = (Chunk(ChunkKind.PARENT, 0, "Guide > Synopsis", ""), Chunk(ChunkKind.PARENT, 1, "Guide > About", "Opens."),
+                  Chunk(ChunkKind.PARENT, 2, "Guide > Options", "Flags."), Chunk(ChunkKind.TITLE, 3, "Guide", "", 1))
+        guide = PreparedDocument("g", "Guide", "", "h-guide", chunks, (HALF, HALF, HALF, HALF))
+        store.put_source(record("g.md", "1", Access("acme")), [guide], model_id="m1")
+        store.put_source(record("u.md", "2", Access("acme")), [prepared("u", "untitled", title=" ")], model_id="m1")
+        units = store.units(store.allowed(Caller("acme")).ids.tolist())
+        about = next(u for u in units.values() if u.title == "Guide > About")
+        untitled = next(u for u in units.values() if u.text == "untitled")
+        leads = store.leads([about.document_id, untitled.document_id, 10**9])
+        assert list(leads) == [about.document_id] and leads[about.document_id] == ("Guide", units[about.id])
+        assert store.leads([]) == {}
+        store.delete_source("acme", "default", "g.md")
+        assert store.leads([about.document_id]) == {}
+
     def test_stats(self, store) -> None:  # type: ignore[no-untyped-def]
         store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "alpha"), prepared("b", "beta")],
                          model_id="m1")

@@ -528,6 +528,15 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
         self._units_cache.keep(generation, fresh)
         return out | fresh
 
+    def leads(self, document_ids: Sequence[int]) -> dict[int, tuple[str, StoredUnit]]:
+        with self.db.tx(ALL_TENANTS, snapshot=True) as con:
+            rows = con.execute("SELECT document_id, title, parent_id FROM chunks WHERE kind='title'"
+                               " AND parent_id IS NOT NULL AND document_id = ANY(%s)",
+                               (sorted({int(d) for d in document_ids}),)).fetchall()
+        found = {int(d): (str(title), int(u)) for d, title, u in rows}
+        units = self.units(sorted({u for _, u in found.values()}))  # (a unit deleted meanwhile is left out)
+        return {d: (title, units[u]) for d, (title, u) in found.items() if u in units}
+
     def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
         with self.db.tx(ALL_TENANTS) as con:
             rows = con.execute("SELECT c.id, d.lang FROM chunks c JOIN documents d ON d.id = c.document_id"
