@@ -108,11 +108,10 @@ PAGE_BOOST = 0.15
 # 7: of units holding as many of the question's words, the one holding the rarer ones among the
 #    candidates stands (electa.scoring.rarity; the best-contributing leg's until then). No score
 #    moves; the passage shown, and what the judges and the answer read, do.
-# 8: a page's opening section (the parent its title unit is shown as) competes too, after each
-#    leg's first unit of the page; and where the words the chosen unit holds are all the page's
-#    title's, the opening stands if it holds as many (npm's docs: "What is package-lock.json
-#    for?" stood on the section about its `name` field, every section holding the title's words).
-#    A score moves only where the opening holds more of the question's words (its coverage).
+# 8: where the words of the question the chosen unit holds are all its page's title's, the page's
+#    opening section (the parent its title unit is shown as) stands instead if it holds as many
+#    (npm's docs: "What is package-lock.json for?" stood on the section about the file's `name`
+#    field, every section holding the title's words). No score moves.
 RANK_RULES = 8
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
@@ -1284,12 +1283,12 @@ class Engine:
         # code. A whole-document unit holds every section's words, so it stands only where no
         # leg found a section (words scattered over a page's sections do not add up to a passage
         # that holds them); which units compete never depends on the weights or k, and the
-        # choice among equals never moves a score. The page's opening competes last, and stands
-        # where the chosen unit holds only the title's words and it holds as many (RANK_RULES 8).
+        # choice among equals never moves a score. The page's opening stands instead where the
+        # chosen unit holds only the title's words and the opening as many (RANK_RULES 8).
         views_of: dict[int, list[tuple[StoredUnit, frozenset[str], str]]] = {}
         pool: dict[int, frozenset[str]] = {}
-        leads = self.store.leads([document_id for document_id, _, _ in fused])
-        opening: dict[int, tuple[str, StoredUnit]] = {}  # document -> (its title, its opening section)
+        # document -> (its title, its opening section): RANK_RULES 8, below
+        opening = self.store.leads([document_id for document_id, _, _ in fused])
         for document_id, _, votes in fused:
             best = votes[0]
             for v in votes:
@@ -1306,13 +1305,6 @@ class Engine:
                     passage = self._passage_terms(view)
                 views.append((view, passage, view.lang or DEFAULT_LANGUAGE))
                 pool[view.id] = passage
-            lead = leads.get(document_id)
-            if lead is not None:
-                opening[document_id] = lead
-                if all(v.id != lead[1].id for v, _, _ in views):
-                    # Last (it stands only by holding more of the question's words, or rarer
-                    # ones), and not in the pool the words' rarity is read over (RANK_RULES 8).
-                    views.append((lead[1], self._passage_terms(lead[1]), lead[1].lang or DEFAULT_LANGUAGE))
         rare: dict[str, float] | None = None  # (read only where equals differ in what they hold)
         rows: list[Row] = []
         for document_id, fused_value, votes in fused:
@@ -1333,9 +1325,10 @@ class Engine:
             if document_id in opening and shown_held:
                 title, opener = opening[document_id]
                 if opener.id != shown.id and (opener.lang or DEFAULT_LANGUAGE) == lang:
-                    # The words the chosen section holds are all its page's title's (every section
-                    # of the page carries them in its title trail): the page's opening, holding as
-                    # many, stands for it (RANK_RULES 8).
+                    # The words the chosen section holds are all its page's title's, which every
+                    # section carries in its title trail: its words do not say it answers better
+                    # than the rest. The page's opening, holding as many, stands for it (RANK_RULES
+                    # 8). One holding more does not: the legs chose another section over it.
                     held = asked[lang].intersection(self._passage_terms(opener))
                     if len(held) == shared and shown_held <= self._title_terms(opener, title):
                         shown, shown_held = opener, held
