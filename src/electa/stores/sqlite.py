@@ -45,7 +45,7 @@ from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite_analysis import analyse_again
 from electa.stores.sqlite_graph import GRAPH_SCHEMA, GraphTables, upgrade_graph
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
-from electa.stores.unit_cache import UnitCache
+from electa.stores.unit_cache import LeadCache, UnitCache
 from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms, same_analysis
 from electa.types import Access, Caller, ChunkKind
 
@@ -284,6 +284,7 @@ class SqliteStore(OperationalTables, GraphTables):
         self._write_lock = threading.Lock()
         self._allowed = AllowedSets()
         self._units_cache = UnitCache()
+        self._leads_cache = LeadCache()
         try:
             with self._write_lock:
                 self.con.executescript(_SCHEMA)
@@ -876,15 +877,21 @@ class SqliteStore(OperationalTables, GraphTables):
 
     def leads(self, document_ids: Sequence[int]) -> dict[int, tuple[str, StoredUnit]]:
         ids = sorted({int(d) for d in document_ids})
-        found: dict[int, tuple[str, int]] = {}
+        writing = self.con.in_transaction  # (inside a write what it reads may yet be rolled back: kept nowhere)
         with self.snapshot() as con:
-            for start in range(0, len(ids), 500):
-                part = ids[start:start + 500]
+            generation = -2 if writing else self._generation(con)
+            found = self._leads_cache.lookup(generation, ids)
+            missing = [d for d in ids if d not in found]
+            fresh: dict[int, tuple[str, int] | None] = dict.fromkeys(missing)
+            for start in range(0, len(missing), 500):
+                part = missing[start:start + 500]
                 rows = con.execute("SELECT document_id, title, parent_id FROM chunks WHERE kind='title'"
                                    f" AND parent_id IS NOT NULL AND document_id IN ({','.join('?' * len(part))})", part)
-                found.update((int(d), (str(title), int(u))) for d, title, u in rows)
-        units = self.units(sorted({u for _, u in found.values()}))  # (a unit deleted meanwhile is left out)
-        return {d: (title, units[u]) for d, (title, u) in found.items() if u in units}
+                fresh.update((int(d), (str(title), int(u))) for d, title, u in rows)
+        self._leads_cache.keep(generation, fresh)
+        leads = {d: lead for d, lead in (found | fresh).items() if lead is not None}
+        units = self.units(sorted({u for _, u in leads.values()}))  # (a unit deleted meanwhile is left out)
+        return {d: (title, units[u]) for d, (title, u) in leads.items() if u in units}
 
     def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
@@ -900,6 +907,7 @@ class SqliteStore(OperationalTables, GraphTables):
         (The allowed sets' bases stay: they follow writes through the removal log.)"""
         self._allowed.forget_cached()
         self._units_cache.forget()
+        self._leads_cache.forget()
 
     def _read_units(self, con: sqlite3.Connection, ids: Sequence[int]) -> dict[int, StoredUnit]:
         out: dict[int, StoredUnit] = {}

@@ -58,3 +58,41 @@ class UnitCache:
         self._units.clear()
         self._chars = 0
         self._generation = generation
+
+
+LEADS_KEPT = 1_000_000  # documents
+
+
+class LeadCache:
+    """Each document's title and opening unit id (``IndexStore.leads``; None for a document
+    without a title unit), kept at one generation as :class:`UnitCache` keeps units: a document's
+    units never change, but a title unit may be added to an older one (a generation's move)."""
+
+    def __init__(self, kept: int = LEADS_KEPT) -> None:
+        self.kept = kept
+        self._leads: dict[int, tuple[str, int] | None] = {}
+        self._generation = -1
+        self._lock = threading.Lock()
+
+    def lookup(self, generation: int, documents: Sequence[int]) -> dict[int, tuple[str, int] | None]:
+        with self._lock:
+            if generation > self._generation:
+                self._leads.clear()
+                self._generation = generation
+            if generation != self._generation:
+                return {}
+            leads = self._leads
+            return {d: leads[d] for d in documents if d in leads}
+
+    def keep(self, generation: int, fresh: Mapping[int, tuple[str, int] | None]) -> None:
+        with self._lock:
+            if generation != self._generation:
+                return
+            if len(self._leads) + len(fresh) > self.kept:
+                self._leads.clear()
+            self._leads.update(fresh)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._leads.clear()
+            self._generation = -1

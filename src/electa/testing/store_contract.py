@@ -573,6 +573,13 @@ class StoreContract:
         assert store.leads([]) == {}
         store.delete_source("acme", "default", "g.md")
         assert store.leads([about.document_id]) == {}
+        # A title unit added to an older document (an upgrade) gives it its opening from then on.
+        assert store.leads([untitled.document_id]) == {}
+        store.put_source(record("a.md", "3", Access("acme")), [prepared("a", "alpha", title="Alpha")], model_id="m1")
+        (alpha,) = [u for u in store.units(store.allowed(Caller("acme")).ids.tolist()).values() if u.title == "Alpha"]
+        assert store.leads([alpha.document_id]) == {}
+        store.add_title_units("m1", store.documents_missing_title_units(10), np.array([HALF]))
+        assert store.leads([alpha.document_id]) == {alpha.document_id: ("Alpha", alpha)}
 
     def test_stats(self, store) -> None:  # type: ignore[no-untyped-def]
         store.put_source(record("a.md", "1", Access("acme")), [prepared("a", "alpha"), prepared("b", "beta")],

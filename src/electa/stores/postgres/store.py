@@ -53,7 +53,7 @@ from electa.stores.protocol import (
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite import VECTOR_KINDS, access_json, acl_text, scan_field
 from electa.stores.sqlite_ops import normalise_trigger
-from electa.stores.unit_cache import UnitCache
+from electa.stores.unit_cache import LeadCache, UnitCache
 from electa.text.analysis import DEFAULT_LANGUAGE, index_terms, query_terms, same_analysis
 from electa.types import Access, Caller, ChunkKind
 
@@ -124,6 +124,7 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
         self.directory.mkdir(parents=True, exist_ok=True)
         self._allowed = AllowedSets()
         self._units_cache = UnitCache()
+        self._leads_cache = LeadCache()
         with self.db.tx(ALL_TENANTS, write=True) as con:
             found = con.execute("SELECT value FROM meta WHERE key='injection_rules'").fetchone()
             if found is None or found[0] != injection.RULES_VERSION:
@@ -193,6 +194,7 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
     def _changed(self) -> None:
         self._allowed.forget_cached()
         self._units_cache.forget()
+        self._leads_cache.forget()
 
     # -- sources and documents ---------------------------------------------------------------
     @matches_nothing_with_nul(lambda: None, "org", "agent", "uri")
@@ -529,13 +531,20 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
         return out | fresh
 
     def leads(self, document_ids: Sequence[int]) -> dict[int, tuple[str, StoredUnit]]:
+        ids = sorted({int(d) for d in document_ids})
         with self.db.tx(ALL_TENANTS, snapshot=True) as con:
-            rows = con.execute("SELECT document_id, title, parent_id FROM chunks WHERE kind='title'"
-                               " AND parent_id IS NOT NULL AND document_id = ANY(%s)",
-                               (sorted({int(d) for d in document_ids}),)).fetchall()
-        found = {int(d): (str(title), int(u)) for d, title, u in rows}
-        units = self.units(sorted({u for _, u in found.values()}))  # (a unit deleted meanwhile is left out)
-        return {d: (title, units[u]) for d, (title, u) in found.items() if u in units}
+            generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            found = self._leads_cache.lookup(generation, ids)
+            missing = [d for d in ids if d not in found]
+            fresh: dict[int, tuple[str, int] | None] = dict.fromkeys(missing)
+            if missing:
+                rows = con.execute("SELECT document_id, title, parent_id FROM chunks WHERE kind='title'"
+                                   " AND parent_id IS NOT NULL AND document_id = ANY(%s)", (missing,)).fetchall()
+                fresh.update((int(d), (str(title), int(u))) for d, title, u in rows)
+        self._leads_cache.keep(generation, fresh)
+        leads = {d: lead for d, lead in (found | fresh).items() if lead is not None}
+        units = self.units(sorted({u for _, u in leads.values()}))  # (a unit deleted meanwhile is left out)
+        return {d: (title, units[u]) for d, (title, u) in leads.items() if u in units}
 
     def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
         with self.db.tx(ALL_TENANTS) as con:
