@@ -64,6 +64,7 @@ from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, Spar
 from electa.stores.sparse_index import SparseIndex
 from electa.text import STOPWORDS, fold, language, stem_set, tokens
 from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, coverage_terms, index_terms
+from electa.text.asking import asks_what_it_is
 from electa.text.focus import focus_start
 from electa.types import (
     Access,
@@ -108,10 +109,11 @@ PAGE_BOOST = 0.15
 # 7: of units holding as many of the question's words, the one holding the rarer ones among the
 #    candidates stands (electa.scoring.rarity; the best-contributing leg's until then). No score
 #    moves; the passage shown, and what the judges and the answer read, do.
-# 8: where the words of the question the chosen unit holds are all its page's title's, the page's
-#    opening section (the parent its title unit is shown as) stands instead if it holds as many
-#    (npm's docs: "What is package-lock.json for?" stood on the section about the file's `name`
-#    field, every section holding the title's words). No score moves.
+# 8: for a question asking what something is (or naming only a page's title), where the words of
+#    the question the chosen unit holds are all its page's title's, the page's opening section
+#    (the parent its title unit is shown as) stands instead if it holds as many, in its own text
+#    at least as many as the chosen unit's (Engine._openings; npm's docs: "What is
+#    package-lock.json for?" stood on the section about the file's `name` field). No score moves.
 RANK_RULES = 8
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
@@ -207,7 +209,8 @@ class Engine:
                               f"{', '.join(r.value for r in Recipe)}") from None
         self._stems: dict[int, frozenset[str]] = {}
         self._terms: dict[int, frozenset[str]] = {}
-        self._page_titles: dict[int, frozenset[str]] = {}  # a page's opening's id -> its title's terms (_title_terms)
+        self._page_titles: dict[tuple[str, str], frozenset[str]] = {}  # (title, language) -> its terms (_title_terms)
+        self._unit_texts: dict[int, frozenset[str]] = {}  # unit id -> the terms of its text alone (_text_terms)
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
         self._own_checked = 0  # the same for the multilingual vectors of organisations that read with them
@@ -1283,12 +1286,10 @@ class Engine:
         # code. A whole-document unit holds every section's words, so it stands only where no
         # leg found a section (words scattered over a page's sections do not add up to a passage
         # that holds them); which units compete never depends on the weights or k, and the
-        # choice among equals never moves a score. The page's opening stands instead where the
-        # chosen unit holds only the title's words and the opening as many (RANK_RULES 8).
+        # choice among equals never moves a score. For a question asking what something is, the
+        # page's opening may stand instead (RANK_RULES 8: Engine._openings).
         views_of: dict[int, list[tuple[StoredUnit, frozenset[str], str]]] = {}
         pool: dict[int, frozenset[str]] = {}
-        # document -> (its title, its opening section): RANK_RULES 8, below
-        opening = self.store.leads([document_id for document_id, _, _ in fused])
         for document_id, _, votes in fused:
             best = votes[0]
             for v in votes:
@@ -1306,8 +1307,8 @@ class Engine:
                 views.append((view, passage, view.lang or DEFAULT_LANGUAGE))
                 pool[view.id] = passage
         rare: dict[str, float] | None = None  # (read only where equals differ in what they hold)
-        rows: list[Row] = []
-        for document_id, fused_value, votes in fused:
+        chosen: dict[int, tuple[StoredUnit, int, frozenset[str], str]] = {}
+        for document_id, _, _ in fused:
             shown, shared, shown_held, lang = None, -1, frozenset[str](), DEFAULT_LANGUAGE
             for view, passage, view_lang in views_of[document_id]:
                 held = asked[view_lang].intersection(passage)
@@ -1322,16 +1323,11 @@ class Engine:
                         continue
                 shown, shared, shown_held, lang = view, holds, held, view_lang
             assert shown is not None
-            if document_id in opening and shown_held:
-                title, opener = opening[document_id]
-                if opener.id != shown.id and (opener.lang or DEFAULT_LANGUAGE) == lang:
-                    # The words the chosen section holds are all its page's title's, which every
-                    # section carries in its title trail: its words do not say it answers better
-                    # than the rest. The page's opening, holding as many, stands for it (RANK_RULES
-                    # 8). One holding more does not: the legs chose another section over it.
-                    held = asked[lang].intersection(self._passage_terms(opener))
-                    if len(held) == shared and shown_held <= self._title_terms(opener, title):
-                        shown, shown_held = opener, held
+            chosen[document_id] = (shown, shared, shown_held, lang)
+        self._openings(chosen, asked, text)
+        rows: list[Row] = []
+        for document_id, fused_value, votes in fused:
+            shown, shared, _, lang = chosen[document_id]
             cosine = None
             qa_rank = dense_rank = graph_rank = other_rank = 0
             graph_raw = 0.0
@@ -1402,14 +1398,59 @@ class Engine:
             found = self._terms[unit.id] = frozenset(index_terms(f"{unit.title} {unit.text}", unit.lang))
         return found
 
-    def _title_terms(self, lead: StoredUnit, title: str) -> frozenset[str]:
-        """The terms of the title of ``lead``'s page, in ``lead``'s language (kept per unit, as
-        :meth:`_passage_terms`: a page's title and opening never change under one id)."""
-        found = self._page_titles.get(lead.id)
+    def _openings(self, chosen: dict[int, tuple[StoredUnit, int, frozenset[str], str]],
+                  asked: Mapping[str, frozenset[str]], question: str) -> None:
+        """RANK_RULES 8, on ``chosen`` (document -> the unit standing for it, how many of the
+        question's words it holds, which, its language), for a question that asks what something
+        is (:func:`electa.text.asking.asks_what_it_is`) or is nothing but words of a page's title
+        ("package-lock.json"; "How do I bill hours?" is not: "how" is no title's word): where the
+        words the chosen unit holds are all its page's title's, which every section carries in
+        its title trail, its words do not say it answers better than
+        the rest, and the page's opening (the parent its title unit is shown as), where a page
+        says what it is about, stands instead if it holds as many and its own text holds at
+        least as many of them as the chosen unit's own text does. A question how to do something
+        keeps the legs' section ("How do I bill hours?": "Turn hours into an invoice"); a notice
+        at the top of a page ("This article applies to plans bought on the web.") holds none of
+        the words in its text and never stands (the review of 33a9419 found both standing). An
+        opening holding more of the question's words than the chosen unit does not stand: the
+        legs chose another section over it. The store is asked only about pages where the rule
+        can apply (the chosen unit's title trail holds every word it holds)."""
+        what_it_is = asks_what_it_is(question)
+
+        def named(words: frozenset[str], title: str, lang: str) -> bool:
+            """The chosen unit's words are all ``title``'s, and so is the whole question unless it asks what it is."""
+            terms = self._title_terms(title, lang)
+            return words <= terms and (what_it_is or self._title_terms(question, lang) <= terms)
+
+        maybe = [d for d, (shown, _, held, lang) in chosen.items() if held and named(held, shown.title, lang)]
+        if not maybe:
+            return
+        for document_id, (title, opener) in self.store.leads(maybe).items():
+            shown, shared, shown_held, lang = chosen[document_id]
+            if opener.id == shown.id or (opener.lang or DEFAULT_LANGUAGE) != lang or not named(shown_held, title, lang):
+                continue
+            held = asked[lang].intersection(self._passage_terms(opener))
+            if len(held) == shared and len(held & self._text_terms(opener)) >= len(held & self._text_terms(shown)):
+                chosen[document_id] = (opener, shared, held, lang)
+
+    def _title_terms(self, title: str, lang: str) -> frozenset[str]:
+        """The terms of a title, or of a title trail, in ``lang`` (kept: titles repeat)."""
+        key = (title, lang)
+        found = self._page_titles.get(key)
         if found is None:
             if len(self._page_titles) > 200_000:
                 self._page_titles.clear()
-            found = self._page_titles[lead.id] = frozenset(index_terms(title, lead.lang))
+            found = self._page_titles[key] = frozenset(index_terms(title, lang))
+        return found
+
+    def _text_terms(self, unit: StoredUnit) -> frozenset[str]:
+        """A unit's terms of its text alone (not its title trail), kept per unit as
+        :meth:`_passage_terms` keeps title and text."""
+        found = self._unit_texts.get(unit.id)
+        if found is None:
+            if len(self._unit_texts) > 200_000:
+                self._unit_texts.clear()
+            found = self._unit_texts[unit.id] = frozenset(index_terms(unit.text, unit.lang))
         return found
 
     def context(self, text: str, caller: Caller, n: int | None = None, **kwargs: object) -> list[Passage]:

@@ -81,6 +81,22 @@ def test_a_link_with_no_words_of_its_own_is_never_quoted() -> None:
         assert "Run [`npm ci`](/commands/npm-ci) for a clean install in automated builds." in text
 
 
+def test_a_link_that_is_the_answer_is_still_quoted() -> None:
+    """From the review of 9c8443a: an address, a file to fetch, a sentence saying something of its
+    link and code after its label were no longer quoted."""
+    assert "support@example.com" in answer("How do I contact support by email?",
+                                            passage(1, "Email [support@example.com](mailto:support@example.com).", "Support"))
+    text = answer("Where can I download the Windows installer?",
+                  passage(1, "Installers:\n\n* [Windows installer](https://x.example/setup.zip)\n* [macOS](https://x.example/a.dmg)",
+                          "Download"))
+    assert "[Windows installer](https://x.example/setup.zip)" in text
+    text = answer("Is two-factor authentication required?",
+                  passage(1, "[Two-factor authentication](/2fa) is required for admins.", "Security"))
+    assert "is required for admins" in text
+    assert "`pip install electa`" in answer("How do I install Electa?",
+                                            passage(1, "To install Electa, run:\n\n`pip install electa`", "Install"))
+
+
 def test_a_name_in_code_alone_is_never_quoted_nor_hides_the_sentence_about_it() -> None:
     """Found on npm's docs: "What is package-lock.json for?" was answered "`package-lock.json`",
     an item of a list of lock files, and the page's opening was dropped as a near-repeat of it."""

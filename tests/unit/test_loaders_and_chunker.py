@@ -40,31 +40,36 @@ NPM_CI = (b"---\ntitle: npm-ci\n---\n### Description\n\nThis command is similar 
           b" meant for automated environments.\n\n```bash\n* [not a link list](/in-code)\n* [x](/y)\n```\n\n"
           b"### See Also\n\n* [npm install](/commands/npm-install)\n* [`npm update`](npm-update.md 'Update')\n"
           b"  * <https://docs.npmjs.com/cli>\n\n### Downloads\n\n* [Windows](npm.zip)\n* [macOS](npm.pkg)\n\n"
-          b"### Related\n\n* [npm audit](/commands/npm-audit): checks for vulnerabilities\n* [npm ls](/commands/npm-ls)\n")
+          b"### Related\n\n* [npm audit](/commands/npm-audit): checks for vulnerabilities\n* [npm ls](/commands/npm-ls)\n"
+          b"\n### Prerequisites\n\n- [Node.js 18+](https://nodejs.org/en/download)\n- [Git 2.30+](https://git-scm.com)\n")
 
 
 def test_a_see_also_list_of_links_is_no_section_of_its_own() -> None:
     """Found on npm's docs: every command page ends in a "See Also" list of links, short and under
     the page's title, so it stood for the page ("How do I see outdated packages?" was answered
     from npm-diff, npm-outdated's "See Also" list standing for it) and answers quoted its items.
-    A list of links to files, a list with words besides its links, and code stay."""
+    A list of links to files, a list with words besides its links, a list of links under a
+    heading that names no navigation ("Prerequisites", "Ways to reach us": the review of 9c8443a
+    found such lists dropped), and code stay."""
     doc = load("npm-ci.md", NPM_CI).documents[0]
-    assert [s.path for s in doc.sections] == [("Description",), ("Downloads",), ("Related",)]
+    assert [s.path for s in doc.sections] == [("Description",), ("Downloads",), ("Related",), ("Prerequisites",)]
     assert "[not a link list](/in-code)" in doc.text and "npm update" not in doc.text
     html = (b"<html><head><title>Refunds</title></head><body><main><h1>Refunds</h1><p>Within 30 days, see "
             b"<a href='/billing'>billing</a>.</p><p><a href='/a'>Alone</a></p><h2>Related articles</h2><ul><li>"
             b"<a href='/cancel'>Cancel a plan</a></li><li> <a href='https://help.example/card'><b>Change</b> card</a>"
             b"</li></ul><h2>Downloads</h2><ul><li><a href='/x.zip'>Win</a></li><li><a href='/y.dmg'>Mac</a></li></ul>"
-            b"<h2>Guides</h2><ul><li><a href='/a'>Start</a> here</li><li><a href='/b'>Next</a></li></ul></main></body></html>")
+            b"<h2>Guides</h2><ul><li><a href='/a'>Start</a> here</li><li><a href='/b'>Next</a></li></ul>"
+            b"<h2>Ways to reach us</h2><ul><li><a href='https://status.example'>Status page</a></li><li>"
+            b"<a href='/forum'>Community forum</a></li></ul></main></body></html>")
     doc = load("refunds.html", html).documents[0]
-    assert [s.path for s in doc.sections] == [(), ("Downloads",), ("Guides",)]
+    assert [s.path for s in doc.sections] == [(), ("Downloads",), ("Guides",), ("Ways to reach us",)]
     assert "Cancel a plan" not in doc.text and "Alone" in doc.text
 
 
 def test_a_page_of_links_alone_keeps_them() -> None:
-    md = b"# Commands\n\n## General\n\n- [npm](/commands/npm)\n- [npm help](/commands/npm-help)\n"
+    md = b"# Commands\n\n## Contents\n\n- [npm](/commands/npm)\n- [npm help](/commands/npm-help)\n"
     doc = load("index.md", md).documents[0]
-    assert doc.sections[0].path == ("General",) and "npm help" in doc.text
+    assert doc.sections[0].path == ("Contents",) and "npm help" in doc.text
 
 
 def test_html_inline_markup_adds_no_space_and_code_stays_code() -> None:

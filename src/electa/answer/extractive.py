@@ -65,7 +65,7 @@ from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
 from electa.text import STOPWORDS, content_stems, stem, tokens
 from electa.text.analysis import map_language
-from electa.text.markdown import LINKS
+from electa.text.markdown import LINKS, page_target
 from electa.types import ChunkKind, Passage
 
 STRICT_REPLY = ("I'm sorry, I don't have information about that in our knowledge base. "
@@ -338,28 +338,40 @@ def _signature(text: str) -> bool:
     return len(tokens(_LABEL.sub(" ", _INLINE_CODE.sub(" ", _TYPE.sub(" ", text))), pairs=False)) < 2
 
 
+# Words a pointer says beside its links ("See [Billing](…)", "Read more in [Refunds](…)"): no claim.
+_POINTER_WORDS = frozenset(stem(w) for w in "see also related read more learn next previous back details refer further".split())
+
+
 def _links_only(text: str) -> bool:
-    """Whether a sentence says nothing but where to go: links, with at most one content word
-    outside them ("[npm install-ci-test](/commands/npm-install-ci-test)", "See
+    """Whether a sentence only points elsewhere: links to pages, and beside them no word but a
+    pointer's ("[npm install-ci-test](/commands/npm-install-ci-test)", "See
     [package-lock.json](/configuring-npm/package-lock-json) and [`npm shrinkwrap`](/commands/npm-shrinkwrap)."),
-    which answers quoted as sentences on npm's docs.
+    which answers quoted as sentences on npm's docs. A link to a file or an address
+    ("[Windows](setup.zip)", "Email [help@x.org](mailto:help@x.org).") is the answer to where,
+    and a sentence that says something of its link ("[Two-factor authentication](/2fa) is
+    required.") says it.
 
     >>> _links_only("* [npm install-ci-test](/commands/npm-install-ci-test)"), _links_only("See [a](/a) and <https://b.org>.")
     (True, True)
-    >>> _links_only("Run [`npm ci`](/commands/npm-ci) in automated builds."), _links_only("Refunds take 5 days.")
+    >>> _links_only("Run [`npm ci`](/commands/npm-ci) in automated builds."), _links_only("[2FA](/2fa) is required.")
+    (False, False)
+    >>> _links_only("Email [help@x.org](mailto:help@x.org)."), _links_only("* [Windows](npm.zip)")
     (False, False)
     """
-    rest, links = LINKS.subn(" ", text)
-    return links > 0 and len(_content(rest)) <= 1
+    found = list(LINKS.finditer(text))
+    if not found or not all(page_target(m.group("auto") or m.group("target") or "") for m in found):
+        return False
+    return _content(LINKS.sub(" ", text)) <= _POINTER_WORDS
 
 
 def _code_only(text: str) -> bool:
-    """Whether a sentence is inline code and nothing else: a name ("`package-lock.json`", an item
-    of a list of files) that echoes a question naming it and says nothing of it (on npm's docs
-    it was quoted first for "What is package-lock.json for?", and the page's own opening, which
-    holds the same words, was dropped as a near-repeat of it).
+    """Whether a list item is inline code and nothing else: a name ("`package-lock.json`", an
+    item of a list of files) that echoes a question naming it and says nothing of it (on npm's
+    docs it was quoted first for "What is package-lock.json for?", and the page's opening, which
+    holds the same words, was dropped as a near-repeat of it). (Items only: a paragraph of code
+    alone, "`pip install electa`" after "To install it, run:", is what its label introduces.)
 
-    >>> _code_only("`package-lock.json`"), _code_only("* `yarn.lock`, `npm-shrinkwrap.json`")
+    >>> _code_only("`package-lock.json`"), _code_only("`yarn.lock`, `npm-shrinkwrap.json`")
     (True, True)
     >>> _code_only("`npm ci` removes `node_modules`."), _code_only("Refunds take 5 days.")
     (False, False)
@@ -398,7 +410,7 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
             continue
         if s.kind == "item" and _signature(s.text):
             continue
-        if _links_only(s.text) or _code_only(s.text):
+        if _links_only(s.text) or (s.kind == "item" and _code_only(s.text)):
             continue
         if s.text.endswith(":") and (len(words := tokens(s.text, pairs=False)) < 2 or (
                 len(words) <= LABEL_WORDS and i + 1 < len(sentences) and sentences[i + 1].kind == "code")):

@@ -26,6 +26,7 @@ from electa.text.markdown import (
     code_lines,
     invisible_markup_dropped,
     link_item,
+    navigation_heading,
     outside_code,
     page_target,
     reference_links_as_text,
@@ -55,16 +56,20 @@ def _stem_title(name: str) -> str:
 def _sections_from_lines(lines: list[tuple[int, str] | str], navigation: Set[int] = frozenset()) -> list[Section]:
     """Group text under a heading trail. Items are ``(level, heading)`` or a text line.
 
-    A section whose lines are all ``navigation`` (the indexes of lines that are each one link to
-    another page, two or more of them) is a "See also" or "Related articles" list: it says
-    nothing of its own page, and its title trail with its short text made it the passage that
-    stood for the page (npm's docs: "How do I see outdated packages?" was answered from
-    npm-diff, because npm-outdated's "See Also" list stood for npm-outdated). It is left out,
-    unless the page holds nothing else (an index of links stays searchable).
+    A section whose heading names a list of links to elsewhere ("See also", "Related articles",
+    "Table of contents": :func:`electa.text.markdown.navigation_heading`) and whose lines are all
+    ``navigation`` (the indexes of lines that are each one link to another page, two or more
+    of them) says nothing of its own page, and its title trail with its short text made it the
+    passage that stood for the page (npm's docs: "How do I see outdated packages?" was answered
+    from npm-diff, because npm-outdated's "See Also" list stood for npm-outdated). It is left
+    out, unless the page holds nothing else. A list of links under another heading
+    ("Prerequisites", "Supported integrations") is that heading's content, and stays.
 
     >>> lines = [(2, "Refunds"), "We refund in 30 days.", (2, "See also"), "- [Billing](/billing)", "", "- [Plans](/plans)"]
     >>> [s.path for s in _sections_from_lines(lines, {3, 5})]
     [('Refunds',)]
+    >>> [s.path for s in _sections_from_lines([*lines[:2], (2, "Integrations"), *lines[3:]], {3, 5})]
+    [('Refunds',), ('Integrations',)]
     >>> [s.path for s in _sections_from_lines(lines[2:], {1, 3})]
     [('See also',)]
     """
@@ -76,7 +81,8 @@ def _sections_from_lines(lines: list[tuple[int, str] | str], navigation: Set[int
     def flush() -> None:
         text = "\n".join(buf).strip()
         if text:
-            sections.append((Section(tuple(h for _, h in trail), text), links >= 2 and not others))
+            listed = links >= 2 and not others and bool(trail) and navigation_heading(trail[-1][1])
+            sections.append((Section(tuple(h for _, h in trail), text), listed))
         buf.clear()
 
     for i, item in enumerate(lines):
@@ -94,9 +100,9 @@ def _sections_from_lines(lines: list[tuple[int, str] | str], navigation: Set[int
             elif item.strip():
                 others += 1
     flush()
-    if all(nav for _, nav in sections):
+    if all(listed for _, listed in sections):
         return [section for section, _ in sections]
-    return [section for section, nav in sections if not nav]
+    return [section for section, listed in sections if not listed]
 
 
 def _document(ext_id: str, title: str, url: str, sections: list[Section], name: str) -> Document:

@@ -247,11 +247,12 @@ class IndexStore(Protocol):
         ...
 
     def leads(self, document_ids: Sequence[int]) -> dict[int, tuple[str, StoredUnit]]:
-        """Each document's title and opening section (the parent its title unit is shown as: its
-        first with text, :func:`electa.ingest.chunker.title_unit_parent`), by document id, in
-        one snapshot, whatever the caller (a document's units share its access); documents
-        without a title unit are left out. The engine reads it to choose the passage that
-        stands for a page (``RANK_RULES`` 8)."""
+        """Each document's title and opening section (the parent of the same document its title
+        unit is shown as: its first with text, :func:`electa.ingest.chunker.title_unit_parent`),
+        by document id, whatever the caller (a document's units share its access: the engine asks
+        only about documents a search found for its caller); documents without a title unit are
+        left out, and so is an opening deleted since. The engine reads it to choose the passage
+        that stands for a page (``RANK_RULES`` 8)."""
         ...
 
     def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:

@@ -885,8 +885,11 @@ class SqliteStore(OperationalTables, GraphTables):
             fresh: dict[int, tuple[str, int] | None] = dict.fromkeys(missing)
             for start in range(0, len(missing), 500):
                 part = missing[start:start + 500]
-                rows = con.execute("SELECT document_id, title, parent_id FROM chunks WHERE kind='title'"
-                                   f" AND parent_id IS NOT NULL AND document_id IN ({','.join('?' * len(part))})", part)
+                # (by chunks_document: "+c.kind" keeps the planner off chunks_kind, which would read
+                # every organisation's title units; the opening must be a unit of the same page)
+                rows = con.execute("SELECT c.document_id, c.title, c.parent_id FROM chunks c JOIN chunks p"
+                                   " ON p.id = c.parent_id AND p.document_id = c.document_id WHERE +c.kind = 'title'"
+                                   f" AND c.document_id IN ({','.join('?' * len(part))})", part)
                 fresh.update((int(d), (str(title), int(u))) for d, title, u in rows)
         self._leads_cache.keep(generation, fresh)
         leads = {d: lead for d, lead in (found | fresh).items() if lead is not None}

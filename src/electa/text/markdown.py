@@ -356,6 +356,26 @@ _LINK = (r"(?:\[(?P<text>[^\[\]\n]{1,999})\]\((?P<target><[^<>\n]{0,2000}>|[^()\
 LINKS = re.compile(r"(?<![!\\])" + _LINK)  # (never an image's "![alt](…)", nor an escaped "\[")
 # A list item that is one link and nothing else: "* [npm update](/commands/npm-update)".
 _LINK_ITEM = re.compile(r"[ \t]{0,12}(?:[-*+]|\d{1,9}[.)])[ \t]+" + _LINK + r"[ \t]*")
+# Headings of a list of links to other pages, not of content (casefolded; a trailing colon is
+# not read): a list of links under another heading ("Prerequisites", "Supported integrations",
+# "Download") is what that heading says, and stays.
+NAVIGATION_HEADINGS = frozenset(" ".join(h.split()) for h in """see also|related|related articles|related pages|
+    related links|related topics|related content|related guides|related docs|related documentation|
+    related resources|further reading|more resources|additional resources|learn more|next steps|what's next|
+    read more|table of contents|contents|on this page|in this article|in this section|siehe auch|
+    verwandte themen|voir aussi|articles connexes|véase también|ver también|artículos relacionados|vedi anche|
+    veja também|zie ook|関連項目|関連記事|另请参阅|相关文章|相關文章""".split("|"))
+
+
+def navigation_heading(heading: str) -> bool:
+    """Whether a heading names a list of links to elsewhere ("See Also", "Related articles:").
+
+    >>> navigation_heading("See Also"), navigation_heading("Related articles:"), navigation_heading("Prerequisites")
+    (True, True, False)
+    """
+    return " ".join(heading.replace("\u2019", "'").split()).rstrip(":").strip().casefold() in NAVIGATION_HEADINGS
+
+
 # The endings of a page's address; any other ending of letters and digits names a file to fetch.
 PAGE_SUFFIXES = frozenset({"", "html", "htm", "xhtml", "shtml", "md", "mdx", "markdown", "rst", "txt", "php",
                            "asp", "aspx", "jsp"})

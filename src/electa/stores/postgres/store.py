@@ -538,8 +538,9 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
             missing = [d for d in ids if d not in found]
             fresh: dict[int, tuple[str, int] | None] = dict.fromkeys(missing)
             if missing:
-                rows = con.execute("SELECT document_id, title, parent_id FROM chunks WHERE kind='title'"
-                                   " AND parent_id IS NOT NULL AND document_id = ANY(%s)", (missing,)).fetchall()
+                rows = con.execute("SELECT c.document_id, c.title, c.parent_id FROM chunks c JOIN chunks p"
+                                   " ON p.id = c.parent_id AND p.document_id = c.document_id WHERE c.kind = 'title'"
+                                   " AND c.document_id = ANY(%s)", (missing,)).fetchall()
                 fresh.update((int(d), (str(title), int(u))) for d, title, u in rows)
         self._leads_cache.keep(generation, fresh)
         leads = {d: lead for d, lead in (found | fresh).items() if lead is not None}
