@@ -1405,10 +1405,10 @@ class Engine:
         is (:func:`electa.text.asking.asks_what_it_is`) or is nothing but words of a page's title
         ("package-lock.json"; "How do I bill hours?" is not: "how" is no title's word): where the
         words the chosen unit holds are all its page's title's, which every section carries in
-        its title trail, its words do not say it answers better than
-        the rest, and the page's opening (the parent its title unit is shown as), where a page
-        says what it is about, stands instead if it holds as many and its own text holds at
-        least as many of them as the chosen unit's own text does. A question how to do something
+        its title trail, its words do not say it answers better than the rest, and the page's
+        opening (the parent its title unit is shown as), where a page says what it is about,
+        stands instead if it holds as many and its own text holds at least as many of them as
+        the chosen unit's own text does. A question how to do something
         keeps the legs' section ("How do I bill hours?": "Turn hours into an invoice"); a notice
         at the top of a page ("This article applies to plans bought on the web.") holds none of
         the words in its text and never stands (the review of 33a9419 found both standing). An

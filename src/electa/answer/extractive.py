@@ -65,7 +65,7 @@ from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
 from electa.text import STOPWORDS, content_stems, stem, tokens
 from electa.text.analysis import map_language
-from electa.text.markdown import LINKS, page_target
+from electa.text.markdown import LINKS, link_target, page_target
 from electa.types import ChunkKind, Passage
 
 STRICT_REPLY = ("I'm sorry, I don't have information about that in our knowledge base. "
@@ -359,7 +359,7 @@ def _links_only(text: str) -> bool:
     (False, False)
     """
     found = list(LINKS.finditer(text))
-    if not found or not all(page_target(m.group("auto") or m.group("target") or "") for m in found):
+    if not found or not all(page_target(link_target(m)) for m in found):
         return False
     return _content(LINKS.sub(" ", text)) <= _POINTER_WORDS
 

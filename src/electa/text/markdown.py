@@ -418,7 +418,9 @@ def link_item(line: str) -> bool:
     (False, False)
     """
     m = _LINK_ITEM.fullmatch(line)
-    if m is None:
-        return False
-    target = m.group("auto") or m.group("target") or ""
-    return page_target(target)
+    return m is not None and page_target(link_target(m))
+
+
+def link_target(link: re.Match[str]) -> str:
+    """The address of a link matched by :data:`LINKS` (or a list item of one)."""
+    return link.group("auto") or link.group("target") or ""
