@@ -45,7 +45,7 @@ from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite_analysis import analyse_again
 from electa.stores.sqlite_graph import GRAPH_SCHEMA, GraphTables, upgrade_graph
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
-from electa.stores.unit_cache import LeadCache, UnitCache
+from electa.stores.unit_cache import LeadCache, UnitCache, with_units
 from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms, same_analysis
 from electa.types import Access, Caller, ChunkKind
 
@@ -878,23 +878,21 @@ class SqliteStore(OperationalTables, GraphTables):
     def leads(self, document_ids: Sequence[int]) -> dict[int, tuple[str, StoredUnit]]:
         ids = sorted({int(d) for d in document_ids})
         writing = self.con.in_transaction  # (inside a write what it reads may yet be rolled back: kept nowhere)
-        with self.snapshot() as con:
-            generation = -2 if writing else self._generation(con)
-            found = self._leads_cache.lookup(generation, ids)
-            missing = [d for d in ids if d not in found]
-            fresh: dict[int, tuple[str, int] | None] = dict.fromkeys(missing)
+
+        def query(missing: list[int]) -> list[tuple[int, str, int]]:
+            rows: list[tuple[int, str, int]] = []
             for start in range(0, len(missing), 500):
                 part = missing[start:start + 500]
                 # (by chunks_document: "+c.kind" keeps the planner off chunks_kind, which would read
                 # every organisation's title units; the opening must be a unit of the same page)
-                rows = con.execute("SELECT c.document_id, c.title, c.parent_id FROM chunks c JOIN chunks p"
-                                   " ON p.id = c.parent_id AND p.document_id = c.document_id WHERE +c.kind = 'title'"
-                                   f" AND c.document_id IN ({','.join('?' * len(part))})", part)
-                fresh.update((int(d), (str(title), int(u))) for d, title, u in rows)
-        self._leads_cache.keep(generation, fresh)
-        leads = {d: lead for d, lead in (found | fresh).items() if lead is not None}
-        units = self.units(sorted({u for _, u in leads.values()}))  # (a unit deleted meanwhile is left out)
-        return {d: (title, units[u]) for d, (title, u) in leads.items() if u in units}
+                rows += con.execute("SELECT c.document_id, c.title, c.parent_id FROM chunks c JOIN chunks p"
+                                    " ON p.id = c.parent_id AND p.document_id = c.document_id WHERE +c.kind = 'title'"
+                                    f" AND c.document_id IN ({','.join('?' * len(part))})", part).fetchall()
+            return rows
+
+        with self.snapshot() as con:
+            leads = self._leads_cache.read(-2 if writing else self._generation(con), ids, query)
+        return with_units(leads, self.units)
 
     def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}

@@ -9,7 +9,7 @@ newer one is seen. Bounded by characters (``UNITS_KEPT_CHARS`` in all, none long
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from electa.stores.protocol import StoredUnit
 
@@ -96,3 +96,23 @@ class LeadCache:
         with self._lock:
             self._leads.clear()
             self._generation = -1
+
+    def read(self, generation: int, documents: Sequence[int],
+             query: Callable[[list[int]], Iterable[tuple[int, str, int]]]) -> dict[int, tuple[str, int]]:
+        """Each of ``documents``' title and opening unit id: those kept at ``generation``, the
+        rest by ``query`` (rows of document, title, opening for the ids it is given), kept; a
+        document without a title unit is left out. (A backend's ``leads``, inside its snapshot.)"""
+        found = self.lookup(generation, documents)
+        missing = [d for d in documents if d not in found]
+        fresh: dict[int, tuple[str, int] | None] = dict.fromkeys(missing)
+        if missing:
+            fresh.update((int(d), (str(title), int(u))) for d, title, u in query(missing))
+        self.keep(generation, fresh)
+        return {d: lead for d, lead in (found | fresh).items() if lead is not None}
+
+
+def with_units(leads: Mapping[int, tuple[str, int]],
+               units: Callable[[Sequence[int]], Mapping[int, StoredUnit]]) -> dict[int, tuple[str, StoredUnit]]:
+    """``leads`` with each opening's unit read by ``units`` (an opening deleted meanwhile is left out)."""
+    read = units(sorted({u for _, u in leads.values()}))
+    return {d: (title, read[u]) for d, (title, u) in leads.items() if u in read}

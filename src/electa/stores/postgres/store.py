@@ -53,7 +53,7 @@ from electa.stores.protocol import (
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite import VECTOR_KINDS, access_json, acl_text, scan_field
 from electa.stores.sqlite_ops import normalise_trigger
-from electa.stores.unit_cache import LeadCache, UnitCache
+from electa.stores.unit_cache import LeadCache, UnitCache, with_units
 from electa.text.analysis import DEFAULT_LANGUAGE, index_terms, query_terms, same_analysis
 from electa.types import Access, Caller, ChunkKind
 
@@ -534,18 +534,11 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
         ids = sorted({int(d) for d in document_ids})
         with self.db.tx(ALL_TENANTS, snapshot=True) as con:
             generation = int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
-            found = self._leads_cache.lookup(generation, ids)
-            missing = [d for d in ids if d not in found]
-            fresh: dict[int, tuple[str, int] | None] = dict.fromkeys(missing)
-            if missing:
-                rows = con.execute("SELECT c.document_id, c.title, c.parent_id FROM chunks c JOIN chunks p"
-                                   " ON p.id = c.parent_id AND p.document_id = c.document_id WHERE c.kind = 'title'"
-                                   " AND c.document_id = ANY(%s)", (missing,)).fetchall()
-                fresh.update((int(d), (str(title), int(u))) for d, title, u in rows)
-        self._leads_cache.keep(generation, fresh)
-        leads = {d: lead for d, lead in (found | fresh).items() if lead is not None}
-        units = self.units(sorted({u for _, u in leads.values()}))  # (a unit deleted meanwhile is left out)
-        return {d: (title, units[u]) for d, (title, u) in leads.items() if u in units}
+            leads = self._leads_cache.read(generation, ids, lambda missing: con.execute(
+                "SELECT c.document_id, c.title, c.parent_id FROM chunks c JOIN chunks p ON p.id = c.parent_id"
+                " AND p.document_id = c.document_id WHERE c.kind = 'title' AND c.document_id = ANY(%s)",
+                (missing,)).fetchall())
+        return with_units(leads, self.units)
 
     def unit_languages(self, ids: Sequence[int]) -> dict[int, str]:
         with self.db.tx(ALL_TENANTS) as con:
