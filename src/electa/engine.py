@@ -380,6 +380,12 @@ class Engine:
     def _ingestor(self, org: str) -> Ingestor:
         if self._mismatch:
             raise ModelMismatchError(self._mismatch)
+        # Writing pages under a name makes it an organisation: keys, secrets and the console
+        # name it next, and each refuses one the store does not know (`electa ingest --org npm`
+        # then `electa keys create --org npm` said "create it first"). The name is checked here,
+        # before anything is stored under it.
+        if org not in self.store.organisations():
+            self.store.add_organisation(org)
         self.adopt_default_reading(org)
         s = self.settings
         return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from electa import Access, Caller, Engine, LegStatus, ModelMismatchError, NotFoundError, Settings
+from electa import Access, Caller, ConfigError, Engine, LegStatus, ModelMismatchError, NotFoundError, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import RANK_RULES
 from electa.ingest.loaders import Loaded
@@ -741,3 +741,23 @@ def test_a_passage_with_a_budget_of_one_character_left_is_cut_not_looped_on() ->
             hit(5, "What is ENOENT? " * 80)]
     passages = cut_passages(hits, 1000, 4000, "What is ENOENT?")
     assert sum(len(p.text) for p in passages) <= 4000 + len(passages) and len(passages) == 5
+
+
+def test_pages_written_under_a_new_name_make_it_an_organisation_keys_can_name(engine: Engine, tmp_path: Path) -> None:
+    # `electa ingest --org npm` then `electa keys create --org npm` said "no organisation 'npm'".
+    write(tmp_path / "kb", "refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days.\n")
+    assert "npm" not in engine.store.organisations()
+    engine.ingest([tmp_path / "kb"], Access("npm"))
+    assert "npm" in engine.store.organisations()
+    _, record = engine.store.add_api_key("npm", "search")
+    assert record.org == "npm"
+    engine.ingest_loaded("faq", Loaded([Document("d1", "Hours", "Open 9 to 5.")]), Access("zeta"))
+    assert "zeta" in engine.store.organisations()
+
+
+def test_no_page_is_stored_under_a_name_that_cannot_be_an_organisation(engine: Engine, tmp_path: Path) -> None:
+    write(tmp_path / "kb", "refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days.\n")
+    for name in ("*", " "):
+        with pytest.raises(ConfigError, match="cannot name an organisation"):
+            engine.ingest([tmp_path / "kb"], Access(name))
+    assert engine.store.list_sources(None) == []
