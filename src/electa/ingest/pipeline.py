@@ -1,8 +1,14 @@
-"""From paths to stored sources: read, load, chunk, embed, store; one source at a time.
+"""From paths to stored sources: read, load, chunk, embed, store.
 
 Each file is one source and is written in one transaction, so a bad file or a crash leaves
 every other source as it was (SPEC A8). Unchanged files (same content hash) are skipped before
 they are even parsed (SPEC A5).
+
+Files are read and chunked one by one, but their units are embedded together, a window of
+files at a time (:data:`WINDOW_TEXTS`): a help-center page holds a few dozen units, and the
+model read them page by page in small batches, each padded to its own longest text. Sorted by
+length across many pages, the batches are full and pad little (``bench/ingest_window.py``).
+Then each file is stored in its own transaction, in the order read.
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, language_of, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
 
-EMBED_BATCH = 512  # texts per call to the model, sorted by length across the whole source
+EMBED_BATCH = 512  # texts per call to the model, sorted by length across the whole window
+WINDOW_TEXTS = 2048  # units read (chunked, not yet embedded) before the window is embedded and stored
+WINDOW_FILES = 64  # files, whatever their units: a failure to embed is retried file by file
 
 
 @dataclass
@@ -133,12 +141,28 @@ def same_source(existing: Mapping[str, Any] | None, record: SourceRecord) -> boo
     return same_access(existing["access"], record.access)
 
 
+@dataclass
+class _Prepared:
+    """One source chunked and ready to store, but for the vectors of its ``fresh`` documents
+    (those no stored unit of the same access already holds)."""
+
+    record: SourceRecord
+    docs: list[PreparedDocument]
+    fresh: list[int]  # indexes into ``docs``
+    path: str = ""  # the file it was read from, for the report ('' for an upload)
+
+    @property
+    def texts(self) -> int:
+        return sum(len(self.docs[d].chunks) for d in self.fresh)
+
+
 class Ingestor:
     """Prepares and stores sources. Used by :class:`electa.engine.Engine`."""
 
     def __init__(self, store: IndexStore, embedder: Embedder | None, parent_chars: int,
                  child_chars: int, overlap: int, max_bytes: int, recipe: Recipe = Recipe.POOLED,
-                 language: str = "") -> None:
+                 language: str = "", window_texts: int | None = None) -> None:
+        self.window_texts = WINDOW_TEXTS if window_texts is None else window_texts  # 0: each file alone
         self.store = store
         self.language = language  # every document's, or '' for the store to read each one's
         self.embedder = embedder
@@ -164,6 +188,18 @@ class Ingestor:
         if listing.errors:  # something could not be listed: a sync must not read its absence as deletion
             report.unlisted.update(paths)
         bar = _progress(len(listing.files), "files", progress)
+        window: list[_Prepared] = []
+
+        def flush() -> None:
+            for prepared, outcome in self._store_window(window):
+                if isinstance(outcome, SourceOutcome):
+                    report.outcomes.append(outcome)
+                    report.documents += outcome.documents
+                else:
+                    report.failures.append((prepared.path, outcome))
+                bar.update(1, report.documents, time.perf_counter() - start)
+            window.clear()
+
         for path, root in listing.files:
             rel = path.relative_to(root).as_posix() if path != root else path.name
             uri = report.roots[root] if path == root else f"{report.roots[root]}/{rel}"
@@ -192,20 +228,57 @@ class Ingestor:
                     loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))
-                    outcome = self.store_loaded(record, loaded, progress=False)
-                    report.outcomes.append(outcome)
-                    report.documents += outcome.documents
+                    window.append(replace(self.prepare(record, loaded), path=str(path)))
+                    if (sum(p.texts for p in window) >= self.window_texts or len(window) >= WINDOW_FILES):
+                        flush()
+                    continue  # counted on the bar once stored
             except IngestError as exc:
                 report.failures.append((str(path), exc.reason))
             except Exception as exc:
                 report.failures.append((str(path), f"could not be read ({type(exc).__name__}: {exc})"))
             bar.update(1, report.documents, time.perf_counter() - start)
+        flush()
         bar.close()
         report.seconds = time.perf_counter() - start
         return report
 
     def store_loaded(self, record: SourceRecord, loaded: Loaded, progress: bool = True) -> SourceOutcome:
         """Chunk, embed and store one source's documents and Q&A pairs atomically."""
+        prepared = self.prepare(record, loaded)
+        self._fill_vectors([prepared], progress)
+        return self._put(prepared)
+
+    def _store_window(self, window: list[_Prepared]) -> list[tuple[_Prepared, SourceOutcome | str]]:
+        """Embed the window's units in one pass, then store each source in its own transaction.
+        Should the model fail on the window, each source is embedded alone, so that one that
+        cannot be read fails alone; a source whose write fails leaves the others stored."""
+        if not window:
+            return []
+        out: list[tuple[_Prepared, SourceOutcome | str]] = []
+        try:
+            self._fill_vectors(window, progress=False)
+            ready = window
+        except Exception:
+            ready = []
+            for prepared in window:
+                try:
+                    self._fill_vectors([prepared], progress=False)
+                    ready.append(prepared)
+                except Exception as exc:
+                    out.append((prepared, f"could not be embedded ({type(exc).__name__}: {exc})"))
+        for prepared in ready:
+            try:
+                out.append((prepared, self._put(prepared)))
+            except IngestError as exc:
+                out.append((prepared, exc.reason))
+            except Exception as exc:
+                out.append((prepared, f"could not be stored ({type(exc).__name__}: {exc})"))
+        order = {id(p): i for i, p in enumerate(window)}
+        return sorted(out, key=lambda pair: order[id(pair[0])])
+
+    def prepare(self, record: SourceRecord, loaded: Loaded) -> _Prepared:
+        """Chunk one source's documents, Q&A pairs and curated answers and read each new
+        document's language; nothing is embedded or stored yet."""
         known = self.store.known_text_hashes(record.org, record.agent, record.access)
         prepared: list[tuple[str, str, str, str, list[Chunk]]] = []
         for doc in loaded.documents:
@@ -238,12 +311,29 @@ class Ingestor:
         # writer's), and before its units are embedded (a chain embedder reads each language
         # with its own model); the store reads again only one with none found.
         docs = [doc if doc.lang or doc.text_hash in known else replace(doc, lang=language_of(doc)) for doc in docs]
-        vectors = self._embed([prepared[d][4] for d in fresh], [docs[d].lang for d in fresh], progress)
-        for d, vecs in zip(fresh, vectors, strict=True):
-            docs[d] = replace(docs[d], vectors=tuple(vecs))
+        return _Prepared(record, docs, fresh)
+
+    def _fill_vectors(self, window: Sequence[_Prepared], progress: bool) -> None:
+        """Give every fresh document of the window its units' vectors, each distinct text hash
+        read once (a page two files share is embedded once, and both copies carry its vectors,
+        so neither depends on the other being stored)."""
+        first: dict[str, tuple[int, int]] = {}
+        todo: list[tuple[int, int]] = []
+        for w, prepared in enumerate(window):
+            for d in prepared.fresh:
+                if first.setdefault(prepared.docs[d].text_hash, (w, d)) == (w, d):
+                    todo.append((w, d))
+        vectors = self._embed([list(window[w].docs[d].chunks) for w, d in todo],
+                              [window[w].docs[d].lang for w, d in todo], progress)
+        read = {window[w].docs[d].text_hash: tuple(vecs) for (w, d), vecs in zip(todo, vectors, strict=True)}
+        for prepared in window:
+            for d in prepared.fresh:
+                doc = prepared.docs[d]
+                prepared.docs[d] = replace(doc, vectors=read[doc.text_hash])
+
+    def _put(self, prepared: _Prepared) -> SourceOutcome:
         model_id = self.embedder.model_id if self.embedder is not None else ""
-        outcome = self.store.put_source(record, docs, model_id=model_id)
-        return outcome
+        return self.store.put_source(prepared.record, prepared.docs, model_id=model_id)
 
     def _chunks(self, doc: Document) -> list[Chunk]:
         return chunk_document(doc, self.parent_chars, self.child_chars, self.overlap)
