@@ -430,6 +430,28 @@ def test_a_parameters_signature_is_not_quoted(embedder: object | None) -> None:
     assert "{" not in text and text != STRICT_REPLY and ("Returns the number of `bytesRead`." in text or embedder)
 
 
+SAVE_EXACT = """#### `save-exact`
+
+* Default: false
+* Type: Boolean
+
+Dependencies saved to package.json will be configured with an exact version
+rather than using npm's default semver range operator."""
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder(dim=64)])
+def test_a_settings_type_and_default_answer_only_a_question_asking_for_them(embedder: object | None) -> None:
+    """Found on npm's docs: "What does --save-exact do?" was answered "Default: false. Type:
+    Boolean": read under the heading that names the setting, each item held the question's
+    words, and what the setting does was never quoted."""
+    source = passage(1, SAVE_EXACT, "Config > Config Settings > `save-exact`")
+    text = answer("What does --save-exact do?", source, embedder=embedder)
+    assert "Default" not in text and "Boolean" not in text
+    assert "Dependencies saved to package.json will be configured with an exact version" in text
+    asked = answer("What is the default of save-exact?", source, embedder=embedder)
+    assert "Default: false" in asked
+
+
 @pytest.mark.parametrize("embedder", [None, HashEmbedder(dim=64)])
 def test_a_label_above_code_is_not_quoted(embedder: object | None) -> None:
     """Found on the AWS CLI's examples (reStructuredText): "How do I upload a file to S3 with an

@@ -342,6 +342,45 @@ def _signature(text: str) -> bool:
 _POINTER_WORDS = frozenset(stem(w) for w in "see also related read more learn next previous back details refer further".split())
 
 
+# What a setting's type or default is written with in a configuration reference ("Type:
+# Boolean", "Default: none", "Type: array of strings or tables"): literals and type names.
+_LITERALS = frozenset(
+    "true false yes no null none nil undefined unset empty boolean bool string strings number numbers integer"
+    " integers int float double array arrays object objects table tables list lists map maps path paths url urls"
+    " not supported of or and any".split())
+_SPEC_ITEM = re.compile(r"^\W{0,3}(?P<label>[^\W\d_][\w -]{0,24}?)\W{0,3}:\W{0,3}\s+(?P<value>.+)$")
+_QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
+
+
+def _setting_spec(text: str, question: frozenset[str]) -> bool:
+    """Whether a list item gives a setting's type or default and nothing else ("Default: false",
+    "Type: Boolean", "Environment: `CARGO_HOME`"), and the question does not ask for it (its
+    label's words are not the question's). Under a heading that names the setting, such an item
+    is read as the heading: on npm's docs "What does --save-exact do?" was answered "Default:
+    false. Type: Boolean", and the sentence that says what it does ("Dependencies saved to
+    package.json will be configured with an exact version…") was never quoted. A value that
+    says more ("Default: 'public' for new packages") or names a price or a count ("Storage:
+    100 GB") is no type or default.
+
+    >>> q = frozenset({"save", "exact"})
+    >>> _setting_spec("Default: false", q), _setting_spec("Type: array of strings or tables", q)
+    (True, True)
+    >>> _setting_spec("**Default:** `null`", q), _setting_spec('Type: null, "restricted", or "public"', q)
+    (True, True)
+    >>> _setting_spec("Default: false", frozenset({"default", "save", "exact"}))
+    False
+    >>> _setting_spec("Storage: 100 GB", q), _setting_spec("Default: 'public' for new packages", q)
+    (False, False)
+    """
+    m = _SPEC_ITEM.match(text.strip())
+    if m is None or len(m.group("label").split()) > 2:
+        return False
+    if {stem(t) for t in tokens(m.group("label"), pairs=False)} & question:
+        return False
+    rest = _QUOTED.sub(" ", _INLINE_CODE.sub(" ", m.group("value")))
+    return set(tokens(rest, pairs=False)) <= _LITERALS
+
+
 def _links_only(text: str) -> bool:
     """Whether a sentence only points elsewhere: links to pages, and beside them no word but a
     pointer's ("[npm install-ci-test](/commands/npm-install-ci-test)", "See
@@ -505,7 +544,10 @@ class ExtractiveAnswerer:
         about_another = {s_id for s_id, p in enumerate(prompt.sources, 1)
                          if codes and _names_another_code(codes, p.hit.title, titles[s_id])}
         out = []
+        asked = frozenset(q)
         for c, sim in zip(pool, sims, strict=True):
+            if c.sentence.kind == "item" and _setting_spec(c.sentence.text, asked):
+                continue  # read as its heading, the setting's name, it outscored what the setting does
             names_asked = c.source in about_another and bool(codes & _codes(c.sentence.text, c.stems))
             if c.source in off_topic or (c.source in about_another and not names_asked):
                 continue

@@ -94,8 +94,9 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
 
 def _print_report(report: IngestReport) -> None:
     counts = report.counts()
+    documents = f"{report.documents} document{'' if report.documents == 1 else 's'}"
     click.echo(f"{counts['added']} added, {counts['updated']} updated, {counts['unchanged']} unchanged, "
-               f"{counts['deleted']} deleted, {counts['failed']} failed; {report.documents} document{'' if report.documents == 1 else 's'} in "
+               f"{counts['deleted']} deleted, {counts['failed']} failed; {documents} in "
                f"{report.seconds:.1f}s ({report.docs_per_second:.1f} docs/s)")
     for path, note in report.notes:
         click.echo(f"note: {path}: {note}", err=True)
