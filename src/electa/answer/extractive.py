@@ -11,8 +11,9 @@ How an answer is made, in order:
    :func:`electa.answer.segment.segment` (hard wraps joined, lists, table rows, abbreviations,
    URLs kept whole). Sentences in a span that :func:`electa.ingest.injection.scan` flags as
    text addressed to the assistant are never candidates, nor are headings, code, the fragment
-   a passage cut ends with, or a parameter's signature in an API reference ("`buffer`
-   {Buffer|TypedArray}", "Returns: {string}": :func:`_signature`).
+   a passage cut ends with, a parameter's signature in an API reference ("`buffer`
+   {Buffer|TypedArray}", "Returns: {string}": :func:`_signature`), or a setting's type or
+   default ("Default: false") for a question that does not ask for it (:func:`_setting_spec`).
 3. **Scored for the question:** cosine to the question (meaning) + 0.3 × the share of the
    question's content stems it holds (exact tokens) + a
    position prior (0.02 / source rank, 0.01 for a sentence in the first three of its source).
