@@ -44,7 +44,21 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--windows", type=int, nargs="+", default=[pipeline.WINDOW_TEXTS],
                         help="window sizes (texts) to measure beside file by file (default: the served one)")
+    parser.add_argument("--profile", action="store_true",
+                        help="instead: one ingest with the served window under cProfile, the 25 costliest calls")
     args = parser.parse_args()
+    if args.profile:
+        import cProfile
+        import pstats
+
+        one_pass(args.folders[:1], pipeline.WINDOW_TEXTS)  # loads the models
+        profiler = cProfile.Profile()
+        profiler.enable()
+        took, documents = one_pass(args.folders, pipeline.WINDOW_TEXTS)
+        profiler.disable()
+        print(f"{documents} documents in {took:.1f} s")
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+        return
     settings = {"file by file": 0} | {f"window of {w} texts": w for w in args.windows}
     seconds: dict[str, list[float]] = {name: [] for name in settings}
     documents = 0

@@ -62,6 +62,7 @@ from electa.modes.protocol import MERGE_DEPTH, MERGE_LIFT
 from electa.scoring import AGREEMENT_K, GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum, rarity
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
+from electa.stores.sqlite_ops import check_org_name
 from electa.text import STOPWORDS, fold, language, stem_set, tokens
 from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, coverage_terms, index_terms
 from electa.text.asking import asks_what_it_is
@@ -380,12 +381,11 @@ class Engine:
     def _ingestor(self, org: str) -> Ingestor:
         if self._mismatch:
             raise ModelMismatchError(self._mismatch)
-        # Writing pages under a name makes it an organisation: keys, secrets and the console
-        # name it next, and each refuses one the store does not know (`electa ingest --org npm`
-        # then `electa keys create --org npm` said "create it first"). The name is checked here,
-        # before anything is stored under it.
-        if org not in self.store.organisations():
-            self.store.add_organisation(org)
+        # Writing pages under a name makes it an organisation (the store's write records it), so
+        # keys, secrets and the console can name it next: `electa ingest --org npm` then `electa
+        # keys create --org npm` said "create it first". A name that cannot be one is refused
+        # here, before any file is read.
+        check_org_name(org)
         self.adopt_default_reading(org)
         s = self.settings
         return Ingestor(self.store, self.embedder if self.index is not None else None, s.parent_chars,

@@ -753,11 +753,14 @@ def test_pages_written_under_a_new_name_make_it_an_organisation_keys_can_name(en
     assert record.org == "npm"
     engine.ingest_loaded("faq", Loaded([Document("d1", "Hours", "Open 9 to 5.")]), Access("zeta"))
     assert "zeta" in engine.store.organisations()
+    # An ingest that stores nothing makes no organisation (a typo would stay listed for good).
+    report = engine.ingest([tmp_path / "no-such-folder"], Access("acmee"))
+    assert report.failures and "acmee" not in engine.store.organisations()
 
 
 def test_no_page_is_stored_under_a_name_that_cannot_be_an_organisation(engine: Engine, tmp_path: Path) -> None:
     write(tmp_path / "kb", "refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days.\n")
-    for name in ("*", " "):
+    for name in ("*", " ", "npm "):
         with pytest.raises(ConfigError, match="cannot name an organisation"):
             engine.ingest([tmp_path / "kb"], Access(name))
     assert engine.store.list_sources(None) == []

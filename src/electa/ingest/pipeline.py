@@ -14,6 +14,7 @@ Then each file is stored in its own transaction, in the order read.
 from __future__ import annotations
 
 import hashlib
+import logging
 import sys
 import time
 import zlib
@@ -33,6 +34,8 @@ from electa.ingest.naming import list_files
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, language_of, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
+
+_log = logging.getLogger("electa.ingest")
 
 EMBED_BATCH = 512  # texts per call to the model, sorted by length across the whole window
 WINDOW_TEXTS = 2048  # units read (chunked, not yet embedded) before the window is embedded and stored
@@ -200,9 +203,11 @@ class Ingestor:
                 bar.update(1, report.documents, time.perf_counter() - start)
             window.clear()
 
+        report_uris: list[str] = []
         for path, root in listing.files:
             rel = path.relative_to(root).as_posix() if path != root else path.name
             uri = report.roots[root] if path == root else f"{report.roots[root]}/{rel}"
+            report_uris.append(uri)
             report.seen.add(uri)  # even when it fails below: a sync never deletes a file it could not read
             if path != root and not _readable(path.name):
                 # A docs folder holds images, scripts and build files beside its pages: each is no
@@ -239,6 +244,12 @@ class Ingestor:
             bar.update(1, report.documents, time.perf_counter() - start)
         flush()
         bar.close()
+        # In the order the files were read (an unchanged file is known at once, a changed one
+        # once its window is stored); what no file names (a folder that cannot be listed) first.
+        read = {str(path): n for n, (path, _) in enumerate(listing.files)}
+        named = {o: n for n, o in enumerate(report_uris)}
+        report.outcomes.sort(key=lambda o: named.get(o.uri, -1))
+        report.failures.sort(key=lambda f: read.get(f[0], -1))
         report.seconds = time.perf_counter() - start
         return report
 
@@ -258,7 +269,9 @@ class Ingestor:
         try:
             self._fill_vectors(window, progress=False)
             ready = window
-        except Exception:
+        except Exception as exc:
+            _log.warning("embedding %d files together failed (%s: %s); embedding each alone", len(window),
+                         type(exc).__name__, exc)
             ready = []
             for prepared in window:
                 try:
@@ -268,6 +281,7 @@ class Ingestor:
                     out.append((prepared, f"could not be embedded ({type(exc).__name__}: {exc})"))
         for prepared in ready:
             try:
+                self._refill_lost(prepared)
                 out.append((prepared, self._put(prepared)))
             except IngestError as exc:
                 out.append((prepared, exc.reason))
@@ -314,22 +328,44 @@ class Ingestor:
         return _Prepared(record, docs, fresh)
 
     def _fill_vectors(self, window: Sequence[_Prepared], progress: bool) -> None:
-        """Give every fresh document of the window its units' vectors, each distinct text hash
-        read once (a page two files share is embedded once, and both copies carry its vectors,
-        so neither depends on the other being stored)."""
-        first: dict[str, tuple[int, int]] = {}
+        """Give every fresh document of the window its units' vectors, the same units read
+        once (a page two files share is embedded once, and both copies carry its vectors, so
+        neither depends on the other being stored). Shared by the units and their language,
+        never by text hash alone: a page and a Q&A pair of the same title and text hash alike
+        but are different units."""
+        first: dict[tuple[str, tuple[Chunk, ...]], tuple[int, int]] = {}
         todo: list[tuple[int, int]] = []
         for w, prepared in enumerate(window):
             for d in prepared.fresh:
-                if first.setdefault(prepared.docs[d].text_hash, (w, d)) == (w, d):
+                doc = prepared.docs[d]
+                if first.setdefault((doc.lang, doc.chunks), (w, d)) == (w, d):
                     todo.append((w, d))
         vectors = self._embed([list(window[w].docs[d].chunks) for w, d in todo],
                               [window[w].docs[d].lang for w, d in todo], progress)
-        read = {window[w].docs[d].text_hash: tuple(vecs) for (w, d), vecs in zip(todo, vectors, strict=True)}
+        read = {(window[w].docs[d].lang, window[w].docs[d].chunks): tuple(vecs)
+                for (w, d), vecs in zip(todo, vectors, strict=True)}
         for prepared in window:
             for d in prepared.fresh:
                 doc = prepared.docs[d]
-                prepared.docs[d] = replace(doc, vectors=read[doc.text_hash])
+                prepared.docs[d] = replace(doc, vectors=read[(doc.lang, doc.chunks)])
+
+    def _refill_lost(self, prepared: _Prepared) -> None:
+        """Embed the documents ``prepared`` was to reuse from the store that the store no longer
+        holds: another file of the window (stored first) or another writer replaced the
+        source that held them since ``prepared`` was read. Without this they would be stored
+        with no vectors (until the engine's repair after the write)."""
+        if self.embedder is None:
+            return
+        fresh = set(prepared.fresh)
+        own = {prepared.docs[d].text_hash for d in fresh}  # a text twice in the source rides on its first
+        reused = [d for d, doc in enumerate(prepared.docs) if d not in fresh and doc.text_hash not in own]
+        if not reused:
+            return
+        known = self.store.known_text_hashes(prepared.record.org, prepared.record.agent, prepared.record.access)
+        lost = [d for d in reused if prepared.docs[d].text_hash not in known]
+        if lost:
+            self._fill_vectors([_Prepared(prepared.record, prepared.docs, lost)], progress=False)
+            prepared.fresh.extend(lost)
 
     def _put(self, prepared: _Prepared) -> SourceOutcome:
         model_id = self.embedder.model_id if self.embedder is not None else ""

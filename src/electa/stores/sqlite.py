@@ -44,7 +44,7 @@ from electa.stores.protocol import (
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite_analysis import analyse_again
 from electa.stores.sqlite_graph import GRAPH_SCHEMA, GraphTables, upgrade_graph
-from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, normalise_trigger
+from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, check_org_name, normalise_trigger
 from electa.stores.unit_cache import LeadCache, UnitCache, with_units
 from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms, same_analysis
 from electa.types import Access, Caller, ChunkKind
@@ -467,8 +467,11 @@ class SqliteStore(OperationalTables, GraphTables):
     def put_source(self, source: SourceRecord, docs: Sequence[PreparedDocument], model_id: str = "") -> SourceOutcome:
         now = time.time()
         access = source.access
+        check_org_name(source.org)
         with self.transaction() as con:
             same_analysis(con.execute("SELECT value FROM meta WHERE key='analysis'").fetchone())
+            # Pages written under a name make it an organisation, in the same transaction.
+            con.execute("INSERT OR IGNORE INTO organisations(name, created_at) VALUES(?, ?)", (source.org, now))
             row = con.execute(
                 "SELECT id, version, content_hash, access FROM sources WHERE org=? AND agent=? AND uri=?",
                 (source.org, source.agent, source.uri),

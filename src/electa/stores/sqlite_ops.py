@@ -65,9 +65,12 @@ def add_missing_columns(con: sqlite3.Connection) -> None:
 
 
 def check_org_name(name: str) -> None:
-    """Refuse names that mean something else to a store: empty, or ``*`` (every tenant)."""
+    """Refuse names that mean something else to a store: empty, or ``*`` (every tenant); and a
+    name with spaces around it, which would be another organisation than the one it shows."""
     if not name.strip() or name.strip() == "*":
         raise ConfigError(f"{name!r} cannot name an organisation: give a non-empty name other than '*'")
+    if name != name.strip():
+        raise ConfigError(f"{name!r} cannot name an organisation: remove the spaces around it")
 
 
 def normalise_trigger(text: str) -> str:

@@ -717,10 +717,20 @@ class OperationalStoreContract:
         for name in ("zeta", "acme", "zeta"):
             store.add_organisation(name)
         assert store.organisations() == ["acme", "zeta"]
-        for reserved in ("*", "", " "):  # review: '*' means every tenant to the PostgreSQL wall
+        for reserved in ("*", "", " ", "acme "):  # review: '*' means every tenant to the PostgreSQL wall
             with pytest.raises(ConfigError):
                 store.add_organisation(reserved)
         assert store.organisations() == ["acme", "zeta"]
+
+    def test_pages_written_under_a_name_make_it_an_organisation(self, store) -> None:  # type: ignore[no-untyped-def]
+        # `electa ingest --org npm` then `electa keys create --org npm` said "no organisation".
+        put_page(store, "a.md", "h1", Access("npm"), "a", "Refunds take five days.", "Refunds")
+        assert store.organisations() == ["npm"]
+        store.add_api_key("npm", Scope.SEARCH)
+        for reserved in ("*", "", " ", " acme"):  # nothing stored under a name no organisation can have
+            with pytest.raises(ConfigError, match="cannot name an organisation"):
+                put_page(store, "b.md", "h2", Access(reserved), "b", "Invoices go out monthly.", "Invoices")
+        assert store.organisations() == ["npm"] and [s["uri"] for s in store.list_sources(None)] == ["a.md"]
 
     def test_api_keys(self, store) -> None:  # type: ignore[no-untyped-def]
         with pytest.raises(NotFoundError):

@@ -52,7 +52,7 @@ from electa.stores.protocol import (
 )
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite import VECTOR_KINDS, access_json, acl_text, scan_field
-from electa.stores.sqlite_ops import normalise_trigger
+from electa.stores.sqlite_ops import check_org_name, normalise_trigger
 from electa.stores.unit_cache import LeadCache, UnitCache, with_units
 from electa.text.analysis import DEFAULT_LANGUAGE, index_terms, query_terms, same_analysis
 from electa.types import Access, Caller, ChunkKind
@@ -236,9 +236,13 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
 
     def put_source(self, source: SourceRecord, docs: Sequence[PreparedDocument], model_id: str = "") -> SourceOutcome:
         now, access = time.time(), source.access
+        check_org_name(source.org)
         try:
             with self.db.tx(source.org, write=True) as con:
                 same_analysis(con.execute("SELECT value FROM meta WHERE key='analysis'").fetchone())
+                # Pages written under a name make it an organisation, in the same transaction.
+                con.execute("INSERT INTO organisations(name, created_at) VALUES(%s, %s) ON CONFLICT(name) DO NOTHING",
+                            (source.org, now))
                 row = con.execute("SELECT id, version, content_hash, access FROM sources WHERE org=%s AND agent=%s"
                                   " AND uri=%s", (source.org, source.agent, source.uri)).fetchone()
                 if row is not None and row[2] == source.content_hash and same_access(row[3], access):
