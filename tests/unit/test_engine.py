@@ -764,3 +764,12 @@ def test_no_page_is_stored_under_a_name_that_cannot_be_an_organisation(engine: E
         with pytest.raises(ConfigError, match="cannot name an organisation"):
             engine.ingest([tmp_path / "kb"], Access(name))
     assert engine.store.list_sources(None) == []
+
+
+def test_ingesting_again_with_a_new_base_url_moves_every_link(engine: Engine, tmp_path: Path) -> None:
+    write(tmp_path / "kb", "refunds.md", "# Refund policy\nAnnual plans are refunded within 30 days.\n")
+    engine.ingest([tmp_path / "kb"], Access("acme"), base_url="https://old.example")
+    again = engine.ingest([tmp_path / "kb"], Access("acme"), base_url="https://docs.example")
+    assert again.counts()["updated"] == 1
+    hits = engine.search("refund policy annual", Caller("acme")).hits
+    assert hits and {h.url for h in hits} == {"https://docs.example/refunds.md"}

@@ -137,11 +137,13 @@ def _readable(name: str) -> bool:
 
 
 def same_source(existing: Mapping[str, Any] | None, record: SourceRecord) -> bool:
-    """Whether a stored source already holds exactly this content under exactly this access.
-    A change of access alone (a page made team-only) is a change: it must be re-stamped."""
+    """Whether a stored source already holds exactly this content under exactly this access
+    and address. A change of access alone (a page made team-only) is a change: it must be
+    re-stamped; so is a change of address alone (`electa ingest --base-url` given anew: every
+    answer cited the old site's links, and the files read as unchanged)."""
     if existing is None or existing["content_hash"] != record.content_hash:
         return False
-    return same_access(existing["access"], record.access)
+    return same_access(existing["access"], record.access) and (existing.get("url") or "") == record.url
 
 
 @dataclass

@@ -473,10 +473,11 @@ class SqliteStore(OperationalTables, GraphTables):
             # Pages written under a name make it an organisation, in the same transaction.
             con.execute("INSERT OR IGNORE INTO organisations(name, created_at) VALUES(?, ?)", (source.org, now))
             row = con.execute(
-                "SELECT id, version, content_hash, access FROM sources WHERE org=? AND agent=? AND uri=?",
+                "SELECT id, version, content_hash, access, url FROM sources WHERE org=? AND agent=? AND uri=?",
                 (source.org, source.agent, source.uri),
             ).fetchone()
-            if row is not None and row[2] == source.content_hash and same_access(json.loads(row[3]), access):
+            if (row is not None and row[2] == source.content_hash and same_access(json.loads(row[3]), access)
+                    and (row[4] or "") == source.url):
                 return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
             removed, kept = 0, set[int]()
             if row is None:

@@ -58,6 +58,20 @@ class StoreContract:
         assert (first.status, again.status) == ("added", "unchanged")
         assert again.version == first.version
 
+    def test_a_new_address_alone_is_an_update_and_moves_every_link(self, store) -> None:  # type: ignore[no-untyped-def]
+        # `electa ingest --base-url` given anew read every file as unchanged: answers kept
+        # citing the old site.
+        acme = Access("acme")
+        old = SourceRecord("acme", "default", "a.md", "md", "https://old.example/a.md", "h1", acme)
+        store.put_source(old, [prepared("a", "alpha text")])
+        ids = store.allowed(Caller("acme")).ids.tolist()
+        new = SourceRecord("acme", "default", "a.md", "md", "https://docs.example/a.md", "h1", acme)
+        out = store.put_source(new, [prepared("a", "alpha text")])
+        assert (out.status, out.version, out.removed_units) == ("updated", 2, 0)
+        assert store.allowed(Caller("acme")).ids.tolist() == ids  # the same units, kept
+        assert {u.url for u in store.units(ids).values()} == {"https://docs.example/a.md"}
+        assert store.put_source(new, [prepared("a", "alpha text")]).status == "unchanged"
+
     def test_update_replaces_units(self, store) -> None:  # type: ignore[no-untyped-def]
         acme = Access("acme")
         store.put_source(record("a.md", "h1", acme), [prepared("a", "alpha text")])

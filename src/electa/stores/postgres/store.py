@@ -243,9 +243,10 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
                 # Pages written under a name make it an organisation, in the same transaction.
                 con.execute("INSERT INTO organisations(name, created_at) VALUES(%s, %s) ON CONFLICT(name) DO NOTHING",
                             (source.org, now))
-                row = con.execute("SELECT id, version, content_hash, access FROM sources WHERE org=%s AND agent=%s"
-                                  " AND uri=%s", (source.org, source.agent, source.uri)).fetchone()
-                if row is not None and row[2] == source.content_hash and same_access(row[3], access):
+                row = con.execute("SELECT id, version, content_hash, access, url FROM sources WHERE org=%s"
+                                  " AND agent=%s AND uri=%s", (source.org, source.agent, source.uri)).fetchone()
+                if (row is not None and row[2] == source.content_hash and same_access(row[3], access)
+                        and (row[4] or "") == source.url):
                     return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
                 removed, kept = 0, set[int]()
                 if row is None:
