@@ -676,15 +676,17 @@ class Engine:
         return done, batches
 
     def ingest(self, paths: Iterable[str | Path], access: Access, base_url: str = "",
-               progress: bool = False, as_name: str | None = None) -> IngestReport:
+               progress: bool = False, as_name: str | None = None, url_suffix: str | None = None) -> IngestReport:
         """Ingest files and folders; bad files are reported by name and skipped (SPEC A8).
-        Sources are named under each folder's name, or ``as_name`` for a single path."""
-        report = self._ingestor(access.org).ingest_paths([Path(p) for p in paths], access, base_url, progress, as_name)
+        Sources are named under each folder's name, or ``as_name`` for a single path; each
+        file's address is :func:`electa.ingest.pipeline.page_address` of ``base_url``."""
+        report = self._ingestor(access.org).ingest_paths([Path(p) for p in paths], access, base_url, progress, as_name,
+                                                         url_suffix)
         self._written()
         return report
 
     def sync(self, folders: Iterable[str | Path], access: Access, base_url: str = "",
-             progress: bool = False, as_name: str | None = None) -> IngestReport:
+             progress: bool = False, as_name: str | None = None, url_suffix: str | None = None) -> IngestReport:
         """Mirror folders: new files are added, changed ones updated, and the sources of files
         that are gone from a folder are deleted from every leg (``report.deleted``). Only the
         sources of that folder (same organisation and agent, named under the folder's recorded
@@ -694,7 +696,7 @@ class Engine:
         for root in roots:
             if not root.is_dir():
                 raise NotFoundError(f"{root} is not a folder; `electa sync` mirrors folders (use `electa ingest` for files)")
-        report = self._ingestor(access.org).ingest_paths(roots, access, base_url, progress, as_name)
+        report = self._ingestor(access.org).ingest_paths(roots, access, base_url, progress, as_name, url_suffix)
         listed = {root: name for root, name in report.roots.items() if root not in report.unlisted}
         prefixes = tuple(f"{name}/" for name in listed.values())
         # Sources an older Electa named by absolute path, whose file is gone (those still there were renamed).

@@ -773,3 +773,15 @@ def test_ingesting_again_with_a_new_base_url_moves_every_link(engine: Engine, tm
     assert again.counts()["updated"] == 1
     hits = engine.search("refund policy annual", Caller("acme")).hits
     assert hits and {h.url for h in hits} == {"https://docs.example/refunds.md"}
+
+
+def test_a_sites_address_style_is_applied_to_its_pages_not_its_files(engine: Engine, tmp_path: Path) -> None:
+    # npm's docs ingested with --base-url https://docs.npmjs.com cited …/commands/npm-ci.md,
+    # where the site serves /commands/npm-ci.
+    write(tmp_path / "kb" / "commands", "npm-ci.md", "# npm-ci\nClean install a project.\n")
+    write(tmp_path / "kb", "index.md", "# Welcome\nThe npm documentation.\n")
+    write(tmp_path / "kb", "price list.csv", "question,answer\nWhat does npm cost?,It is free.\n")
+    engine.ingest([tmp_path / "kb"], Access("acme"), base_url="https://docs.npmjs.com", url_suffix="")
+    urls = {str(s["uri"]): str(s["url"]) for s in engine.store.list_sources("acme")}
+    assert urls == {"kb/commands/npm-ci.md": "https://docs.npmjs.com/commands/npm-ci",
+                    "kb/index.md": "https://docs.npmjs.com/", "kb/price list.csv": "https://docs.npmjs.com/price%20list.csv"}

@@ -29,6 +29,10 @@ def data_option(f: F) -> F:
 def source_options(f: F) -> F:
     """Whose sources a write makes, and how they are found (ingest, sync)."""
     f = click.option("--progress/--no-progress", default=True)(f)
+    f = click.option("--url-suffix", default=None,
+                     help="What a page's extension (.md, .rst, .html) becomes in its address under --base-url: ''"
+                          " drops it (/guide/setup, Docusaurus), '/' (/guide/setup/, MkDocs, Hugo), '.html' (Jekyll);"
+                          " an index page becomes its folder. Default: the file's own name.")(f)
     f = click.option("--base-url", default="", help="URL prefix for files that carry none of their own.")(f)
     f = click.option("--principal", "principals", multiple=True,
                      help="Restrict to these principals (team:support…); without it the sources are public.")(f)

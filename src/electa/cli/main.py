@@ -55,12 +55,13 @@ def cli() -> None:
               help="Store a single folder or file under this name (default: its own name).")
 @friendly
 def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
-           principals: tuple[str, ...], base_url: str, as_name: str | None, progress: bool) -> None:
+           principals: tuple[str, ...], base_url: str, url_suffix: str | None, as_name: str | None,
+           progress: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, reStructuredText, PDF, JSON/JSONL, Q&A CSV)."""
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder, searches=False) as engine:
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
-                               as_name=as_name)
+                               as_name=as_name, url_suffix=url_suffix)
     _print_report(report)
     if (report.failures or report.skipped) and not report.outcomes:
         sys.exit(1)
@@ -75,7 +76,8 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
                    " that name is already stored).")
 @friendly
 def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
-         principals: tuple[str, ...], base_url: str, as_name: str | None, progress: bool) -> None:
+         principals: tuple[str, ...], base_url: str, url_suffix: str | None, as_name: str | None,
+         progress: bool) -> None:
     """Mirror folders: add new files, update changed ones, delete the sources of files that are gone.
 
     Sources are named by their path under the folder (`help-center/billing/refunds.md`), so a
@@ -84,7 +86,7 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder, searches=False) as engine:
         report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
-                             as_name=as_name)
+                             as_name=as_name, url_suffix=url_suffix)
     _print_report(report)
     for uri in report.deleted:
         click.echo(f"deleted: {uri} (its file is gone)")

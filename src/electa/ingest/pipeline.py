@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -127,6 +128,44 @@ def read_source(path: Path, max_bytes: int) -> tuple[str, bytes]:
     return name, data
 
 
+# Files a site serves as pages, whose extension a site generator drops or replaces
+# (``--url-suffix``); any other file (a PDF, a CSV) keeps its name in its address.
+PAGE_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".rst", ".html", ".htm"})
+
+
+def page_address(base_url: str, rel: str, suffix: str | None = None) -> str:
+    """The address of the file at ``rel`` (its path under the ingested folder) on the site at
+    ``base_url``: '' without one. ``suffix`` None keeps the file's name; otherwise a page's
+    extension becomes ``suffix`` ('' as Docusaurus serves pages, '/' as MkDocs and Hugo do,
+    '.html' as Jekyll does) and an index page (``index.md``) its folder. A ``.gz`` is never
+    part of an address, and each part is percent-encoded (a space, ``#`` or ``?`` in a file
+    name would break the link).
+
+    >>> page_address("https://docs.npmjs.com/", "commands/npm-ci.md")
+    'https://docs.npmjs.com/commands/npm-ci.md'
+    >>> page_address("https://docs.npmjs.com", "commands/npm-ci.md", ""), page_address("https://x.org", "a/b.md", "/")
+    ('https://docs.npmjs.com/commands/npm-ci', 'https://x.org/a/b/')
+    >>> page_address("https://x.org", "guide/index.md", "/"), page_address("https://x.org", "index.md", "")
+    ('https://x.org/guide/', 'https://x.org/')
+    >>> page_address("https://x.org", "price list.pdf", ""), page_address("https://x.org", "notes/a#1.md.gz")
+    ('https://x.org/price%20list.pdf', 'https://x.org/notes/a%231.md')
+    >>> page_address("", "a.md", "")
+    ''
+    """
+    if not base_url:
+        return ""
+    path = PurePath(rel.removesuffix(".gz"))
+    if suffix is not None and path.suffix.lower() in PAGE_EXTENSIONS:
+        folder = "" if str(path.parent) == "." else f"{path.parent.as_posix()}/"
+        if path.stem.lower() == "index" and suffix != ".html":
+            rel = folder if suffix == "/" or not folder else folder.rstrip("/")
+        else:
+            rel = f"{folder}{path.stem}{suffix}"
+    else:
+        rel = path.as_posix() if rel else ""
+    return f"{base_url.rstrip('/')}/{quote(rel, safe='/')}"
+
+
 def _readable(name: str) -> bool:
     """Whether a loader reads a file of this name (``.gz`` aside)."""
     try:
@@ -176,9 +215,10 @@ class Ingestor:
         self.max_bytes = max_bytes
 
     def ingest_paths(self, paths: Sequence[Path], access: Access, base_url: str = "",
-                     progress: bool = True, as_name: str | None = None) -> IngestReport:
+                     progress: bool = True, as_name: str | None = None, url_suffix: str | None = None) -> IngestReport:
         """Ingest files and folders; ``report.roots`` maps each given path to its name in the
-        store (``as_name`` names a single path; see :mod:`electa.ingest.naming`)."""
+        store (``as_name`` names a single path; see :mod:`electa.ingest.naming`); each file's
+        address on the site at ``base_url`` as :func:`page_address` makes it."""
         report = IngestReport()
         start = time.perf_counter()
         try:
@@ -219,7 +259,7 @@ class Ingestor:
                 continue
             try:
                 name, data = read_source(path, self.max_bytes)
-                url = f"{base_url.rstrip('/')}/{rel}" if base_url else ""
+                url = page_address(base_url, rel, url_suffix)
                 record = SourceRecord(access.org, access.agent, uri, Path(name).suffix.lstrip("."),
                                       url, hashlib.sha256(data).hexdigest(), access)
                 # Stores written before relative names knew this file by its absolute path.
