@@ -190,6 +190,7 @@ class Engine:
         if warm and self.index is not None and isinstance(embedder, ChainEmbedder) and self._warm_chain():
             self.readings.index()  # (opened here, not inside an organisation's first search)
         self._mismatch = why if (embedder is not None and self.index is None) else ""
+        self._registered: set[str] = set()  # organisations this engine saw recorded (see _register)
         self.sparse = self._sparse_leg()
         self.legs: dict[str, Leg] = {leg.name: leg for leg in (self.fulltext, self.dense, self.qa)}
         if settings.sparse:
@@ -445,6 +446,16 @@ class Engine:
             self.crossing.ready(stored)  # (a failure is logged, and the chain's scores stand)
         return multilingual
 
+    def _register(self, org: str, report: IngestReport) -> None:
+        """Record ``org`` as an organisation once a write of it stored or found a source. A
+        store's write records it with the pages; this covers a store whose pages were written
+        before that (an `electa sync` finding every file unchanged), once per engine."""
+        if org in self._registered or not report.outcomes:
+            return
+        if org not in self.store.organisations():
+            self.store.add_organisation(org)
+        self._registered.add(org)
+
     def _written(self) -> None:
         """After a batch of writes: chunks still without a vector of this model (stored while
         no model was available) are embedded, vectors go into the graph (saved once per batch,
@@ -682,6 +693,7 @@ class Engine:
         file's address is :func:`electa.ingest.pipeline.page_address` of ``base_url``."""
         report = self._ingestor(access.org).ingest_paths([Path(p) for p in paths], access, base_url, progress, as_name,
                                                          url_suffix)
+        self._register(access.org, report)
         self._written()
         return report
 
@@ -697,6 +709,7 @@ class Engine:
             if not root.is_dir():
                 raise NotFoundError(f"{root} is not a folder; `electa sync` mirrors folders (use `electa ingest` for files)")
         report = self._ingestor(access.org).ingest_paths(roots, access, base_url, progress, as_name, url_suffix)
+        self._register(access.org, report)
         listed = {root: name for root, name in report.roots.items() if root not in report.unlisted}
         prefixes = tuple(f"{name}/" for name in listed.values())
         # Sources an older Electa named by absolute path, whose file is gone (those still there were renamed).

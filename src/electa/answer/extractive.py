@@ -13,7 +13,8 @@ How an answer is made, in order:
    text addressed to the assistant are never candidates, nor are headings, code, the fragment
    a passage cut ends with, a parameter's signature in an API reference ("`buffer`
    {Buffer|TypedArray}", "Returns: {string}": :func:`_signature`), or a setting's type or
-   default ("Default: false") for a question that does not ask for it (:func:`_setting_spec`).
+   default ("Default: false", "Type: Boolean") for a question that does not ask for it
+   (:func:`_setting_spec`).
 3. **Scored for the question:** cosine to the question (meaning) + 0.3 × the share of the
    question's content stems it holds (exact tokens) + a
    position prior (0.02 / source rank, 0.01 for a sentence in the first three of its source).
@@ -349,19 +350,24 @@ _LITERALS = frozenset(
     "true false yes no null none nil undefined unset empty boolean bool string strings number numbers integer"
     " integers int float double array arrays object objects table tables list lists map maps path paths url urls"
     " not supported of or and any".split())
+# The labels a configuration reference gives a setting's type and default under (English: the
+# references met, npm's and Cargo's, write them so). Any other label ("Backups: none",
+# "Endpoint: `POST /v1/refunds`", "Environment: `CARGO_HOME`") may be what is asked.
+_SPEC_LABELS = frozenset({"type", "types", "default", "defaults", "default value", "data type", "value type"})
 _SPEC_ITEM = re.compile(r"^\W{0,3}(?P<label>[^\W\d_][\w -]{0,24}?)\W{0,3}:\W{0,3}\s+(?P<value>.+)$")
 _QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
 
 
 def _setting_spec(text: str, question: frozenset[str]) -> bool:
     """Whether a list item gives a setting's type or default and nothing else ("Default: false",
-    "Type: Boolean", "Environment: `CARGO_HOME`"), and the question does not ask for it (its
-    label's words are not the question's). Under a heading that names the setting, such an item
-    is read as the heading: on npm's docs "What does --save-exact do?" was answered "Default:
-    false. Type: Boolean", and the sentence that says what it does ("Dependencies saved to
-    package.json will be configured with an exact version…") was never quoted. A value that
-    says more ("Default: 'public' for new packages") or names a price or a count ("Storage:
-    100 GB") is no type or default.
+    "Type: Boolean"), and the question does not ask for it (its label's words are not the
+    question's). Under a heading that names the setting, such an item is read as the heading:
+    on npm's docs "What does --save-exact do?" was answered "Default: false. Type: Boolean", and
+    the sentence that says what it does ("Dependencies saved to package.json will be configured
+    with an exact version…") was never quoted. Only the labels of a type and a default count
+    (:data:`_SPEC_LABELS`): a plan's "Backups: none" or an API's "Endpoint: `POST /v1/refunds`"
+    may be the answer. A value that says more ("Default: 'public' for new packages") or names a
+    count is no type or default either.
 
     >>> q = frozenset({"save", "exact"})
     >>> _setting_spec("Default: false", q), _setting_spec("Type: array of strings or tables", q)
@@ -370,11 +376,13 @@ def _setting_spec(text: str, question: frozenset[str]) -> bool:
     (True, True)
     >>> _setting_spec("Default: false", frozenset({"default", "save", "exact"}))
     False
-    >>> _setting_spec("Storage: 100 GB", q), _setting_spec("Default: 'public' for new packages", q)
+    >>> _setting_spec("Backups: none", q), _setting_spec("Environment: `CARGO_HOME`", q)
+    (False, False)
+    >>> _setting_spec("Default: 100 GB", q), _setting_spec("Default: 'public' for new packages", q)
     (False, False)
     """
     m = _SPEC_ITEM.match(text.strip())
-    if m is None or len(m.group("label").split()) > 2:
+    if m is None or " ".join(m.group("label").lower().split()) not in _SPEC_LABELS:
         return False
     if {stem(t) for t in tokens(m.group("label"), pairs=False)} & question:
         return False

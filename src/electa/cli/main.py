@@ -58,6 +58,7 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
            principals: tuple[str, ...], base_url: str, url_suffix: str | None, as_name: str | None,
            progress: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, reStructuredText, PDF, JSON/JSONL, Q&A CSV)."""
+    _suffix_needs_base(url_suffix, base_url)
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder, searches=False) as engine:
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
@@ -83,6 +84,7 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
     Sources are named by their path under the folder (`help-center/billing/refunds.md`), so a
     folder moved elsewhere on disk is still the same set of sources. Nothing is deleted when a
     folder cannot be listed whole, nor for a file that cannot be read."""
+    _suffix_needs_base(url_suffix, base_url)
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder, searches=False) as engine:
         report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
@@ -92,6 +94,11 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
         click.echo(f"deleted: {uri} (its file is gone)")
     if (report.failures or report.skipped) and not report.outcomes:
         sys.exit(1)
+
+
+def _suffix_needs_base(url_suffix: str | None, base_url: str) -> None:
+    if url_suffix is not None and not base_url:
+        raise click.UsageError("--url-suffix shapes the addresses --base-url makes: give --base-url too")
 
 
 def _print_report(report: IngestReport) -> None:

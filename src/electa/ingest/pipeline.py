@@ -135,11 +135,11 @@ PAGE_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".rst", ".html", ".htm"
 
 def page_address(base_url: str, rel: str, suffix: str | None = None) -> str:
     """The address of the file at ``rel`` (its path under the ingested folder) on the site at
-    ``base_url``: '' without one. ``suffix`` None keeps the file's name; otherwise a page's
-    extension becomes ``suffix`` ('' as Docusaurus serves pages, '/' as MkDocs and Hugo do,
-    '.html' as Jekyll does) and an index page (``index.md``) its folder. A ``.gz`` is never
-    part of an address, and each part is percent-encoded (a space, ``#`` or ``?`` in a file
-    name would break the link).
+    ``base_url``: '' without one. ``suffix`` None keeps the file's name (only ``#``, ``?`` and
+    ``%`` encoded: each would break the link); otherwise a page's extension becomes ``suffix``
+    ('' as Docusaurus serves pages, '/' as MkDocs and Hugo do, '.html' as Jekyll does), an
+    index page (``index.md``) its folder, and the page's address, which a generator made from
+    the uncompressed file, has no ``.gz`` and is percent-encoded throughout.
 
     >>> page_address("https://docs.npmjs.com/", "commands/npm-ci.md")
     'https://docs.npmjs.com/commands/npm-ci.md'
@@ -148,22 +148,27 @@ def page_address(base_url: str, rel: str, suffix: str | None = None) -> str:
     >>> page_address("https://x.org", "guide/index.md", "/"), page_address("https://x.org", "index.md", "")
     ('https://x.org/guide/', 'https://x.org/')
     >>> page_address("https://x.org", "price list.pdf", ""), page_address("https://x.org", "notes/a#1.md.gz")
-    ('https://x.org/price%20list.pdf', 'https://x.org/notes/a%231.md')
+    ('https://x.org/price list.pdf', 'https://x.org/notes/a%231.md.gz')
+    >>> page_address("https://x.org", "notes/a b.md.gz", ""), page_address("https://x.org", "café?.md")
+    ('https://x.org/notes/a%20b', 'https://x.org/café%3F.md')
     >>> page_address("", "a.md", "")
     ''
     """
     if not base_url:
         return ""
     path = PurePath(rel.removesuffix(".gz"))
-    if suffix is not None and path.suffix.lower() in PAGE_EXTENSIONS:
-        folder = "" if str(path.parent) == "." else f"{path.parent.as_posix()}/"
-        if path.stem.lower() == "index" and suffix != ".html":
-            rel = folder if suffix == "/" or not folder else folder.rstrip("/")
-        else:
-            rel = f"{folder}{path.stem}{suffix}"
+    if suffix is None or path.suffix.lower() not in PAGE_EXTENSIONS:
+        # The file's own name, as stores made before --url-suffix hold it (a browser encodes a
+        # space or an accent itself); only what would cut the link short (a "#", a "?") or be
+        # misread as an escape ("%") is encoded.
+        return f"{base_url.rstrip('/')}/{rel.replace('%', '%25').replace('#', '%23').replace('?', '%3F')}"
+    folder = "" if str(path.parent) == "." else f"{path.parent.as_posix()}/"
+    if path.stem.lower() == "index" and suffix != ".html":
+        rel = folder if suffix == "/" or not folder else folder.rstrip("/")
     else:
-        rel = path.as_posix() if rel else ""
+        rel = f"{folder}{path.stem}{suffix}"
     return f"{base_url.rstrip('/')}/{quote(rel, safe='/')}"
+
 
 
 def _readable(name: str) -> bool:
@@ -259,12 +264,14 @@ class Ingestor:
                 continue
             try:
                 name, data = read_source(path, self.max_bytes)
-                url = page_address(base_url, rel, url_suffix)
-                record = SourceRecord(access.org, access.agent, uri, Path(name).suffix.lstrip("."),
-                                      url, hashlib.sha256(data).hexdigest(), access)
                 # Stores written before relative names knew this file by its absolute path.
                 self.store.rename_source(access.org, access.agent, str(path.resolve()), uri)
-                existing = self.store.source(access.org, access.agent, record.uri)
+                existing = self.store.source(access.org, access.agent, uri)
+                # Without --base-url a file keeps the address it has (a nightly `electa sync` that
+                # omits it must not wipe every link); with one, its address is the one given.
+                url = page_address(base_url, rel, url_suffix) if base_url else str((existing or {}).get("url") or "")
+                record = SourceRecord(access.org, access.agent, uri, Path(name).suffix.lstrip("."),
+                                      url, hashlib.sha256(data).hexdigest(), access)
                 if existing is not None and existing["kind"] == "api":
                     raise IngestError(str(path), f"an upload named {uri!r} is stored; a file never replaces an upload"
                                       " (delete the upload, or ingest the folder under another name with --as)")
@@ -324,6 +331,10 @@ class Ingestor:
         for prepared in ready:
             try:
                 self._refill_lost(prepared)
+            except Exception as exc:
+                out.append((prepared, f"could not be embedded ({type(exc).__name__}: {exc})"))
+                continue
+            try:
                 out.append((prepared, self._put(prepared)))
             except IngestError as exc:
                 out.append((prepared, exc.reason))
@@ -406,6 +417,9 @@ class Ingestor:
         known = self.store.known_text_hashes(prepared.record.org, prepared.record.agent, prepared.record.access)
         lost = [d for d in reused if prepared.docs[d].text_hash not in known]
         if lost:
+            for d in lost:  # read as a stored page, its language was never looked for: its model depends on it
+                doc = prepared.docs[d]
+                prepared.docs[d] = doc if doc.lang else replace(doc, lang=language_of(doc))
             self._fill_vectors([_Prepared(prepared.record, prepared.docs, lost)], progress=False)
             prepared.fresh.extend(lost)
 

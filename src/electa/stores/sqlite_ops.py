@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -71,6 +72,9 @@ def check_org_name(name: str) -> None:
         raise ConfigError(f"{name!r} cannot name an organisation: give a non-empty name other than '*'")
     if name != name.strip():
         raise ConfigError(f"{name!r} cannot name an organisation: remove the spaces around it")
+    if any(unicodedata.category(c)[0] == "C" for c in name):
+        # (a zero-width space makes a second "acme" that reads the same)
+        raise ConfigError(f"{name!r} cannot name an organisation: it holds an invisible or control character")
 
 
 def normalise_trigger(text: str) -> str:

@@ -731,7 +731,7 @@ class OperationalStoreContract:
         for name in ("zeta", "acme", "zeta"):
             store.add_organisation(name)
         assert store.organisations() == ["acme", "zeta"]
-        for reserved in ("*", "", " ", "acme "):  # review: '*' means every tenant to the PostgreSQL wall
+        for reserved in ("*", "", " ", "acme ", "acme\u200b"):  # review: '*' means every tenant to the PostgreSQL wall
             with pytest.raises(ConfigError):
                 store.add_organisation(reserved)
         assert store.organisations() == ["acme", "zeta"]
