@@ -103,6 +103,33 @@ def test_html_heading_anchors_are_headings_not_chrome() -> None:
     assert "no longer emitted" in load("E0231.html", only).documents[0].text
 
 
+def test_html_a_headings_permalink_mark_is_not_its_title() -> None:
+    """Sphinx and MkDocs end each heading with a "¶" link to itself, Node.js's docs with "#",
+    Docusaurus with a zero-width space: every section was titled "Install¶", "Setup#", and a
+    Sphinx page's first heading, "Guide¶", was no longer its title, so every section sat under
+    it again. mdBook's link holds the heading's words and stays."""
+    page = ("<html><head><title>Guide</title></head><body><main>"
+            "<h1>Guide<a class='headerlink' href='#guide' title='Permalink to this heading'>¶</a></h1>"
+            "<h2 id='i'>Install<a class='headerlink' href='#i'>¶</a></h2><p>Run the installer.</p>"
+            "<h2>Setup<span><a class='mark' href='#setup' id='setup'>#</a></span></h2><p>Set it up.</p>"
+            "<h2>Docusaurus<a href='#d' class='hash-link' aria-label='Direct link to Docusaurus'>\u200b</a></h2>"
+            "<p>Words.</p><h2><a class='header' href='#m'>mdBook</a></h2><p>Kept.</p></main></body></html>").encode()
+    doc = load("g.html", page).documents[0]
+    assert [s.path for s in doc.sections] == [("Install",), ("Setup",), ("Docusaurus",), ("mdBook",)]
+
+
+def test_html_a_code_blocks_copy_button_and_side_by_side_forms() -> None:
+    """Node.js's docs: each example's ES module and CommonJS forms sit side by side in one
+    <pre>, with a "copy" button, and read "import a;const a = require('a');copy"."""
+    page = (b"<html><head><title>fs</title></head><body><main><p>To use it:</p><pre>"
+            b"<input class='js-flavor-toggle' type='checkbox' checked><code class='mjs'>import a;</code>"
+            b"<code class='cjs'>const a = require('a');</code><button class='copy-button'>copy</button></pre>"
+            b"<div class='highlight'><button class='copybtn' title='Copy'>Copy</button><pre>pip install x</pre></div>"
+            b"</main></body></html>")
+    text = load("fs.html", page).documents[0].text
+    assert "import a;\nconst a = require('a');\n```" in text and "copy" not in text.lower()
+
+
 def test_qa_csv_json_and_beir_jsonl() -> None:
     assert len(load("q.csv", b"question,answer\nWhy?,Because.\n").qa_pairs) == 1
     assert len(load("q.json", json.dumps([{"question": "a", "answer": "b"}]).encode()).qa_pairs) == 1

@@ -122,13 +122,16 @@ _ESCAPED = {"![": "!\\[", "`": "\\`", "\\": "\\\\"}  # ("<" before "img" or "!--
 
 def pre_text(pre: Any) -> str:
     r"""A ``<pre>``'s text as written: its text nodes, a line break for each ``<br>`` and around
-    each block inside it (a highlighter's ``<div class="line">`` per line).
+    each block inside it (a highlighter's ``<div class="line">`` per line), and before each
+    ``<code>`` of several side by side.
 
     >>> from selectolax.lexbor import LexborHTMLParser
     >>> pre_text(LexborHTMLParser("<pre><code>npm i<br>npm start</code><div>a</div><div>b</div>c</pre>").css_first("pre"))
     'npm i\nnpm start\na\nb\nc'
     >>> pre_text(LexborHTMLParser("<pre><div>a</div>\n<div>b</div></pre>").css_first("pre"))
     'a\nb'
+    >>> pre_text(LexborHTMLParser("<pre><code>import a;</code><code>const a = require('a');</code></pre>").css_first("pre"))
+    "import a;\nconst a = require('a');"
     """
     out: list[str] = []
     ended = False  # a block inside has ended: what follows starts a line
@@ -142,7 +145,12 @@ def pre_text(pre: Any) -> str:
             ended = True
             continue
         tag = node.tag
-        if tag == "-text":
+        if tag == "code" and node.parent == pre:
+            # Two blocks of code side by side in one <pre> (Node.js's ES module and CommonJS
+            # forms of each example, one shown at a time) are two runs of lines, not one line.
+            line_start()
+            ended = False
+        elif tag == "-text":
             text = node.text_content or ""
             if ended and text.strip():
                 line_start()

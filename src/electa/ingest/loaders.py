@@ -201,11 +201,18 @@ def load_rst(name: str, data: bytes) -> Loaded:
 
 # Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
 _HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, "
-              "[aria-hidden=true]")
+              "[aria-hidden=true], "
+              # a code block's "copy" button (Node.js's docs wrote "…require('node:fs');copy")
+              "pre button, button[class*=copy], button[class*=clipboard]")
 # Chrome named by a class or a role: never inside a heading, where it is the heading's anchor
 # (mdBook's <a class="header"> holds every heading's text).
 _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .navbar, .menu, .breadcrumb, "
                 ".breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner")
+# A link to the heading itself inside a heading: Sphinx's and MkDocs's "¶", Node.js's "#",
+# Docusaurus's zero-width "​" (dropped when it holds no word; mdBook's <a class="header"> holds
+# the heading's words and stays).
+_PERMALINKS = ", ".join(f"h{n} a[href^='#']" for n in range(1, 7))
+_WORDS = re.compile(r"[^\W_]")
 _BLOCKS = {"p", "li", "pre", "tr", "td", "th", "dd", "dt", "blockquote", "figcaption"}
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 
@@ -255,6 +262,9 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             break
     for node in tree.css(_HTML_DROP):
         node.decompose()
+    for node in tree.css(_PERMALINKS):
+        if not _WORDS.search(node.text(deep=True, separator="", strip=False)):
+            node.decompose()  # a heading's permalink mark: "Install¶", "Setup#" were its title
     for node in tree.css(_HTML_CHROME):
         if not in_heading(node):
             node.decompose()
