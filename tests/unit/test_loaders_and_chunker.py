@@ -103,6 +103,23 @@ def test_html_heading_anchors_are_headings_not_chrome() -> None:
     assert "no longer emitted" in load("E0231.html", only).documents[0].text
 
 
+def test_markdown_setext_headings_are_headings() -> None:
+    """"Install" over a line of dashes is a heading (CommonMark's setext headings): the Markdown
+    reader read only "# Install", so such a page (47 of 760 Markdown files on this machine: Rust's
+    release notes, pyenv's and zstd's docs) was one section titled by its file name, its
+    underlines read as text."""
+    page = (b"Guide\n=====\n\nIntro text.\n\nInstall\n-------\n\nRun it.\n\nA heading written\non two lines\n---\n\n"
+            b"Done.\n\n- an item\n---\n\nText.\n\n---\n\nAfter a rule.\n\n```\ncode\n---\n```\n")
+    doc = load("g.md", page).documents[0]
+    assert doc.title == "Guide"
+    assert [s.path for s in doc.sections] == [(), ("Install",), ("A heading written on two lines",)]
+    assert doc.sections[0].text == "Intro text." and "=====" not in doc.text
+    last = doc.sections[2].text  # a "---" under a list item, after a blank line, or in code is no underline
+    assert last.startswith("Done.\n\n- an item\n---") and "\n---\n\nAfter a rule." in last and "code\n---" in last
+    rule_first = load("l.md", b"-----------\nSIL OPEN FONT LICENSE\n-----------\n\nText.\n").documents[0]
+    assert [s.path for s in rule_first.sections] == [(), ("SIL OPEN FONT LICENSE",)]
+
+
 def test_html_a_headings_permalink_mark_is_not_its_title() -> None:
     """Sphinx and MkDocs end each heading with a "¶" link to itself, Node.js's docs with "#",
     Docusaurus with a zero-width space: every section was titled "Install¶", "Setup#", and a

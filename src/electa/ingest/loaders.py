@@ -151,8 +151,18 @@ def load_markdown(name: str, data: bytes) -> Loaded:
     navigation: set[int] = set()  # (the items that are each one link to a page: _sections_from_lines)
     title = meta.get("title", "")
     lines = text.split("\n")  # (as the comments were read: a U+2028 is no line break to a fence)
+    paragraph: list[int] = []  # where the lines of the paragraph being read stand in ``items``
     for line, code in zip(lines, code_lines(lines, indented=False), strict=True):
         heading = None if code else atx_heading(line)
+        underline = None if code or not paragraph else _SETEXT.match(line)
+        if underline:
+            # A setext heading ("Install" over "-------"): the paragraph above is its words.
+            words = " ".join(str(items[i]).strip() for i in paragraph)
+            del items[paragraph[0]:]
+            navigation.difference_update(paragraph)
+            heading = (1 if underline.group(1)[0] == "=" else 2, 0, words)
+        paragraph = ([] if code or heading or not line.strip() or _NOT_PARAGRAPH.match(line) or _RULE.match(line)
+                     else [*paragraph, len(items)])
         if heading and heading[2]:
             level, words = heading[0], heading[2]
             if level == 1 and (not title or words.casefold() == title.casefold()):
@@ -214,6 +224,12 @@ _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .na
 _PERMALINKS = ", ".join(f"h{n} a[href^='#']" for n in range(1, 7))
 _WORDS = re.compile(r"[^\W_]")
 _BLOCKS = {"p", "li", "pre", "tr", "td", "th", "dd", "dt", "blockquote", "figcaption"}
+# A setext heading's underline (CommonMark 4.3), and the lines no paragraph (so no setext
+# heading) is made of: a list item, a quote, a table row, an HTML line (a "---" under "- item"
+# is a rule after a list, not a heading).
+_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_RULE = re.compile(r" {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|=+[ \t]*)$")  # (no paragraph's line)
+_NOT_PARAGRAPH = re.compile(r" {0,3}(?:[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|>|\||<)")
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 
 
