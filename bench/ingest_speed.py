@@ -22,7 +22,6 @@ Two parts, the packaged MiniLM (int8 ONNX) on whatever cores the machine has:
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -123,12 +122,9 @@ def speed(docs: list[Document], passes: int) -> None:
                 seconds[name].append(ingest_seconds(docs, settings, emb))
             print(f"  pass {n + 1}: {name}: {len(docs) / seconds[name][-1]:.2f} docs/s", flush=True)
     print(f"\nSpeed: {len(docs)} documents, {passes} passes, median docs/s\n")
-    print("| pipeline | docs/s | seconds | vs before |")
-    print("|---|---|---|---|")
-    base = statistics.median(seconds["before (aeddaf2)"])
-    for name, values in seconds.items():
-        med = statistics.median(values)
-        print(f"| {name} | {len(docs) / med:.2f} | {med:.1f} | {base / med:.2f}x |")
+    from speed_table import print_speed_table
+
+    print_speed_table(seconds, len(docs), "before (aeddaf2)", "pipeline")
 
 
 def without(kind: ChunkKind) -> Any:

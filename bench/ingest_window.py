@@ -14,13 +14,16 @@ as before the window (:mod:`electa.ingest.pipeline`); a window of ``w`` texts ho
 from __future__ import annotations
 
 import argparse
-import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from electa import Access, Engine, Settings
 from electa.ingest import pipeline
+
+sys.path.insert(0, str(Path(__file__).parent))
+from speed_table import print_speed_table
 
 
 def one_pass(folders: list[Path], window: int) -> tuple[float, int]:
@@ -70,12 +73,7 @@ def main() -> None:
             seconds[name].append(took)
             print(f"pass {n + 1}: {name}: {took:.1f} s, {documents / took:.2f} docs/s", flush=True)
     print(f"\n{documents} documents, {args.passes} passes, medians\n")
-    print("| setting | seconds | docs/s | vs file by file |")
-    print("|---|---|---|---|")
-    base = statistics.median(seconds["file by file"])
-    for name, values in seconds.items():
-        med = statistics.median(values)
-        print(f"| {name} | {med:.1f} | {documents / med:.2f} | {base / med:.2f}x |")
+    print_speed_table(seconds, documents, "file by file", "setting")
 
 
 if __name__ == "__main__":
