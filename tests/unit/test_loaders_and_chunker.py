@@ -135,6 +135,26 @@ def test_html_a_headings_permalink_mark_is_not_its_title() -> None:
     assert [s.path for s in doc.sections] == [("Install",), ("Setup",), ("Docusaurus",), ("mdBook",)]
 
 
+def test_html_a_pages_title_is_its_own_not_its_sites() -> None:
+    """Every page of a site repeated the site's name in each unit's title trail ("Path | Node.js
+    v20.20.2 Documentation > Path > `path.join`", "What is Ownership? - The Rust Programming
+    Language > What Is Ownership? > …"): the page's first heading, when <title> is it and the
+    site's name, is the title, and no heading of its own."""
+    node = (b"<html><head><title>Path | Node.js v20.20.2 Documentation</title></head><body>"
+            b"<header><h1>Node.js v20.20.2 documentation</h1></header><main><h2>Path</h2><p>The path module.</p>"
+            b"<h3>path.join()</h3><p>Joins paths.</p></main></body></html>")
+    doc = load("path.html", node).documents[0]
+    assert doc.title == "Path" and [s.path for s in doc.sections] == [(), ("path.join()",)]
+    book = (b"<html><head><title>What is Ownership? - The Rust Programming Language</title></head><body><main>"
+            b"<h1>What Is Ownership?</h1><p>Ownership is a set of rules.</p></main></body></html>")
+    doc = load("ownership.html", book).documents[0]
+    assert doc.title == "What Is Ownership?" and [s.path for s in doc.sections] == [()]
+    own = (b"<html><head><title>Pricing FAQ</title></head><body><main><h2>Plans - Pricing</h2><p>Three plans.</p>"
+           b"</main></body></html>")
+    doc = load("faq.html", own).documents[0]
+    assert doc.title == "Pricing FAQ" and [s.path for s in doc.sections] == [("Plans - Pricing",)]
+
+
 def test_html_a_code_blocks_copy_button_and_side_by_side_forms() -> None:
     """Node.js's docs: each example's ES module and CommonJS forms sit side by side in one
     <pre>, with a "copy" button, and read "import a;const a = require('a');copy"."""

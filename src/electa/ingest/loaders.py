@@ -285,6 +285,9 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
         if not in_heading(node):
             node.decompose()
     root = tree.css_first("main") or tree.css_first("article") or tree.body
+    first = next((n for n in walk(root, _BLOCKS | _HEADINGS, text=False) if n.tag in _HEADINGS), None)
+    if first is not None:
+        title = own_title(title, " ".join(first.text(deep=True, separator="", strip=False).split()))
     # An image inside a paragraph, list item or table cell stays where it stood, in the line (a
     # list stays one list, a row one row: block_text writes it); one on its own is a line of its own.
     def image(node: Any) -> str:
@@ -313,7 +316,10 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
         if tag in _HEADINGS:
             words = block_text(node)
             plain = " ".join(node.text(deep=True, separator="", strip=False).split())
-            if words and not (tag == "h1" and title in (words, plain, node.text(separator=" ", strip=True))):
+            # (the page's title is no heading of its own: an <h1> that says it, or the first
+            # heading of a page whose headings start lower, as Node.js's docs start at <h2>)
+            if words and not ((tag == "h1" or (node == first and not items))
+                              and title in (words, plain, node.text(separator=" ", strip=True))):
                 items.append((int(tag[1]), words))
                 last_run = ""
         elif tag in _BLOCKS:
@@ -348,6 +354,38 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
         items = [prose_line(line) for line in words.split("\n")] if words else []
     doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items, navigation), name)
     return Loaded(documents=[doc], note=note)
+
+
+# What parts a page's own title from its site's name in <title>: "Path | Node.js
+# Documentation", "Configuration - The Cargo Book", "Billing — Help Center", "Docs · Refunds".
+_TITLE_PARTS = r"\s+[|\-\u2013\u2014\u00b7:\u00bb/]\s+"
+
+
+def own_title(title: str, heading: str) -> str:
+    """The page's own title: ``heading`` (its first heading's words, as it shows them) where
+    ``title`` is that heading and its site's name, either side of a separator, else ``title``.
+    Every page of a site repeated the site's name in each unit's title trail ("Path | Node.js
+    v20.20.2 Documentation > Path > `path.join`"): in every result and citation, and in the
+    title words a question is matched against.
+
+    >>> own_title("Path | Node.js v20.20.2 Documentation", "Path")
+    'Path'
+    >>> own_title("What is Ownership? - The Rust Programming Language", "What Is Ownership?")
+    'What Is Ownership?'
+    >>> own_title("Help Center — Refund policy", "Refund policy"), own_title("Refund policy", "Refund policy")
+    ('Refund policy', 'Refund policy')
+    >>> own_title("Pricing FAQ", "Plans"), own_title("Plans and pricing", "Plans"), own_title("Plans-Pricing", "Plans")
+    ('Pricing FAQ', 'Plans and pricing', 'Plans-Pricing')
+    """
+    t, h = " ".join(title.split()), " ".join(heading.split())
+    if not _WORDS.search(h) or t.casefold() == h.casefold():
+        return title
+    head = re.escape(h.casefold())
+    site = ".*[^\\W_].*"  # (a site's name holds a word)
+    if re.fullmatch(f"{head}{_TITLE_PARTS}{site}", t.casefold(), re.S) or re.fullmatch(
+            f"{site}{_TITLE_PARTS}{head}", t.casefold(), re.S):
+        return h
+    return title
 
 
 def _link_item(item: Any) -> bool:
