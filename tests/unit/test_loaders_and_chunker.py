@@ -108,16 +108,40 @@ def test_markdown_setext_headings_are_headings() -> None:
     reader read only "# Install", so such a page (47 of 760 Markdown files on this machine: Rust's
     release notes, pyenv's and zstd's docs) was one section titled by its file name, its
     underlines read as text."""
-    page = (b"Guide\n=====\n\nIntro text.\n\nInstall\n-------\n\nRun it.\n\nA heading written\non two lines\n---\n\n"
-            b"Done.\n\n- an item\n---\n\nText.\n\n---\n\nAfter a rule.\n\n```\ncode\n---\n```\n")
+    page = (b"Guide\n=====\n\nIntro text.\n\nInstall\n-------\n\nRun it.\n\nSetup\n---\nDo it.\n\n"
+            b"- an item\n---\n\nText.\n\n---\n\nAfter a rule.\n\n```\ncode\n---\n```\n")
     doc = load("g.md", page).documents[0]
     assert doc.title == "Guide"
-    assert [s.path for s in doc.sections] == [(), ("Install",), ("A heading written on two lines",)]
+    assert [s.path for s in doc.sections] == [(), ("Install",), ("Setup",)]
     assert doc.sections[0].text == "Intro text." and "=====" not in doc.text
     last = doc.sections[2].text  # a "---" under a list item, after a blank line, or in code is no underline
-    assert last.startswith("Done.\n\n- an item\n---") and "\n---\n\nAfter a rule." in last and "code\n---" in last
+    assert last.startswith("Do it.\n\n- an item\n---") and "\n---\n\nAfter a rule." in last and "code\n---" in last
     rule_first = load("l.md", b"-----------\nSIL OPEN FONT LICENSE\n-----------\n\nText.\n").documents[0]
     assert [s.path for s in rule_first.sections] == [(), ("SIL OPEN FONT LICENSE",)]
+
+
+@pytest.mark.parametrize("page", [
+    "# FAQ\n\nCommon questions.\n\nCan I get a refund? Within 30 days\n---\nIs there a fee? No fee\n---\n",
+    "Refunds take 30 days.\n---\nFees are never refunded.\n---\n",
+    "# T\n\n- Install the tool and\n  then restart\n---\n\nText.\n",
+    "# T\n\n- Install the tool and\nthen restart\n---\n\nText.\n",
+    "# T\n\n> Note: refunds take\n30 days\n---\n\nText.\n",
+    "# T\n\nIntro:\n\n    $ make install\n---\n\nText.\n",
+    "# T\n\nOption | Default\n------ | -------\ncolor | auto\n---\n\nText.\n",
+    "# T\n\nText:\n\n<pre>\nFonts.\n\nBitstream Vera Fonts Copyright\n-----\nCopyright (c) 2003\n</pre>\n",
+    "# T\n\n<div>\nRefund text\n---\n</div>\n",
+    "# T\n\n[docs]: https://example.com/docs\n---\n\nText.\n",
+])
+def test_markdown_no_prose_becomes_a_setext_heading(page: str) -> None:
+    """The review of the first reading of setext headings: an FAQ's lines, sentences, a list
+    item's or a quote's continuation, indented code, a table, an HTML block's lines and a link's
+    definition were made headings, and a heading with nothing under it took its words out of the
+    page. Each stays text, every word of it kept."""
+    doc = load("p.md", page.encode()).documents[0]
+    assert [s.path for s in doc.sections if s.path] == []
+    for word in ("refund", "restart", "make install", "color", "Bitstream", "Refund text", "docs", "Fees"):
+        if word in page:
+            assert word in doc.text
 
 
 def test_html_a_headings_permalink_mark_is_not_its_title() -> None:
@@ -133,6 +157,12 @@ def test_html_a_headings_permalink_mark_is_not_its_title() -> None:
             "<p>Words.</p><h2><a class='header' href='#m'>mdBook</a></h2><p>Kept.</p></main></body></html>").encode()
     doc = load("g.html", page).documents[0]
     assert [s.path for s in doc.sections] == [("Install",), ("Setup",), ("Docusaurus",), ("mdBook",)]
+    # (review: a page with no <title> took its <h1> with the mark; a heading that is its mark alone stays)
+    bare = (b"<html><body><h1>Guide<a class='headerlink' href='#g'>\xc2\xb6</a></h1><p>a</p>"
+            b"<h2>Install<a class='headerlink' href='#i'>\xc2\xb6</a></h2><p>b</p>"
+            b"<h3><a href='#op-add'>+</a></h3><p>Adds two numbers.</p></body></html>")
+    doc = load("bare.html", bare).documents[0]
+    assert doc.title == "Guide" and [s.path for s in doc.sections] == [(), ("Install",), ("Install", "+")]
 
 
 def test_html_a_pages_title_is_its_own_not_its_sites() -> None:
@@ -165,6 +195,11 @@ def test_html_a_code_blocks_copy_button_and_side_by_side_forms() -> None:
             b"</main></body></html>")
     text = load("fs.html", page).documents[0].text
     assert "import a;\nconst a = require('a');\n```" in text and "copy" not in text.lower()
+    # (review: a button that says something else is the page's words; prose beside code in a <pre> is one line)
+    other = (b"<html><head><title>x</title></head><body><main><p>Use code <button class='copy-code'>WELCOME10</button>"
+             b" at checkout.</p><pre>Use <code>--force</code> or <code>-n</code>.</pre></main></body></html>")
+    text = load("x.html", other).documents[0].text
+    assert "Use code WELCOME10 at checkout." in text and "Use --force or -n." in text
 
 
 def test_qa_csv_json_and_beir_jsonl() -> None:

@@ -123,7 +123,7 @@ _ESCAPED = {"![": "!\\[", "`": "\\`", "\\": "\\\\"}  # ("<" before "img" or "!--
 def pre_text(pre: Any) -> str:
     r"""A ``<pre>``'s text as written: its text nodes, a line break for each ``<br>`` and around
     each block inside it (a highlighter's ``<div class="line">`` per line), and before each
-    ``<code>`` of several side by side.
+    ``<code>`` of several side by side (:func:`_side_by_side`).
 
     >>> from selectolax.lexbor import LexborHTMLParser
     >>> pre_text(LexborHTMLParser("<pre><code>npm i<br>npm start</code><div>a</div><div>b</div>c</pre>").css_first("pre"))
@@ -132,6 +132,8 @@ def pre_text(pre: Any) -> str:
     'a\nb'
     >>> pre_text(LexborHTMLParser("<pre><code>import a;</code><code>const a = require('a');</code></pre>").css_first("pre"))
     "import a;\nconst a = require('a');"
+    >>> pre_text(LexborHTMLParser("<pre>Use <code>--force</code> or <code>-n</code>.</pre>").css_first("pre"))
+    'Use --force or -n.'
     """
     out: list[str] = []
     ended = False  # a block inside has ended: what follows starts a line
@@ -140,12 +142,14 @@ def pre_text(pre: Any) -> str:
         if out and not out[-1].endswith("\n"):
             out.append("\n")
 
+    # (by id: a node's == compares its serialised HTML, which on a page of many <code> was quadratic)
+    forms = _side_by_side(pre)
     for node in walk(pre, frozenset()):
         if node is _PART:
             ended = True
             continue
         tag = node.tag
-        if tag == "code" and node.parent == pre:
+        if forms and tag == "code" and node.parent is not None and node.parent.mem_id == pre.mem_id:
             # Two blocks of code side by side in one <pre> (Node.js's ES module and CommonJS
             # forms of each example, one shown at a time) are two runs of lines, not one line.
             line_start()
@@ -162,6 +166,20 @@ def pre_text(pre: Any) -> str:
             line_start()
             ended = False
     return "".join(out)
+
+
+def _side_by_side(pre: Any) -> bool:
+    """Whether ``pre`` holds blocks of code side by side: two ``<code>`` or more and, besides
+    them, nothing but elements of no text (a checkbox, a button) and blank text. A ``<pre>``
+    with prose beside its code ("Use <code>--force</code> to override") is one block."""
+    codes = 0
+    for child in pre.iter(include_text=True):
+        words = (child.text_content or "") if child.tag == "-text" else child.text(deep=True, strip=True)
+        if child.tag == "code":
+            codes += 1
+        elif words.strip():
+            return False
+    return codes >= 2
 
 
 def code_block(pre: Any) -> list[str]:

@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -151,18 +151,12 @@ def load_markdown(name: str, data: bytes) -> Loaded:
     navigation: set[int] = set()  # (the items that are each one link to a page: _sections_from_lines)
     title = meta.get("title", "")
     lines = text.split("\n")  # (as the comments were read: a U+2028 is no line break to a fence)
-    paragraph: list[int] = []  # where the lines of the paragraph being read stand in ``items``
-    for line, code in zip(lines, code_lines(lines, indented=False), strict=True):
-        heading = None if code else atx_heading(line)
-        underline = None if code or not paragraph else _SETEXT.match(line)
-        if underline:
-            # A setext heading ("Install" over "-------"): the paragraph above is its words.
-            words = " ".join(str(items[i]).strip() for i in paragraph)
-            del items[paragraph[0]:]
-            navigation.difference_update(paragraph)
-            heading = (1 if underline.group(1)[0] == "=" else 2, 0, words)
-        paragraph = ([] if code or heading or not line.strip() or _NOT_PARAGRAPH.match(line) or _RULE.match(line)
-                     else [*paragraph, len(items)])
+    codes = code_lines(lines, indented=False)
+    setext = setext_headings(lines, codes)
+    for n, (line, code) in enumerate(zip(lines, codes, strict=True)):
+        if n - 1 in setext:
+            continue  # (the underline of the heading above)
+        heading = (setext[n], 0, line.strip()) if n in setext else None if code else atx_heading(line)
         if heading and heading[2]:
             level, words = heading[0], heading[2]
             if level == 1 and (not title or words.casefold() == title.casefold()):
@@ -211,9 +205,10 @@ def load_rst(name: str, data: bytes) -> Loaded:
 
 # Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
 _HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, "
-              "[aria-hidden=true], "
-              # a code block's "copy" button (Node.js's docs wrote "…require('node:fs');copy")
-              "pre button, button[class*=copy], button[class*=clipboard]")
+              "[aria-hidden=true]")
+# A code block's copy button says one of these (Node.js's docs wrote "…require('node:fs');copy");
+# a button that says anything else may be the page's words ("Use code <button>WELCOME10</button>").
+_COPY_LABELS = frozenset({"copy", "copied", "copied!", "copy code", "copy to clipboard", "copy link", "copy command"})
 # Chrome named by a class or a role: never inside a heading, where it is the heading's anchor
 # (mdBook's <a class="header"> holds every heading's text).
 _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .navbar, .menu, .breadcrumb, "
@@ -222,14 +217,79 @@ _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .na
 # Docusaurus's zero-width "​" (dropped when it holds no word; mdBook's <a class="header"> holds
 # the heading's words and stays).
 _PERMALINKS = ", ".join(f"h{n} a[href^='#']" for n in range(1, 7))
+
+
+def _heading_of(node: Any) -> Any:
+    """The heading ``node`` sits in (at most four elements up), or None."""
+    parent = node.parent
+    for _ in range(4):
+        if parent is None or parent.tag in _HEADINGS:
+            return parent
+        parent = parent.parent
+    return None
 _WORDS = re.compile(r"[^\W_]")
 _BLOCKS = {"p", "li", "pre", "tr", "td", "th", "dd", "dt", "blockquote", "figcaption"}
-# A setext heading's underline (CommonMark 4.3), and the lines no paragraph (so no setext
-# heading) is made of: a list item, a quote, a table row, an HTML line (a "---" under "- item"
-# is a rule after a list, not a heading).
+# A setext heading's underline (CommonMark 4.3), and the lines that are no heading's words: a
+# list item, a quote, a table row, HTML, a link's definition, a rule, or an indented line (a
+# list item's continuation, or code).
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
-_RULE = re.compile(r" {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|=+[ \t]*)$")  # (no paragraph's line)
-_NOT_PARAGRAPH = re.compile(r" {0,3}(?:[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|>|\||<)")
+_NOT_HEADING_WORDS = re.compile(r"\s|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|>|\||<|\[[^\]]*\]:"
+                                r"|(?:-[ \t]*){3,}$|(?:\*[ \t]*){3,}$|(?:_[ \t]*){3,}$|=+[ \t]*$")
+# An HTML block a Markdown page holds (CommonMark 4.6): the ones that end at their closing tag,
+# whatever blank lines they hold, and the rest, which end at a blank line.
+_HTML_RAW = re.compile(r" {0,3}<(pre|script|style|textarea)[\s>]", re.I)
+_HTML_BLOCK = re.compile(r" {0,3}</?[A-Za-z][\w-]*[\s/>]|<!--|<![A-Z]|<\?")
+
+
+def setext_headings(lines: Sequence[str], code: Sequence[bool]) -> dict[int, int]:
+    """The lines that are setext headings ("Install" over a line of dashes, "Guide" over one of
+    "="), by their index, with their level: read narrowly, since a line of dashes is also a rule
+    and a page's prose must never become a heading's words. A heading is one line of words,
+    after a blank line or a heading (so never a list item's or a quote's continuation, nor the
+    last line of a paragraph; after a rule too), not indented, no sentence (no final ".", ":" or ","), outside
+    code and HTML blocks, and followed by something before the next heading (a heading with
+    nothing under it would take its words out of the page).
+
+    >>> setext_headings(["Guide", "=====", "", "Intro.", "", "Install", "---", "Run it."], [False] * 8)
+    {0: 1, 5: 2}
+    >>> setext_headings(["- item", "wrapped", "---", "Text."], [False] * 4)
+    {}
+    >>> setext_headings(["Refunds take 30 days.", "---", "Fees apply."], [False] * 3)
+    {}
+    >>> setext_headings(["<pre>", "", "Fonts", "-----", "Text", "</pre>"], [False] * 6)
+    {}
+    >>> setext_headings(["Q1?", "---", "Q2?", "---", "", "A."], [False] * 6)
+    {2: 2}
+    """
+    found: dict[int, int] = {}
+    candidates: dict[int, int] = {}
+    raw = ""  # the tag that closes the HTML block being read ('' when none; ' ' for one that ends at a blank line)
+    before_blank = True  # the line before was blank, a heading, or the page's start
+    for n, line in enumerate(lines):
+        if raw:
+            if (raw == " " and not line.strip()) or (raw != " " and f"</{raw}" in line.lower()):
+                raw = ""
+            before_blank = not line.strip()
+            continue
+        if not code[n] and (m := _HTML_RAW.match(line)):
+            raw = "" if f"</{m.group(1).lower()}" in line.lower() else m.group(1).lower()
+            before_blank = False
+            continue
+        if not code[n] and _HTML_BLOCK.match(line):
+            raw = " "
+            before_blank = False
+            continue
+        if (before_blank and n + 1 < len(lines) and not code[n] and not code[n + 1] and line.strip()
+                and _SETEXT.match(lines[n + 1]) and not _NOT_HEADING_WORDS.match(line)
+                and not line.rstrip().endswith((".", ":", ",", ";")) and len(line) <= 120):
+            candidates[n] = 1 if lines[n + 1].strip()[0] == "=" else 2
+        before_blank = not line.strip() or n in candidates or (not code[n] and (
+            _SETEXT.match(line) is not None or atx_heading(line) is not None))  # (a rule or an underline ends a block too)
+    for n, level in candidates.items():
+        nxt = next((k for k in range(n + 2, len(lines)) if lines[k].strip()), None)
+        if nxt is not None and nxt not in candidates and (code[nxt] or atx_heading(lines[nxt]) is None):
+            found[n] = level
+    return found
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 
 
@@ -265,6 +325,15 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     tree = LexborHTMLParser(text)
     if tree.body is None:
         raise IngestError(name, "no <body> in this HTML")
+    for node in tree.css(_PERMALINKS):
+        heading = _heading_of(node)
+        if (not _WORDS.search(node.text(deep=True, separator="", strip=False)) and heading is not None
+                and _WORDS.search(heading.text(deep=True, separator="", strip=False))):
+            node.decompose()  # a heading's permalink mark: "Install¶", "Setup#" were its title
+    for node in tree.css("button"):
+        label = " ".join(node.text(deep=True, separator=" ", strip=True).split()).casefold()
+        if not _WORDS.search(label) or label in _COPY_LABELS:
+            node.decompose()  # a control's label ("copy"), not the page's words
     title_node = tree.css_first("title")
     h1 = tree.css_first("h1")
     title = (title_node.text(strip=True) if title_node else "") or (
@@ -278,9 +347,6 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             break
     for node in tree.css(_HTML_DROP):
         node.decompose()
-    for node in tree.css(_PERMALINKS):
-        if not _WORDS.search(node.text(deep=True, separator="", strip=False)):
-            node.decompose()  # a heading's permalink mark: "Install¶", "Setup#" were its title
     for node in tree.css(_HTML_CHROME):
         if not in_heading(node):
             node.decompose()
