@@ -325,15 +325,15 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     tree = LexborHTMLParser(text)
     if tree.body is None:
         raise IngestError(name, "no <body> in this HTML")
-    for node in tree.css(_PERMALINKS):
-        heading = _heading_of(node)
-        if (not _WORDS.search(node.text(deep=True, separator="", strip=False)) and heading is not None
+    for mark in tree.css(_PERMALINKS):
+        heading = _heading_of(mark)
+        if (not _WORDS.search(mark.text(deep=True, separator="", strip=False)) and heading is not None
                 and _WORDS.search(heading.text(deep=True, separator="", strip=False))):
-            node.decompose()  # a heading's permalink mark: "Install¶", "Setup#" were its title
-    for node in tree.css("button"):
-        label = " ".join(node.text(deep=True, separator=" ", strip=True).split()).casefold()
+            mark.decompose()  # a heading's permalink mark: "Install¶", "Setup#" were its title
+    for button in tree.css("button"):
+        label = " ".join(button.text(deep=True, separator=" ", strip=True).split()).casefold()
         if not _WORDS.search(label) or label in _COPY_LABELS:
-            node.decompose()  # a control's label ("copy"), not the page's words
+            button.decompose()  # a control's label ("copy"), not the page's words
     title_node = tree.css_first("title")
     h1 = tree.css_first("h1")
     title = (title_node.text(strip=True) if title_node else "") or (
