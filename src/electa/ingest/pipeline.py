@@ -130,7 +130,7 @@ def read_source(path: Path, max_bytes: int) -> tuple[str, bytes]:
 
 # Files a site serves as pages, whose extension a site generator drops or replaces
 # (``--url-suffix``); any other file (a PDF, a CSV) keeps its name in its address.
-PAGE_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".rst", ".html", ".htm"})
+PAGE_EXTENSIONS = frozenset({".md", ".markdown", ".rst", ".rest", ".html", ".htm"})
 
 
 def page_address(base_url: str, rel: str, suffix: str | None = None) -> str:
