@@ -214,16 +214,14 @@ def prose_line(text: str) -> str:
     return "\\" + text.lstrip() if code_lines([text], indented=False)[0] else text
 
 
-def in_heading(node: Any, levels: int = 4) -> bool:
-    """Whether ``node`` sits inside a heading (``<h1>``-``<h6>``), at most ``levels`` elements
-    below it: a heading's anchor is no page chrome, whatever its class (mdBook's ``<a
-    class="header">`` holds every heading's text). (Bounded: a page of many deeply nested menus
-    costs no walk to its root per menu.)"""
+def heading_of(node: Any, levels: int = 4) -> Any:
+    """The heading (``<h1>``-``<h6>``) ``node`` sits inside, at most ``levels`` elements below it,
+    or None: a heading's anchor is no page chrome, whatever its class (mdBook's ``<a
+    class="header">`` holds every heading's text), and a heading's permalink mark is no part of
+    its words. (Bounded: a page of many deeply nested menus costs no walk to its root per menu.)"""
     parent = node.parent
     for _ in range(levels):
-        if parent is None:
-            return False
-        if parent.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-            return True
+        if parent is None or parent.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            return parent
         parent = parent.parent
-    return False
+    return None

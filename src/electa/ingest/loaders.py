@@ -19,7 +19,7 @@ from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.apart import read_apart
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
-from electa.ingest.html_text import block_text, code_block, in_heading, literal, prose_line, walk
+from electa.ingest.html_text import block_text, code_block, heading_of, literal, prose_line, walk
 from electa.text.markdown import (
     atx_heading,
     blocks,
@@ -218,15 +218,6 @@ _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .na
 # the heading's words and stays).
 _PERMALINKS = ", ".join(f"h{n} a[href^='#']" for n in range(1, 7))
 
-
-def _heading_of(node: Any) -> Any:
-    """The heading ``node`` sits in (at most four elements up), or None."""
-    parent = node.parent
-    for _ in range(4):
-        if parent is None or parent.tag in _HEADINGS:
-            return parent
-        parent = parent.parent
-    return None
 _WORDS = re.compile(r"[^\W_]")
 _BLOCKS = {"p", "li", "pre", "tr", "td", "th", "dd", "dt", "blockquote", "figcaption"}
 # A setext heading's underline (CommonMark 4.3), and the lines that are no heading's words: a
@@ -326,7 +317,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     if tree.body is None:
         raise IngestError(name, "no <body> in this HTML")
     for mark in tree.css(_PERMALINKS):
-        heading = _heading_of(mark)
+        heading = heading_of(mark)
         if (not _WORDS.search(mark.text(deep=True, separator="", strip=False)) and heading is not None
                 and _WORDS.search(heading.text(deep=True, separator="", strip=False))):
             mark.decompose()  # a heading's permalink mark: "Install¶", "Setup#" were its title
@@ -348,7 +339,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     for node in tree.css(_HTML_DROP):
         node.decompose()
     for node in tree.css(_HTML_CHROME):
-        if not in_heading(node):
+        if heading_of(node) is None:
             node.decompose()
     root = tree.css_first("main") or tree.css_first("article") or tree.body
     first = next((n for n in walk(root, _BLOCKS | _HEADINGS, text=False) if n.tag in _HEADINGS), None)
