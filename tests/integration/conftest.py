@@ -47,7 +47,7 @@ def env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -57,7 +57,9 @@ def browser() -> Iterator[object]:
     options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
         options.add_argument(arg)
-    session = webdriver.Chrome(options=options, service=Service(executable_path=driver))
+    # Chromium leaves its singleton folders in TMPDIR when it quits: keep them in pytest's own.
+    env = {**os.environ, "TMPDIR": str(tmp_path_factory.mktemp("chromium"))}
+    session = webdriver.Chrome(options=options, service=Service(executable_path=driver, env=env))
     session.set_page_load_timeout(30)
     try:
         yield session

@@ -27,7 +27,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     try:
         yield {"ELECTA_STORE": dsn, "ELECTA_REDIS_URL": redis.url, "redis": redis}  # type: ignore[dict-item]
     finally:
-        redis.stop()
+        redis.close()  # stops it and removes its folder (stop() alone left one per test in /tmp)
 
 
 def ingest_key(url: str) -> dict[str, str]:
