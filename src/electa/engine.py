@@ -64,7 +64,7 @@ from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, Spar
 from electa.stores.sparse_index import SparseIndex
 from electa.stores.sqlite_ops import check_org_name
 from electa.text import STOPWORDS, fold, language, stem_set, tokens
-from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, coverage_terms, index_terms
+from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, coverage_terms, credit, index_terms, joined_parts
 from electa.text.asking import asks_what_it_is
 from electa.text.focus import focus_start
 from electa.types import (
@@ -115,7 +115,11 @@ PAGE_BOOST = 0.15
 #    (the parent its title unit is shown as) stands instead if it holds as many, in its own text
 #    at least as many as the chosen unit's (Engine._openings; npm's docs: "What is
 #    package-lock.json for?" stood on the section about the file's `name` field). No score moves.
-RANK_RULES = 8
+# 9: two neighbouring words of a question that a page writes as one ("log in": login, "sign up",
+#    "e-mail") are searched by full text as that word too, and a passage holding the word holds
+#    both for coverage (electa.text.analysis.joined_parts, credit; npm's docs: "How do I log in?"
+#    found the log files' pages, not npm-login). Scores move: full text's, and coverage's.
+RANK_RULES = 9
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
@@ -1297,6 +1301,9 @@ class Engine:
         # The question's terms in each of its candidates' languages: each covered in its own.
         asked = coverage_terms(text, {u.lang or DEFAULT_LANGUAGE for u in (*units.values(), *parents.values())})
         covered = {lang: [coverage_of(n, len(q)) for n in range(len(q) + 1)] for lang, q in asked.items()}
+        # A passage writing two of its words as one ("login" for "log in") holds both: full text
+        # found it by the joined word, and its coverage says so.
+        joins = {lang: joined_parts(text, lang) for lang in asked}
         terms = self._terms
         # The unit standing for a document: of each leg's first unit of it, the one whose passage
         # holds most of the question's words (RANK_RULES 6); of equals, the one holding the
@@ -1325,6 +1332,7 @@ class Engine:
                 passage = terms.get(view.id)
                 if passage is None:
                     passage = self._passage_terms(view)
+                passage = credit(passage, joins.get(view.lang or DEFAULT_LANGUAGE, {}))
                 views.append((view, passage, view.lang or DEFAULT_LANGUAGE))
                 pool[view.id] = passage
         rare: dict[str, float] | None = None  # (read only where equals differ in what they hold)
@@ -1345,7 +1353,7 @@ class Engine:
                 shown, shared, shown_held, lang = view, holds, held, view_lang
             assert shown is not None
             chosen[document_id] = (shown, shared, shown_held, lang)
-        self._openings(chosen, asked, text)
+        self._openings(chosen, asked, joins, text)
         rows: list[Row] = []
         for document_id, fused_value, votes in fused:
             shown, shared, _, lang = chosen[document_id]
@@ -1420,7 +1428,8 @@ class Engine:
         return found
 
     def _openings(self, chosen: dict[int, tuple[StoredUnit, int, frozenset[str], str]],
-                  asked: Mapping[str, frozenset[str]], question: str) -> None:
+                  asked: Mapping[str, frozenset[str]], joins: Mapping[str, Mapping[str, frozenset[str]]],
+                  question: str) -> None:
         """RANK_RULES 8, on ``chosen`` (document -> the unit standing for it, how many of the
         question's words it holds, which, its language), for a question that asks what something
         is (:func:`electa.text.asking.asks_what_it_is`) or is nothing but words of a page's title
@@ -1440,7 +1449,7 @@ class Engine:
 
         def named(words: frozenset[str], title: str, lang: str) -> bool:
             """The chosen unit's words are all ``title``'s, and so is the whole question unless it asks what it is."""
-            terms = self._title_terms(title, lang)
+            terms = credit(self._title_terms(title, lang), joins.get(lang, {}))
             return words <= terms and (what_it_is or self._title_terms(question, lang) <= terms)
 
         maybe = [d for d, (shown, _, held, lang) in chosen.items() if held and named(held, shown.title, lang)]
@@ -1450,8 +1459,10 @@ class Engine:
             shown, shared, shown_held, lang = chosen[document_id]
             if opener.id == shown.id or (opener.lang or DEFAULT_LANGUAGE) != lang or not named(shown_held, title, lang):
                 continue
-            held = asked[lang].intersection(self._passage_terms(opener))
-            if len(held) == shared and len(held & self._text_terms(opener)) >= len(held & self._text_terms(shown)):
+            joined = joins.get(lang, {})
+            held = asked[lang].intersection(credit(self._passage_terms(opener), joined))
+            if (len(held) == shared and len(held & credit(self._text_terms(opener), joined))
+                    >= len(held & credit(self._text_terms(shown), joined))):
                 chosen[document_id] = (opener, shared, held, lang)
 
     def _title_terms(self, title: str, lang: str) -> frozenset[str]:

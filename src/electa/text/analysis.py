@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 import regex
@@ -308,15 +308,79 @@ def script_language(text: str) -> str:
 
 def query_terms(text: str, languages: Iterable[str] = (DEFAULT_LANGUAGE,)) -> list[str]:
     """The question's content terms in each of ``languages`` (each unit was indexed in one of
-    them), distinct, at most :data:`MAX_QUERY_TERMS` per language.
+    them), distinct, at most :data:`MAX_QUERY_TERMS` per language, then its joined pairs.
 
     >>> query_terms("What are the refunds?")
     ['en·refund']
     >>> query_terms("Wann kommen die Rückerstattungen?", ["en", "de"])
-    ['de·komm', 'de·ruckerstatt', 'en·kommen', 'en·ruckerstattungen']
+    ['de·komm', 'de·ruckerstatt', 'de·kommendi', 'en·kommen', 'en·ruckerstattungen', 'en·kommendi']
+    >>> query_terms("How do I log in?")
+    ['en·log', 'en·login']
+
+    After the words, each pair of neighbours written as one (:func:`joined_parts`); a pair no
+    page writes so ("kommendi") matches nothing.
     """
     langs = sorted(set(languages)) or [DEFAULT_LANGUAGE]
-    return list(dict.fromkeys(t for lang in langs for t in question_terms(text, lang)))
+    return list(dict.fromkeys(t for lang in langs for t in (*question_terms(text, lang), *joined_terms(text, lang))))
+
+
+# Two words a question writes apart that a page may write as one ("log in": login; "sign up",
+# "set up", "e-mail", "data base"): the first of two letters or more (one where a hyphen joins
+# it: "e-mail"), the second of two or more, letters only.
+_APART = regex.compile(r"(?<![\p{L}\p{N}\p{M}])(\p{L}+)( |-)(\p{L}{2,})(?![\p{L}\p{N}\p{M}])")
+MAX_JOINED = 32
+
+
+@lru_cache(maxsize=4096)
+def joined_parts(text: str, lang: str) -> Mapping[str, frozenset[str]]:
+    """Each pair of the question's neighbouring words as the one word a page may write it as,
+    in ``lang``, with the terms of its two words: a page that says "login" answers "How do I log
+    in?", and full text finds it by the joined word while coverage credits it with "log"
+    (:func:`credit`). The first word must be no stop word ("to do" is no "todo"), nor may the
+    joined word be one ("in to"); a script written without spaces joins nothing. Only the
+    question is joined, never the index: a page that writes "log in" where the question says
+    "login" is dense's to find. (Elasticsearch's ``shingle`` filter with an empty separator, or
+    a decompounder, does the like at both ends; here only questions are read differently, so no
+    store is analysed again.) At most :data:`MAX_JOINED`, in the question's order; cached, so
+    never to be changed by a caller.
+
+    >>> sorted((k, sorted(v)) for k, v in joined_parts("How do I log in? Set up e-mail, to do", "en").items())
+    [('en·email', ['en·e', 'en·mail']), ('en·login', ['en·in', 'en·log']), ('en·setup', ['en·set', 'en·up'])]
+    >>> dict(joined_parts("如何 登录", "zh"))
+    {}
+    """
+    low = lower(text)
+    if _UNSPACED_CHAR.search(low):
+        return {}
+    stop = stopwords((lang, question_language(text)))
+    found: dict[str, frozenset[str]] = {}
+    for first, gap, second in _APART.findall(low, overlapped=True):
+        if (len(first) < 2 and gap != "-") or fold(first) in stop or fold(first + second) in stop:
+            continue
+        found.setdefault(term(first + second, lang), frozenset((term(first, lang), term(second, lang))))
+        if len(found) >= MAX_JOINED:
+            break
+    return found
+
+
+def joined_terms(text: str, lang: str) -> list[str]:
+    """The terms of :func:`joined_parts`, in the question's order.
+
+    >>> joined_terms("How do I log in? Set up e-mail, to do", "en")
+    ['en·login', 'en·setup', 'en·email']
+    """
+    return list(joined_parts(text, lang))
+
+
+def credit(terms: frozenset[str], joins: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """``terms`` (a passage's, a title's) with the two words of each of the question's pairs
+    it writes as one (:func:`joined_parts`): "login" holds "log" and "in" for "log in".
+
+    >>> sorted(credit(frozenset({"en·npm", "en·login"}), joined_parts("How do I log in?", "en")))
+    ['en·in', 'en·log', 'en·login', 'en·npm']
+    """
+    extra = [part for joined, parts in joins.items() if joined in terms for part in parts]
+    return terms.union(extra) if extra else terms
 
 
 def question_terms(text: str, lang: str, or_all: bool = True) -> list[str]:
