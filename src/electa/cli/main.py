@@ -107,6 +107,9 @@ def _print_report(report: IngestReport) -> None:
     click.echo(f"{counts['added']} added, {counts['updated']} updated, {counts['unchanged']} unchanged, "
                f"{counts['deleted']} deleted, {counts['failed']} failed; {documents} in "
                f"{report.seconds:.1f}s ({report.docs_per_second:.1f} docs/s)")
+    if report.reread:
+        click.echo(f"read again: {len(report.reread)} unchanged file{'' if len(report.reread) == 1 else 's'}, which"
+                   " this release reads otherwise than the one that stored them (their text's vectors are kept)")
     for path, note in report.notes:
         click.echo(f"note: {path}: {note}", err=True)
     for path, reason in report.failures:

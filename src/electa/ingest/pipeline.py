@@ -32,6 +32,7 @@ from electa.ingest import naming
 from electa.ingest.chunker import chunk_document
 from electa.ingest.loaders import Loaded, loader_for
 from electa.ingest.naming import list_files
+from electa.ingest.reading import read_again, stamped
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, language_of, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
@@ -57,6 +58,9 @@ class IngestReport:
     roots: dict[Path, str] = field(default_factory=dict)  # each given path -> its name in the store
     unlisted: set[Path] = field(default_factory=set)  # given folders not listed whole: a sync deletes nothing there
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, type) a folder held that no loader reads
+    # Source names of unchanged files read again because this release reads their type
+    # otherwise (electa.ingest.reading): each is "updated" in the counts.
+    reread: list[str] = field(default_factory=list)
 
     @property
     def docs_per_second(self) -> float:
@@ -271,7 +275,7 @@ class Ingestor:
                 # omits it must not wipe every link); with one, its address is the one given.
                 url = page_address(base_url, rel, url_suffix) if base_url else str((existing or {}).get("url") or "")
                 record = SourceRecord(access.org, access.agent, uri, Path(name).suffix.lstrip("."),
-                                      url, hashlib.sha256(data).hexdigest(), access)
+                                      url, stamped(hashlib.sha256(data).hexdigest(), name), access)
                 if existing is not None and existing["kind"] == "api":
                     raise IngestError(str(path), f"an upload named {uri!r} is stored; a file never replaces an upload"
                                       " (delete the upload, or ingest the folder under another name with --as)")
@@ -279,6 +283,8 @@ class Ingestor:
                     assert existing is not None
                     report.outcomes.append(SourceOutcome(record.uri, "unchanged", existing["version"], existing["documents"]))
                 else:
+                    if existing is not None and read_again(existing["content_hash"], record.content_hash):
+                        report.reread.append(uri)
                     loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))

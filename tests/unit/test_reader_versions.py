@@ -1,0 +1,113 @@
+"""A better reader reaches pages already stored (electa.ingest.reading): an unchanged file is
+read again when the reader that stored it was another version. Found upgrading as a newcomer
+would: the permalink marks and setext headings the readers learned to read stayed in every
+stored page, since an unchanged file was never read again."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+from pathlib import Path
+
+import pytest
+
+import electa
+from electa import Access, Caller, Engine
+from electa.ingest import loaders, pipeline
+
+ACME = Access("acme")
+REFUNDS = "# Refund policy\n\nAnnual plans are refunded within 30 days.\n\n## Monthly plans\n\nNo refunds.\n"
+LOGO = "<html><body><h1>Logo</h1><p>Upload a logo in PNG format.</p></body></html>"
+
+
+def _folder(root: Path) -> Path:
+    folder = root / "help"
+    folder.mkdir()
+    (folder / "refunds.md").write_text(REFUNDS, encoding="utf-8")
+    (folder / "logo.html").write_text(LOGO, encoding="utf-8")
+    return folder
+
+
+def _texts(engine: Engine) -> set[str]:
+    hits = engine.search("refund policy annual plans logo", Caller("acme"), legs=["fulltext"], top=20).hits
+    return {h.text for h in hits}
+
+
+def _older_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read Markdown as a release before did (here: one that kept a mark in every page), and
+    stamp hashes as releases before readers had versions did: the file's SHA-256 alone."""
+    original = pipeline.loader_for
+
+    def older(name: str) -> loaders.Loader:
+        loader = original(name)
+        if loader is not loaders.load_markdown:
+            return loader
+        return lambda uri, data: loader(uri, data.replace(b"30 days.", b"30 days. \xc2\xb6"))
+
+    monkeypatch.setattr(pipeline, "loader_for", older)
+    monkeypatch.setattr(pipeline, "stamped", lambda digest, name: digest, raising=False)
+
+
+def test_a_file_stored_by_an_older_reader_is_read_again_though_it_is_unchanged(
+        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _folder(tmp_path)
+    with monkeypatch.context() as older:
+        _older_release(older)
+        engine.ingest([folder], ACME)
+    assert any("\u00b6" in text for text in _texts(engine))
+    report = engine.ingest([folder], ACME)  # the files are as they were; the reader is not
+    assert any("\u00b6" not in text and "30 days" in text for text in _texts(engine))
+    assert not any("\u00b6" in text for text in _texts(engine))
+    assert sorted(report.reread) == ["help/logo.html", "help/refunds.md"]
+    assert report.counts()["updated"] == 2
+    again = engine.ingest([folder], ACME)
+    assert again.counts()["unchanged"] == 2 and not again.reread
+
+
+def test_a_page_that_reads_the_same_keeps_its_units_and_vectors(
+        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _folder(tmp_path)
+    engine.ingest([folder], ACME)
+    before = {h.text: h.unit_id for h in engine.search("logo PNG", Caller("acme"), legs=["fulltext"], top=20).hits}
+    monkeypatch.setitem(electa.ingest.reading.READERS, "load_html", electa.ingest.reading.READERS["load_html"] + 1)
+    embedded: list[str] = []
+    embed = engine.embedder.embed  # type: ignore[union-attr]
+    monkeypatch.setattr(engine.embedder, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+    report = engine.ingest([folder], ACME)
+    assert report.reread == ["help/logo.html"]  # HTML's reader moved; Markdown's did not
+    assert report.counts() == {"added": 0, "updated": 1, "unchanged": 1, "failed": 0, "deleted": 0}
+    after = {h.text: h.unit_id for h in engine.search("logo PNG", Caller("acme"), legs=["fulltext"], top=20).hits}
+    assert after == before and embedded == []  # read again, the same text: nothing embedded, nothing moved
+
+
+def test_a_change_to_a_readers_code_is_a_decision_about_its_version() -> None:
+    """The readers' code (docstrings and comments aside) against the digest recorded with
+    ``READERS``. When this fails: if any file reads otherwise now (a title, text, section,
+    address or Q&A pair), bump that loader's number in ``electa.ingest.reading.READERS`` (stores
+    read such files again at their next ingest or sync); then record the digest printed below,
+    and the numbers, here."""
+    from electa.ingest.reading import READERS
+
+    if sys.version_info[:2] != RECORDED_PYTHON:
+        pytest.skip(f"the digest was recorded under Python {RECORDED_PYTHON}")
+    root = Path(electa.__file__).parent
+    digest = hashlib.sha256()
+    for rel in READER_MODULES:
+        tree = ast.parse((root / rel).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+                    and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+        digest.update(f"{rel}\n{ast.dump(tree)}\n".encode())
+    assert (digest.hexdigest(), READERS) == (RECORDED_DIGEST, RECORDED_READERS), digest.hexdigest()
+
+
+READER_MODULES = ("ingest/loaders.py", "ingest/html_text.py", "ingest/decode.py", "ingest/figures.py",
+                  "ingest/apart.py", "text/markdown.py", "text/rst.py")
+RECORDED_DIGEST = "81dc61b6f495262b30083f3ef4d927d7d158f1086d53a93c686350a04de61d19"
+RECORDED_PYTHON = (3, 11)  # (ast.dump writes trees otherwise from one Python to the next)
+RECORDED_READERS = {"load_markdown": 1, "load_html": 1, "load_rst": 1, "load_text": 1, "load_pdf": 1,
+                    "load_jsonl": 1, "load_json": 1, "load_csv": 1}
