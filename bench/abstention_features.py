@@ -49,7 +49,7 @@ from electa.eval.beir import thread_groups, thread_half_of
 from electa.eval.folds import deal_folds
 from electa.eval.runner import EVAL_ORG, candidates, labelled_set
 from electa.legs.runner import DEFAULT_DEPTH
-from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
+from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, credit, index_terms, joined_parts
 from electa.types import Caller
 
 Featurize = Callable[[Sequence[Candidate], str], list[Candidate]]  # (a question's rows, its id)
@@ -74,7 +74,9 @@ def served_tables(stackfaq: Path) -> tuple[dict[str, list[Candidate]], dict[str,
                       for terms in asked.values() for t in terms}
             for h in hits:
                 terms = asked[h.lang or DEFAULT_LANGUAGE]
-                shared = terms.intersection(index_terms(f"{h.title} {h.text}", h.lang or DEFAULT_LANGUAGE))
+                lang = h.lang or DEFAULT_LANGUAGE
+                shared = terms.intersection(credit(frozenset(index_terms(f"{h.title} {h.text}", lang)),
+                                                   joined_parts(text, lang)))  # (as the engine: rules 9)
                 whole = sum(weight[t] for t in terms)
                 COVERAGE.setdefault(q, {}).setdefault(h.ext_id, (
                     len(shared) / len(terms) if terms else 0.0,

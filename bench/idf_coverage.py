@@ -42,7 +42,7 @@ from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set
 from electa.fusion import lift_scale, rrf_contribution
 from electa.judges.ltr import ORDER
 from electa.scoring import AGREEMENT_K, LIFT, coverage_of
-from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, index_terms
+from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, credit, index_terms, joined_parts
 from electa.types import Caller, LegStatus
 
 KINDS = ("lucene", "bm25")
@@ -90,7 +90,8 @@ def measure(directory: Path, split: str) -> list[dict[str, object]]:
             for h in hits:
                 lang = h.lang or DEFAULT_LANGUAGE
                 terms = asked[lang]
-                shared = terms.intersection(index_terms(f"{h.title} {h.text}", lang))
+                shared = terms.intersection(credit(frozenset(index_terms(f"{h.title} {h.text}", lang)),
+                                                   joined_parts(text, lang)))  # (as the engine: rules 9)
                 cosine = max((min(v.raw_score, 1.0) for v in h.votes if v.leg == "dense"), default=0.0)
                 plain = coverage_of(len(shared), len(terms))
                 base = max(plain, cosine)

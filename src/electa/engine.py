@@ -1621,6 +1621,8 @@ def cut_passages(hits: Sequence[Hit], passage_chars: int, budget: int, question:
     out: list[Passage] = []
     left = budget
     asked = coverage_terms(question, {h.lang or DEFAULT_LANGUAGE for h in hits}) if question else {}
+    # (with the pairs a page may write as one: "log in" is read from where the page says "login")
+    asked = {lang: terms.union(joined_parts(question, lang)) for lang, terms in asked.items()}
     for hit in hits:
         if left <= 0:
             break

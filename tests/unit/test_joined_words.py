@@ -13,7 +13,7 @@ from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.loaders import Loaded
 from electa.scoring import coverage_of
-from electa.text.analysis import coverage_terms, credit, joined_parts, query_terms
+from electa.text.analysis import MAX_JOINED, coverage_terms, credit, joined_parts, query_terms
 from electa.types import Document, Section
 
 PAGES = [
@@ -34,9 +34,19 @@ def _pages() -> Loaded:
 def test_a_pair_a_page_writes_as_one_word_is_searched_as_that_word_too() -> None:
     assert query_terms("How do I log in?") == ["en·log", "en·login"]
     assert "en·signup" in query_terms("How do I sign up?") and "en·email" in query_terms("change my e-mail")
-    # A stop word starts no pair, and a stop word is no pair's word: "to do" is no "todo".
-    assert joined_parts("what to do in to", "en") == {}
-    assert joined_parts("如何 登录 log in", "zh") == {}  # a script written without spaces joins nothing
+    # A stop word starts no pair ("to do" is no "todo"); one ends a pair only if a particle
+    # ("check out", not "set the"); and the joined word is no stop word ("ab out" is no "about").
+    assert joined_parts("what to do", "en") == {} and joined_parts("ab out", "en") == {}
+    assert list(joined_parts("set the cart, check out", "en")) == ["en·checkout"]
+    # A word of a script written without spaces joins nothing; the question's other words do.
+    assert list(joined_parts("How do I log in to 微信?", "en")) == ["en·login"] and joined_parts("如何 登录", "zh") == {}
+    # Any space, or any hyphen, between them: the result cache reads "log  in" as "log in".
+    for written in ("log  in", "log\u00a0in", "log\tin", "Log In"):
+        assert list(joined_parts(written, "en")) == ["en·login"], written
+    assert list(joined_parts("e\u2010mail", "en")) == ["en·email"] and joined_parts("e mail", "en") == {}
+    assert list(joined_parts("नमस्ते दुनिया", "hi")) == ["hi·नमस्तेदुनिय"]  # (letters with their marks)
+    many = " ".join(f"w{chr(97 + i % 26)}{chr(97 + i // 26)}x" for i in range(100))
+    assert len(joined_parts(many, "en")) == MAX_JOINED
 
 
 def test_coverage_credits_a_pair_only_to_a_passage_holding_it_as_one_word() -> None:

@@ -73,8 +73,7 @@ def test_a_question_meets_each_unit_in_the_units_own_language_only() -> None:
     assert "nl·or" in query_terms("orders", ["en", "nl"]) and "en·or" not in query_terms("orders", ["en", "nl"])
     # Each language drops its own stop words only (review: German "hat" and Dutch "van", "door"
     # were dropped from English questions in an organisation that also wrote in those).
-    # (then each pair of neighbours written as one, which a page may do: "kommtmein" matches nothing)
-    assert query_terms("Wann kommt meine Rückerstattung?", ["de"]) == ["de·kommt", "de·ruckerstatt", "de·kommtmein"]
+    assert query_terms("Wann kommt meine Rückerstattung?", ["de"]) == ["de·kommt", "de·ruckerstatt"]
     assert {"en·hat", "en·van", "en·door"} <= set(query_terms("a hat for the van door", ["en", "de", "nl"]))
     assert index_terms("⑴ ok", "de") == ["de·1", "de·ok"]  # folded to "(1)": still one term
 
@@ -317,7 +316,7 @@ def test_a_language_named_by_a_letter_and_a_symbol_is_one_word() -> None:
     """Found on CMake's help: "C++" and "C#" were read as the bare letter "c", so "How do I set
     the C++ standard?" found C_STANDARD first and "Can I build C# projects?" none of the .NET
     pages. Analysis a5 spells them as one word, on both sides, in every language."""
-    assert query_terms("How do I set the C++ standard?", ["en"])[:3] == ["en·set", "en·cplusplu", "en·standard"]
+    assert query_terms("How do I set the C++ standard?", ["en"]) == ["en·set", "en·cplusplu", "en·standard"]
     assert index_terms("C# und C++20, Größe", "de") == ["de·csharp", "de·und", "de·cplusplus", "de·20", "de·gross"]
     assert tokens("Q# or F#? libc++, a#b") == ["qsharp", "or", "fsharp", "libc", "a", "b"]
     assert tokens("Ｃ＃、Ｃ＋＋ and C♯") == ["csharp", "cplusplus", "and", "csharp"]  # (full width, as Japanese writes them)

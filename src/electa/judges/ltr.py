@@ -110,7 +110,9 @@ class LtrModel:
 # c4-9: of units holding as many of the question's words, the one holding the rarer stands
 # (RANK_RULES 7): no score moves, but the features read from the shown passage (its title,
 # length, coverage of the question) can.
-ORDER = "c4-9"
+# c4-10: a question's pairs a page writes as one word are searched by full text and credited to
+# coverage (RANK_RULES 9): full text's raw scores and ranks and ``absolute`` move.
+ORDER = "c4-10"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ and a question in either language carries both.
 Stop words (:mod:`electa.text.stopwords`) are dropped from questions only, unless nothing else is
 left: each language's terms lose that language's stop words and those of the question's own
 language (:func:`question_language`); the index keeps every word, so phrases and codes
-are never lost. A question is searched by at most :data:`MAX_QUERY_TERMS` terms.
+are never lost. A question is searched by at most :data:`MAX_QUERY_TERMS` terms, and at most
+:data:`MAX_JOINED` pairs of its words written as one (:func:`joined_parts`), per language.
 
 ``ANALYSIS`` names this analysis; a store analysed otherwise is analysed again when it opens.
 """
@@ -30,6 +31,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from types import MappingProxyType
 
 import regex
 import Stemmer
@@ -313,21 +315,24 @@ def query_terms(text: str, languages: Iterable[str] = (DEFAULT_LANGUAGE,)) -> li
     >>> query_terms("What are the refunds?")
     ['en·refund']
     >>> query_terms("Wann kommen die Rückerstattungen?", ["en", "de"])
-    ['de·komm', 'de·ruckerstatt', 'de·kommendi', 'en·kommen', 'en·ruckerstattungen', 'en·kommendi']
+    ['de·komm', 'de·ruckerstatt', 'en·kommen', 'en·ruckerstattungen']
     >>> query_terms("How do I log in?")
     ['en·log', 'en·login']
 
-    After the words, each pair of neighbours written as one (:func:`joined_parts`); a pair no
-    page writes so ("kommendi") matches nothing.
+    After the words, each pair of neighbours a page may write as one (:func:`joined_parts`).
     """
     langs = sorted(set(languages)) or [DEFAULT_LANGUAGE]
     return list(dict.fromkeys(t for lang in langs for t in (*question_terms(text, lang), *joined_terms(text, lang))))
 
 
 # Two words a question writes apart that a page may write as one ("log in": login; "sign up",
-# "set up", "e-mail", "data base"): the first of two letters or more (one where a hyphen joins
-# it: "e-mail"), the second of two or more, letters only.
-_APART = regex.compile(r"(?<![\p{L}\p{N}\p{M}])(\p{L}+)( |-)(\p{L}{2,})(?![\p{L}\p{N}\p{M}])")
+# "set up", "e-mail", "data base"): letters (with their marks), apart by spaces or a hyphen.
+_APART = regex.compile(r"(?<![\p{L}\p{N}\p{M}])(\p{L}[\p{L}\p{M}]*)(\s+|[-\u2010\u2011])(\p{L}[\p{L}\p{M}]+)"
+                       r"(?![\p{L}\p{N}\p{M}])")
+# The stop words a pair may end with: the particles of phrasal verbs that pages write as one
+# word ("log in", "sign up", "check out", "log on", "drop down"); any other ("set the", "kommt
+# meine") joins into no word a page writes.
+PARTICLES = frozenset({"in", "up", "out", "on", "off", "down", "over"})
 MAX_JOINED = 32
 
 
@@ -336,31 +341,33 @@ def joined_parts(text: str, lang: str) -> Mapping[str, frozenset[str]]:
     """Each pair of the question's neighbouring words as the one word a page may write it as,
     in ``lang``, with the terms of its two words: a page that says "login" answers "How do I log
     in?", and full text finds it by the joined word while coverage credits it with "log"
-    (:func:`credit`). The first word must be no stop word ("to do" is no "todo"), nor may the
-    joined word be one ("in to"); a script written without spaces joins nothing. Only the
+    (:func:`credit`). The first word must be two letters or more (one where a hyphen joins it:
+    "e-mail") and no stop word ("to do" is no "todo"); the second two letters or more, and a
+    stop word only if one of :data:`PARTICLES`; the joined word must be no stop word. A word of
+    a script written without spaces joins nothing (its characters are terms already). Only the
     question is joined, never the index: a page that writes "log in" where the question says
-    "login" is dense's to find. (Elasticsearch's ``shingle`` filter with an empty separator, or
-    a decompounder, does the like at both ends; here only questions are read differently, so no
-    store is analysed again.) At most :data:`MAX_JOINED`, in the question's order; cached, so
-    never to be changed by a caller.
+    "login" is dense's to find. (Elasticsearch's ``shingle`` filter with an empty separator, or a
+    decompounder, does the like at both ends; here only questions are read differently, so no
+    store is analysed again.) At most :data:`MAX_JOINED`, in the question's order; cached and
+    read-only.
 
     >>> sorted((k, sorted(v)) for k, v in joined_parts("How do I log in? Set up e-mail, to do", "en").items())
     [('en·email', ['en·e', 'en·mail']), ('en·login', ['en·in', 'en·log']), ('en·setup', ['en·set', 'en·up'])]
-    >>> dict(joined_parts("如何 登录", "zh"))
-    {}
+    >>> list(joined_parts("How do I log in to 微信?", "en")), list(joined_parts("set the data  base", "en"))
+    (['en·login'], ['en·databas'])
     """
-    low = lower(text)
-    if _UNSPACED_CHAR.search(low):
-        return {}
     stop = stopwords((lang, question_language(text)))
     found: dict[str, frozenset[str]] = {}
-    for first, gap, second in _APART.findall(low, overlapped=True):
-        if (len(first) < 2 and gap != "-") or fold(first) in stop or fold(first + second) in stop:
+    for match in _APART.finditer(lower(text), overlapped=True):
+        first, gap, second = match.groups()
+        if ((len(first) < 2 and gap.strip() == "") or fold(first) in stop
+                or (fold(second) in stop and fold(second) not in PARTICLES) or fold(first + second) in stop
+                or _UNSPACED_CHAR.search(first + second)):
             continue
         found.setdefault(term(first + second, lang), frozenset((term(first, lang), term(second, lang))))
         if len(found) >= MAX_JOINED:
             break
-    return found
+    return MappingProxyType(found)
 
 
 def joined_terms(text: str, lang: str) -> list[str]:
