@@ -14,6 +14,7 @@ import pytest
 
 import electa
 from electa import Access, Caller, Engine
+from electa.errors import IngestError
 from electa.ingest import loaders, pipeline
 
 ACME = Access("acme")
@@ -59,8 +60,9 @@ def test_a_file_stored_by_an_older_reader_is_read_again_though_it_is_unchanged(
     report = engine.ingest([folder], ACME)  # the files are as they were; the reader is not
     assert any("\u00b6" not in text and "30 days" in text for text in _texts(engine))
     assert not any("\u00b6" in text for text in _texts(engine))
-    assert sorted(report.reread) == ["help/logo.html", "help/refunds.md"]
-    assert report.counts()["updated"] == 2
+    # Both read again; the page that reads otherwise is updated, the one that reads the same not.
+    assert sorted((o.uri, o.status) for o in report.reread) == [("help/logo.html", "unchanged"),
+                                                                ("help/refunds.md", "updated")]
     again = engine.ingest([folder], ACME)
     assert again.counts()["unchanged"] == 2 and not again.reread
 
@@ -74,11 +76,55 @@ def test_a_page_that_reads_the_same_keeps_its_units_and_vectors(
     embedded: list[str] = []
     embed = engine.embedder.embed  # type: ignore[union-attr]
     monkeypatch.setattr(engine.embedder, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+    stored = engine.store.source("acme", "default", "help/logo.html")
+    assert stored is not None
+    when = engine.store.source_updated("acme", [int(stored["id"])])
     report = engine.ingest([folder], ACME)
-    assert report.reread == ["help/logo.html"]  # HTML's reader moved; Markdown's did not
-    assert report.counts() == {"added": 0, "updated": 1, "unchanged": 1, "failed": 0, "deleted": 0}
+    assert [(o.uri, o.status) for o in report.reread] == [("help/logo.html", "unchanged")]  # HTML's reader moved
+    assert report.counts() == {"added": 0, "updated": 0, "unchanged": 2, "failed": 0, "deleted": 0}
     after = {h.text: h.unit_id for h in engine.search("logo PNG", Caller("acme"), legs=["fulltext"], top=20).hits}
     assert after == before and embedded == []  # read again, the same text: nothing embedded, nothing moved
+    # Nor does its version or last change (which recency reads) move; its new hash is recorded.
+    again = engine.store.source("acme", "default", "help/logo.html")
+    assert again is not None and again["version"] == stored["version"]
+    assert engine.store.source_updated("acme", [int(stored["id"])]) == when
+    assert not engine.ingest([folder], ACME).reread
+
+
+def test_a_file_whose_new_reading_fails_keeps_its_stored_reading_and_is_not_counted(
+        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _folder(tmp_path)
+    engine.ingest([folder], ACME)
+    monkeypatch.setitem(electa.ingest.reading.READERS, "load_html", electa.ingest.reading.READERS["load_html"] + 1)
+    original = pipeline.loader_for
+
+    def fail(uri: str, data: bytes) -> loaders.Loaded:
+        raise IngestError(uri, "the new reader cannot read it")
+
+    def broken(name: str) -> loaders.Loader:
+        return fail if original(name) is loaders.load_html else original(name)
+
+    monkeypatch.setattr(pipeline, "loader_for", broken)
+    report = engine.ingest([folder], ACME)
+    assert report.counts()["failed"] == 1 and not report.reread
+    assert any("PNG" in text for text in _texts(engine))  # the stored reading stays
+
+
+def test_every_loader_has_a_version() -> None:
+    from electa.ingest.reading import READERS
+
+    assert {f.__name__ for f in loaders.LOADERS.values()} | {"load_text"} == set(READERS)
+
+
+def test_the_command_says_how_many_files_were_read_again(capsys: pytest.CaptureFixture[str]) -> None:
+    from electa.cli.main import _print_report
+    from electa.ingest.pipeline import IngestReport
+    from electa.stores.protocol import SourceOutcome
+
+    done = [SourceOutcome("a.md", "updated", 2, 1), SourceOutcome("b.md", "unchanged", 1, 1)]
+    _print_report(IngestReport(outcomes=done, reread=done))
+    assert "read again: 2 unchanged files this release reads with a newer reader than stored them; 1 read" \
+           " otherwise (updated), 1 the same" in capsys.readouterr().out
 
 
 def test_a_change_to_a_readers_code_is_a_decision_about_its_version() -> None:

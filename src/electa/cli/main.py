@@ -108,8 +108,10 @@ def _print_report(report: IngestReport) -> None:
                f"{counts['deleted']} deleted, {counts['failed']} failed; {documents} in "
                f"{report.seconds:.1f}s ({report.docs_per_second:.1f} docs/s)")
     if report.reread:
-        click.echo(f"read again: {len(report.reread)} unchanged file{'' if len(report.reread) == 1 else 's'}, which"
-                   " this release reads otherwise than the one that stored them (their text's vectors are kept)")
+        otherwise = sum(o.status == "updated" for o in report.reread)
+        click.echo(f"read again: {len(report.reread)} unchanged file{'' if len(report.reread) == 1 else 's'} this"
+                   f" release reads with a newer reader than stored them; {otherwise} read otherwise (updated),"
+                   f" {len(report.reread) - otherwise} the same")
     for path, note in report.notes:
         click.echo(f"note: {path}: {note}", err=True)
     for path, reason in report.failures:

@@ -58,9 +58,9 @@ class IngestReport:
     roots: dict[Path, str] = field(default_factory=dict)  # each given path -> its name in the store
     unlisted: set[Path] = field(default_factory=set)  # given folders not listed whole: a sync deletes nothing there
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, type) a folder held that no loader reads
-    # Source names of unchanged files read again because this release reads their type
-    # otherwise (electa.ingest.reading): each is "updated" in the counts.
-    reread: list[str] = field(default_factory=list)
+    # Unchanged files read again, and stored, because this release reads their type otherwise
+    # (electa.ingest.reading): "updated" where they read otherwise, "unchanged" where the same.
+    reread: list[SourceOutcome] = field(default_factory=list)
 
     @property
     def docs_per_second(self) -> float:
@@ -244,9 +244,13 @@ class Ingestor:
         bar = _progress(len(listing.files), "files", progress)
         window: list[_Prepared] = []
 
+        rereading: set[str] = set()  # unchanged files read for their reader (counted once stored)
+
         def flush() -> None:
             for prepared, outcome in self._store_window(window):
                 if isinstance(outcome, SourceOutcome):
+                    if outcome.uri in rereading:
+                        report.reread.append(outcome)
                     report.outcomes.append(outcome)
                     report.documents += outcome.documents
                 else:
@@ -284,7 +288,7 @@ class Ingestor:
                     report.outcomes.append(SourceOutcome(record.uri, "unchanged", existing["version"], existing["documents"]))
                 else:
                     if existing is not None and read_again(existing["content_hash"], record.content_hash):
-                        report.reread.append(uri)
+                        rereading.add(uri)
                     loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))

@@ -13,17 +13,26 @@ files are all read again once.
 
 ``READERS`` holds each loader's version: bump a loader's number with any change to what it
 reads out of a file (its documents' titles, text, sections, addresses, Q&A pairs), never for a
-change that reads the same. ``tests/unit/test_reader_versions.py`` records a digest of the
+change that reads the same. The version of the parser a loader reads with (``PARSERS``:
+selectolax for HTML, pypdf for PDF) is part of it. ``tests/unit/test_reader_versions.py`` records a digest of the
 readers' code beside these numbers and fails when the code changes until the digest is
 recorded again, so that a change to a reader is a decision about its version.
 
-Limits: a document whose text is unchanged keeps the units it was cut into, even where the new
-reading sections it otherwise (the store keeps a document by its title and text), and a change
-of chunker (``CHUNKER_VERSION``) or of chunk sizes reaches stored pages only with their text;
-uploads (``POST /v1/sources``) are hashed by what was read, and no file is kept to read again.
+A file read again that reads the same is left as it was: its version and last change stay,
+and only its new hash is recorded (``electa.stores.protocol.same_documents``).
+
+Limits: a document whose title and text read the same keeps the units it was cut into, even
+where the new reading titles or cuts its sections otherwise (a mark dropped from a sub-heading:
+the store keeps a document by its title and text); a change of chunker (``CHUNKER_VERSION``) or
+of chunk sizes reaches stored pages only with their text; uploads (``POST /v1/sources``) are
+hashed by what was read, and no file is kept to read again. Two releases with other readers
+writing one store read each other's files again at every sync, each writing its own reading.
 """
 
 from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 
 from electa.ingest.loaders import loader_for
 
@@ -39,14 +48,30 @@ READERS: dict[str, int] = {
 }
 
 
+# The parsers a reader's output also depends on: their version is part of its own (a new
+# lexbor may build another tree of the same page), so upgrading one reads its files again.
+PARSERS: dict[str, str] = {"load_html": "selectolax", "load_pdf": "pypdf"}
+
+
+@cache
+def _parser(package: str) -> str:
+    try:
+        return f"+{package}{version(package)}"
+    except PackageNotFoundError:
+        return ""
+
+
 def reader_of(name: str) -> str:
-    """The reader of a file named ``name`` and its version.
+    """The reader of a file named ``name`` and its version (with its parser's, where it has one).
 
     >>> reader_of("guide/setup.md"), reader_of("README"), reader_of("faq.csv")
     ('markdown-1', 'text-1', 'csv-1')
+    >>> reader_of("index.html").startswith("html-1+selectolax")
+    True
     """
     loader = loader_for(name).__name__
-    return f"{loader.removeprefix('load_')}-{READERS[loader]}"
+    parser = _parser(PARSERS[loader]) if loader in PARSERS else ""
+    return f"{loader.removeprefix('load_')}-{READERS.get(loader, 1)}{parser}"
 
 
 def stamped(digest: str, name: str) -> str:

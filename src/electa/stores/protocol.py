@@ -108,6 +108,14 @@ class TextIndex(StrEnum):
     QA = "qa"
 
 
+def same_documents(source: SourceRecord, docs: Sequence[PreparedDocument]) -> set[tuple[str, str, str]]:
+    """What a source's stored locations hold when it holds exactly ``docs``: each document's
+    text hash, address and id in the file. A source whose content hash changed while these did
+    not (the same file read again by a newer reader, a change of bytes that reads the same) is
+    unchanged: its version and last change stay, only its hash is recorded."""
+    return {(d.text_hash, d.url or source.url, d.ext_id) for d in docs}
+
+
 def same_access(stored: Mapping[str, object], access: Access) -> bool:
     """Whether a source's stored access (``source()["access"]``) reads the same as ``access``:
     the same public flag and the same principals, in any order."""
@@ -121,9 +129,10 @@ class IndexStore(Protocol):
 
     Contract (:class:`electa.testing.store_contract.StoreContract` checks every rule):
     - ``put_source`` is atomic: after a crash the store holds the source entirely as before or
-      entirely as new. An unchanged ``content_hash`` with the same access changes nothing
-      (``unchanged``). An update keeps the documents it still holds (same text, same access)
-      with their units and vectors (SPEC A5).
+      entirely as new. An unchanged ``content_hash`` with the same access and address changes
+      nothing (``unchanged``); nor does another hash whose documents are all as stored (same
+      text, address and id: :func:`same_documents`), but for the hash recorded. An update keeps
+      the documents it still holds (same text, same access) with their units and vectors (SPEC A5).
     - Identical text with identical access within an organisation and agent is stored once;
       further copies add only a location (URL) (SPEC A3).
     - ``delete_source`` removes the source; a document no other source holds goes with all its

@@ -40,6 +40,7 @@ from electa.stores.protocol import (
     TextIndex,
     language_of,
     same_access,
+    same_documents,
 )
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite_analysis import analyse_again
@@ -476,9 +477,17 @@ class SqliteStore(OperationalTables, GraphTables):
                 "SELECT id, version, content_hash, access, url FROM sources WHERE org=? AND agent=? AND uri=?",
                 (source.org, source.agent, source.uri),
             ).fetchone()
-            if (row is not None and row[2] == source.content_hash and same_access(json.loads(row[3]), access)
-                    and (row[4] or "") == source.url):
-                return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
+            if row is not None and same_access(json.loads(row[3]), access) and (row[4] or "") == source.url:
+                if row[2] == source.content_hash:
+                    return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
+                held = con.execute("SELECT d.text_hash, l.url, l.ext_id FROM locations l JOIN documents d ON"
+                                   " d.id = l.document_id WHERE l.source_id=?", (row[0],)).fetchall()
+                if set(held) == same_documents(source, docs):
+                    # Another hash, the same documents (a file read again by a newer reader that
+                    # reads it the same): its new hash is recorded, nothing else moves (its
+                    # version and last change stay; recency reads the last change).
+                    con.execute("UPDATE sources SET content_hash=? WHERE id=?", (source.content_hash, row[0]))
+                    return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
             removed, kept = 0, set[int]()
             if row is None:
                 cur = con.execute(

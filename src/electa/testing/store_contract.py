@@ -58,6 +58,21 @@ class StoreContract:
         assert (first.status, again.status) == ("added", "unchanged")
         assert again.version == first.version
 
+    def test_another_hash_with_the_same_documents_is_unchanged_and_keeps_its_last_change(self, store) -> None:  # type: ignore[no-untyped-def]
+        # A file read again by a newer reader that reads it the same bumped its version and its
+        # last change (which recency reads) at every upgrade (review of f42a207).
+        acme = Access("acme")
+        first = store.put_source(record("a.md", "h1", acme), [prepared("a", "alpha text")])
+        sid = int(store.source("acme", "default", "a.md")["id"])
+        when = store.source_updated("acme", [sid])
+        again = store.put_source(record("a.md", "h1@markdown-2", acme), [prepared("a", "alpha text")])
+        assert (again.status, again.version) == ("unchanged", first.version)
+        assert store.source_updated("acme", [sid]) == when
+        assert store.source("acme", "default", "a.md")["content_hash"] == "h1@markdown-2"
+        # Another text, or the same text at another id, is an update.
+        assert store.put_source(record("a.md", "h2", acme), [prepared("b", "alpha text")]).status == "updated"
+        assert store.put_source(record("a.md", "h3", acme), [prepared("b", "beta text")]).status == "updated"
+
     def test_a_new_address_alone_is_an_update_and_moves_every_link(self, store) -> None:  # type: ignore[no-untyped-def]
         # `electa ingest --base-url` given anew read every file as unchanged: answers kept
         # citing the old site.

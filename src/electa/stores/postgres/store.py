@@ -49,6 +49,7 @@ from electa.stores.protocol import (
     TextIndex,
     language_of,
     same_access,
+    same_documents,
 )
 from electa.stores.records import flagged_records, renamed_ext_id
 from electa.stores.sqlite import VECTOR_KINDS, access_json, acl_text, scan_field
@@ -245,9 +246,16 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
                             (source.org, now))
                 row = con.execute("SELECT id, version, content_hash, access, url FROM sources WHERE org=%s"
                                   " AND agent=%s AND uri=%s", (source.org, source.agent, source.uri)).fetchone()
-                if (row is not None and row[2] == source.content_hash and same_access(row[3], access)
-                        and (row[4] or "") == source.url):
-                    return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
+                if row is not None and same_access(row[3], access) and (row[4] or "") == source.url:
+                    if row[2] == source.content_hash:
+                        return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
+                    held = con.execute("SELECT d.text_hash, l.url, l.ext_id FROM locations l JOIN documents d ON"
+                                       " d.id = l.document_id WHERE l.source_id=%s", (row[0],)).fetchall()
+                    if {tuple(h) for h in held} == same_documents(source, docs):
+                        # Another hash, the same documents: the new hash is recorded, nothing
+                        # else moves (as the embedded store).
+                        con.execute("UPDATE sources SET content_hash=%s WHERE id=%s", (source.content_hash, row[0]))
+                        return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
                 removed, kept = 0, set[int]()
                 if row is None:
                     source_id = con.execute(
