@@ -703,8 +703,10 @@ class Engine:
 
     def sync(self, folders: Iterable[str | Path], access: Access, base_url: str = "",
              progress: bool = False, as_name: str | None = None, url_suffix: str | None = None) -> IngestReport:
-        """Mirror folders: new files are added, changed ones updated, and the sources of files
-        that are gone from a folder are deleted from every leg (``report.deleted``). Only the
+        """Mirror folders: new files are added, changed ones updated (a file whose documents
+        read the same, or that another release's reader reads the same, stays unchanged:
+        :func:`electa.stores.protocol.same_documents`), and the sources of files that are gone
+        from a folder are deleted from every leg (``report.deleted``). Only the
         sources of that folder (same organisation and agent, named under the folder's recorded
         name; see :mod:`electa.ingest.naming`) are ever deleted: never uploads, other folders,
         a file that could not be read, nor anything when a folder could not be listed whole."""

@@ -44,6 +44,7 @@ def test_a_pair_a_page_writes_as_one_word_is_searched_as_that_word_too() -> None
     for written in ("log  in", "log\u00a0in", "log\tin", "Log In"):
         assert list(joined_parts(written, "en")) == ["en·login"], written
     assert list(joined_parts("e\u2010mail", "en")) == ["en·email"] and joined_parts("e mail", "en") == {}
+    assert joined_parts("they're in, we\u2019re on", "en") == {}  # (an apostrophe binds: no "rein")
     assert list(joined_parts("नमस्ते दुनिया", "hi")) == ["hi·नमस्तेदुनिय"]  # (letters with their marks)
     many = " ".join(f"w{chr(97 + i % 26)}{chr(97 + i // 26)}x" for i in range(100))
     assert len(joined_parts(many, "en")) == MAX_JOINED

@@ -107,6 +107,7 @@ def test_a_file_whose_new_reading_fails_keeps_its_stored_reading_and_is_not_coun
     monkeypatch.setattr(pipeline, "loader_for", broken)
     report = engine.ingest([folder], ACME)
     assert report.counts()["failed"] == 1 and not report.reread
+    assert "the reading an earlier release stored is kept" in report.failures[0][1]
     assert any("PNG" in text for text in _texts(engine))  # the stored reading stays
 
 
@@ -123,7 +124,7 @@ def test_the_command_says_how_many_files_were_read_again(capsys: pytest.CaptureF
 
     done = [SourceOutcome("a.md", "updated", 2, 1), SourceOutcome("b.md", "unchanged", 1, 1)]
     _print_report(IngestReport(outcomes=done, reread=done))
-    assert "read again: 2 unchanged files this release reads with a newer reader than stored them; 1 read" \
+    assert "read again: 2 unchanged files this release reads with another reader than stored them; 1 read" \
            " otherwise (updated), 1 the same" in capsys.readouterr().out
 
 

@@ -110,7 +110,7 @@ def _print_report(report: IngestReport) -> None:
     if report.reread:
         otherwise = sum(o.status == "updated" for o in report.reread)
         click.echo(f"read again: {len(report.reread)} unchanged file{'' if len(report.reread) == 1 else 's'} this"
-                   f" release reads with a newer reader than stored them; {otherwise} read otherwise (updated),"
+                   f" release reads with another reader than stored them; {otherwise} read otherwise (updated),"
                    f" {len(report.reread) - otherwise} the same")
     for path, note in report.notes:
         click.echo(f"note: {path}: {note}", err=True)

@@ -243,8 +243,8 @@ class Ingestor:
             report.unlisted.update(paths)
         bar = _progress(len(listing.files), "files", progress)
         window: list[_Prepared] = []
-
         rereading: set[str] = set()  # unchanged files read for their reader (counted once stored)
+        kept = "; the reading an earlier release stored is kept, and read again at the next ingest"
 
         def flush() -> None:
             for prepared, outcome in self._store_window(window):
@@ -254,7 +254,7 @@ class Ingestor:
                     report.outcomes.append(outcome)
                     report.documents += outcome.documents
                 else:
-                    report.failures.append((prepared.path, outcome))
+                    report.failures.append((prepared.path, outcome + (kept if prepared.record.uri in rereading else "")))
                 bar.update(1, report.documents, time.perf_counter() - start)
             window.clear()
 
@@ -297,9 +297,10 @@ class Ingestor:
                         flush()
                     continue  # counted on the bar once stored
             except IngestError as exc:
-                report.failures.append((str(path), exc.reason))
+                report.failures.append((str(path), exc.reason + (kept if uri in rereading else "")))
             except Exception as exc:
-                report.failures.append((str(path), f"could not be read ({type(exc).__name__}: {exc})"))
+                report.failures.append((str(path), f"could not be read ({type(exc).__name__}: {exc})"
+                                        + (kept if uri in rereading else "")))
             bar.update(1, report.documents, time.perf_counter() - start)
         flush()
         bar.close()
@@ -356,7 +357,6 @@ class Ingestor:
     def prepare(self, record: SourceRecord, loaded: Loaded) -> _Prepared:
         """Chunk one source's documents, Q&A pairs and curated answers and read each new
         document's language; nothing is embedded or stored yet."""
-        known = self.store.known_text_hashes(record.org, record.agent, record.access)
         prepared: list[tuple[str, str, str, str, list[Chunk]]] = []
         for doc in loaded.documents:
             prepared.append((doc.ext_id, doc.title, doc.url or record.url, text_hash(doc.title, doc.text),
@@ -371,6 +371,7 @@ class Ingestor:
                              text_hash("\n".join(curated.triggers), curated.answer, "curated"), [chunk]))
         if not prepared:
             raise IngestError(record.uri, "nothing to index in this source")
+        known = self.store.known_text_hashes(record.org, record.agent, record.access, among={p[3] for p in prepared})
         fresh: list[int] = []
         seen: set[str] = set()
         for d, (_, _, _, thash, _) in enumerate(prepared):
@@ -424,7 +425,8 @@ class Ingestor:
         reused = [d for d, doc in enumerate(prepared.docs) if d not in fresh and doc.text_hash not in own]
         if not reused:
             return
-        known = self.store.known_text_hashes(prepared.record.org, prepared.record.agent, prepared.record.access)
+        known = self.store.known_text_hashes(prepared.record.org, prepared.record.agent, prepared.record.access,
+                                             among={prepared.docs[d].text_hash for d in reused})
         lost = [d for d in reused if prepared.docs[d].text_hash not in known]
         if lost:
             for d in lost:  # read as a stored page, its language was never looked for: its model depends on it

@@ -108,12 +108,19 @@ class TextIndex(StrEnum):
     QA = "qa"
 
 
-def same_documents(source: SourceRecord, docs: Sequence[PreparedDocument]) -> set[tuple[str, str, str]]:
+def document_kind(doc: PreparedDocument) -> str:
+    """How a store files a document: ``qa`` or ``curated`` by its first unit, else ``doc``."""
+    first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
+    return first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc"
+
+
+def same_documents(source: SourceRecord, docs: Sequence[PreparedDocument]) -> set[tuple[str, str, str, str]]:
     """What a source's stored locations hold when it holds exactly ``docs``: each document's
-    text hash, address and id in the file. A source whose content hash changed while these did
-    not (the same file read again by a newer reader, a change of bytes that reads the same) is
-    unchanged: its version and last change stay, only its hash is recorded."""
-    return {(d.text_hash, d.url or source.url, d.ext_id) for d in docs}
+    text hash, address, id in the file and kind. A source whose content hash changed while these
+    did not (the same file read again by another reader that reads it the same, or bytes changed
+    where nothing is read: a comment, a script, spaces) is unchanged: its version and last change
+    stay, and its hash, kind and count of documents are recorded."""
+    return {(d.text_hash, d.url or source.url, d.ext_id, document_kind(d)) for d in docs}
 
 
 def same_access(stored: Mapping[str, object], access: Access) -> bool:
@@ -202,8 +209,11 @@ class IndexStore(Protocol):
         """Whether ``org`` holds any source (one index probe, whatever its number)."""
         ...
 
-    def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
-        """Text hashes of the documents stored for ``org``/``agent`` under exactly ``access``."""
+    def known_text_hashes(self, org: str, agent: str, access: Access,
+                          among: Iterable[str] | None = None) -> set[str]:
+        """Text hashes of the documents stored for ``org``/``agent`` under exactly ``access``;
+        with ``among``, only those of them (what one source's ingest asks: the whole set is
+        read for nothing at every file of a large organisation)."""
         ...
 
     # -- injected instructions (see electa.ingest.injection) -----------------------------------

@@ -38,6 +38,7 @@ from electa.stores.protocol import (
     Store,
     StoredUnit,
     TextIndex,
+    document_kind,
     language_of,
     same_access,
     same_documents,
@@ -458,12 +459,17 @@ class SqliteStore(OperationalTables, GraphTables):
             f"SELECT id, updated_at FROM sources WHERE org=? AND id IN ({','.join('?' * len(wanted))})",
             (org, *wanted))}
 
-    def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
-        rows = self.con.execute(
-            "SELECT text_hash FROM documents WHERE org=? AND agent=? AND access_sig=?",
-            (org, agent, access.signature()),
-        )
-        return {r[0] for r in rows}
+    def known_text_hashes(self, org: str, agent: str, access: Access,
+                          among: Iterable[str] | None = None) -> set[str]:
+        head = "SELECT text_hash FROM documents WHERE org=? AND agent=? AND access_sig=?"
+        if among is None:
+            return {r[0] for r in self.con.execute(head, (org, agent, access.signature()))}
+        wanted, found = sorted(set(among)), set[str]()
+        for at in range(0, len(wanted), 500):  # (under SQLite's limit of bound values)
+            part = wanted[at:at + 500]
+            found.update(r[0] for r in self.con.execute(f"{head} AND text_hash IN ({','.join('?' * len(part))})",
+                                                        (org, agent, access.signature(), *part)))
+        return found
 
     def put_source(self, source: SourceRecord, docs: Sequence[PreparedDocument], model_id: str = "") -> SourceOutcome:
         now = time.time()
@@ -480,13 +486,15 @@ class SqliteStore(OperationalTables, GraphTables):
             if row is not None and same_access(json.loads(row[3]), access) and (row[4] or "") == source.url:
                 if row[2] == source.content_hash:
                     return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
-                held = con.execute("SELECT d.text_hash, l.url, l.ext_id FROM locations l JOIN documents d ON"
-                                   " d.id = l.document_id WHERE l.source_id=?", (row[0],)).fetchall()
+                held = con.execute("SELECT d.text_hash, l.url, l.ext_id, d.kind FROM locations l JOIN documents d"
+                                   " ON d.id = l.document_id WHERE l.source_id=? AND d.access_sig=?",
+                                   (row[0], access.signature())).fetchall()
                 if set(held) == same_documents(source, docs):
-                    # Another hash, the same documents (a file read again by a newer reader that
-                    # reads it the same): its new hash is recorded, nothing else moves (its
-                    # version and last change stay; recency reads the last change).
-                    con.execute("UPDATE sources SET content_hash=? WHERE id=?", (source.content_hash, row[0]))
+                    # Another hash, the same documents (a file read again by another reader that
+                    # reads it the same): its version and last change stay (recency reads the
+                    # last change), its hash, kind and count are recorded.
+                    con.execute("UPDATE sources SET content_hash=?, kind=?, documents=? WHERE id=?",
+                                (source.content_hash, source.kind, len(docs), row[0]))
                     return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
             removed, kept = 0, set[int]()
             if row is None:
@@ -543,8 +551,7 @@ class SqliteStore(OperationalTables, GraphTables):
         from electa.ingest.chunker import CHUNKER_VERSION
 
         access = source.access
-        first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
-        kind = first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc"
+        kind = document_kind(doc)
         lang = language_of(doc)
         cur = con.execute(
             "INSERT INTO documents(org, agent, kind, title, text_hash, access_sig, public, lang)"

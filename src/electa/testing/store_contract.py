@@ -72,6 +72,15 @@ class StoreContract:
         # Another text, or the same text at another id, is an update.
         assert store.put_source(record("a.md", "h2", acme), [prepared("b", "alpha text")]).status == "updated"
         assert store.put_source(record("a.md", "h3", acme), [prepared("b", "beta text")]).status == "updated"
+        # So is the same text read as a Q&A pair (the store files it otherwise).
+        page = prepared("b", "beta text")
+        pair = PreparedDocument("b", page.title, page.url, page.text_hash, (Chunk(ChunkKind.QA, 0, "T", "beta text"),),
+                                (HALF,))
+        assert store.put_source(record("a.md", "h4", acme), [pair]).status == "updated"
+        # The same text twice is stored once: read once now, the source is unchanged, and its count says 1.
+        store.put_source(record("d.md", "d1", acme), [prepared("x", "delta text"), prepared("x", "delta text")])
+        assert store.put_source(record("d.md", "d2", acme), [prepared("x", "delta text")]).status == "unchanged"
+        assert store.source("acme", "default", "d.md")["documents"] == 1
 
     def test_a_new_address_alone_is_an_update_and_moves_every_link(self, store) -> None:  # type: ignore[no-untyped-def]
         # `electa ingest --base-url` given anew read every file as unchanged: answers kept
@@ -189,6 +198,10 @@ class StoreContract:
         assert store.known_text_hashes("acme", "default", acme) == {doc.text_hash}
         assert store.known_text_hashes("acme", "default", team) == set()
         assert store.known_text_hashes("other", "default", Access("other")) == set()
+        assert store.known_text_hashes("acme", "default", acme, among=[doc.text_hash, "x" * 64]) == {doc.text_hash}
+        assert store.known_text_hashes("acme", "default", acme, among=[]) == set()
+        many = [f"{n:064x}" for n in range(1200)] + [doc.text_hash]  # (past SQLite's bound values)
+        assert store.known_text_hashes("acme", "default", acme, among=many) == {doc.text_hash}
 
     def test_roots_are_claimed_in_one_transaction_and_forgotten(self, store) -> None:  # type: ignore[no-untyped-def]
         for uri in ("docs/a.md", "faq.md"):

@@ -327,8 +327,9 @@ def query_terms(text: str, languages: Iterable[str] = (DEFAULT_LANGUAGE,)) -> li
 
 # Two words a question writes apart that a page may write as one ("log in": login; "sign up",
 # "set up", "e-mail", "data base"): letters (with their marks), apart by spaces or a hyphen.
-_APART = regex.compile(r"(?<![\p{L}\p{N}\p{M}])(\p{L}[\p{L}\p{M}]*)(\s+|[-\u2010\u2011])(\p{L}[\p{L}\p{M}]+)"
-                       r"(?![\p{L}\p{N}\p{M}])")
+# (An apostrophe binds a word too: "they're in" is no "rein".)
+_APART = regex.compile(r"(?<![\p{L}\p{N}\p{M}'\u2019])(\p{L}[\p{L}\p{M}]*)(\s+|[-\u2010\u2011])(\p{L}[\p{L}\p{M}]+)"
+                       r"(?![\p{L}\p{N}\p{M}'\u2019])")
 # The stop words a pair may end with: the particles of phrasal verbs that pages write as one
 # word ("log in", "sign up", "check out", "log on", "drop down"); any other ("set the", "kommt
 # meine") joins into no word a page writes.

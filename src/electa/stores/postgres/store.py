@@ -47,6 +47,7 @@ from electa.stores.protocol import (
     Store,
     StoredUnit,
     TextIndex,
+    document_kind,
     language_of,
     same_access,
     same_documents,
@@ -229,10 +230,15 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
             return con.execute("SELECT 1 FROM sources WHERE org=%s LIMIT 1", (org,)).fetchone() is not None
 
     @matches_nothing_with_nul(set, "org", "agent")
-    def known_text_hashes(self, org: str, agent: str, access: Access) -> set[str]:
+    def known_text_hashes(self, org: str, agent: str, access: Access,
+                          among: Iterable[str] | None = None) -> set[str]:
+        head = "SELECT text_hash FROM documents WHERE org=%s AND agent=%s AND access_sig=%s"
         with self.db.tx(org) as con:
-            rows = con.execute("SELECT text_hash FROM documents WHERE org=%s AND agent=%s AND access_sig=%s",
-                               (org, agent, access.signature())).fetchall()
+            if among is None:
+                rows = con.execute(head, (org, agent, access.signature())).fetchall()
+            else:
+                rows = con.execute(f"{head} AND text_hash = ANY(%s)",
+                                   (org, agent, access.signature(), sorted(set(among)))).fetchall()
         return {r[0] for r in rows}
 
     def put_source(self, source: SourceRecord, docs: Sequence[PreparedDocument], model_id: str = "") -> SourceOutcome:
@@ -249,12 +255,14 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
                 if row is not None and same_access(row[3], access) and (row[4] or "") == source.url:
                     if row[2] == source.content_hash:
                         return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
-                    held = con.execute("SELECT d.text_hash, l.url, l.ext_id FROM locations l JOIN documents d ON"
-                                       " d.id = l.document_id WHERE l.source_id=%s", (row[0],)).fetchall()
+                    held = con.execute("SELECT d.text_hash, l.url, l.ext_id, d.kind FROM locations l JOIN documents d"
+                                       " ON d.id = l.document_id WHERE l.source_id=%s AND d.access_sig=%s",
+                                       (row[0], access.signature())).fetchall()
                     if {tuple(h) for h in held} == same_documents(source, docs):
-                        # Another hash, the same documents: the new hash is recorded, nothing
-                        # else moves (as the embedded store).
-                        con.execute("UPDATE sources SET content_hash=%s WHERE id=%s", (source.content_hash, row[0]))
+                        # Another hash, the same documents: version and last change stay; hash,
+                        # kind and count are recorded (as the embedded store).
+                        con.execute("UPDATE sources SET content_hash=%s, kind=%s, documents=%s WHERE id=%s",
+                                    (source.content_hash, source.kind, len(docs), row[0]))
                         return SourceOutcome(source.uri, "unchanged", row[1], len(docs))
                 removed, kept = 0, set[int]()
                 if row is None:
@@ -345,11 +353,9 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
         trigger_rows: list[tuple[Any, ...]] = []
         vector_rows: list[tuple[Any, ...]] = []
         for document_id, doc in zip(doc_ids, docs, strict=True):
-            first = doc.chunks[0].kind if doc.chunks else ChunkKind.PARENT
             found = language_of(doc)
             lang = found or DEFAULT_LANGUAGE
-            doc_rows.append((document_id, first.value if first in (ChunkKind.QA, ChunkKind.CURATED) else "doc",
-                             doc.title, doc.text_hash, found))
+            doc_rows.append((document_id, document_kind(doc), doc.title, doc.text_hash, found))
             ids: dict[int, int] = {}
             for chunk, vec in zip(doc.chunks, doc.vectors, strict=True):
                 chunk_id = next(chunk_ids)
