@@ -14,12 +14,15 @@ files are all read again once.
 ``READERS`` holds each loader's version: bump a loader's number with any change to what it
 reads out of a file (its documents' titles, text, sections, addresses, Q&A pairs), never for a
 change that reads the same. The version of the parser a loader reads with (``PARSERS``:
-selectolax for HTML, pypdf for PDF) is part of it. ``tests/unit/test_reader_versions.py`` records a digest of the
-readers' code beside these numbers and fails when the code changes until the digest is
-recorded again, so that a change to a reader is a decision about its version.
+selectolax for HTML, pypdf for PDF) is part of it. ``tests/unit/test_reader_versions.py``
+records a digest of the readers' code beside these numbers and fails when the code changes
+until the digest is recorded again, so that a change to a reader is a decision about its
+version.
 
 A file read again that reads the same is left as it was: its version and last change stay,
-and only its new hash is recorded (``electa.stores.protocol.same_documents``).
+and only its new hash, kind and count are recorded
+(``electa.stores.protocol.same_documents``). A file whose new reading fails keeps the stored
+one, and is read again at the next ingest.
 
 Limits: a document whose title and text read the same keeps the units it was cut into, even
 where the new reading titles or cuts its sections otherwise (a mark dropped from a sub-heading:
