@@ -691,30 +691,35 @@ class Engine:
         return done, batches
 
     def ingest(self, paths: Iterable[str | Path], access: Access, base_url: str = "",
-               progress: bool = False, as_name: str | None = None, url_suffix: str | None = None) -> IngestReport:
+               progress: bool = False, as_name: str | None = None, url_suffix: str | None = None,
+               read_noindex: bool = False) -> IngestReport:
         """Ingest files and folders; bad files are reported by name and skipped (SPEC A8).
         Sources are named under each folder's name, or ``as_name`` for a single path; each
-        file's address is :func:`electa.ingest.pipeline.page_address` of ``base_url``."""
+        file's address is :func:`electa.ingest.pipeline.page_address` of ``base_url``. An HTML
+        page asking not to be indexed is left out (``report.unindexed``) unless ``read_noindex``."""
         report = self._ingestor(access.org).ingest_paths([Path(p) for p in paths], access, base_url, progress, as_name,
-                                                         url_suffix)
+                                                         url_suffix, read_noindex)
         self._register(access.org, report)
         self._written()
         return report
 
     def sync(self, folders: Iterable[str | Path], access: Access, base_url: str = "",
-             progress: bool = False, as_name: str | None = None, url_suffix: str | None = None) -> IngestReport:
+             progress: bool = False, as_name: str | None = None, url_suffix: str | None = None,
+             read_noindex: bool = False) -> IngestReport:
         """Mirror folders: new files are added, changed ones updated (a file whose documents
         read the same, or that another release's reader reads the same, stays unchanged:
         :func:`electa.stores.protocol.same_documents`), and the sources of files that are gone
         from a folder are deleted from every leg (``report.deleted``). Only the
         sources of that folder (same organisation and agent, named under the folder's recorded
         name; see :mod:`electa.ingest.naming`) are ever deleted: never uploads, other folders,
-        a file that could not be read, nor anything when a folder could not be listed whole."""
+        a file that could not be read, nor anything when a folder could not be listed whole. A
+        stored page that now asks not to be indexed is deleted (unless ``read_noindex``)."""
         roots = [Path(f) for f in folders]
         for root in roots:
             if not root.is_dir():
                 raise NotFoundError(f"{root} is not a folder; `electa sync` mirrors folders (use `electa ingest` for files)")
-        report = self._ingestor(access.org).ingest_paths(roots, access, base_url, progress, as_name, url_suffix)
+        report = self._ingestor(access.org).ingest_paths(roots, access, base_url, progress, as_name, url_suffix,
+                                                         read_noindex)
         self._register(access.org, report)
         listed = {root: name for root, name in report.roots.items() if root not in report.unlisted}
         prefixes = tuple(f"{name}/" for name in listed.values())

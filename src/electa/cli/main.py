@@ -56,13 +56,13 @@ def cli() -> None:
 @friendly
 def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
            principals: tuple[str, ...], base_url: str, url_suffix: str | None, as_name: str | None,
-           progress: bool) -> None:
+           progress: bool, read_noindex: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, reStructuredText, PDF, JSON/JSONL, Q&A CSV)."""
     _suffix_needs_base(url_suffix, base_url)
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder, searches=False) as engine:
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
-                               as_name=as_name, url_suffix=url_suffix)
+                               as_name=as_name, url_suffix=url_suffix, read_noindex=read_noindex)
     _print_report(report)
     if (report.failures or report.skipped) and not report.outcomes:
         sys.exit(1)
@@ -78,7 +78,7 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
 @friendly
 def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, org: str, agent: str,
          principals: tuple[str, ...], base_url: str, url_suffix: str | None, as_name: str | None,
-         progress: bool) -> None:
+         progress: bool, read_noindex: bool) -> None:
     """Mirror folders: add new files, update changed ones, delete the sources of files that are gone.
 
     Sources are named by their path under the folder (`help-center/billing/refunds.md`), so a
@@ -88,10 +88,11 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
     access = Access(org, agent, principals=principals)
     with open_engine(data_dir, embedder, searches=False) as engine:
         report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
-                             as_name=as_name, url_suffix=url_suffix)
+                             as_name=as_name, url_suffix=url_suffix, read_noindex=read_noindex)
     _print_report(report)
     for uri in report.deleted:
-        click.echo(f"deleted: {uri} (its file is gone)")
+        why = "it asks not to be indexed" if uri in report.unindexed_uris else "its file is gone"
+        click.echo(f"deleted: {uri} ({why})")
     if (report.failures or report.skipped) and not report.outcomes:
         sys.exit(1)
 
@@ -116,6 +117,10 @@ def _print_report(report: IngestReport) -> None:
         click.echo(f"note: {path}: {note}", err=True)
     for path, reason in report.failures:
         click.echo(f"failed: {path}: {reason}", err=True)
+    if report.unindexed:
+        n = len(report.unindexed)
+        click.echo(f"left out: {n} HTML page{'s' if n > 1 else ''} asking not to be indexed (<meta name=\"robots\""
+                   f" content=\"noindex\">), such as {report.unindexed[0]}; --read-noindex reads them", err=True)
     if report.skipped:
         kinds = Counter(kind for _, kind in report.skipped)
         click.echo(f"skipped: {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''} of a type no loader "

@@ -42,6 +42,9 @@ class Loaded:
     qa_pairs: list[QAPair] = field(default_factory=list)
     note: str = ""
     curated: list[CuratedAnswer] = field(default_factory=list)
+    # The page asks not to be indexed (<meta name="robots" content="noindex">): a folder's
+    # ingest leaves it out unless told to read such pages (:func:`asks_not_indexed`).
+    noindex: bool = False
 
 
 Loader = Callable[[str, bytes], Loaded]
@@ -305,7 +308,39 @@ def _ancestor(node: Any, tags: tuple[str, ...], levels: int = 8) -> int:
 
 def load_html(name: str, data: bytes) -> Loaded:
     text, note = decode_text(name, data)
-    return read_apart(name, text, note)  # (a page can make the parser spend minutes and gigabytes)
+    loaded = read_apart(name, text, note)  # (a page can make the parser spend minutes and gigabytes)
+    loaded.noindex = asks_not_indexed(text)
+    return loaded
+
+
+# A <meta> tag (bounded, and never past the next "<": linear however hostile the page), and
+# one attribute of it.
+_META = re.compile(r"<meta\b[^<>]{0,2000}>", re.IGNORECASE)
+_ATTR = re.compile(r"""([A-Za-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+HEAD_CHARS = 65_536
+
+
+def asks_not_indexed(text: str) -> bool:
+    """Whether an HTML page asks robots not to index it: ``<meta name="robots"
+    content="noindex">`` (or ``none``) in its first :data:`HEAD_CHARS` characters, as search
+    engines and site crawlers read it. Found on Rust's books: mdBook's ``print.html`` (every
+    chapter again, on one page), its table of contents and 59 pages that only say a chapter
+    moved ask so, and their sections stood beside the chapters' own (the Cargo book's answer to
+    "What is Cargo.lock for?" cited ``print.html`` second).
+
+    >>> asks_not_indexed('<head><META NAME="Robots" CONTENT="noindex, follow"></head>')
+    True
+    >>> asks_not_indexed("<meta name=robots content=none>"), asks_not_indexed('<meta name="robots" content="index">')
+    (True, False)
+    >>> asks_not_indexed('<meta name="description" content="noindex">'), asks_not_indexed("<p>noindex</p>")
+    (False, False)
+    """
+    for tag in _META.findall(text[:HEAD_CHARS]):
+        attrs = {key.lower(): a or b or c for key, a, b, c in _ATTR.findall(tag)}
+        words = {w.strip() for w in attrs.get("content", "").lower().split(",")}
+        if attrs.get("name", "").strip().lower() == "robots" and words & {"noindex", "none"}:
+            return True
+    return False
 
 
 def read_html(name: str, text: str, note: str = "") -> Loaded:

@@ -61,6 +61,10 @@ class IngestReport:
     # Unchanged files read again, and stored, because this release reads their type otherwise
     # (electa.ingest.reading): "updated" where they read otherwise, "unchanged" where the same.
     reread: list[SourceOutcome] = field(default_factory=list)
+    # HTML pages left out as they ask not to be indexed (paths; their source names in
+    # ``unindexed_uris``): unseen, so a sync deletes what an earlier reading stored of them.
+    unindexed: list[str] = field(default_factory=list)
+    unindexed_uris: set[str] = field(default_factory=set)
 
     @property
     def docs_per_second(self) -> float:
@@ -224,7 +228,8 @@ class Ingestor:
         self.max_bytes = max_bytes
 
     def ingest_paths(self, paths: Sequence[Path], access: Access, base_url: str = "",
-                     progress: bool = True, as_name: str | None = None, url_suffix: str | None = None) -> IngestReport:
+                     progress: bool = True, as_name: str | None = None, url_suffix: str | None = None,
+                     read_noindex: bool = False) -> IngestReport:
         """Ingest files and folders; ``report.roots`` maps each given path to its name in the
         store (``as_name`` names a single path; see :mod:`electa.ingest.naming`); each file's
         address on the site at ``base_url`` as :func:`page_address` makes it."""
@@ -279,7 +284,7 @@ class Ingestor:
                 # omits it must not wipe every link); with one, its address is the one given.
                 url = page_address(base_url, rel, url_suffix) if base_url else str((existing or {}).get("url") or "")
                 record = SourceRecord(access.org, access.agent, uri, Path(name).suffix.lstrip("."),
-                                      url, stamped(hashlib.sha256(data).hexdigest(), name), access)
+                                      url, stamped(hashlib.sha256(data).hexdigest(), name, read_noindex), access)
                 if existing is not None and existing["kind"] == "api":
                     raise IngestError(str(path), f"an upload named {uri!r} is stored; a file never replaces an upload"
                                       " (delete the upload, or ingest the folder under another name with --as)")
@@ -290,6 +295,13 @@ class Ingestor:
                     if existing is not None and read_again(existing["content_hash"], record.content_hash):
                         rereading.add(uri)
                     loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
+                    if loaded.noindex and not read_noindex:
+                        report.unindexed.append(str(path))
+                        report.unindexed_uris.add(uri)
+                        report.seen.discard(uri)
+                        rereading.discard(uri)
+                        bar.update(1, report.documents, time.perf_counter() - start)
+                        continue
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))
                     window.append(replace(self.prepare(record, loaded), path=str(path)))

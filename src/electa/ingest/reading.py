@@ -39,9 +39,11 @@ from importlib.metadata import PackageNotFoundError, version
 
 from electa.ingest.loaders import loader_for
 
+# html 2: a page asking not to be indexed is left out (loaders.asks_not_indexed): read again, a
+# stored print page or moved-page stub is left out, and a sync deletes it.
 READERS: dict[str, int] = {
     "load_markdown": 1,
-    "load_html": 1,
+    "load_html": 2,
     "load_rst": 1,
     "load_text": 1,
     "load_pdf": 1,
@@ -69,7 +71,7 @@ def reader_of(name: str) -> str:
 
     >>> reader_of("guide/setup.md"), reader_of("README"), reader_of("faq.csv")
     ('markdown-1', 'text-1', 'csv-1')
-    >>> reader_of("index.html").startswith("html-1+selectolax")
+    >>> reader_of("index.html").startswith("html-2+selectolax")
     True
     """
     loader = loader_for(name).__name__
@@ -77,13 +79,18 @@ def reader_of(name: str) -> str:
     return f"{loader.removeprefix('load_')}-{READERS.get(loader, 1)}{parser}"
 
 
-def stamped(digest: str, name: str) -> str:
-    """A file's stored hash: its bytes' ``digest`` and the reader that reads it.
+def stamped(digest: str, name: str, read_noindex: bool = False) -> str:
+    """A file's stored hash: its bytes' ``digest`` and the reader that reads it; an HTML page
+    read though it asks not to be indexed (``--read-noindex``) says so, so that a later ingest
+    without the option reads it again (and leaves it out).
 
-    >>> stamped("ab12", "setup.md")
-    'ab12@markdown-1'
+    >>> stamped("ab12", "setup.md"), stamped("ab12", "setup.md", read_noindex=True)
+    ('ab12@markdown-1', 'ab12@markdown-1')
+    >>> stamped("ab12", "print.html", read_noindex=True).endswith("+noindex")
+    True
     """
-    return f"{digest}@{reader_of(name)}"
+    noindex = read_noindex and loader_for(name).__name__ == "load_html"
+    return f"{digest}@{reader_of(name)}{'+noindex' if noindex else ''}"
 
 
 def read_again(stored: str, now: str) -> bool:
