@@ -712,8 +712,8 @@ class Engine:
         from a folder are deleted from every leg (``report.deleted``). Only the
         sources of that folder (same organisation and agent, named under the folder's recorded
         name; see :mod:`electa.ingest.naming`) are ever deleted: never uploads, other folders,
-        a file that could not be read, nor anything when a folder could not be listed whole. A
-        stored page that now asks not to be indexed is deleted (unless ``read_noindex``)."""
+        a file that could not be read, nor anything when a folder could not be listed whole,
+        nor a stored page that now asks not to be indexed (``report.unindexed_stored``)."""
         roots = [Path(f) for f in folders]
         for root in roots:
             if not root.is_dir():

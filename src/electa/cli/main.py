@@ -64,7 +64,7 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
                                as_name=as_name, url_suffix=url_suffix, read_noindex=read_noindex)
     _print_report(report)
-    if (report.failures or report.skipped) and not report.outcomes:
+    if (report.failures or report.skipped or report.unindexed) and not report.outcomes:
         sys.exit(1)
 
 
@@ -91,9 +91,8 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
                              as_name=as_name, url_suffix=url_suffix, read_noindex=read_noindex)
     _print_report(report)
     for uri in report.deleted:
-        why = "it asks not to be indexed" if uri in report.unindexed_uris else "its file is gone"
-        click.echo(f"deleted: {uri} ({why})")
-    if (report.failures or report.skipped) and not report.outcomes:
+        click.echo(f"deleted: {uri} (its file is gone)")
+    if (report.failures or report.skipped or report.unindexed) and not report.outcomes:
         sys.exit(1)
 
 
@@ -118,9 +117,12 @@ def _print_report(report: IngestReport) -> None:
     for path, reason in report.failures:
         click.echo(f"failed: {path}: {reason}", err=True)
     if report.unindexed:
-        n = len(report.unindexed)
+        n, kept = len(report.unindexed), len(report.unindexed_stored)
         click.echo(f"left out: {n} HTML page{'s' if n > 1 else ''} asking not to be indexed (<meta name=\"robots\""
                    f" content=\"noindex\">), such as {report.unindexed[0]}; --read-noindex reads them", err=True)
+        if kept:
+            click.echo(f"  {kept} of them {'is' if kept == 1 else 'are'} still stored from an earlier reading, such as"
+                       f" {report.unindexed_stored[0]}: `electa sources delete` removes one", err=True)
     if report.skipped:
         kinds = Counter(kind for _, kind in report.skipped)
         click.echo(f"skipped: {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''} of a type no loader "

@@ -98,7 +98,7 @@ def ingest_set(engine: Engine, answer_set: AnswerSet, progress: bool = False) ->
             engine.ingest_loaded(ing.uri, ing.loaded, ing.access, kind="beir", content_hash=answer_set.content_hash,
                                  progress=progress)
         else:
-            engine.ingest(ing.paths, ing.access, progress=progress)
+            engine.ingest(ing.paths, ing.access, progress=progress, read_noindex=True)  # (a set's pages, all)
     engine.fulltext.warm()
 
 

@@ -114,7 +114,8 @@ class _Worker:
                 self._stop()
         if outcome["outcome"] == "refused":
             raise IngestError(name, outcome["reason"])
-        return Loaded(documents=[_document(d) for d in outcome["documents"]], note=outcome["note"])
+        return Loaded(documents=[_document(d) for d in outcome["documents"]], note=outcome["note"],
+                      noindex=bool(outcome.get("noindex")))
 
     def _started(self, name: str) -> subprocess.Popen[bytes]:
         if self._proc is not None and self._pid == os.getpid() and self._proc.poll() is None:
@@ -218,7 +219,7 @@ def _document(d: dict[str, Any]) -> Any:
 
 
 def _encoded(loaded: Loaded) -> dict[str, Any]:
-    return {"outcome": "read", "note": loaded.note,
+    return {"outcome": "read", "note": loaded.note, "noindex": loaded.noindex,
             "documents": [{"ext_id": d.ext_id, "title": d.title, "text": d.text, "url": d.url,
                            "sections": [[list(s.path), s.text] for s in d.sections], "metadata": d.metadata}
                           for d in loaded.documents]}

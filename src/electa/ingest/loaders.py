@@ -43,7 +43,7 @@ class Loaded:
     note: str = ""
     curated: list[CuratedAnswer] = field(default_factory=list)
     # The page asks not to be indexed (<meta name="robots" content="noindex">): a folder's
-    # ingest leaves it out unless told to read such pages (:func:`asks_not_indexed`).
+    # ingest does not store it unless told to read such pages (:func:`asks_not_indexed`).
     noindex: bool = False
 
 
@@ -308,37 +308,35 @@ def _ancestor(node: Any, tags: tuple[str, ...], levels: int = 8) -> int:
 
 def load_html(name: str, data: bytes) -> Loaded:
     text, note = decode_text(name, data)
-    loaded = read_apart(name, text, note)  # (a page can make the parser spend minutes and gigabytes)
-    loaded.noindex = asks_not_indexed(text)
-    return loaded
+    return read_apart(name, text, note)  # (a page can make the parser spend minutes and gigabytes)
 
 
-# A <meta> tag (bounded, and never past the next "<": linear however hostile the page), and
-# one attribute of it.
-_META = re.compile(r"<meta\b[^<>]{0,2000}>", re.IGNORECASE)
-_ATTR = re.compile(r"""([A-Za-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
-HEAD_CHARS = 65_536
+def asks_not_indexed(head: Any) -> bool:
+    """Whether a parsed page's ``<head>`` asks robots not to index it: a ``<meta
+    name="robots">`` whose ``content`` holds ``noindex`` or ``none`` (its first ``name`` and
+    ``content``, as HTML reads repeated attributes; a tag in a comment, a script or the body
+    says nothing). Found on Rust's books: mdBook's ``print.html`` (every chapter again, on one
+    page), its table of contents and 59 pages that only say a chapter moved ask so, and their
+    sections stood beside the chapters' own (the Cargo book's answer to "What does cargo vendor
+    do?" cited ``print.html`` second).
 
-
-def asks_not_indexed(text: str) -> bool:
-    """Whether an HTML page asks robots not to index it: ``<meta name="robots"
-    content="noindex">`` (or ``none``) in its first :data:`HEAD_CHARS` characters, as search
-    engines and site crawlers read it. Found on Rust's books: mdBook's ``print.html`` (every
-    chapter again, on one page), its table of contents and 59 pages that only say a chapter
-    moved ask so, and their sections stood beside the chapters' own (the Cargo book's answer to
-    "What is Cargo.lock for?" cited ``print.html`` second).
-
-    >>> asks_not_indexed('<head><META NAME="Robots" CONTENT="noindex, follow"></head>')
-    True
-    >>> asks_not_indexed("<meta name=robots content=none>"), asks_not_indexed('<meta name="robots" content="index">')
-    (True, False)
-    >>> asks_not_indexed('<meta name="description" content="noindex">'), asks_not_indexed("<p>noindex</p>")
+    >>> from selectolax.lexbor import LexborHTMLParser
+    >>> def asks(page: str) -> bool: return asks_not_indexed(LexborHTMLParser(page).head)
+    >>> asks('<head><META NAME="Robots" CONTENT="noindex, follow"></head>'), asks("<meta name=robots content=none>")
+    (True, True)
+    >>> asks('<meta name="robots" content="index">'), asks('<meta name="description" content="noindex">')
     (False, False)
+    >>> asks("<!-- <meta name=robots content=noindex> --><script>'<meta name=robots content=noindex>'</script>")
+    False
+    >>> asks("<body><meta name=robots content=noindex></body>"), asks("<meta name=robots name=x content=noindex>")
+    (False, True)
     """
-    for tag in _META.findall(text[:HEAD_CHARS]):
-        attrs = {key.lower(): a or b or c for key, a, b, c in _ATTR.findall(tag)}
-        words = {w.strip() for w in attrs.get("content", "").lower().split(",")}
-        if attrs.get("name", "").strip().lower() == "robots" and words & {"noindex", "none"}:
+    if head is None:
+        return False
+    for meta in head.css("meta"):
+        attrs = meta.attributes
+        words = {w.strip() for w in (attrs.get("content") or "").lower().replace(";", ",").split(",")}
+        if (attrs.get("name") or "").strip().lower() == "robots" and words & {"noindex", "none"}:
             return True
     return False
 
@@ -445,7 +443,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
         words = literal(root.text(separator="\n", strip=True))
         items = [prose_line(line) for line in words.split("\n")] if words else []
     doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items, navigation), name)
-    return Loaded(documents=[doc], note=note)
+    return Loaded(documents=[doc], note=note, noindex=asks_not_indexed(tree.head))
 
 
 # What parts a page's own title from its site's name in <title>: "Path | Node.js

@@ -61,10 +61,10 @@ class IngestReport:
     # Unchanged files read again, and stored, because this release reads their type otherwise
     # (electa.ingest.reading): "updated" where they read otherwise, "unchanged" where the same.
     reread: list[SourceOutcome] = field(default_factory=list)
-    # HTML pages left out as they ask not to be indexed (paths; their source names in
-    # ``unindexed_uris``): unseen, so a sync deletes what an earlier reading stored of them.
+    # HTML pages of a folder not stored as they ask not to be indexed (paths), and the source
+    # names of those an earlier reading stored (kept: nothing is deleted for it).
     unindexed: list[str] = field(default_factory=list)
-    unindexed_uris: set[str] = field(default_factory=set)
+    unindexed_stored: list[str] = field(default_factory=list)
 
     @property
     def docs_per_second(self) -> float:
@@ -284,7 +284,7 @@ class Ingestor:
                 # omits it must not wipe every link); with one, its address is the one given.
                 url = page_address(base_url, rel, url_suffix) if base_url else str((existing or {}).get("url") or "")
                 record = SourceRecord(access.org, access.agent, uri, Path(name).suffix.lstrip("."),
-                                      url, stamped(hashlib.sha256(data).hexdigest(), name, read_noindex), access)
+                                      url, stamped(hashlib.sha256(data).hexdigest(), name), access)
                 if existing is not None and existing["kind"] == "api":
                     raise IngestError(str(path), f"an upload named {uri!r} is stored; a file never replaces an upload"
                                       " (delete the upload, or ingest the folder under another name with --as)")
@@ -295,10 +295,13 @@ class Ingestor:
                     if existing is not None and read_again(existing["content_hash"], record.content_hash):
                         rereading.add(uri)
                     loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
-                    if loaded.noindex and not read_noindex:
+                    if loaded.noindex and not read_noindex and path != root:
+                        # Not stored; nor deleted if an earlier reading stored it (a site that
+                        # asks it of every page, an intranet's, must not vanish at a nightly
+                        # sync): the report names it, and `electa sources delete` removes it.
                         report.unindexed.append(str(path))
-                        report.unindexed_uris.add(uri)
-                        report.seen.discard(uri)
+                        if existing is not None:
+                            report.unindexed_stored.append(uri)
                         rereading.discard(uri)
                         bar.update(1, report.documents, time.perf_counter() - start)
                         continue

@@ -39,8 +39,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from electa.ingest.loaders import loader_for
 
-# html 2: a page asking not to be indexed is left out (loaders.asks_not_indexed): read again, a
-# stored print page or moved-page stub is left out, and a sync deletes it.
+# html 2: a page of a folder asking not to be indexed is not stored (loaders.asks_not_indexed).
 READERS: dict[str, int] = {
     "load_markdown": 1,
     "load_html": 2,
@@ -79,18 +78,13 @@ def reader_of(name: str) -> str:
     return f"{loader.removeprefix('load_')}-{READERS.get(loader, 1)}{parser}"
 
 
-def stamped(digest: str, name: str, read_noindex: bool = False) -> str:
-    """A file's stored hash: its bytes' ``digest`` and the reader that reads it; an HTML page
-    read though it asks not to be indexed (``--read-noindex``) says so, so that a later ingest
-    without the option reads it again (and leaves it out).
+def stamped(digest: str, name: str) -> str:
+    """A file's stored hash: its bytes' ``digest`` and the reader that reads it.
 
-    >>> stamped("ab12", "setup.md"), stamped("ab12", "setup.md", read_noindex=True)
-    ('ab12@markdown-1', 'ab12@markdown-1')
-    >>> stamped("ab12", "print.html", read_noindex=True).endswith("+noindex")
-    True
+    >>> stamped("ab12", "setup.md")
+    'ab12@markdown-1'
     """
-    noindex = read_noindex and loader_for(name).__name__ == "load_html"
-    return f"{digest}@{reader_of(name)}{'+noindex' if noindex else ''}"
+    return f"{digest}@{reader_of(name)}"
 
 
 def read_again(stored: str, now: str) -> bool:
