@@ -695,8 +695,10 @@ class Engine:
                read_noindex: bool = False) -> IngestReport:
         """Ingest files and folders; bad files are reported by name and skipped (SPEC A8).
         Sources are named under each folder's name, or ``as_name`` for a single path; each
-        file's address is :func:`electa.ingest.pipeline.page_address` of ``base_url``. An HTML
-        page asking not to be indexed is left out (``report.unindexed``) unless ``read_noindex``."""
+        file's address is :func:`electa.ingest.pipeline.page_address` of ``base_url``. A
+        folder's HTML page asking not to be indexed is not stored (``report.unindexed``) unless
+        ``read_noindex``, or an earlier reading stored it (it is kept up to date, never deleted
+        for it: ``report.unindexed_stored``); a page named alone is read whatever it asks."""
         report = self._ingestor(access.org).ingest_paths([Path(p) for p in paths], access, base_url, progress, as_name,
                                                          url_suffix, read_noindex)
         self._register(access.org, report)
@@ -713,7 +715,8 @@ class Engine:
         sources of that folder (same organisation and agent, named under the folder's recorded
         name; see :mod:`electa.ingest.naming`) are ever deleted: never uploads, other folders,
         a file that could not be read, nor anything when a folder could not be listed whole,
-        nor a stored page that now asks not to be indexed (``report.unindexed_stored``)."""
+        nor a stored page that now asks not to be indexed (``report.unindexed_stored``: kept up
+        to date)."""
         roots = [Path(f) for f in folders]
         for root in roots:
             if not root.is_dir():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from electa import Access, Engine
+from electa import Access, Caller, Engine
 
 ACME = Access("acme")
 CHAPTER = "<html><head><title>Locks</title></head><body><h1>Locks</h1><p>Cargo.lock pins every version.</p></body></html>"
@@ -64,6 +64,20 @@ def test_nothing_stored_is_deleted_for_asking_not_to_be_indexed(
     report = engine.sync([folder], ACME)
     assert not report.deleted and _sources(engine) == {"book/locks.html", "book/print.html"}
     assert report.unindexed_stored == ["book/print.html"]
+    # Kept up to date, not frozen: an edit of the stored page reaches the store.
+    (folder / "print.html").write_text(PRINT.replace("one lock file", "a single lock file"), encoding="utf-8")
+    report = engine.sync([folder], ACME)
+    assert report.unindexed_stored == ["book/print.html"] and report.counts()["updated"] == 1
+    assert any("a single lock file" in h.text for h in engine.search("single lock file", Caller("acme")).hits)
+
+
+def test_a_page_of_no_text_asking_not_to_be_indexed_is_left_out_not_failed(engine: Engine, tmp_path: Path) -> None:
+    folder = _book(tmp_path)
+    (folder / "moved.html").write_text('<html><head><meta name="robots" content="noindex,follow"><meta'
+                                       ' http-equiv="refresh" content="0; url=locks.html"></head><body></body></html>',
+                                       encoding="utf-8")
+    report = engine.ingest([folder], ACME)
+    assert not report.failures and sorted(report.unindexed) == [str(folder / "moved.html"), str(folder / "print.html")]
 
 
 def test_the_command_says_what_it_left_out_and_fails_when_that_was_all(
@@ -72,6 +86,11 @@ def test_the_command_says_what_it_left_out_and_fails_when_that_was_all(
 
     folder = _book(tmp_path)
     data = ["--data", str(tmp_path / "data"), "--embedder", "hash", "--org", "acme", "--no-progress"]
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "print.html").write_text(PRINT, encoding="utf-8")
+    out = CliRunner().invoke(cli, ["ingest", str(alone), *data])
+    assert out.exit_code == 1 and "left out: 1 HTML page" in out.output, out.output  # all it held: it says so
     out = CliRunner().invoke(cli, ["ingest", str(folder), *data])
     assert out.exit_code == 0, out.output
     assert ('left out: 1 HTML page asking not to be indexed (<meta name="robots" content="noindex">), such as'
@@ -84,7 +103,8 @@ def test_the_command_says_what_it_left_out_and_fails_when_that_was_all(
     assert out.exit_code == 0 and "1 added" in out.output, out.output
     _newer_html_reader(monkeypatch)
     out = CliRunner().invoke(cli, ["sync", str(folder), *data])
-    assert "1 of them is still stored from an earlier reading, such as book/print.html" in out.output, out.output
+    assert ("1 of them was stored by an earlier reading and is kept up to date, such as book/print.html"
+            in out.output), out.output
 
 
 @pytest.mark.parametrize("name", ["print.html", "print.html.gz"])

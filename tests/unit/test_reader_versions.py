@@ -154,7 +154,7 @@ def test_a_change_to_a_readers_code_is_a_decision_about_its_version() -> None:
 
 READER_MODULES = ("ingest/loaders.py", "ingest/html_text.py", "ingest/decode.py", "ingest/figures.py",
                   "ingest/apart.py", "text/markdown.py", "text/rst.py")
-RECORDED_DIGEST = "0d0f27f060e61b4b8c79580600506c3aafb6e9954b7576ea41b89c71c8a6f579"
+RECORDED_DIGEST = "01d985804300729b0c40fc25304d4309db259dcd6e8169e6dd824425d0ea3ddc"
 RECORDED_PYTHON = (3, 11)  # (ast.dump writes trees otherwise from one Python to the next)
 RECORDED_READERS = {"load_markdown": 1, "load_html": 2, "load_rst": 1, "load_text": 1, "load_pdf": 1,
                     "load_jsonl": 1, "load_json": 1, "load_csv": 1}

@@ -30,8 +30,9 @@ def source_options(f: F) -> F:
     """Whose sources a write makes, and how they are found (ingest, sync)."""
     f = click.option("--progress/--no-progress", default=True)(f)
     f = click.option("--read-noindex", is_flag=True,
-                     help="Read HTML pages that ask not to be indexed (<meta name=\"robots\" content=\"noindex\">:"
-                          " a book's print page, pages that only say a page moved), left out by default.")(f)
+                     help="Store a folder's HTML pages that ask not to be indexed (<meta name=\"robots\""
+                          " content=\"noindex\">: a book's print page, pages that only say a page moved), left out by"
+                          " default; one stored before is kept up to date either way, never deleted for it.")(f)
     f = click.option("--url-suffix", default=None,
                      help="What a page's extension (.md, .rst, .html) becomes in its address under --base-url: ''"
                           " drops it (/guide/setup, Docusaurus), '/' (/guide/setup/, MkDocs, Hugo), '.html' (Jekyll);"

@@ -121,8 +121,9 @@ def _print_report(report: IngestReport) -> None:
         click.echo(f"left out: {n} HTML page{'s' if n > 1 else ''} asking not to be indexed (<meta name=\"robots\""
                    f" content=\"noindex\">), such as {report.unindexed[0]}; --read-noindex reads them", err=True)
         if kept:
-            click.echo(f"  {kept} of them {'is' if kept == 1 else 'are'} still stored from an earlier reading, such as"
-                       f" {report.unindexed_stored[0]}: `electa sources delete` removes one", err=True)
+            click.echo(f"  {kept} of them {'was' if kept == 1 else 'were'} stored by an earlier reading and"
+                       f" {'is' if kept == 1 else 'are'} kept up to date, such as {report.unindexed_stored[0]}:"
+                       " `electa sources delete` removes one", err=True)
     if report.skipped:
         kinds = Counter(kind for _, kind in report.skipped)
         click.echo(f"skipped: {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''} of a type no loader "

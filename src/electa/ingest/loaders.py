@@ -330,12 +330,14 @@ def asks_not_indexed(head: Any) -> bool:
     False
     >>> asks("<body><meta name=robots content=noindex></body>"), asks("<meta name=robots name=x content=noindex>")
     (False, True)
+    >>> asks('<meta name="robots" content="noindex nofollow">')  # (spaces, as some sites write it)
+    True
     """
     if head is None:
         return False
     for meta in head.css("meta"):
         attrs = meta.attributes
-        words = {w.strip() for w in (attrs.get("content") or "").lower().replace(";", ",").split(",")}
+        words = set(re.split(r"[\s,;]+", (attrs.get("content") or "").lower()))
         if (attrs.get("name") or "").strip().lower() == "robots" and words & {"noindex", "none"}:
             return True
     return False
@@ -349,6 +351,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     tree = LexborHTMLParser(text)
     if tree.body is None:
         raise IngestError(name, "no <body> in this HTML")
+    noindex = asks_not_indexed(tree.head)  # (read before anything is dropped from the tree)
     for mark in tree.css(_PERMALINKS):
         heading = heading_of(mark)
         if (not _WORDS.search(mark.text(deep=True, separator="", strip=False)) and heading is not None
@@ -442,8 +445,13 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     if not any(isinstance(i, str) for i in items):
         words = literal(root.text(separator="\n", strip=True))
         items = [prose_line(line) for line in words.split("\n")] if words else []
-    doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items, navigation), name)
-    return Loaded(documents=[doc], note=note, noindex=asks_not_indexed(tree.head))
+    try:
+        doc = _document(name, title or _stem_title(name), url, _sections_from_lines(items, navigation), name)
+    except IngestError:
+        if noindex:  # (a moved-page stub holds no text: it is left out, not a failure)
+            return Loaded(note=note, noindex=True)
+        raise
+    return Loaded(documents=[doc], note=note, noindex=noindex)
 
 
 # What parts a page's own title from its site's name in <title>: "Path | Node.js

@@ -61,8 +61,9 @@ class IngestReport:
     # Unchanged files read again, and stored, because this release reads their type otherwise
     # (electa.ingest.reading): "updated" where they read otherwise, "unchanged" where the same.
     reread: list[SourceOutcome] = field(default_factory=list)
-    # HTML pages of a folder not stored as they ask not to be indexed (paths), and the source
-    # names of those an earlier reading stored (kept: nothing is deleted for it).
+    # HTML pages of a folder that ask not to be indexed (paths), and the source names of those
+    # an earlier reading stored: those are kept up to date (nothing is deleted for it), the
+    # others not stored.
     unindexed: list[str] = field(default_factory=list)
     unindexed_stored: list[str] = field(default_factory=list)
 
@@ -296,15 +297,16 @@ class Ingestor:
                         rereading.add(uri)
                     loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
                     if loaded.noindex and not read_noindex and path != root:
-                        # Not stored; nor deleted if an earlier reading stored it (a site that
-                        # asks it of every page, an intranet's, must not vanish at a nightly
-                        # sync): the report names it, and `electa sources delete` removes it.
+                        # Not stored. One an earlier reading stored is neither deleted (a site
+                        # that asks it of every page, an intranet's, must not vanish at a nightly
+                        # sync) nor left stale: it is kept up to date, and the report names it
+                        # (`electa sources delete` removes it).
                         report.unindexed.append(str(path))
-                        if existing is not None:
-                            report.unindexed_stored.append(uri)
-                        rereading.discard(uri)
-                        bar.update(1, report.documents, time.perf_counter() - start)
-                        continue
+                        if existing is None:
+                            rereading.discard(uri)
+                            bar.update(1, report.documents, time.perf_counter() - start)
+                            continue
+                        report.unindexed_stored.append(uri)
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))
                     window.append(replace(self.prepare(record, loaded), path=str(path)))
