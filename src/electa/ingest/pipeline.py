@@ -303,7 +303,6 @@ class Ingestor:
                         # (`electa sources delete` removes it).
                         report.unindexed.append(str(path))
                         if existing is None:
-                            rereading.discard(uri)
                             bar.update(1, report.documents, time.perf_counter() - start)
                             continue
                         report.unindexed_stored.append(uri)
