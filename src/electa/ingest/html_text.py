@@ -17,7 +17,7 @@ reads as any other page.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Set
+from collections.abc import Callable, Iterable, Iterator, Set
 from typing import Any
 
 from electa.text.markdown import code_lines, code_span
@@ -31,7 +31,7 @@ BLOCK_LEVEL = frozenset({
 })
 # Inline elements that hold code as written: read as a Markdown code span.
 INLINE_CODE = frozenset({"code", "kbd", "samp", "tt"})
-_PART = object()  # (on the stack: a block inside the block has ended, so the words part there)
+PART = object()  # (on the stack: a block inside the block has ended, so the words part there)
 
 
 # Elements a block's text reads whole (code as written, an image as its line): not walked into.
@@ -40,7 +40,7 @@ _READ_AS_ONE = INLINE_CODE | {"pre", "img"}
 
 def walk(root: Any, whole: Set[str], text: bool = True) -> Iterator[Any]:
     """The nodes below ``root`` in document order (text nodes too, with ``text``), and, with
-    ``text``, :data:`_PART` after each block-level element's; the children of those in ``whole``
+    ``text``, :data:`PART` after each block-level element's; the children of those in ``whole``
     (and of comments) are not walked. A stack of its own: a page nested a hundred thousand
     elements deep is walked as any other."""
     stack: list[Any] = [iter(root.iter(include_text=text))]
@@ -50,10 +50,10 @@ def walk(root: Any, whole: Set[str], text: bool = True) -> Iterator[Any]:
             stack.pop()
             continue
         yield node
-        if node is _PART or node.tag in whole or node.tag.startswith("-"):
+        if node is PART or node.tag in whole or node.tag.startswith("-"):
             continue
         if text and node.tag in BLOCK_LEVEL:
-            stack.append(iter((_PART,)))
+            stack.append(iter((PART,)))
         stack.append(iter(node.iter(include_text=text)))
 
 
@@ -73,6 +73,19 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
     >>> block_text(LexborHTMLParser("<p>!<b></b>[x](https://t.example/a.png)</p>").css_first("p"))
     '!\\[x](https://t.example/a.png)'
     """
+    return inline_text(walk(block, _READ_AS_ONE), image)
+
+
+def inline_text(events: Iterable[Any], image: Callable[[Any], str] | None = None) -> str:
+    """The words of ``events`` (nodes and :data:`PART` marks, as :func:`walk` gives them over a
+    block, or the loose text between blocks that :func:`electa.ingest.loaders.read_html` collects)
+    on one line: :func:`block_text`'s reading.
+
+    >>> from selectolax.lexbor import LexborHTMLParser
+    >>> div = LexborHTMLParser("<div>Run <kbd>npm  i</kbd><br>then <b>log in</b></div>").css_first("div")
+    >>> inline_text(walk(div, INLINE_CODE))
+    'Run `npm i` then log in'
+    """
     pieces: list[list[str]] = [[]]  # prose and markup in turn: prose at the even places, markup at the odd ones
 
     def add(text: str, prose: bool) -> None:
@@ -81,8 +94,8 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
         elif text:
             pieces.append([text])
 
-    for node in walk(block, _READ_AS_ONE):
-        if node is _PART:
+    for node in events:
+        if node is PART:
             add(" ", True)
             continue
         tag = node.tag
@@ -145,7 +158,7 @@ def pre_text(pre: Any) -> str:
     # (by id: a node's == compares its serialised HTML, which on a page of many <code> was quadratic)
     forms = _side_by_side(pre)
     for node in walk(pre, frozenset()):
-        if node is _PART:
+        if node is PART:
             ended = True
             continue
         tag = node.tag

@@ -19,7 +19,18 @@ from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.apart import read_apart
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, is_pixel, lazy_src, safe_markdown_images
-from electa.ingest.html_text import block_text, code_block, heading_of, literal, prose_line, walk
+from electa.ingest.html_text import (
+    BLOCK_LEVEL,
+    INLINE_CODE,
+    PART,
+    block_text,
+    code_block,
+    heading_of,
+    inline_text,
+    literal,
+    prose_line,
+    walk,
+)
 from electa.text.markdown import (
     atx_heading,
     blocks,
@@ -57,7 +68,12 @@ def _stem_title(name: str) -> str:
 
 
 def _sections_from_lines(lines: list[tuple[int, str] | str], navigation: Set[int] = frozenset()) -> list[Section]:
-    """Group text under a heading trail. Items are ``(level, heading)`` or a text line.
+    """Group text under a heading trail. Items are ``(level, heading)`` or a text line; a heading
+    of no words closes the sections down to its level (the end of a <details> whose <summary>
+    headed it: :func:`read_html`).
+
+    >>> [s.path for s in _sections_from_lines([(2, "Billing"), (3, "Refunds?"), "30 days.", (3, ""), "Card only."])]
+    [('Billing', 'Refunds?'), ('Billing',)]
 
     A section whose heading names a list of links to elsewhere ("See also", "Related articles",
     "Table of contents": :func:`electa.text.markdown.navigation_heading`) and whose lines are all
@@ -95,7 +111,8 @@ def _sections_from_lines(lines: list[tuple[int, str] | str], navigation: Set[int
             level, heading = item
             while trail and trail[-1][0] >= level:
                 trail.pop()
-            trail.append((level, heading))
+            if heading:  # (a heading of no words closes the sections down to its level: read_html's <details>)
+                trail.append((level, heading))
         else:
             buf.append(item)
             if i in navigation:
@@ -215,7 +232,7 @@ _COPY_LABELS = frozenset({"copy", "copied", "copied!", "copy code", "copy to cli
 # Chrome named by a class or a role: never inside a heading, where it is the heading's anchor
 # (mdBook's <a class="header"> holds every heading's text).
 _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .navbar, .menu, .breadcrumb, "
-                ".breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner")
+                ".breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner, #banner")
 # A link to the heading itself inside a heading: Sphinx's and MkDocs's "¶", Node.js's "#",
 # Docusaurus's zero-width "​" (dropped when it holds no word; mdBook's <a class="header"> holds
 # the heading's words and stays).
@@ -285,6 +302,8 @@ def setext_headings(lines: Sequence[str], code: Sequence[bool]) -> dict[int, int
             found[n] = level
     return found
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_HEADING_TAGS = ", ".join(sorted(_HEADINGS))
+_LOOSE_ENDS = ", ".join(sorted(BLOCK_LEVEL | _BLOCKS | _HEADINGS | {"img"}))  # (what parts loose text)
 
 
 def _container(node: Any) -> int:
@@ -361,6 +380,9 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
         label = " ".join(button.text(deep=True, separator=" ", strip=True).split()).casefold()
         if not _WORDS.search(label) or label in _COPY_LABELS:
             button.decompose()  # a control's label ("copy"), not the page's words
+    for summary in tree.css("summary"):
+        if summary.css_first(_HEADING_TAGS) is not None:
+            summary.unwrap()  # (rustdoc's: a heading inside says what it heads, and no summary must)
     title_node = tree.css_first("title")
     h1 = tree.css_first("h1")
     title = (title_node.text(strip=True) if title_node else "") or (
@@ -390,9 +412,65 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     navigation: set[int] = set()  # (the items that are each one link to a page: _sections_from_lines)
     last_run = ""
     figure_of_last_image = 0  # the <figure> the last image line came from (its caption joins it)
+    # Text outside every block ("<div class=answer>Refunds take 5 days.</div>", a <summary>, an
+    # accordion's <button>): what a browser shows as an anonymous block (CSS 2.1, 9.2.1.1), read
+    # as a paragraph of its own from where it starts to the next block's start or end.
+    # A run all of whose words are links is navigation ("Skip to content", a "Source" link, a
+    # heading's "§"), as a list of links is (_link_item), and is left out.
+    loose: list[Any] = []
+    linked = 0  # (the word characters of the run's links)
+
+    def end_loose() -> None:
+        nonlocal last_run, linked
+        words = prose_line(inline_text(loose, image)) if loose else ""
+        if words and not (linked and len(_WORDS.findall(words)) <= linked):
+            items.extend(([""] if items else []) + [words])
+            last_run = ""
+        loose.clear()
+        linked = 0
+
     # (a block or a heading is read whole, at the outermost one: a <p> inside an <li> once)
-    for node in walk(root, _BLOCKS | _HEADINGS, text=False):
+    # A <details>'s <summary> is the heading of what it discloses (an FAQ's question), one level
+    # below the heading before it, until the <details> ends: "History" over Node.js's tables of
+    # changes, "Do you offer discounts for non-profits?" over its answer.
+    level = 0  # (the level of the last heading read)
+    read_whole = _BLOCKS | _HEADINGS | INLINE_CODE | {"summary"}
+    # (each block-level element walked into, whose end walk() marks with PART: its tag, and the
+    # level to return to at its end where a summary's heading is to close then, else -1)
+    opened: list[tuple[str, int]] = []
+    after_break = False
+    for node in walk(root, read_whole, text=True):
+        if node is PART:
+            _, back = opened.pop() if opened else ("", -1)
+            if not after_break:
+                end_loose()  # (a block-level element around loose text has ended)
+            after_break = False  # (a <br> parts words in a line, as in a paragraph)
+            if back >= 0:
+                items.append((level, ""))  # (closes the summary's section: see _sections_from_lines)
+                level, last_run = back, ""
+            continue
         tag = node.tag
+        if tag in BLOCK_LEVEL and tag not in read_whole:
+            opened.append((tag, -1))
+        if tag == "summary":
+            end_loose()
+            words = block_text(node)
+            if words and opened and opened[-1] == ("details", -1):
+                opened[-1] = ("details", level)
+                level = min(level + 1, 6)
+                items.append((level, words))
+                last_run = ""
+            elif words:
+                items.extend(([""] if items else []) + [words])
+            continue
+        if tag in ("-text", "br") or tag in INLINE_CODE:
+            loose.append(node)
+            after_break = tag == "br"
+            continue
+        if tag in BLOCK_LEVEL or tag in _BLOCKS or tag in _HEADINGS or tag == "img":
+            end_loose()
+        elif tag == "a" and node.css_first(_LOOSE_ENDS) is None:
+            linked += len(_WORDS.findall(node.text(deep=True, separator="", strip=False)))
         if tag == "img":  # (one in a block is read in its block's line)
             line = _image(node, url)
             if line:
@@ -411,10 +489,11 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             plain = " ".join(node.text(deep=True, separator="", strip=False).split())
             # (the page's title is no heading of its own: an <h1> that says it, or the first
             # heading of a page whose headings start lower, as Node.js's docs start at <h2>)
-            if words and not ((tag == "h1" or (node == first and not items))
+            if words and not ((tag == "h1" or node == first)
                               and title in (words, plain, node.text(separator=" ", strip=True))):
                 items.append((int(tag[1]), words))
                 last_run = ""
+            level = int(tag[1])
         elif tag in _BLOCKS:
             if tag == "pre":  # code as written, fenced as a Markdown page fences it
                 code = code_block(node)
@@ -442,6 +521,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
                     navigation.add(len(items))
                 items.append(line)
                 last_run = run
+    end_loose()
     if not any(isinstance(i, str) for i in items):
         words = literal(root.text(separator="\n", strip=True))
         items = [prose_line(line) for line in words.split("\n")] if words else []
