@@ -47,6 +47,15 @@ HOSTILE = {
     "text that reads as images": b"<html><body><main><p>" + b"![a](b) &lt;img " * 100_000 + b"</p></main></body></html>",
     "50,000 images in a paragraph": b"<html><body><main><p>" + b"<img src='a.png' alt='x'>" * 50_000
                                     + b"</p></main></body></html>",
+    "20,000 nested summaries": b"<html><body><main><p>x</p>" + b"<details><summary>q " * 20_000
+                               + b"</main></body></html>",
+    "20,000 nested summaries over a heading": b"<html><body><main><p>x</p>" + b"<details><summary>q " * 20_000
+                                              + b"<h2>h</h2></main></body></html>",
+    "20,000 nested code elements over a paragraph": b"<html><body><main>" + b"<code>c " * 20_000
+                                                    + b"<p>p</p></main></body></html>",
+    "100,000 links and images among loose words": b"<html><body><main><p>x</p><div>w " + b"<a href='#t'>l</a> "
+                                                  * 100_000 + b"<img src='a.png' alt='i'> " * 50_000
+                                                  + b"</div></main></body></html>",
 }
 
 

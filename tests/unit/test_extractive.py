@@ -514,3 +514,12 @@ def test_a_neighbouring_codes_page_naming_the_asked_code_does_not_beat_its_own_p
                   passage(1, "This error is like E0382, but it happens when a closure moves the value.", "E0383"),
                   passage(2, "This error means a variable was used after its value was moved.", "E0382"))
     assert text.startswith("This error means a variable was used after its value was moved.") and "closure" not in text
+
+
+def test_a_bare_yes_chosen_brings_the_sentence_after_it() -> None:
+    """Found asking a Markdown FAQ: "Can I self-host?" was answered "Yes." alone, the sentence
+    that says how (the rest of the answer's paragraph) left behind."""
+    page = passage(1, "Yes. Run the Docker image `tallyo/server` with one command; it needs 2 GB of memory.",
+                   "FAQ > Can I self-host Tallyo?")
+    text = answer("Can I self-host?", page, embedder=HashEmbedder(256))  # (this embedder chooses "Yes." alone)
+    assert text == "Yes. Run the Docker image `tallyo/server` with one command; it needs 2 GB of memory. [1]"

@@ -432,6 +432,19 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS)
 
 
+# A reply that answers only with the sentence beside it: "Yes.", "No.", "Sure!", "Ja.", "Sí."
+_BARE = frozenset(stem(w) for w in "yes no yep nope sure absolutely definitely correct indeed ja nein doch sí si oui non".split())
+
+
+def _bare(text: str) -> bool:
+    """Whether ``text`` says nothing of its own: no content word but a bare yes or no.
+
+    >>> _bare("Yes."), _bare("No!"), _bare("Yes, every 15 minutes."), _bare("Sí.")
+    (True, True, False, True)
+    """
+    return _content(text) <= _BARE
+
+
 def _asked(question: str, prompt: Prompt) -> str:
     """The language whose map reads the question and its sources in it: as retrieval decided
     it (``prompt.asked``), else from the question and the sources' languages
@@ -654,6 +667,12 @@ class ExtractiveAnswerer:
                 if prev is None or not (bare or needs_previous(sentences[first], prev)) or not safe(prev):
                     break
                 first -= 1
+            # A bare "Yes."/"No." chosen says nothing without the sentence after it ("Yes. Run the
+            # Docker image…": a Markdown FAQ's answer to "Can I self-host?" was "Yes.").
+            nxt = sentences[last + 1] if last + 1 < len(sentences) else None
+            if (_bare(sentences[last].text) and nxt is not None and nxt.block == sentences[last].block
+                    and nxt.kind == sentences[last].kind and safe(nxt)):
+                last += 1
             # A condition right after it ("Unless…", "This applies only…") is part of the answer.
             for _ in range(2):
                 nxt = sentences[last + 1] if last + 1 < len(sentences) else None

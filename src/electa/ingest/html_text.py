@@ -24,10 +24,12 @@ from electa.text.markdown import code_lines, code_span
 
 # Elements that part words: their text never runs into their neighbours' ("<li><p>one</p>
 # <p>two</p></li>" is "one two").
+# A <button> is an inline block: its words never run into the next button's.
 BLOCK_LEVEL = frozenset({
-    "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "dialog", "div", "dl", "dt",
-    "fieldset", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main",
-    "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+    "address", "article", "aside", "blockquote", "br", "button", "caption", "center", "dd", "details", "dialog",
+    "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6",
+    "header", "hgroup", "hr", "legend", "li", "main", "menu", "nav", "ol", "p", "pre", "search", "section",
+    "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
 })
 # Inline elements that hold code as written: read as a Markdown code span.
 INLINE_CODE = frozenset({"code", "kbd", "samp", "tt"})
@@ -38,10 +40,11 @@ PART = object()  # (on the stack: a block inside the block has ended, so the wor
 _READ_AS_ONE = INLINE_CODE | {"pre", "img"}
 
 
-def walk(root: Any, whole: Set[str], text: bool = True) -> Iterator[Any]:
+def walk(root: Any, whole: Set[str], text: bool = True, into: Callable[[Any], bool] | None = None) -> Iterator[Any]:
     """The nodes below ``root`` in document order (text nodes too, with ``text``), and, with
     ``text``, :data:`PART` after each block-level element's; the children of those in ``whole``
-    (and of comments) are not walked. A stack of its own: a page nested a hundred thousand
+    (and of comments) are not walked, unless ``into`` says so of the node just given (asked
+    after the caller has read it). A stack of its own: a page nested a hundred thousand
     elements deep is walked as any other."""
     stack: list[Any] = [iter(root.iter(include_text=text))]
     while stack:
@@ -50,7 +53,7 @@ def walk(root: Any, whole: Set[str], text: bool = True) -> Iterator[Any]:
             stack.pop()
             continue
         yield node
-        if node is PART or node.tag in whole or node.tag.startswith("-"):
+        if node is PART or (node.tag in whole and not (into is not None and into(node))) or node.tag.startswith("-"):
             continue
         if text and node.tag in BLOCK_LEVEL:
             stack.append(iter((PART,)))

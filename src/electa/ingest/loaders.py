@@ -35,6 +35,9 @@ from electa.text.markdown import (
     atx_heading,
     blocks,
     code_lines,
+    ends_details,
+    html_as_text,
+    html_heading,
     invisible_markup_dropped,
     link_item,
     navigation_heading,
@@ -173,17 +176,40 @@ def load_markdown(name: str, data: bytes) -> Loaded:
     lines = text.split("\n")  # (as the comments were read: a U+2028 is no line break to a fence)
     codes = code_lines(lines, indented=False)
     setext = setext_headings(lines, codes)
+    # Raw HTML that heads what follows (html_heading): a <details>'s <summary> heads what it
+    # discloses, one level below the heading before it, until its </details> (a heading of no
+    # words closes it: _sections_from_lines); a README's "<h1 align=center>" is a heading.
+    level = 0  # (the level of the last heading read)
+    disclosed: list[tuple[int, int]] = []  # (for each <summary> read as a heading: its level, the level before it)
+    indented = code_lines(lines)  # (an indented block is code: its tags are as written)
     for n, (line, code) in enumerate(zip(lines, codes, strict=True)):
         if n - 1 in setext:
             continue  # (the underline of the heading above)
         heading = (setext[n], 0, line.strip()) if n in setext else None if code else atx_heading(line)
+        raw = None if code or heading else html_heading(line)
+        if raw and raw[0] == "summary" and level >= 6:
+            raw = None  # (no level below the sixth: the summary is read as a line)
+        if raw and raw[0] == "summary":
+            disclosed.append((min(level + 1, 6), level))
+            level = disclosed[-1][0]
+            items.append((level, raw[1]))
+        elif raw:
+            heading = (int(raw[0]), 0, raw[1])
         if heading and heading[2]:
             level, words = heading[0], heading[2]
             if level == 1 and (not title or words.casefold() == title.casefold()):
                 title = title or words
                 continue
             items.append((level, words))
-        else:
+        elif not code and disclosed and ends_details(line):
+            summary, level = disclosed.pop()
+            items.append((summary, ""))
+        elif not raw:
+            if not indented[n] and "<" in line:
+                read = outside_code(line, html_as_text)
+                # (the spaces before a dropped tag indent the HTML, not the Markdown: kept, they
+                # would make a cell's words an indented block of code)
+                line = read.strip() if read != line else line
             if not code and link_item(line):
                 navigation.add(len(items))
             items.append(line)
@@ -224,7 +250,7 @@ def load_rst(name: str, data: bytes) -> Loaded:
 
 
 # Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
-_HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, "
+_HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, select, textarea, "
               "[aria-hidden=true]")
 # A code block's copy button says one of these (Node.js's docs wrote "…require('node:fs');copy");
 # a button that says anything else may be the page's words ("Use code <button>WELCOME10</button>").
@@ -232,7 +258,7 @@ _COPY_LABELS = frozenset({"copy", "copied", "copied!", "copy code", "copy to cli
 # Chrome named by a class or a role: never inside a heading, where it is the heading's anchor
 # (mdBook's <a class="header"> holds every heading's text).
 _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .navbar, .menu, .breadcrumb, "
-                ".breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner, #banner")
+                ".breadcrumbs, .sidebar, .footer, .header, .cookie, .cookie-banner")
 # A link to the heading itself inside a heading: Sphinx's and MkDocs's "¶", Node.js's "#",
 # Docusaurus's zero-width "​" (dropped when it holds no word; mdBook's <a class="header"> holds
 # the heading's words and stays).
@@ -271,6 +297,8 @@ def setext_headings(lines: Sequence[str], code: Sequence[bool]) -> dict[int, int
     {}
     >>> setext_headings(["Q1?", "---", "Q2?", "---", "", "A."], [False] * 6)
     {2: 2}
+    >>> setext_headings(["### B. Set up", "----", "", "Text."], [False] * 4)
+    {}
     """
     found: dict[int, int] = {}
     candidates: dict[int, int] = {}
@@ -292,7 +320,8 @@ def setext_headings(lines: Sequence[str], code: Sequence[bool]) -> dict[int, int
             continue
         if (before_blank and n + 1 < len(lines) and not code[n] and not code[n + 1] and line.strip()
                 and _SETEXT.match(lines[n + 1]) and not _NOT_HEADING_WORDS.match(line)
-                and not line.rstrip().endswith((".", ":", ",", ";")) and len(line) <= 120):
+                and not line.rstrip().endswith((".", ":", ",", ";")) and len(line) <= 120
+                and atx_heading(line) is None):  # ("### Setup" over "----" is a heading and a rule: pyenv's README)
             candidates[n] = 1 if lines[n + 1].strip()[0] == "=" else 2
         before_blank = not line.strip() or n in candidates or (not code[n] and (
             _SETEXT.match(line) is not None or atx_heading(line) is not None))  # (a rule or an underline ends a block too)
@@ -302,8 +331,8 @@ def setext_headings(lines: Sequence[str], code: Sequence[bool]) -> dict[int, int
             found[n] = level
     return found
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
-_HEADING_TAGS = ", ".join(sorted(_HEADINGS))
-_LOOSE_ENDS = ", ".join(sorted(BLOCK_LEVEL | _BLOCKS | _HEADINGS | {"img"}))  # (what parts loose text)
+_LOOSE_END_TAGS = frozenset(BLOCK_LEVEL | _BLOCKS | _HEADINGS | {"img"})  # (what parts loose text)
+_LOOSE_ENDS = ", ".join(sorted(_LOOSE_END_TAGS))
 
 
 def _container(node: Any) -> int:
@@ -362,6 +391,25 @@ def asks_not_indexed(head: Any) -> bool:
     return False
 
 
+def _holds(node: Any, tags: Set[str], depth: int, most: int = 64) -> bool:
+    """Whether one of ``node``'s elements at most ``depth`` levels down, among its first
+    ``most``, is one of ``tags``: bounded, where a search of its whole subtree would make nested
+    elements cost their depth squared."""
+    level, seen = [node], 0
+    for _ in range(depth):
+        below = []
+        for parent in level:
+            for child in parent.iter(include_text=False):
+                if child.tag in tags:
+                    return True
+                seen += 1
+                if seen >= most:
+                    return False
+                below.append(child)
+        level = below
+    return False
+
+
 def read_html(name: str, text: str, note: str = "") -> Loaded:
     """The decoded page ``text`` as one document (:func:`load_html` has it read by
     :mod:`electa.ingest.apart`'s worker, under limits of time and memory)."""
@@ -380,9 +428,6 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
         label = " ".join(button.text(deep=True, separator=" ", strip=True).split()).casefold()
         if not _WORDS.search(label) or label in _COPY_LABELS:
             button.decompose()  # a control's label ("copy"), not the page's words
-    for summary in tree.css("summary"):
-        if summary.css_first(_HEADING_TAGS) is not None:
-            summary.unwrap()  # (rustdoc's: a heading inside says what it heads, and no summary must)
     title_node = tree.css_first("title")
     h1 = tree.css_first("h1")
     title = (title_node.text(strip=True) if title_node else "") or (
@@ -415,19 +460,21 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     # Text outside every block ("<div class=answer>Refunds take 5 days.</div>", a <summary>, an
     # accordion's <button>): what a browser shows as an anonymous block (CSS 2.1, 9.2.1.1), read
     # as a paragraph of its own from where it starts to the next block's start or end.
-    # A run all of whose words are links is navigation ("Skip to content", a "Source" link, a
-    # heading's "§"), as a list of links is (_link_item), and is left out.
+    # A run all of whose words are links within the page is navigation ("Skip to content", "Back
+    # to top", a heading's "§"), and is left out; a link to another page may be the answer.
     loose: list[Any] = []
-    linked = 0  # (the word characters of the run's links)
+    linked = 0  # (the word characters of the run's links within the page)
+    loose_words = False  # (the run holds words: an image after them stands in its line)
+    read_block = False  # (a block, a heading or an image was read: loose text alone came before)
 
     def end_loose() -> None:
-        nonlocal last_run, linked
+        nonlocal last_run, linked, loose_words
         words = prose_line(inline_text(loose, image)) if loose else ""
         if words and not (linked and len(_WORDS.findall(words)) <= linked):
             items.extend(([""] if items else []) + [words])
             last_run = ""
         loose.clear()
-        linked = 0
+        linked, loose_words = 0, False
 
     # (a block or a heading is read whole, at the outermost one: a <p> inside an <li> once)
     # A <details>'s <summary> is the heading of what it discloses (an FAQ's question), one level
@@ -435,47 +482,61 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     # changes, "Do you offer discounts for non-profits?" over its answer.
     level = 0  # (the level of the last heading read)
     read_whole = _BLOCKS | _HEADINGS | INLINE_CODE | {"summary"}
-    # (each block-level element walked into, whose end walk() marks with PART: its tag, and the
-    # level to return to at its end where a summary's heading is to close then, else -1)
-    opened: list[tuple[str, int]] = []
+    # (each block-level element walked into, whose end walk() marks with PART: its tag, and where
+    # a summary's heading is to close at its end, that heading's level and the level before it, else 0 and -1)
+    opened: list[tuple[str, int, int]] = []
+    # A <summary> holding a heading (rustdoc's: the heading heads, at its own level) and a code
+    # element holding a block ("<code><pre>…": the block is read as a block, never as one code
+    # span) are walked into, as if their tags were not there. (Each looks at its own first few
+    # elements only: a page of summaries nested thousands deep costs no search of each one's depths.)
+    wrapper = [0]  # (the element the walk is to go into: walk's ``into``)
     after_break = False
-    for node in walk(root, read_whole, text=True):
+    for node in walk(root, read_whole, text=True, into=lambda n: n.mem_id == wrapper[0]):
         if node is PART:
-            _, back = opened.pop() if opened else ("", -1)
+            _, summary, back = opened.pop() if opened else ("", 0, -1)
             if not after_break:
                 end_loose()  # (a block-level element around loose text has ended)
             after_break = False  # (a <br> parts words in a line, as in a paragraph)
             if back >= 0:
-                items.append((level, ""))  # (closes the summary's section: see _sections_from_lines)
+                items.append((summary, ""))  # (closes the summary's section: see _sections_from_lines)
                 level, last_run = back, ""
             continue
         tag = node.tag
+        if ((tag == "summary" and _holds(node, _HEADINGS, 2))
+                or (tag in INLINE_CODE and _holds(node, _LOOSE_END_TAGS, 1))):
+            wrapper[0] = node.mem_id
+            if tag in BLOCK_LEVEL:
+                end_loose()
+                opened.append((tag, 0, -1))
+            continue
         if tag in BLOCK_LEVEL and tag not in read_whole:
-            opened.append((tag, -1))
+            opened.append((tag, 0, -1))
         if tag == "summary":
             end_loose()
             words = block_text(node)
-            if words and opened and opened[-1] == ("details", -1):
-                opened[-1] = ("details", level)
-                level = min(level + 1, 6)
+            if words and opened and opened[-1] == ("details", 0, -1) and level < 6:
+                opened[-1] = ("details", min(level + 1, 6), level)
+                level = opened[-1][1]
                 items.append((level, words))
-                last_run = ""
+                last_run, read_block = "", True
             elif words:
                 items.extend(([""] if items else []) + [words])
             continue
-        if tag in ("-text", "br") or tag in INLINE_CODE:
+        if tag in ("-text", "br") or tag in INLINE_CODE or (tag == "img" and loose_words):
             loose.append(node)
             after_break = tag == "br"
+            loose_words = loose_words or (tag != "img" and bool(_WORDS.search(
+                node.text_content or "" if tag == "-text" else node.text(deep=True, separator="", strip=False))))
             continue
         if tag in BLOCK_LEVEL or tag in _BLOCKS or tag in _HEADINGS or tag == "img":
             end_loose()
-        elif tag == "a" and node.css_first(_LOOSE_ENDS) is None:
+        elif tag == "a" and (node.attributes.get("href") or "#").startswith("#") and node.css_first(_LOOSE_ENDS) is None:
             linked += len(_WORDS.findall(node.text(deep=True, separator="", strip=False)))
-        if tag == "img":  # (one in a block is read in its block's line)
+        if tag == "img":  # (one in a block is read in its block's line, one after loose words in theirs)
             line = _image(node, url)
             if line:
                 items.extend(([""] if items else []) + [line])
-                figure_of_last_image, last_run = _figure(node), ""
+                figure_of_last_image, last_run, read_block = _figure(node), "", True
             continue
         if tag == "figcaption" and figure_of_last_image and _figure(node) == figure_of_last_image \
                 and items and isinstance(items[-1], str) and items[-1].startswith("!["):
@@ -489,17 +550,17 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             plain = " ".join(node.text(deep=True, separator="", strip=False).split())
             # (the page's title is no heading of its own: an <h1> that says it, or the first
             # heading of a page whose headings start lower, as Node.js's docs start at <h2>)
-            if words and not ((tag == "h1" or node == first)
+            if words and not ((tag == "h1" or (first is not None and node.mem_id == first.mem_id and not read_block))
                               and title in (words, plain, node.text(separator=" ", strip=True))):
                 items.append((int(tag[1]), words))
                 last_run = ""
-            level = int(tag[1])
+            level, read_block = int(tag[1]), True
         elif tag in _BLOCKS:
             if tag == "pre":  # code as written, fenced as a Markdown page fences it
                 code = code_block(node)
                 if code:
                     items.extend(([""] if items else []) + code)
-                    last_run = ""
+                    last_run, read_block = "", True
                 continue
             if tag == "tr":  # a table row stays a row ("| Growth | $29/mo |"), not one line per cell
                 # (its own cells: a table nested in a cell is read in that cell's text, once)
@@ -520,7 +581,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
                 if tag == "li" and _link_item(node):
                     navigation.add(len(items))
                 items.append(line)
-                last_run = run
+                last_run, read_block = run, True
     end_loose()
     if not any(isinstance(i, str) for i in items):
         words = literal(root.text(separator="\n", strip=True))

@@ -41,8 +41,9 @@ from electa.ingest.loaders import loader_for
 
 # html 2: a page of a folder asking not to be indexed is not stored (loaders.asks_not_indexed).
 # html 3: text outside every block (a <div>'s own words, a <summary>, an accordion's <button>) is read.
+# markdown 2: raw HTML read as the page shows it (tags dropped, <summary> a heading, <sup> a power).
 READERS: dict[str, int] = {
-    "load_markdown": 1,
+    "load_markdown": 2,
     "load_html": 3,
     "load_rst": 1,
     "load_text": 1,
@@ -70,7 +71,7 @@ def reader_of(name: str) -> str:
     """The reader of a file named ``name`` and its version (with its parser's, where it has one).
 
     >>> reader_of("guide/setup.md"), reader_of("README"), reader_of("faq.csv")
-    ('markdown-1', 'text-1', 'csv-1')
+    ('markdown-2', 'text-1', 'csv-1')
     >>> reader_of("index.html").startswith("html-3+selectolax")
     True
     """
@@ -83,7 +84,7 @@ def stamped(digest: str, name: str) -> str:
     """A file's stored hash: its bytes' ``digest`` and the reader that reads it.
 
     >>> stamped("ab12", "setup.md")
-    'ab12@markdown-1'
+    'ab12@markdown-2'
     """
     return f"{digest}@{reader_of(name)}"
 

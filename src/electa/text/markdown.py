@@ -424,3 +424,73 @@ def link_item(line: str) -> bool:
 def link_target(link: re.Match[str]) -> str:
     """The address of a link matched by :data:`LINKS` (or a list item of one)."""
     return link.group("auto") or link.group("target") or ""
+
+
+# Raw HTML a Markdown page writes around its words (CommonMark 4.6, 6.6): a README's
+# `<div align="center">`, an FAQ's `<details>`, `<b>`, `<kbd>Ctrl</kbd>`. A reader of the
+# rendered page sees the words, never the tags, so an answer must not quote them ("<details>
+# <summary>Can I self-host?"). Elements that hold words as written (code, a link's address, an
+# image, a script) are left to their own readers: `<pre>`, `<a>`, `<img>`, `<script>`, `<style>`.
+_INLINE_TAGS = "b|strong|i|em|u|s|strike|del|ins|mark|small|big|sub|span|font|abbr|cite|q|dfn|time|var|nobr|label"
+_BLOCK_TAGS = ("div|p|section|article|aside|header|footer|main|center|details|summary|dl|dt|dd|figure|figcaption"
+               "|table|thead|tbody|tfoot|tr|td|th|ul|ol|li|blockquote|address|picture|h[1-6]")
+# (a name ends at a space, "/" or ">": "<i@izs.me>" is an address, no <i>)
+_TAG = re.compile(rf"(?<!\\)</?(?:(?P<inline>{_INLINE_TAGS})|(?P<block>{_BLOCK_TAGS}))(?=[\s/>])[^<>\0\n]*>",
+                  re.IGNORECASE)
+# (a power: "2<sup>30</sup>" is 2^30, never 230)
+_SUP = re.compile(r"(?<!\\)<sup(?=[\s>])[^<>\0\n]*>([^<>\0\n]*)</sup[ \t]*>", re.IGNORECASE)
+_CODE_ELEMENT = re.compile(r"(?<!\\)<(kbd|code|samp|tt)(?=[\s>])[^<>\0\n]*>([^<>`\0\n]*)</\1[ \t]*>", re.IGNORECASE)
+_SUMMARY_LINE = re.compile(r"(?:<details\b[^<>\0\n]*>[ \t]*)?<summary\b[^<>\0\n]*>(?P<words>.*?)</summary[ \t]*>",
+                           re.IGNORECASE)
+_HEADING_LINE = re.compile(r"<h(?P<level>[1-6])\b[^<>\0\n]*>(?P<words>.*?)</h(?P=level)[ \t]*>", re.IGNORECASE)
+_DETAILS_END = re.compile(r"(?:</(?:p|div|details)[ \t]*>[ \t]*)*</details[ \t]*>", re.IGNORECASE)
+
+
+def html_as_text(prose: str) -> str:
+    r"""Markdown prose (its code held aside: :func:`outside_code`) with the tags of its raw HTML
+    read as a browser shows them: an inline element's tags as nothing ("<b>Yes</b>" is "Yes"),
+    a block's as a space, ``<kbd>``, ``<code>``, ``<samp>`` and ``<tt>`` as a code span (as the
+    HTML reader reads them), ``<sup>`` as a power. An escaped ``\<b>`` stays; so do tags of
+    elements not listed (``<a>``, ``<img>``, ``<pre>``, a placeholder such as ``<username>``) and
+    an address (``<i@izs.me>``).
+
+    >>> html_as_text('<div align="center"><b>Fast</b> search.</div> Press <kbd>Ctrl</kbd>+<kbd>K</kbd>.')
+    ' Fast search.  Press `Ctrl`+`K`.'
+    >>> html_as_text('Run as <username>, \\<b>bold\\</b>, <a href="x">docs</a>, <br>eak, <i@izs.me>')
+    'Run as <username>, \\<b>bold\\</b>, <a href="x">docs</a>, <br>eak, <i@izs.me>'
+    >>> html_as_text("up to 2<sup>32</sup>-1, e<sup>i pi</sup>")
+    'up to 2^32-1, e^(i pi)'
+    """
+    prose = _CODE_ELEMENT.sub(lambda m: f"`{m[2]}`" if m[2].strip() else "", prose)
+    prose = _SUP.sub(lambda m: f"^({m[1]})" if " " in m[1].strip() else f"^{m[1].strip()}", prose)
+    return _TAG.sub(lambda m: " " if m["block"] else "", prose)
+
+
+def html_heading(line: str) -> tuple[str, str] | None:
+    r"""``("summary" or the level, its words)`` when ``line`` is, whole, raw HTML that heads what
+    follows: a ``<summary>`` (after its ``<details>`` or alone), or an ``<h1>``-``<h6>`` (a README's
+    centred title); else None.
+
+    >>> html_heading('<details><summary><b>Can I self-host?</b></summary>'), html_heading('<h2 id="x">Install</h2>')
+    (('summary', 'Can I self-host?'), ('2', 'Install'))
+    >>> html_heading('<summary>Q</summary> and more'), html_heading('<details>')
+    (None, None)
+    """
+    text = line.strip()
+    if not text.startswith("<"):
+        return None
+    for kind, pattern in (("summary", _SUMMARY_LINE), ("", _HEADING_LINE)):
+        m = pattern.fullmatch(text)
+        if m:
+            words = " ".join(outside_code(m["words"], html_as_text).split())
+            return ((kind or m["level"]), words) if words else None
+    return None
+
+
+def ends_details(line: str) -> bool:
+    """Whether ``line`` is, whole, the end of a ``<details>`` (after the ends of what it held).
+
+    >>> ends_details("</details>"), ends_details("  </p></details>"), ends_details("</details> more")
+    (True, True, False)
+    """
+    return _DETAILS_END.fullmatch(line.strip()) is not None
