@@ -523,3 +523,12 @@ def test_a_bare_yes_chosen_brings_the_sentence_after_it() -> None:
                    "FAQ > Can I self-host Tallyo?")
     text = answer("Can I self-host?", page, embedder=HashEmbedder(256))  # (this embedder chooses "Yes." alone)
     assert text == "Yes. Run the Docker image `tallyo/server` with one command; it needs 2 GB of memory. [1]"
+
+
+def test_a_history_note_answers_only_when_asked() -> None:
+    """Found on Node.js's docs once the HTML reader read its notes: "How do I join two paths?"
+    was answered "Added in: v0.1.16." before what path.join() does. Asked when, it is the answer."""
+    page = passage(1, "Added in: v0.1.16\n\nThe `path.join()` method joins all given `path` segments together"
+                      " using the platform-specific separator.", "Path > path.join([...paths])")
+    assert answer("How do I join two paths?", page).startswith("The `path.join()` method joins")
+    assert answer("When was path.join added?", page).startswith("Added in: v0.1.16.")

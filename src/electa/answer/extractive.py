@@ -390,6 +390,38 @@ def _setting_spec(text: str, question: frozenset[str]) -> bool:
     return set(tokens(rest, pairs=False)) <= _LITERALS
 
 
+# A page's notes on an item's history and status ("Added in: v18.11.0", "Deprecated since:
+# v6.0.0", "Stability: 1 - Experimental", "N-API version: 1"): Node.js writes one under every
+# heading, and read as the heading they outscore what the item does.
+_NOTE = re.compile(r"\b(?:added in|deprecated since|removed in|changed in|introduced in|available since|since"
+                   r"|n-api version|stability|version)\s*:", re.IGNORECASE)
+_WHEN = frozenset({"when", "version", "versions", "since", "release", "released", "wann", "cuándo", "quand"})
+
+
+def _history_note(text: str, question: frozenset[str], words: frozenset[str]) -> bool:
+    """Whether ``text`` is only notes on an item's history or status (:data:`_NOTE`) and the
+    question (its content ``question`` stems, its ``words`` as written) asks neither when nor
+    of a word the notes say ("Is it stable?": "Stability: 2 - Stable" is the answer).
+
+    >>> q, w = frozenset({"join", "two", "path"}), frozenset({"how", "do", "i", "join", "two", "paths"})
+    >>> _history_note("Added in: v0.1.16", q, w), _history_note("Added in: v8.0.0 N-API version: 1", q, w)
+    (True, True)
+    >>> _history_note("Added in: v0.1.16", q, w | {"when"}), _history_note("Stability: 2 - Stable", q | {"stabl"}, w)
+    (False, False)
+    >>> _history_note("Added in: v0.1.16 to join paths", q, w), _history_note("Version 2 adds joins.", q, w)
+    (False, False)
+    """
+    line = text.strip().rstrip(".")
+    labels = list(_NOTE.finditer(line)) if len(line) <= 160 else []
+    if not labels or labels[0].start() != 0:
+        return False
+    values = [line[a.end():b.start() if b else len(line)] for a, b in zip(labels, [*labels[1:], None], strict=True)]
+    if any(":" in v or len(v) > 40 for v in values):
+        return False
+    said = {stem(t) for t in tokens(line, pairs=False) if not t[:1].isdigit() and not (t[:1] == "v" and t[1:2].isdigit())}
+    return not (said & question) and not (words & _WHEN)
+
+
 def _links_only(text: str) -> bool:
     """Whether a sentence only points elsewhere: links to pages, and beside them no word but a
     pointer's ("[npm install-ci-test](/commands/npm-install-ci-test)", "See
@@ -567,9 +599,12 @@ class ExtractiveAnswerer:
                          if codes and _names_another_code(codes, p.hit.title, titles[s_id])}
         out = []
         asked = frozenset(q)
+        said = frozenset(t.casefold() for t in tokens(question, pairs=False))
         for c, sim in zip(pool, sims, strict=True):
             if c.sentence.kind == "item" and _setting_spec(c.sentence.text, asked):
                 continue  # read as its heading, the setting's name, it outscored what the setting does
+            if _history_note(c.sentence.text, asked, said):
+                continue  # (the same: "Added in: v0.1.16" answered "How do I join two paths?")
             names_asked = c.source in about_another and bool(codes & _codes(c.sentence.text, c.stems))
             if c.source in off_topic or (c.source in about_another and not names_asked):
                 continue
