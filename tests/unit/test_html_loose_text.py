@@ -93,9 +93,18 @@ def test_a_run_of_links_within_the_page_is_navigation_and_left_out() -> None:
 
 
 def test_buttons_and_centred_lines_do_not_run_their_words_together() -> None:
+    """From the reviews: two buttons' words ran together ("Toggle navigationShow more"), and, read
+    as blocks, a button split its sentence ("Click", "Save", "to keep your changes.")."""
     text = _doc(_page("<p>x</p><button>Show more</button><button>Print</button><center>Intro line</center>"
-                      "<center>Second line</center><select><option>English</option></select>"), "b.html").text
-    assert text == "x\n\nShow more\n\nPrint\n\nIntro line\n\nSecond line"
+                      "<center>Second line</center><select><option>English</option></select>"
+                      "<div>Click <button>Save</button> to keep your changes.</div>"), "b.html").text
+    assert text == "x\n\nShow more Print\n\nIntro line\n\nSecond line\n\nClick Save to keep your changes."
+
+
+def test_a_break_or_an_image_in_code_keeps_its_code_span() -> None:
+    """From the second review: a <br> in a <code> outside any block made it a wrapper."""
+    assert _doc(_page("<p>x</p><div>Run <code>npm install<br>npm start</code> first.</div>"), "k.html").text == (
+        "x\n\nRun `npm install npm start` first.")
 
 
 def test_an_image_among_loose_words_stays_in_their_line() -> None:

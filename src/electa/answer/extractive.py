@@ -469,12 +469,14 @@ _BARE = frozenset(stem(w) for w in "yes no yep nope sure absolutely definitely c
 
 
 def _bare(text: str) -> bool:
-    """Whether ``text`` says nothing of its own: no content word but a bare yes or no.
+    """Whether ``text`` is a bare yes or no, every word of it one (from the review: a sentence of
+    stop words alone, "It is.", "Why?", was read as one).
 
-    >>> _bare("Yes."), _bare("No!"), _bare("Yes, every 15 minutes."), _bare("Sí.")
-    (True, True, False, True)
+    >>> _bare("Yes."), _bare("No!"), _bare("Yes, every 15 minutes."), _bare("Sí."), _bare("It is."), _bare("Why?")
+    (True, True, False, True, False, False)
     """
-    return _content(text) <= _BARE
+    words = tokens(text, pairs=False)
+    return bool(words) and all(stem(w) in _BARE for w in words)
 
 
 def _asked(question: str, prompt: Prompt) -> str:

@@ -24,9 +24,8 @@ from electa.text.markdown import code_lines, code_span
 
 # Elements that part words: their text never runs into their neighbours' ("<li><p>one</p>
 # <p>two</p></li>" is "one two").
-# A <button> is an inline block: its words never run into the next button's.
 BLOCK_LEVEL = frozenset({
-    "address", "article", "aside", "blockquote", "br", "button", "caption", "center", "dd", "details", "dialog",
+    "address", "article", "aside", "blockquote", "br", "caption", "center", "dd", "details", "dialog",
     "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6",
     "header", "hgroup", "hr", "legend", "li", "main", "menu", "nav", "ol", "p", "pre", "search", "section",
     "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
@@ -107,11 +106,12 @@ def inline_text(events: Iterable[Any], image: Callable[[Any], str] | None = None
         elif tag == "img":
             line = image(node) if image is not None else ""
             add(f" {line} " if line else "", False)
-        elif tag in INLINE_CODE:
-            add(code_span(node.text(deep=True, separator="", strip=False)), False)
+        elif tag in INLINE_CODE:  # (a break in it parts its words: "npm install<br>npm start")
+            add(code_span("".join(n.text_content or "" if n.tag == "-text" else " " if n.tag == "br" else ""
+                                  for n in node.traverse(include_text=True))), False)
         elif tag == "pre":  # (a block of code inside a list item: a span of its line)
             add(f" {code_span(pre_text(node))} ", False)
-        elif tag in BLOCK_LEVEL:
+        elif tag in BLOCK_LEVEL or tag == "button":  # (a button, an inline block, never runs into the one before)
             add(" ", True)
     return " ".join("".join(literal("".join(p)) if i % 2 == 0 else "".join(p) for i, p in enumerate(pieces)).split())
 

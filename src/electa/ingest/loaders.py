@@ -35,9 +35,7 @@ from electa.text.markdown import (
     atx_heading,
     blocks,
     code_lines,
-    ends_details,
-    html_as_text,
-    html_heading,
+    details_line,
     invisible_markup_dropped,
     link_item,
     navigation_heading,
@@ -176,40 +174,42 @@ def load_markdown(name: str, data: bytes) -> Loaded:
     lines = text.split("\n")  # (as the comments were read: a U+2028 is no line break to a fence)
     codes = code_lines(lines, indented=False)
     setext = setext_headings(lines, codes)
-    # Raw HTML that heads what follows (html_heading): a <details>'s <summary> heads what it
-    # discloses, one level below the heading before it, until its </details> (a heading of no
-    # words closes it: _sections_from_lines); a README's "<h1 align=center>" is a heading.
+    # A <details> of raw HTML (a README's FAQ): its <summary> line heads what it discloses, one
+    # level below the heading before it, until its </details> line (a heading of no words closes
+    # it: _sections_from_lines); lines of only those tags read as blank lines. Other raw HTML is
+    # left as written. (A summary written over several lines, or below a sixth-level heading,
+    # is read as its lines or its words: its </details> then closes nothing.)
     level = 0  # (the level of the last heading read)
-    disclosed: list[tuple[int, int]] = []  # (for each <summary> read as a heading: its level, the level before it)
-    indented = code_lines(lines)  # (an indented block is code: its tags are as written)
+    opened: list[tuple[int, int]] = []  # (each <details> open: its summary heading's level or 0, the level before it)
+    indented = code_lines(lines)  # (indented code is code here too)
     for n, (line, code) in enumerate(zip(lines, codes, strict=True)):
         if n - 1 in setext:
             continue  # (the underline of the heading above)
         heading = (setext[n], 0, line.strip()) if n in setext else None if code else atx_heading(line)
-        raw = None if code or heading else html_heading(line)
-        if raw and raw[0] == "summary" and level >= 6:
-            raw = None  # (no level below the sixth: the summary is read as a line)
-        if raw and raw[0] == "summary":
-            disclosed.append((min(level + 1, 6), level))
-            level = disclosed[-1][0]
-            items.append((level, raw[1]))
-        elif raw:
-            heading = (int(raw[0]), 0, raw[1])
+        part = None if code or indented[n] or heading else details_line(line)
+        if part is not None:
+            kind, words = part
+            if kind.startswith("open"):
+                opened.append((0, level))
+            if kind == "close":
+                summary, back = opened.pop() if opened else (0, level)
+                if summary:
+                    items.append((summary, ""))
+                    level = back
+            elif words and opened and opened[-1][0] == 0 and level < 6:
+                opened[-1] = (level + 1, level)
+                level += 1
+                items.append((level, words))
+                continue
+            items.append(words)
+            continue
         if heading and heading[2]:
             level, words = heading[0], heading[2]
             if level == 1 and (not title or words.casefold() == title.casefold()):
                 title = title or words
                 continue
             items.append((level, words))
-        elif not code and disclosed and ends_details(line):
-            summary, level = disclosed.pop()
-            items.append((summary, ""))
-        elif not raw:
-            if not indented[n] and "<" in line:
-                read = outside_code(line, html_as_text)
-                # (the spaces before a dropped tag indent the HTML, not the Markdown: kept, they
-                # would make a cell's words an indented block of code)
-                line = read.strip() if read != line else line
+        else:
             if not code and link_item(line):
                 navigation.add(len(items))
             items.append(line)
@@ -250,7 +250,7 @@ def load_rst(name: str, data: bytes) -> Loaded:
 
 
 # Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
-_HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, select, textarea, "
+_HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, select, "
               "[aria-hidden=true]")
 # A code block's copy button says one of these (Node.js's docs wrote "…require('node:fs');copy");
 # a button that says anything else may be the page's words ("Use code <button>WELCOME10</button>").
@@ -333,6 +333,7 @@ def setext_headings(lines: Sequence[str], code: Sequence[bool]) -> dict[int, int
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _LOOSE_END_TAGS = frozenset(BLOCK_LEVEL | _BLOCKS | _HEADINGS | {"img"})  # (what parts loose text)
 _LOOSE_ENDS = ", ".join(sorted(_LOOSE_END_TAGS))
+_CODE_ENDS = _LOOSE_END_TAGS - {"br", "img"}  # (a break or an image stays in its code span: "npm i<br>npm start")
 
 
 def _container(node: Any) -> int:
@@ -503,7 +504,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             continue
         tag = node.tag
         if ((tag == "summary" and _holds(node, _HEADINGS, 2))
-                or (tag in INLINE_CODE and _holds(node, _LOOSE_END_TAGS, 1))):
+                or (tag in INLINE_CODE and _holds(node, _CODE_ENDS, 1))):
             wrapper[0] = node.mem_id
             if tag in BLOCK_LEVEL:
                 end_loose()
@@ -522,10 +523,10 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             elif words:
                 items.extend(([""] if items else []) + [words])
             continue
-        if tag in ("-text", "br") or tag in INLINE_CODE or (tag == "img" and loose_words):
+        if tag in ("-text", "br", "button") or tag in INLINE_CODE or (tag == "img" and loose_words):
             loose.append(node)
             after_break = tag == "br"
-            loose_words = loose_words or (tag != "img" and bool(_WORDS.search(
+            loose_words = loose_words or (tag not in ("img", "button") and bool(_WORDS.search(
                 node.text_content or "" if tag == "-text" else node.text(deep=True, separator="", strip=False))))
             continue
         if tag in BLOCK_LEVEL or tag in _BLOCKS or tag in _HEADINGS or tag == "img":

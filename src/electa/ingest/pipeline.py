@@ -29,11 +29,11 @@ import numpy as np
 from electa.embedders.protocol import Embedder
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest import naming
-from electa.ingest.chunker import chunk_document
+from electa.ingest.chunker import chunk_document, embed_text
 from electa.ingest.loaders import Loaded, loader_for
 from electa.ingest.naming import list_files
 from electa.ingest.reading import read_again, stamped
-from electa.ingest.unit_vectors import Recipe, unit_vectors
+from electa.ingest.unit_vectors import REUSABLE, Recipe, unit_vectors
 from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, language_of, same_access
 from electa.types import Access, Chunk, ChunkKind, Document
 
@@ -208,6 +208,7 @@ class _Prepared:
     docs: list[PreparedDocument]
     fresh: list[int]  # indexes into ``docs``
     path: str = ""  # the file it was read from, for the report ('' for an upload)
+    stored: bool = False  # an earlier version of the source is stored: its units' vectors may serve
 
     @property
     def texts(self) -> int:
@@ -308,7 +309,7 @@ class Ingestor:
                         report.unindexed_stored.append(uri)
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))
-                    window.append(replace(self.prepare(record, loaded), path=str(path)))
+                    window.append(replace(self.prepare(record, loaded), path=str(path), stored=existing is not None))
                     if (sum(p.texts for p in window) >= self.window_texts or len(window) >= WINDOW_FILES):
                         flush()
                     continue  # counted on the bar once stored
@@ -420,8 +421,14 @@ class Ingestor:
                 doc = prepared.docs[d]
                 if first.setdefault((doc.lang, doc.chunks), (w, d)) == (w, d):
                     todo.append((w, d))
+        # A source stored before lends its units' vectors to the same pieces of its new version:
+        # a page edited in one paragraph, or read again by a new reader, is not read whole again.
+        known: dict[tuple[str, str], np.ndarray] = {}
+        for prepared in window:
+            if prepared.stored and prepared.fresh and self.embedder is not None:
+                known.update(self._stored_vectors(prepared.record))
         vectors = self._embed([list(window[w].docs[d].chunks) for w, d in todo],
-                              [window[w].docs[d].lang for w, d in todo], progress)
+                              [window[w].docs[d].lang for w, d in todo], progress, known)
         read = {(window[w].docs[d].lang, window[w].docs[d].chunks): tuple(vecs)
                 for (w, d), vecs in zip(todo, vectors, strict=True)}
         for prepared in window:
@@ -458,7 +465,26 @@ class Ingestor:
     def _chunks(self, doc: Document) -> list[Chunk]:
         return chunk_document(doc, self.parent_chars, self.child_chars, self.overlap)
 
-    def _embed(self, documents: list[list[Chunk]], langs: list[str], progress: bool) -> list[list[np.ndarray | None]]:
+    def _stored_vectors(self, record: SourceRecord) -> dict[tuple[str, str], np.ndarray]:
+        """The vectors this model read for the stored units of ``record``'s source that may
+        stand for a new version's (:data:`electa.ingest.unit_vectors.REUSABLE`), by their
+        document's language and what the model read. Copies: the source may be replaced or
+        deleted meanwhile, and the vectors stay right for the same text."""
+        assert self.embedder is not None
+        ids = self.store.source_unit_ids(record.org, record.agent, record.uri, REUSABLE)
+        if not ids:
+            return {}
+        units = self.store.units(ids)
+        found, vecs = self.store.vectors_of(self.embedder.model_id, np.asarray(ids, dtype=np.int64))
+        out: dict[tuple[str, str], np.ndarray] = {}
+        for cid, vec in zip(found.tolist(), vecs, strict=True):
+            unit = units.get(int(cid))
+            if unit is not None and unit.kind in REUSABLE:
+                out[(unit.lang, embed_text(Chunk(unit.kind, 0, unit.title, unit.text)))] = np.array(vec, dtype=np.float32)
+        return out
+
+    def _embed(self, documents: list[list[Chunk]], langs: list[str], progress: bool,
+               known: dict[tuple[str, str], np.ndarray] | None = None) -> list[list[np.ndarray | None]]:
         if self.embedder is None or not documents:
             return [[None] * len(chunks) for chunks in documents]
         bar = _progress(len(documents), "docs", progress and len(documents) > 16)
@@ -471,7 +497,7 @@ class Ingestor:
             shown = docs
 
         try:
-            return unit_vectors(self.embedder, documents, self.recipe, on_batch, EMBED_BATCH, langs)
+            return unit_vectors(self.embedder, documents, self.recipe, on_batch, EMBED_BATCH, langs, known)
         finally:
             bar.close()
 

@@ -178,6 +178,12 @@ class IndexStore(Protocol):
         """The stored source as a dict (keys as in :meth:`list_sources`), or None."""
         ...
 
+    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind]) -> list[int]:
+        """The ids, ascending, of the units of ``kinds`` of the documents the stored source
+        ``uri`` holds (none when it is not stored): the units whose vectors an update of the
+        source may reuse (:mod:`electa.ingest.pipeline`)."""
+        ...
+
     def languages(self, caller: Caller) -> tuple[str, ...]:
         """The languages (ISO 639-1) the units of the caller's organisation and agent (every
         agent's, for a caller naming none) are analysed in, sorted; the default language alone

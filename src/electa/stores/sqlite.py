@@ -451,6 +451,16 @@ class SqliteStore(OperationalTables, GraphTables):
                                (org, agent, uri)).fetchone()
         return None if row is None else _source_record(row)
 
+    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind]) -> list[int]:
+        wanted = sorted({str(k) for k in kinds})
+        if not wanted:
+            return []
+        return [int(r[0]) for r in self.con.execute(
+            "SELECT DISTINCT c.id FROM sources s JOIN locations l ON l.source_id = s.id"
+            " JOIN chunks c ON c.document_id = l.document_id"
+            f" WHERE s.org=? AND s.agent=? AND s.uri=? AND c.kind IN ({','.join('?' * len(wanted))}) ORDER BY c.id",
+            (org, agent, uri, *wanted))]
+
     def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:
         wanted = sorted({int(i) for i in ids})
         if not wanted:

@@ -203,6 +203,24 @@ class StoreContract:
         many = [f"{n:064x}" for n in range(1200)] + [doc.text_hash]  # (past SQLite's bound values)
         assert store.known_text_hashes("acme", "default", acme, among=many) == {doc.text_hash}
 
+    def test_source_unit_ids_are_the_sources_own_units_of_the_kinds_asked(self, store) -> None:  # type: ignore[no-untyped-def]
+        acme = Access("acme")
+        parent, child, title = (Chunk(ChunkKind.PARENT, 0, "T", "a b"), Chunk(ChunkKind.CHILD, 1, "T", "a", 0),
+                                Chunk(ChunkKind.TITLE, 2, "T", ""))
+        doc = PreparedDocument("a", "T", "", "f" * 64, (parent, child, title), (HALF, HALF, HALF))
+        store.put_source(record("a.md", "h1", acme), [doc])
+        store.put_source(record("b.md", "h2", acme), [prepared("b", "other text")])
+        store.put_source(record("a.md", "h3", Access("other")), [prepared("a", "another org's")])
+        ids = store.source_unit_ids("acme", "default", "a.md", (ChunkKind.CHILD, ChunkKind.TITLE))
+        units = store.units(ids)
+        assert ids == sorted(ids) and sorted((u.kind, u.text) for u in units.values()) == [
+            (ChunkKind.CHILD, "a"), (ChunkKind.TITLE, "")]
+        assert store.source_unit_ids("acme", "default", "a.md", (ChunkKind.PARENT,)) != []
+        assert store.source_unit_ids("acme", "default", "a.md", ()) == []
+        assert store.source_unit_ids("acme", "default", "missing.md", (ChunkKind.CHILD,)) == []
+        assert store.source_unit_ids("acme", "other-agent", "a.md", (ChunkKind.CHILD,)) == []
+        assert store.source_unit_ids("acme\0", "default", "a.md", (ChunkKind.CHILD,)) == []
+
     def test_roots_are_claimed_in_one_transaction_and_forgotten(self, store) -> None:  # type: ignore[no-untyped-def]
         for uri in ("docs/a.md", "faq.md"):
             store.put_source(record(uri, uri, Access("acme")), [prepared(uri, f"text of {uri}")])

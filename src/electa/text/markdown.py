@@ -426,11 +426,10 @@ def link_target(link: re.Match[str]) -> str:
     return link.group("auto") or link.group("target") or ""
 
 
-# Raw HTML a Markdown page writes around its words (CommonMark 4.6, 6.6): a README's
-# `<div align="center">`, an FAQ's `<details>`, `<b>`, `<kbd>Ctrl</kbd>`. A reader of the
-# rendered page sees the words, never the tags, so an answer must not quote them ("<details>
-# <summary>Can I self-host?"). Elements that hold words as written (code, a link's address, an
-# image, a script) are left to their own readers: `<pre>`, `<a>`, `<img>`, `<script>`, `<style>`.
+# Raw HTML a Markdown page writes around an FAQ's question (CommonMark 4.6, 6.6): a README's
+# `<details><summary><b>Can I self-host?</b></summary>`. A reader of the rendered page sees the
+# words, never the tags, so an answer must not quote them ("<details> <summary>Can I
+# self-host?"). Elements that hold words as written (code, a link's address, an image) keep theirs.
 _INLINE_TAGS = "b|strong|i|em|u|s|strike|del|ins|mark|small|big|sub|span|font|abbr|cite|q|dfn|time|var|nobr|label"
 _BLOCK_TAGS = ("div|p|section|article|aside|header|footer|main|center|details|summary|dl|dt|dd|figure|figcaption"
                "|table|thead|tbody|tfoot|tr|td|th|ul|ol|li|blockquote|address|picture|h[1-6]")
@@ -440,10 +439,9 @@ _TAG = re.compile(rf"(?<!\\)</?(?:(?P<inline>{_INLINE_TAGS})|(?P<block>{_BLOCK_T
 # (a power: "2<sup>30</sup>" is 2^30, never 230)
 _SUP = re.compile(r"(?<!\\)<sup(?=[\s>])[^<>\0\n]*>([^<>\0\n]*)</sup[ \t]*>", re.IGNORECASE)
 _CODE_ELEMENT = re.compile(r"(?<!\\)<(kbd|code|samp|tt)(?=[\s>])[^<>\0\n]*>([^<>`\0\n]*)</\1[ \t]*>", re.IGNORECASE)
-_SUMMARY_LINE = re.compile(r"(?:<details\b[^<>\0\n]*>[ \t]*)?<summary\b[^<>\0\n]*>(?P<words>.*?)</summary[ \t]*>",
+_DETAILS_LINE = re.compile(r"(?P<open><details\b[^<>\0\n]*>)?[ \t]*(?:<summary\b[^<>\0\n]*>(?P<words>.*?)</summary[ \t]*>)?",
                            re.IGNORECASE)
-_HEADING_LINE = re.compile(r"<h(?P<level>[1-6])\b[^<>\0\n]*>(?P<words>.*?)</h(?P=level)[ \t]*>", re.IGNORECASE)
-_DETAILS_END = re.compile(r"(?:</(?:p|div|details)[ \t]*>[ \t]*)*</details[ \t]*>", re.IGNORECASE)
+_DETAILS_END = re.compile(r"(?:</(?:p|div)[ \t]*>[ \t]*)*</details[ \t]*>", re.IGNORECASE)
 
 
 def html_as_text(prose: str) -> str:
@@ -466,31 +464,26 @@ def html_as_text(prose: str) -> str:
     return _TAG.sub(lambda m: " " if m["block"] else "", prose)
 
 
-def html_heading(line: str) -> tuple[str, str] | None:
-    r"""``("summary" or the level, its words)`` when ``line`` is, whole, raw HTML that heads what
-    follows: a ``<summary>`` (after its ``<details>`` or alone), or an ``<h1>``-``<h6>`` (a README's
-    centred title); else None.
+def details_line(line: str) -> tuple[str, str] | None:
+    r"""What ``line`` is, whole, of a ``<details>`` of raw HTML (a README's FAQ): ``("open", "")``
+    for its start, ``("summary", words)`` for a summary (``("open summary", words)`` with the
+    start before it), ``("close", "")`` for its end (after the ends of what it held); else None.
+    The summary's words are read as shown (:func:`html_as_text`).
 
-    >>> html_heading('<details><summary><b>Can I self-host?</b></summary>'), html_heading('<h2 id="x">Install</h2>')
-    (('summary', 'Can I self-host?'), ('2', 'Install'))
-    >>> html_heading('<summary>Q</summary> and more'), html_heading('<details>')
-    (None, None)
+    >>> details_line("<details open>"), details_line('<details><summary><b>Can I self-host?</b></summary>')
+    (('open', ''), ('open summary', 'Can I self-host?'))
+    >>> details_line("  <summary>Q</summary>"), details_line("</p></details>"), details_line("<summary>Q</summary> more")
+    (('summary', 'Q'), ('close', ''), None)
     """
     text = line.strip()
     if not text.startswith("<"):
         return None
-    for kind, pattern in (("summary", _SUMMARY_LINE), ("", _HEADING_LINE)):
-        m = pattern.fullmatch(text)
-        if m:
-            words = " ".join(outside_code(m["words"], html_as_text).split())
-            return ((kind or m["level"]), words) if words else None
-    return None
-
-
-def ends_details(line: str) -> bool:
-    """Whether ``line`` is, whole, the end of a ``<details>`` (after the ends of what it held).
-
-    >>> ends_details("</details>"), ends_details("  </p></details>"), ends_details("</details> more")
-    (True, True, False)
-    """
-    return _DETAILS_END.fullmatch(line.strip()) is not None
+    if _DETAILS_END.fullmatch(text):
+        return "close", ""
+    m = _DETAILS_LINE.fullmatch(text)
+    if m is None or not text:
+        return None
+    if m["words"] is None:
+        return ("open", "") if m["open"] else None
+    words = " ".join(outside_code(m["words"], html_as_text).split())
+    return ("open summary" if m["open"] else "summary"), words

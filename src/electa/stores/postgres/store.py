@@ -206,6 +206,19 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
                               (org, agent, uri)).fetchone()
         return None if row is None else _source_record(row)
 
+    @matches_nothing_with_nul(list, "org", "agent", "uri")
+    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind]) -> list[int]:
+        wanted = sorted({str(k) for k in kinds})
+        if not wanted:
+            return []
+        with self.db.tx(org) as con:
+            rows = con.execute(
+                "SELECT DISTINCT c.id FROM sources s JOIN locations l ON l.source_id = s.id"
+                " JOIN chunks c ON c.document_id = l.document_id"
+                " WHERE s.org=%s AND s.agent=%s AND s.uri=%s AND c.kind = ANY(%s) ORDER BY c.id",
+                (org, agent, uri, wanted)).fetchall()
+        return [int(r[0]) for r in rows]
+
     @matches_nothing_with_nul(dict, "org")
     def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:
         wanted = sorted({int(i) for i in ids})
