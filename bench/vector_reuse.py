@@ -8,7 +8,9 @@ FOLDER (``electa ingest FOLDER --data STORE --org ORG``); it is not changed. It 
 and ``Engine.ingest`` of FOLDER runs on each copy with this release: once with
 :meth:`electa.ingest.pipeline.Ingestor._stored_vectors` lending nothing (every updated
 document read by the model whole, as before the reuse), once as shipped. Printed per run:
-seconds of the ingest, texts the model read, the report's counts; then whether the two copies
+seconds of the ingest, texts the model read (and the multilingual readings' model, which reads
+every new unit again for an organisation that reads with it, and reuses nothing), the report's
+counts; then whether the two copies
 hold the same units with the same vectors (the largest difference, by unit kind, title and text).
 """
 
@@ -43,29 +45,30 @@ def run(folder: Path, store: Path, work: Path, org: str, embedder: str | None, r
     shutil.copytree(store, data)
     original = Ingestor._stored_vectors
     if not reuse:
-        Ingestor._stored_vectors = lambda self, record: {}  # type: ignore[method-assign]
+        Ingestor._stored_vectors = lambda self, window: {}  # type: ignore[method-assign]
     try:
         with Engine.open(data, Settings(), embedder) as engine:
-            read = 0
-            model = engine.embedder
-            assert model is not None, "no embedder: nothing to measure"
-            for name in ("embed", "embed_in"):
-                if hasattr(model, name):
-                    inner = getattr(model, name)
+            read = {"model": 0, "readings": 0}
+            assert engine.embedder is not None, "no embedder: nothing to measure"
+            # (the model's reads, and those of the multilingual model that reads every new unit
+            # again for an organisation reading with it, `dense_reading`: not reused)
+            for which, model in (("model", engine.embedder), ("readings", engine.readings.model)):
+                for name in ("embed", "embed_in"):
+                    if model is not None and hasattr(model, name):
+                        inner = getattr(model, name)
 
-                    def counted(texts, *rest, inner=inner):  # type: ignore[no-untyped-def]
-                        nonlocal read
-                        read += len(texts)
-                        return inner(texts, *rest)
+                        def counted(texts, *rest, inner=inner, which=which):  # type: ignore[no-untyped-def]
+                            read[which] += len(texts)
+                            return inner(texts, *rest)
 
-                    setattr(model, name, counted)
+                        setattr(model, name, counted)
             start = time.perf_counter()
             report = engine.ingest([folder], Access(org))
             seconds = time.perf_counter() - start
     finally:
         Ingestor._stored_vectors = original  # type: ignore[method-assign]
-    print(f"{'with' if reuse else 'without'} the reuse: {seconds:.1f} s, {read} texts read by the model, "
-          f"{report.counts()}, read again {len(report.reread)}")
+    print(f"{'with' if reuse else 'without'} the reuse: {seconds:.1f} s, {read['model']} texts read by the model,"
+          f" {read['readings']} by the readings' model, {report.counts()}, read again {len(report.reread)}")
     return data
 
 

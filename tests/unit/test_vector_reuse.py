@@ -5,12 +5,15 @@ than a fresh ingest of all 64 took)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from electa import Access, Caller, Engine
+from electa import Access, Caller, Engine, Settings
+from electa.embedders.chain import ChainEmbedder
+from electa.embedders.hashing import HashEmbedder
 from electa.types import ChunkKind
 
 ACME = Access("acme")
@@ -65,8 +68,8 @@ def test_an_edit_reads_only_the_units_it_changed(engine: Engine, tmp_path: Path,
 
 
 def test_another_source_lends_nothing(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only the source's own earlier version lends vectors: a new file whose text another file
-    holds is read by the model (its document is shared by text hash, as before, when whole)."""
+    """A new file whose pieces a stored file holds is read by the model: a source lends only to
+    its own new version (a guard; the window case is the next test)."""
     folder = tmp_path / "help"
     folder.mkdir()
     _page(folder, SECTIONS)
@@ -77,3 +80,76 @@ def test_another_source_lends_nothing(engine: Engine, tmp_path: Path, monkeypatc
     (folder / "copy.md").write_text("# Copy\n\n" + SECTIONS[0] + "\n", encoding="utf-8")
     engine.ingest([folder], ACME)
     assert embedded
+
+
+def test_a_source_lends_only_to_its_own_new_version(engine: Engine, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the review: the vectors a window's stored sources lent were one pool, so a new file
+    of the same window holding one of an edited file's sections was given its vectors."""
+    folder = tmp_path / "help"
+    folder.mkdir()
+    _page(folder, SECTIONS)
+    engine.ingest([folder], ACME)
+    embedded: list[str] = []
+    embed = engine.embedder.embed  # type: ignore[union-attr]
+    monkeypatch.setattr(engine.embedder, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+    _page(folder, [*SECTIONS[:5], SECTIONS[5] + " One more sentence."])
+    (folder / "copy.md").write_text("# Guide\n\n" + SECTIONS[0] + "\n", encoding="utf-8")
+    engine.ingest([folder], ACME)
+    assert any(text.startswith("Guide > Topic 0\n") for text in embedded)  # the copy's, read by the model
+
+
+def test_only_the_replaced_documents_units_are_looked_up(engine: Engine, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the review: an edit to one article of a file of many read every article's vectors."""
+    folder = tmp_path / "help"
+    folder.mkdir()
+    articles = [{"id": f"a{n}", "title": f"Article {n}", "text": " ".join(f"Line {n}.{k} of article {n}." for k in range(60))}
+                for n in range(5)]
+    (folder / "kb.jsonl").write_text("\n".join(json.dumps(a) for a in articles), encoding="utf-8")
+    engine.ingest([folder], ACME)
+    asked: list[list[str] | None] = []
+    lookup = engine.store.source_unit_ids
+    monkeypatch.setattr(engine.store, "source_unit_ids",
+                        lambda *args: asked.append(list(args[4]) if len(args) > 4 else None) or lookup(*args))
+    articles[2]["text"] += " One more line."
+    (folder / "kb.jsonl").write_text("\n".join(json.dumps(a) for a in articles), encoding="utf-8")
+    assert engine.ingest([folder], ACME).counts()["updated"] == 1
+    assert asked == [["a2"]]
+
+
+def test_a_failed_lookup_reads_the_units_anew(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the review: the lookup only spares the model work, so its failure must fail no file."""
+    folder = tmp_path / "help"
+    folder.mkdir()
+    _page(folder, SECTIONS)
+    engine.ingest([folder], ACME)
+
+    def broken(*_: object) -> list[int]:
+        raise RuntimeError("the store is away")
+
+    monkeypatch.setattr(engine.store, "source_unit_ids", broken)
+    _page(folder, [*SECTIONS[:5], SECTIONS[5] + " One more sentence."])
+    report = engine.ingest([folder], ACME)
+    assert report.counts()["updated"] == 1 and not report.failures
+
+
+def test_a_chain_lends_no_vector_read_by_the_other_languages_model(tmp_path: Path) -> None:
+    """From the review: a document's language may be read again after its units were embedded
+    (the analysis's detection), and a vector its other language's model read must not serve."""
+    chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(48))
+    folder = tmp_path / "help"
+    folder.mkdir()
+    body = "\n\n".join(f"## Teil {n}\n\n" + " ".join(f"Der Kunde {n}.{k} kann die Rechnung hier herunterladen."
+                                                    for k in range(30)) for n in range(3))
+    (folder / "g.md").write_text("# Hilfe\n\n" + body, encoding="utf-8")
+    with Engine.open(tmp_path / "data", Settings(), chain) as engine:
+        engine.ingest([folder], ACME)
+        engine.store.con.execute("UPDATE documents SET lang='en'")  # type: ignore[attr-defined]
+        engine.store.con.commit()  # type: ignore[attr-defined]
+    (folder / "g.md").write_text("# Hilfe\n\n" + body + "\n\nNeuer Absatz.", encoding="utf-8")
+    with Engine.open(tmp_path / "data", Settings(language="en"), chain) as engine:
+        engine.ingest([folder], ACME)
+        rows = engine.store.con.execute(  # type: ignore[attr-defined]
+            "SELECT v.vector FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.kind = 'child'").fetchall()
+    assert rows and all(np.frombuffer(blob, dtype=np.float32)[:32].any() for (blob,) in rows)  # English half

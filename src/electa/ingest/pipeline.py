@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import numpy as np
 
+from electa.embedders.chain import ENGLISH, ChainEmbedder
 from electa.embedders.protocol import Embedder
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest import naming
@@ -423,12 +424,9 @@ class Ingestor:
                     todo.append((w, d))
         # A source stored before lends its units' vectors to the same pieces of its new version:
         # a page edited in one paragraph, or read again by a new reader, is not read whole again.
-        known: dict[tuple[str, str], np.ndarray] = {}
-        for prepared in window:
-            if prepared.stored and prepared.fresh and self.embedder is not None:
-                known.update(self._stored_vectors(prepared.record))
+        lent = self._stored_vectors(window)
         vectors = self._embed([list(window[w].docs[d].chunks) for w, d in todo],
-                              [window[w].docs[d].lang for w, d in todo], progress, known)
+                              [window[w].docs[d].lang for w, d in todo], progress, [lent.get(w) for w, _ in todo])
         read = {(window[w].docs[d].lang, window[w].docs[d].chunks): tuple(vecs)
                 for (w, d), vecs in zip(todo, vectors, strict=True)}
         for prepared in window:
@@ -465,26 +463,54 @@ class Ingestor:
     def _chunks(self, doc: Document) -> list[Chunk]:
         return chunk_document(doc, self.parent_chars, self.child_chars, self.overlap)
 
-    def _stored_vectors(self, record: SourceRecord) -> dict[tuple[str, str], np.ndarray]:
-        """The vectors this model read for the stored units of ``record``'s source that may
-        stand for a new version's (:data:`electa.ingest.unit_vectors.REUSABLE`), by their
-        document's language and what the model read. Copies: the source may be replaced or
-        deleted meanwhile, and the vectors stay right for the same text."""
-        assert self.embedder is not None
-        ids = self.store.source_unit_ids(record.org, record.agent, record.uri, REUSABLE)
-        if not ids:
+    def _stored_vectors(self, window: Sequence[_Prepared]) -> dict[int, dict[tuple[str, str], np.ndarray]]:
+        """For each source of ``window`` stored before (by its place in the window), the
+        vectors this model read for the units of the stored documents its fresh ones replace
+        (by ext_id) that may stand for theirs (:data:`electa.ingest.unit_vectors.REUSABLE`), by
+        their document's language and what the model read. Copies: the source may be replaced
+        or deleted meanwhile, and a vector stays right for the same text. A chain's vector is
+        lent only where the half it fills is the one the unit's language reads with now (a
+        document's language may have been read again since). Failing, it lends nothing: this
+        only spares the model work."""
+        if self.embedder is None:
             return {}
-        units = self.store.units(ids)
-        found, vecs = self.store.vectors_of(self.embedder.model_id, np.asarray(ids, dtype=np.int64))
-        out: dict[tuple[str, str], np.ndarray] = {}
-        for cid, vec in zip(found.tolist(), vecs, strict=True):
-            unit = units.get(int(cid))
-            if unit is not None and unit.kind in REUSABLE:
-                out[(unit.lang, embed_text(Chunk(unit.kind, 0, unit.title, unit.text)))] = np.array(vec, dtype=np.float32)
-        return out
+        try:
+            wanted: dict[int, list[int]] = {}
+            for w, prepared in enumerate(window):
+                names = sorted({prepared.docs[d].ext_id for d in prepared.fresh
+                                if any(c.kind in REUSABLE for c in prepared.docs[d].chunks)})
+                if prepared.stored and names:
+                    record = prepared.record
+                    wanted[w] = self.store.source_unit_ids(record.org, record.agent, record.uri, REUSABLE, names)
+            ids = sorted({i for found in wanted.values() for i in found})
+            if not ids:
+                return {}
+            units = self.store.units(ids)
+            found, vecs = self.store.vectors_of(self.embedder.model_id, np.asarray(ids, dtype=np.int64))
+            by_id = dict(zip(found.tolist(), vecs, strict=True))
+            english = self.embedder.english.dim if isinstance(self.embedder, ChainEmbedder) else 0
+            out: dict[int, dict[tuple[str, str], np.ndarray]] = {}
+            for w, unit_ids in wanted.items():
+                lent = out.setdefault(w, {})
+                for uid in unit_ids:
+                    unit, vec = units.get(uid), by_id.get(uid)
+                    if unit is None or vec is None or unit.kind not in REUSABLE:
+                        continue
+                    if unit.kind is ChunkKind.TITLE and unit.title != unit.title.strip():
+                        continue  # (a title unit added later was read as written, not as embed_text reads it)
+                    if english and bool(np.any(vec[:english])) != (unit.lang in ENGLISH):
+                        continue  # (read by the other half's model than its language's now)
+                    lent[(unit.lang, embed_text(Chunk(unit.kind, 0, unit.title, unit.text)))] = np.array(
+                        vec, dtype=np.float32)
+            return out
+        except Exception:
+            _log.warning("the stored vectors of the window's sources could not be read; its units are read anew",
+                         exc_info=True)
+            return {}
 
     def _embed(self, documents: list[list[Chunk]], langs: list[str], progress: bool,
-               known: dict[tuple[str, str], np.ndarray] | None = None) -> list[list[np.ndarray | None]]:
+               known: Sequence[Mapping[tuple[str, str], np.ndarray] | None] | None = None,
+               ) -> list[list[np.ndarray | None]]:
         if self.embedder is None or not documents:
             return [[None] * len(chunks) for chunks in documents]
         bar = _progress(len(documents), "docs", progress and len(documents) > 16)

@@ -85,14 +85,16 @@ REUSABLE = (ChunkKind.CHILD, ChunkKind.TITLE)
 def unit_vectors(embedder: Embedder, documents: Sequence[Sequence[Chunk]], recipe: Recipe = Recipe.POOLED,
                  on_batch: Callable[[int, int], None] | None = None, batch: int = 1024,
                  langs: Sequence[str] | None = None,
-                 known: Mapping[tuple[str, str], np.ndarray] | None = None) -> list[list[np.ndarray | None]]:
+                 known: Sequence[Mapping[tuple[str, str], np.ndarray] | None] | None = None,
+                 ) -> list[list[np.ndarray | None]]:
     r"""Vectors for every chunk of every document, by ``recipe``; the model's texts are read in
     calls of ``batch`` texts (``on_batch(done, total)`` after each, when given). A unit that was
     to be pooled but has no parts here (a parent whose children are not among ``documents``) is
     read instead. ``langs``, each document's language, reaches an embedder that reads each
-    language with its own model (:class:`electa.embedders.chain.LanguageRouted`). ``known``: the
-    vectors this model read before, by language and what it read (:func:`embed_text`); a unit
-    of :data:`REUSABLE` kinds found there is not read again (an edited page's unchanged pieces).
+    language with its own model (:class:`electa.embedders.chain.LanguageRouted`). ``known``, one
+    per document: the vectors this model read before for it (its source's stored version), by
+    language and what it read (:func:`embed_text`); a unit of :data:`REUSABLE` kinds found there
+    is not read again (an edited page's unchanged pieces).
 
     >>> from electa.embedders.hashing import HashEmbedder
     >>> class Counting(HashEmbedder):
@@ -103,15 +105,16 @@ def unit_vectors(embedder: Embedder, documents: Sequence[Sequence[Chunk]], recip
     >>> units = [Chunk(ChunkKind.PARENT, 0, "T", "a b"), Chunk(ChunkKind.CHILD, 1, "T", "a", 0),
     ...          Chunk(ChunkKind.CHILD, 2, "T", "b", 0)]
     >>> before = unit_vectors(Counting(8), [units])[0]
-    >>> again = unit_vectors(Counting(8), [units], known={("", "T\na"): before[1]})[0]
+    >>> again = unit_vectors(Counting(8), [units], known=[{("", "T\na"): before[1]}])[0]
     >>> Counting.texts, all((x == y).all() for x, y in zip(before, again))
     (3, True)
     """
     reads = [read_by_model(chunks, recipe) for chunks in documents]
+    lenders = known if known is not None else [None] * len(documents)
     given: list[list[np.ndarray | None]] = [
-        [known.get((lang, embed_text(c))) if known and r and c.kind in REUSABLE else None
+        [lender.get((lang, embed_text(c))) if lender and r and c.kind in REUSABLE else None
          for c, r in zip(chunks, read, strict=True)]
-        for chunks, read, lang in zip(documents, reads, langs or [""] * len(documents), strict=True)]
+        for chunks, read, lang, lender in zip(documents, reads, langs or [""] * len(documents), lenders, strict=True)]
     reads = [[r and g is None for r, g in zip(read, kept, strict=True)] for read, kept in zip(reads, given, strict=True)]
     read_now = _read(embedder, documents, reads, on_batch, batch, langs)
     out = [pool(chunks, [g if g is not None else v for g, v in zip(kept, vecs, strict=True)])

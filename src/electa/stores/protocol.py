@@ -178,10 +178,12 @@ class IndexStore(Protocol):
         """The stored source as a dict (keys as in :meth:`list_sources`), or None."""
         ...
 
-    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind]) -> list[int]:
+    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind],
+                        ext_ids: Sequence[str] | None = None) -> list[int]:
         """The ids, ascending, of the units of ``kinds`` of the documents the stored source
-        ``uri`` holds (none when it is not stored): the units whose vectors an update of the
-        source may reuse (:mod:`electa.ingest.pipeline`)."""
+        ``uri`` holds (none when it is not stored), of those it holds under ``ext_ids`` only
+        when given: the units whose vectors an update of those documents may reuse
+        (:mod:`electa.ingest.pipeline`)."""
         ...
 
     def languages(self, caller: Caller) -> tuple[str, ...]:

@@ -451,15 +451,23 @@ class SqliteStore(OperationalTables, GraphTables):
                                (org, agent, uri)).fetchone()
         return None if row is None else _source_record(row)
 
-    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind]) -> list[int]:
+    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind],
+                        ext_ids: Sequence[str] | None = None) -> list[int]:
         wanted = sorted({str(k) for k in kinds})
-        if not wanted:
+        names = sorted(set(ext_ids)) if ext_ids is not None else None
+        if not wanted or names == []:
             return []
-        return [int(r[0]) for r in self.con.execute(
-            "SELECT DISTINCT c.id FROM sources s JOIN locations l ON l.source_id = s.id"
-            " JOIN chunks c ON c.document_id = l.document_id"
-            f" WHERE s.org=? AND s.agent=? AND s.uri=? AND c.kind IN ({','.join('?' * len(wanted))}) ORDER BY c.id",
-            (org, agent, uri, *wanted))]
+        head = ("SELECT DISTINCT c.id FROM sources s JOIN locations l ON l.source_id = s.id"
+                " JOIN chunks c ON c.document_id = l.document_id"
+                f" WHERE s.org=? AND s.agent=? AND s.uri=? AND c.kind IN ({','.join('?' * len(wanted))})")
+        if names is None:
+            return [int(r[0]) for r in self.con.execute(head + " ORDER BY c.id", (org, agent, uri, *wanted))]
+        found: set[int] = set()
+        for at in range(0, len(names), 400):  # (under SQLite's limit of bound values)
+            part = names[at:at + 400]
+            found.update(int(r[0]) for r in self.con.execute(
+                head + f" AND l.ext_id IN ({','.join('?' * len(part))})", (org, agent, uri, *wanted, *part)))
+        return sorted(found)
 
     def source_updated(self, org: str, ids: Iterable[int]) -> dict[int, float]:
         wanted = sorted({int(i) for i in ids})

@@ -220,6 +220,12 @@ class StoreContract:
         assert store.source_unit_ids("acme", "default", "missing.md", (ChunkKind.CHILD,)) == []
         assert store.source_unit_ids("acme", "other-agent", "a.md", (ChunkKind.CHILD,)) == []
         assert store.source_unit_ids("acme\0", "default", "a.md", (ChunkKind.CHILD,)) == []
+        kinds = (ChunkKind.CHILD, ChunkKind.TITLE)
+        assert store.source_unit_ids("acme", "default", "a.md", kinds, ["a"]) == ids
+        assert store.source_unit_ids("acme", "default", "a.md", kinds, ["b", "x\0"]) == []
+        assert store.source_unit_ids("acme", "default", "a.md", kinds, []) == []
+        many = [f"n{n}" for n in range(900)] + ["a"]  # (past SQLite's bound values)
+        assert store.source_unit_ids("acme", "default", "a.md", kinds, many) == ids
 
     def test_roots_are_claimed_in_one_transaction_and_forgotten(self, store) -> None:  # type: ignore[no-untyped-def]
         for uri in ("docs/a.md", "faq.md"):

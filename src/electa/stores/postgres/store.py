@@ -207,16 +207,20 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
         return None if row is None else _source_record(row)
 
     @matches_nothing_with_nul(list, "org", "agent", "uri")
-    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind]) -> list[int]:
+    def source_unit_ids(self, org: str, agent: str, uri: str, kinds: Sequence[ChunkKind],
+                        ext_ids: Sequence[str] | None = None) -> list[int]:
         wanted = sorted({str(k) for k in kinds})
-        if not wanted:
+        # (PostgreSQL text holds no NUL: no stored name equals one that does)
+        names = sorted({n for n in ext_ids if not holds_nul(n)}) if ext_ids is not None else None
+        if not wanted or names == []:
             return []
         with self.db.tx(org) as con:
             rows = con.execute(
                 "SELECT DISTINCT c.id FROM sources s JOIN locations l ON l.source_id = s.id"
                 " JOIN chunks c ON c.document_id = l.document_id"
-                " WHERE s.org=%s AND s.agent=%s AND s.uri=%s AND c.kind = ANY(%s) ORDER BY c.id",
-                (org, agent, uri, wanted)).fetchall()
+                " WHERE s.org=%s AND s.agent=%s AND s.uri=%s AND c.kind = ANY(%s)"
+                + (" AND l.ext_id = ANY(%s)" if names is not None else "") + " ORDER BY c.id",
+                (org, agent, uri, wanted, *([names] if names is not None else []))).fetchall()
         return [int(r[0]) for r in rows]
 
     @matches_nothing_with_nul(dict, "org")
