@@ -25,6 +25,18 @@ def _page(folder: Path, sections: list[str]) -> None:
     (folder / "guide.md").write_text("# Guide\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
 
 
+def _stored_and_counted(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[str]]:
+    """The guide stored, and the list the texts the model reads from now on are added to."""
+    folder = tmp_path / "help"
+    folder.mkdir()
+    _page(folder, SECTIONS)
+    engine.ingest([folder], ACME)
+    embedded: list[str] = []
+    embed = engine.embedder.embed  # type: ignore[union-attr]
+    monkeypatch.setattr(engine.embedder, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+    return folder, embedded
+
+
 def _vectors(engine: Engine) -> dict[tuple[ChunkKind, str, str], np.ndarray]:
     """Each stored unit's vector by its kind, title and text (read from the embedded store's tables)."""
     rows = engine.store.con.execute(  # type: ignore[attr-defined]
@@ -70,13 +82,7 @@ def test_an_edit_reads_only_the_units_it_changed(engine: Engine, tmp_path: Path,
 def test_another_source_lends_nothing(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A new file whose pieces a stored file holds is read by the model: a source lends only to
     its own new version (a guard; the window case is the next test)."""
-    folder = tmp_path / "help"
-    folder.mkdir()
-    _page(folder, SECTIONS)
-    engine.ingest([folder], ACME)
-    embedded: list[str] = []
-    embed = engine.embedder.embed  # type: ignore[union-attr]
-    monkeypatch.setattr(engine.embedder, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+    folder, embedded = _stored_and_counted(engine, tmp_path, monkeypatch)
     (folder / "copy.md").write_text("# Copy\n\n" + SECTIONS[0] + "\n", encoding="utf-8")
     engine.ingest([folder], ACME)
     assert embedded
@@ -86,13 +92,7 @@ def test_a_source_lends_only_to_its_own_new_version(engine: Engine, tmp_path: Pa
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """From the review: the vectors a window's stored sources lent were one pool, so a new file
     of the same window holding one of an edited file's sections was given its vectors."""
-    folder = tmp_path / "help"
-    folder.mkdir()
-    _page(folder, SECTIONS)
-    engine.ingest([folder], ACME)
-    embedded: list[str] = []
-    embed = engine.embedder.embed  # type: ignore[union-attr]
-    monkeypatch.setattr(engine.embedder, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+    folder, embedded = _stored_and_counted(engine, tmp_path, monkeypatch)
     _page(folder, [*SECTIONS[:5], SECTIONS[5] + " One more sentence."])
     (folder / "copy.md").write_text("# Guide\n\n" + SECTIONS[0] + "\n", encoding="utf-8")
     engine.ingest([folder], ACME)
