@@ -38,10 +38,11 @@ def _stored_and_counted(engine: Engine, tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def _vectors(engine: Engine) -> dict[tuple[ChunkKind, str, str], np.ndarray]:
-    """Each stored unit's vector by its kind, title and text (read from the embedded store's tables)."""
-    rows = engine.store.con.execute(  # type: ignore[attr-defined]
-        "SELECT c.kind, c.title, c.text, v.vector FROM chunks c JOIN vectors v ON v.chunk_id = c.id").fetchall()
-    return {(ChunkKind(kind), title, text): np.frombuffer(blob, dtype=np.float32) for kind, title, text, blob in rows}
+    """Each stored unit's vector by its kind, title and text (every unit the store holds)."""
+    ids = np.arange(1, engine.store.last_unit_id() + 1, dtype=np.int64)
+    found, vecs = engine.store.vectors_of(engine.embedder.model_id, ids)  # type: ignore[union-attr]
+    units = engine.store.units(found.tolist())
+    return {(units[i].kind, units[i].title, units[i].text): v for i, v in zip(found.tolist(), vecs, strict=True)}
 
 
 def test_an_edit_reads_only_the_units_it_changed(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,6 +135,7 @@ def test_a_failed_lookup_reads_the_units_anew(engine: Engine, tmp_path: Path, mo
     assert report.counts()["updated"] == 1 and not report.failures
 
 
+@pytest.mark.embedded  # (it rewrites a document's language in the embedded store's tables)
 def test_a_chain_lends_no_vector_read_by_the_other_languages_model(tmp_path: Path) -> None:
     """From the review: a document's language may be read again after its units were embedded
     (the analysis's detection), and a vector its other language's model read must not serve."""
