@@ -516,7 +516,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             end_loose()
             words = block_text(node)
             if words and opened and opened[-1] == ("details", 0, -1) and level < 6:
-                opened[-1] = ("details", min(level + 1, 6), level)
+                opened[-1] = ("details", level + 1, level)
                 level = opened[-1][1]
                 items.append((level, words))
                 last_run, read_block = "", True
