@@ -43,13 +43,10 @@ def test_a_summary_heads_what_its_details_disclose_until_they_end() -> None:
     """An FAQ's <details>: its <summary> is the question, one level below the heading before it,
     and what follows the <details> is the section's before it again."""
     doc = _doc(FAQ)
-    # (this <details> stands outside the accordion item that held the heading before it: beside it)
-    assert doc.sections[1] == Section(("Do you offer a student discount?",), "Students pay half price.")
-    assert doc.sections[2].path == ()
+    assert doc.sections[1] == Section(("How do I reset my password?", "Do you offer a student discount?"),
+                                      "Students pay half price.")
+    assert doc.sections[2].path == ("How do I reset my password?",)
     assert doc.sections[2].text.startswith("Where is my invoice?\n\nInvoices are under Billing, History.")
-    # Node.js's "History" stands beside its method's heading, in the same element: below it.
-    assert _sections("<section><h3>m()</h3><details><summary>History</summary><p>v1: added.</p></details>"
-                     "<p>What m does.</p></section>") == [(("m()", "History"), "v1: added."), (("m()",), "What m does.")]
     assert _sections("<details><summary>Outer</summary><p>one</p><details><summary>Inner</summary><p>two</p>"
                      "</details><p>three</p></details><p>four</p>") == [
         (("Outer",), "one"), (("Outer", "Inner"), "two"), (("Outer",), "three"), ((), "four")]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import re
 from collections.abc import Callable, Sequence, Set
@@ -484,14 +483,9 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     # changes, "Do you offer discounts for non-profits?" over its answer.
     level = 0  # (the level of the last heading read)
     read_whole = _BLOCKS | _HEADINGS | INLINE_CODE | {"summary"}
-    # (each block-level element walked into, whose end walk() marks with PART: its tag, where a
-    # summary's heading is to close at its end that heading's level and the level before it (else
-    # 0 and -1), and its number; the numbers of those still open; the number of the element the
-    # last heading was read in, 0 for the root)
-    opened: list[tuple[str, int, int, int]] = []
-    still_open: set[int] = set()
-    numbers = itertools.count(1)
-    heading_in = 0
+    # (each block-level element walked into, whose end walk() marks with PART: its tag, and where
+    # a summary's heading is to close at its end, that heading's level and the level before it, else 0 and -1)
+    opened: list[tuple[str, int, int]] = []
     # A <summary> holding a heading (rustdoc's: the heading heads, at its own level) and a code
     # element holding a block ("<code><pre>…": the block is read as a block, never as one code
     # span) are walked into, as if their tags were not there. (Each looks at its own first few
@@ -500,8 +494,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     after_break = False
     for node in walk(root, read_whole, text=True, into=lambda n: n.mem_id == wrapper[0]):
         if node is PART:
-            _, summary, back, number = opened.pop() if opened else ("", 0, -1, 0)
-            still_open.discard(number)
+            _, summary, back = opened.pop() if opened else ("", 0, -1)
             if not after_break:
                 end_loose()  # (a block-level element around loose text has ended)
             after_break = False  # (a <br> parts words in a line, as in a paragraph)
@@ -515,20 +508,15 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             wrapper[0] = node.mem_id
             if tag in BLOCK_LEVEL:
                 end_loose()
-                opened.append((tag, 0, -1, next(numbers)))
-                still_open.add(opened[-1][3])
+                opened.append((tag, 0, -1))
             continue
         if tag in BLOCK_LEVEL and tag not in read_whole:
-            opened.append((tag, 0, -1, next(numbers)))
-            still_open.add(opened[-1][3])
+            opened.append((tag, 0, -1))
         if tag == "summary":
             end_loose()
             words = block_text(node)
-            if words and opened and opened[-1][:3] == ("details", 0, -1) and level < 6:
-                # (one level below the heading before it, or beside it where that heading's
-                # element has ended: an FAQ's <details> after an accordion's items)
-                below = heading_in == 0 or heading_in in still_open
-                opened[-1] = ("details", level + 1 if below else max(level, 1), level, opened[-1][3])
+            if words and opened and opened[-1] == ("details", 0, -1) and level < 6:
+                opened[-1] = ("details", level + 1, level)
                 level = opened[-1][1]
                 items.append((level, words))
                 last_run, read_block = "", True
@@ -568,7 +556,6 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
                 items.append((int(tag[1]), words))
                 last_run = ""
             level, read_block = int(tag[1]), True
-            heading_in = opened[-1][3] if opened else 0
         elif tag in _BLOCKS:
             if tag == "pre":  # code as written, fenced as a Markdown page fences it
                 code = code_block(node)

@@ -4,7 +4,7 @@ A file is read again only when it changes: its SHA-256 is stored with its source
 unchanged file is skipped. So a release that reads a format better (a permalink mark no longer
 quoted, a heading read as one) reached only the files edited since, and a help center ingested
 once kept its old reading for good. The stored hash now carries the version of the reader that
-read the file (``<sha256>@html-5``): a file whose reader's version differs from the one stored
+read the file (``<sha256>@html-4``): a file whose reader's version differs from the one stored
 is read again at its next ``electa ingest`` or ``electa sync``, as if it had changed. What reads
 the same stays as it was: a document whose text is unchanged keeps its units and vectors (the
 store keeps a document by its text), so a release that changes nothing in a file costs its
@@ -42,11 +42,10 @@ from electa.ingest.loaders import loader_for
 # html 2: a page of a folder asking not to be indexed is not stored (loaders.asks_not_indexed).
 # html 3: text outside every block (a <div>'s own words, a <summary>, an accordion's <button>) is read.
 # html 4: the same, after review (3 was one commit's, e48eba2: its stores read again).
-# html 5: a <summary> beside the heading before it where that heading's element has ended.
 # markdown 2: a raw <details>'s <summary> line heads what it discloses, its tags' lines blank.
 READERS: dict[str, int] = {
     "load_markdown": 2,
-    "load_html": 5,
+    "load_html": 4,
     "load_rst": 1,
     "load_text": 1,
     "load_pdf": 1,
@@ -74,7 +73,7 @@ def reader_of(name: str) -> str:
 
     >>> reader_of("guide/setup.md"), reader_of("README"), reader_of("faq.csv")
     ('markdown-2', 'text-1', 'csv-1')
-    >>> reader_of("index.html").startswith("html-5+selectolax")
+    >>> reader_of("index.html").startswith("html-4+selectolax")
     True
     """
     loader = loader_for(name).__name__
