@@ -17,6 +17,15 @@ def page(ext_id: str, title: str, text: str, url: str = "") -> Document:
     return Document(ext_id, title, text, url, sections=(Section((), text),))
 
 
+def folder_of(root: Path, name: str, files: dict[str, str]) -> Path:
+    """A folder ``name`` under ``root`` holding ``files`` (name: UTF-8 text)."""
+    folder = root / name
+    folder.mkdir()
+    for file, text in files.items():
+        (folder / file).write_text(text, encoding="utf-8")
+    return folder
+
+
 def refund_and_pricing() -> Loaded:
     """The two pages the answer tests ask about: a refund policy and a price list."""
     return Loaded([page("r", "Refund policy", "Annual plans are refunded within 30 days of purchase.", "https://a/refunds"),

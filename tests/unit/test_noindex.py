@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from electa import Access, Caller, Engine
+from tests.conftest import folder_of
 
 ACME = Access("acme")
 CHAPTER = "<html><head><title>Locks</title></head><body><h1>Locks</h1><p>Cargo.lock pins every version.</p></body></html>"
@@ -22,11 +23,7 @@ PRINT = ('<html><head><meta name="robots" content="noindex"><title>Book</title><
 
 
 def _book(root: Path) -> Path:
-    folder = root / "book"
-    folder.mkdir()
-    (folder / "locks.html").write_text(CHAPTER, encoding="utf-8")
-    (folder / "print.html").write_text(PRINT, encoding="utf-8")
-    return folder
+    return folder_of(root, "book", {"locks.html": CHAPTER, "print.html": PRINT})
 
 
 def _sources(engine: Engine) -> set[str]:

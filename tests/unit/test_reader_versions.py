@@ -16,6 +16,7 @@ import electa
 from electa import Access, Caller, Engine
 from electa.errors import IngestError
 from electa.ingest import loaders, pipeline
+from tests.conftest import folder_of
 
 ACME = Access("acme")
 REFUNDS = "# Refund policy\n\nAnnual plans are refunded within 30 days.\n\n## Monthly plans\n\nNo refunds.\n"
@@ -23,11 +24,7 @@ LOGO = "<html><body><h1>Logo</h1><p>Upload a logo in PNG format.</p></body></htm
 
 
 def _folder(root: Path) -> Path:
-    folder = root / "help"
-    folder.mkdir()
-    (folder / "refunds.md").write_text(REFUNDS, encoding="utf-8")
-    (folder / "logo.html").write_text(LOGO, encoding="utf-8")
-    return folder
+    return folder_of(root, "help", {"refunds.md": REFUNDS, "logo.html": LOGO})
 
 
 def _texts(engine: Engine) -> set[str]:
