@@ -56,7 +56,7 @@ from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, collect_leg_lists, labelled_set
 from electa.fusion import RRF_K, max_fused
 from electa.judges.ltr import ORDER
-from electa.scoring import AGREEMENT_K, LIFT
+from electa.scoring import AGREEMENT_K, LIFT, gap_terms
 from electa.types import Caller
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
@@ -155,12 +155,17 @@ LIFTS = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0)
 
 def served_ndcg(d: dict, q: str, lift: float) -> float:
     """nDCG@10 of the C4 order at ``lift``: absolute score + lift x RRF value over its maximum
-    (first in every leg that found something), read at the served order's k
+    (first in every leg that found something) less the meaning gap, read at the served order's k
     (:data:`electa.scoring.AGREEMENT_K`), over the candidates the engine kept."""
     absolute = first_scores(d["tables"][q])
     fused = rrf(d["lists"][q], {}, AGREEMENT_K)
     scale = max_fused({}, [leg for leg, ranked in d["lists"][q].items() if ranked], AGREEMENT_K) or 1.0
-    return ndcg_at(sorted(absolute, key=lambda x: -(absolute[x] + lift * min(1.0, fused.get(x, 0.0) / scale))),
+    raw: dict[str, dict] = {}
+    for doc, _, votes in d["tables"][q]:
+        raw.setdefault(doc, votes)
+    gaps = dict(zip(raw, gap_terms([v.get("dense") for v in raw.values()],
+                                   [bool({"qa", "graph"} & set(v)) for v in raw.values()]), strict=True))
+    return ndcg_at(sorted(absolute, key=lambda x: -(absolute[x] + lift * min(1.0, fused.get(x, 0.0) / scale) - gaps[x])),
                    d["qrels"][q])
 
 

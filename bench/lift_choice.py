@@ -51,7 +51,7 @@ from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
 from electa.fusion import max_fused, rrf_contribution
 from electa.judges.ltr import ORDER
-from electa.scoring import AGREEMENT_K, LIFT, order_value
+from electa.scoring import AGREEMENT_K, LIFT, gap_terms, order_value
 from electa.types import Caller, Hit
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
@@ -75,12 +75,16 @@ def documents(hits: Sequence[Hit], key: str = "ext_id") -> list[str]:
 def reorder(hits: Sequence[Hit], weights: Mapping[str, float], k: float, lift: float) -> list[Hit]:
     """``hits`` (one search's, in any order the engine gave) in the C4 order at ``k`` and ``lift``:
     score + lift x (the hit's weighted RRF value at k) / (that of a hit every leg that found
-    something put first). Stable: equal keys keep ``hits``' order, as the engine's sort does."""
+    something put first), less its meaning gap. Stable: equal keys keep ``hits``' order, as the engine's sort does."""
     scale = max_fused(weights, sorted({v.leg for h in hits for v in h.votes}), k)
+    # (the meaning gap, RANK_RULES 10, reads neither k nor the lift: every cell holds it)
+    gaps = dict(zip((h.document_id for h in hits), gap_terms(
+        [next((v.raw_score for v in h.votes if v.leg == "dense"), None) for h in hits],
+        [any(v.leg in ("qa", "graph") for v in h.votes) for h in hits]), strict=True))
 
     def key(h: Hit) -> float:
         fused = sum(rrf_contribution(v.rank, float(weights.get(v.leg, 1.0)), k) for v in h.votes)
-        return order_value(h.score, fused, scale, lift)
+        return order_value(h.score, fused, scale, lift, gaps[h.document_id])
     return sorted(hits, key=lambda h: -key(h))
 
 

@@ -59,7 +59,19 @@ from electa.modes import MODES, ModeContext, resolve_mode
 from electa.modes.llm import LlmSteps
 from electa.modes.multimodal import FIGURE_LIFT, SHOWN_LIFT
 from electa.modes.protocol import MERGE_DEPTH, MERGE_LIFT
-from electa.scoring import AGREEMENT_K, GRAPH_MIN, LIFT, QA_MIN, coverage_of, graph_earns_minimum, qa_earns_minimum, rarity
+from electa.scoring import (
+    AGREEMENT_K,
+    GAP_MARGIN,
+    GAP_WEIGHT,
+    GRAPH_MIN,
+    LIFT,
+    QA_MIN,
+    coverage_of,
+    graph_earns_minimum,
+    meaning_gap,
+    qa_earns_minimum,
+    rarity,
+)
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.stores.sqlite_ops import check_org_name
@@ -119,7 +131,10 @@ PAGE_BOOST = 0.15
 #    "e-mail") are searched by full text as that word too, and a passage holding the word holds
 #    both for coverage (electa.text.analysis.joined_parts, credit; npm's docs: "How do I log in?"
 #    found the log files' pages, not npm-login). Scores move: full text's, and coverage's.
-RANK_RULES = 9
+# 10: the C4 order holds a candidate back by its meaning gap, how far its dense cosine lies below
+#    the search's best beyond a margin (electa.scoring.meaning_gap; bench/meaning_gap.py). No score
+#    moves; the order does.
+RANK_RULES = 10
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
@@ -1364,6 +1379,10 @@ class Engine:
             assert shown is not None
             chosen[document_id] = (shown, shared, shown_held, lang)
         self._openings(chosen, asked, joins, text)
+        # C4's meaning gap (electa.scoring.meaning_gap): the search's best and lowest cosine, the
+        # latter standing for a candidate the dense leg did not return.
+        cosines = [v[2] for _, _, votes in fused for v in votes if v[0] == "dense"]
+        best_cosine, low_cosine = (max(cosines), min(cosines)) if cosines else (None, 0.0)
         rows: list[Row] = []
         for document_id, fused_value, votes in fused:
             shown, shared, _, lang = chosen[document_id]
@@ -1396,6 +1415,8 @@ class Engine:
                 score = GRAPH_MIN
             if order is Order.SCORED:
                 key = score + lift * min(1.0, fused_value / scale) if scale > 0 else score
+                if best_cosine is not None and not qa_rank and not graph_rank:  # (their leg matched them)
+                    key -= GAP_WEIGHT * meaning_gap(best_cosine, low_cosine if cosine is None else cosine)
             elif order is Order.ABSOLUTE:
                 key = score
             else:
@@ -1613,14 +1634,15 @@ def serving_recipe(settings: Settings) -> str:
     """What a cached search or answer was computed with beyond its request, the agent's settings
     and the store's version, where an upgrade or a restart changes it: the served order's version
     (:data:`electa.judges.ltr.ORDER`), the constants that order by value (the C4 lift and its k, the
-    page boost, the modes' merge and image lifts), the version of the ordering rules
+    meaning gap's weight and margin, the page boost, the modes' merge and image lifts), the version of the ordering rules
     (:data:`RANK_RULES`) and of the analysis (the terms lexical coverage reads), the answer's
     window and the engine's ``settings`` (:meth:`Settings.result_digest`: the floor, weights,
     depths, judges, answerer...). Result
     caches put it in their keys because a shared cache (Redis) outlives an upgrade or a restart
     with other settings, and serves workers that may run with different ones: without it, an
     entry made by the code or settings before would be replayed for up to its TTL."""
-    return (f"{ORDER}|rules={RANK_RULES}|analysis={ANALYSIS}|lift={LIFT:g}@k={AGREEMENT_K:g}|page={PAGE_BOOST:g}"
+    return (f"{ORDER}|rules={RANK_RULES}|analysis={ANALYSIS}|lift={LIFT:g}@k={AGREEMENT_K:g}"
+            f"|gap={GAP_WEIGHT:g}>{GAP_MARGIN:g}|page={PAGE_BOOST:g}"
             f"|merge={MERGE_LIFT:g}|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}|settings={settings.result_digest()}")
 
 

@@ -13,7 +13,7 @@ From reference/support-bot-retrieval.txt:
 C4, beyond the reference: the absolute score decides the cut, but ordering by it alone throws
 away the agreement between legs that RRF measures. Electa orders by
 
-    order = score + LIFT × fused / max_fused
+    order = score + LIFT × fused / max_fused − GAP_WEIGHT × meaning_gap
 
 where ``fused`` is the weighted RRF value read at k = AGREEMENT_K (10; plain fusion's order keeps
 ``Settings.rrf_k``, 60) and ``max_fused`` the fused value of a candidate ranked first by every
@@ -27,6 +27,17 @@ than at 60 (of the scale, for two legs: first in one and second in the other, 0.
 way). It never lets one the floor rejects pass: the floor reads the score, never the order value. ``electa
 eval`` reports this order next to the plain absolute order and the plain RRF order. A search
 or an agent's tune that names k reads both the fused order and the agreement at that k.
+
+The meaning gap (:func:`meaning_gap`, RANK_RULES 10, 2026-12-07) is how far a candidate's dense
+cosine lies below the search's best, beyond GAP_MARGIN. The score takes the *higher* of coverage
+and the cosine, so a page holding most of the question's words far from its meaning (StackFAQ:
+coverage 0.73, cosine 0.42) stood above the page whose meaning the dense leg found closest
+(cosine 0.55, the thread the question paraphrases); the gap holds it back, in the order only.
+``bench/meaning_gap.py`` chose the lift, the gap's weight and its margin together by the lift's
+rule (the largest smallest gain over the order served before, lift 0.4 without the gap, over
+the shipped sets; held out one corpus at a time), among the cells that leave no more than 1% of a
+set's questions with fewer passages for their answer: lift 0.4, weight 0.25, margin 0.05. The
+README has the table.
 
 LIFT was 0.25, read at k = 60, until a later run on 2026-12-04: ``bench/lift_choice.py`` chooses the lift and
 its k together now, by the same rule (the largest smallest gain over the order served before,
@@ -48,7 +59,7 @@ README has the table.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Sequence, Set
 
 COVERAGE_BASE = 0.25
 COVERAGE_SPAN = 0.6
@@ -58,6 +69,8 @@ GRAPH_MIN = 0.9
 FLOOR = 0.4
 LIFT = 0.4
 AGREEMENT_K = 10.0
+GAP_WEIGHT = 0.25
+GAP_MARGIN = 0.05
 
 
 def coverage(question_stems: Iterable[str], passage_stems: Set[str]) -> float:
@@ -193,14 +206,49 @@ def graph_earns_minimum(graph_rank: int, raw: float, other_rank: int) -> bool:
     return 0 < graph_rank <= 3 and raw >= 1.0 and 0 < other_rank <= 10
 
 
-def order_value(score: float, fused: float, max_fused: float, lift: float = LIFT) -> float:
-    """C4: the absolute score lifted by normalised agreement.
+def order_value(score: float, fused: float, max_fused: float, lift: float = LIFT, gap: float = 0.0) -> float:
+    """C4: the absolute score lifted by normalised agreement, less ``gap`` (:func:`meaning_gap`
+    times :data:`GAP_WEIGHT`, 0 where it does not apply).
 
     >>> round(order_value(0.5, 2 / 11, 2 / 11), 3)
     0.9
     >>> round(order_value(0.5, 1 / 61, 2 / 61, lift=0.1), 3)
     0.55
+    >>> round(order_value(0.5, 2 / 11, 2 / 11, gap=0.15), 3)
+    0.75
     """
     if max_fused <= 0:
-        return score
-    return score + lift * min(1.0, fused / max_fused)
+        return score - gap
+    return score + lift * min(1.0, fused / max_fused) - gap
+
+
+def meaning_gap(best: float, cosine: float, margin: float = GAP_MARGIN) -> float:
+    """How far a candidate's dense cosine lies below the search's best, beyond ``margin``: the
+    C4 order subtracts :data:`GAP_WEIGHT` times this (both cosines read at most 1, as the score
+    reads them). A candidate the dense leg did not return is read at the lowest cosine it
+    returned (its own is at most that); no dense leg, or one that found nothing, no gap; a hit
+    the Q&A or graph leg found is never held back (that leg matched it).
+
+    >>> round(meaning_gap(0.63, 0.42), 3), meaning_gap(0.63, 0.6), meaning_gap(1.09, 0.95)
+    (0.11, 0.0, 0.0)
+    """
+    return max(0.0, min(best, 1.0) - min(cosine, 1.0) - margin)
+
+
+def gap_terms(cosines: Sequence[float | None], matched: Sequence[bool] | None = None,
+              weight: float = GAP_WEIGHT, margin: float = GAP_MARGIN) -> list[float]:
+    """What C4 subtracts from each of one search's candidates, given each one's dense cosine
+    (``None``: the dense leg did not return it) and whether the Q&A or graph leg found it
+    (``matched``): ``weight`` x :func:`meaning_gap` from the best cosine, a candidate with none
+    read at the lowest; all 0 where no candidate has a cosine. (The engine inlines this.)
+
+    >>> [round(g, 2) for g in gap_terms([0.7, None, 0.4, 0.3], [False, False, False, True])]
+    [0.0, 0.3, 0.2, 0.0]
+    """
+    known = [c for c in cosines if c is not None]
+    if not known:
+        return [0.0] * len(cosines)
+    best, low = max(known), min(known)
+    flags = matched if matched is not None else [False] * len(cosines)
+    return [0.0 if hit else weight * meaning_gap(best, low if c is None else c, margin)
+            for c, hit in zip(cosines, flags, strict=True)]

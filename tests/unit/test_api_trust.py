@@ -116,7 +116,8 @@ def test_search_cache_follows_the_agents_settings(engine: Engine, monkeypatch: p
 
 
 @pytest.mark.parametrize("upgrade", [("electa.engine.ORDER", "c4-next"), ("electa.engine.ANSWER_WINDOW", 30),
-                                     ("electa.engine.LIFT", 0.5), ("electa.engine.PAGE_BOOST", 0.2),
+                                     ("electa.engine.LIFT", 0.5), ("electa.engine.GAP_WEIGHT", 0.7),
+                                     ("electa.engine.GAP_MARGIN", 0.2), ("electa.engine.PAGE_BOOST", 0.2),
                                      ("electa.engine.MERGE_LIFT", 0.2), ("electa.engine.FIGURE_LIFT", 0.2),
                                      ("electa.engine.RANK_RULES", 99), ("electa.engine.AGREEMENT_K", 5.0)])
 def test_a_cache_that_outlives_an_upgrade_never_replays_the_old_order_or_window(

@@ -11,7 +11,7 @@ from electa import Access, Caller, ConfigError, Engine, LegStatus, ModelMismatch
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import RANK_RULES
 from electa.ingest.loaders import Loaded
-from electa.scoring import FLOOR
+from electa.scoring import FLOOR, GAP_WEIGHT, meaning_gap
 from electa.stores.sqlite import SqliteStore
 from electa.types import Document, Hit, LegResult, QAPair, Section
 
@@ -463,12 +463,16 @@ def test_an_agent_tuned_on_another_analysis_is_told_once(engine: Engine, caplog)
         assert hits[0].probability == pytest.approx(0.9)  # (still used)
 
 
-def test_an_agents_tuned_lift_of_zero_orders_by_the_absolute_score_alone(engine: Engine) -> None:
+def test_an_agents_tuned_lift_of_zero_orders_by_the_absolute_score_and_the_meaning_gap(engine: Engine) -> None:
     engine.ingest_loaded("a", Loaded([doc("1", "Export", "Error E1042 when exporting CSV."),
                                       doc("2", "Refunds", "Refund policy for annual plans.")]), Access("acme", "web"))
     engine.store.set_agent_settings("acme", "web", {"fusion": {"lift": 0.0}})
     hits = engine.search("E1042 export", Caller("acme", "web")).hits
-    assert hits and all(h.sort_key == pytest.approx(h.score) for h in hits)
+    cosines = [v.raw_score for h in hits for v in h.votes if v.leg == "dense"]
+    assert hits and cosines
+    for h in hits:  # (no agreement lift: what is left of C4 is the score less its meaning gap)
+        cosine = next((v.raw_score for v in h.votes if v.leg == "dense"), min(cosines))
+        assert h.sort_key == pytest.approx(h.score - GAP_WEIGHT * meaning_gap(max(cosines), cosine))
     # (the default lift still adds agreement for everyone else)
     assert any(h.sort_key > h.score for h in engine.search("E1042 export", Caller("acme")).hits)
 

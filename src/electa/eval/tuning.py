@@ -23,7 +23,7 @@ from electa.errors import ConfigError
 from electa.eval.folds import deal_folds
 from electa.eval.metrics import ndcg_at
 from electa.fusion import RRF_K, fused_order, fused_values, lift_scale
-from electa.scoring import AGREEMENT_K, LIFT
+from electa.scoring import AGREEMENT_K, LIFT, gap_terms
 
 LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
 
@@ -87,16 +87,26 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
     values = fused_values(rankings, setting.weights, setting.k)
     scale = lift_scale(setting.weights, rankings, setting.k)
     lift = setting.lift or 0.0
+    gaps = meaning_gaps(lists, setting.depths)
     # order_value() inlined (it runs for every candidate of every setting of the grid), with ties
     # broken as the engine breaks them: the fused value, agreement, best rank, first appearance.
     if scale > 0:
-        rows = [(-(flat[d] + lift * min(1.0, value / scale)), -value, -legs, best, i, d)
+        rows = [(-(flat[d] + lift * min(1.0, value / scale) - gaps.get(d, 0.0)), -value, -legs, best, i, d)
                 for i, (d, (value, legs, best)) in enumerate(values.items()) if d in flat]
     else:
-        rows = [(-flat[d], -value, -legs, best, i, d) for i, (d, (value, legs, best)) in enumerate(values.items())
-                if d in flat]
+        rows = [(-(flat[d] - gaps.get(d, 0.0)), -value, -legs, best, i, d)
+                for i, (d, (value, legs, best)) in enumerate(values.items()) if d in flat]
     rows.sort()
     return [row[5] for row in rows[:top]]
+
+
+def meaning_gaps(lists: LegLists, depths: Mapping[str, int]) -> dict[str, float]:
+    """Each candidate's C4 meaning gap term (:func:`electa.scoring.gap_terms`), read as the engine
+    reads it from the dense leg's list at its depth."""
+    cosines = dict(lists.get("dense", [])[: depths.get("dense", 100)])
+    matched = {doc for leg in ("qa", "graph") for doc, _ in lists.get(leg, [])[: depths.get(leg, 100)]}
+    docs = list({doc: None for ranked in lists.values() for doc, _ in ranked})
+    return dict(zip(docs, gap_terms([cosines.get(d) for d in docs], [d in matched for d in docs]), strict=True))
 
 
 Scores = Mapping[str, QueryScores]  # query -> candidate -> absolute score

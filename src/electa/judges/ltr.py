@@ -112,7 +112,8 @@ class LtrModel:
 # length, coverage of the question) can.
 # c4-10: a question's pairs a page writes as one word are searched by full text and credited to
 # coverage (RANK_RULES 9): full text's raw scores and ranks and ``absolute`` move.
-ORDER = "c4-10"
+# c4-11: the order holds a candidate back by its meaning gap (RANK_RULES 10): ``served_rr`` moves.
+ORDER = "c4-11"
 
 
 @dataclass(frozen=True)
