@@ -51,7 +51,7 @@ from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
 from electa.fusion import max_fused, rrf_contribution
 from electa.judges.ltr import ORDER
-from electa.scoring import AGREEMENT_K, LIFT, gap_terms, order_value
+from electa.scoring import AGREEMENT_K, LIFT, MATCHED_RANK, gap_terms, order_value
 from electa.types import Caller, Hit
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
@@ -80,7 +80,7 @@ def reorder(hits: Sequence[Hit], weights: Mapping[str, float], k: float, lift: f
     # (the meaning gap, RANK_RULES 10, reads neither k nor the lift: every cell holds it)
     gaps = dict(zip((h.document_id for h in hits), gap_terms(
         [next((v.raw_score for v in h.votes if v.leg == "dense"), None) for h in hits],
-        [any(v.leg in ("qa", "graph") for v in h.votes) for h in hits]), strict=True))
+        [any(v.leg in ("qa", "graph") and v.rank <= MATCHED_RANK for v in h.votes) for h in hits]), strict=True))
 
     def key(h: Hit) -> float:
         fused = sum(rrf_contribution(v.rank, float(weights.get(v.leg, 1.0)), k) for v in h.votes)

@@ -54,7 +54,7 @@ from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
 from electa.fusion import max_fused
 from electa.judges.ltr import ORDER
-from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, gap_terms, order_value
+from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, MATCHED_RANK, gap_terms, order_value
 from electa.types import Caller
 
 LIFTS = (0.3, 0.4, 0.5, 0.7, 1.0)
@@ -75,7 +75,7 @@ def name_of(cell: Cell) -> str:
 
 def reorder(rows: list[tuple], cell: Cell) -> list[int]:
     """The positions of one search's hits (``rows``: absolute score, fused / max_fused, dense
-    cosine or None, whether the Q&A or graph leg found it) in the C4 order of ``cell``. Stable,
+    cosine or None, whether the Q&A or graph leg ranks it in its first three) in the C4 order of ``cell``. Stable,
     as the engine's sort."""
     lift, weight, margin = cell
     gaps = gap_terms([r[2] for r in rows], [r[3] for r in rows], weight, margin)
@@ -107,7 +107,7 @@ def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
             rows: list[tuple] = [
                 (h.score, min(1.0, h.fused / scale) if scale > 0 else 0.0,
                  next((v.raw_score for v in h.votes if v.leg == "dense"), None),
-                 any(v.leg in ("qa", "graph") for v in h.votes))
+                 any(v.leg in ("qa", "graph") and v.rank <= MATCHED_RANK for v in h.votes))
                 for h in fused_order]
             keys = [h.ext_id for h in fused_order]
             if [fused_order[i].document_id for i in reorder(rows, SERVED)] != [h.document_id for h in served]:

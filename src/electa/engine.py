@@ -65,6 +65,7 @@ from electa.scoring import (
     GAP_WEIGHT,
     GRAPH_MIN,
     LIFT,
+    MATCHED_RANK,
     QA_MIN,
     coverage_of,
     graph_earns_minimum,
@@ -991,7 +992,7 @@ class Engine:
                      for leg, d in {**s.depths, **tuned.get("depths", {}), **(depths or {})}.items()}
         weights = {**tuned.get("weights", {}), **(weights or {})}
         k = k if k is not None else tuned.get("k")
-        # (a tuned lift of 0 orders by the absolute score alone; None is the plain RRF order)
+        # (a tuned lift of 0 orders by the absolute score less its meaning gap; None is the plain RRF order)
         lift = LIFT if tuned.get("lift") is None else float(tuned["lift"])
         if "lift" in tuned and tuned["lift"] is None and order is Order.SCORED:
             order = Order.FUSED  # the agent's tuned order is plain RRF
@@ -1413,10 +1414,12 @@ class Engine:
                 score = QA_MIN
             if graph_rank and score < GRAPH_MIN and graph_earns_minimum(graph_rank, graph_raw, 1 if trust_graph else other_rank):
                 score = GRAPH_MIN
+            gap = 0.0
             if order is Order.SCORED:
                 key = score + lift * min(1.0, fused_value / scale) if scale > 0 else score
-                if best_cosine is not None and not qa_rank and not graph_rank:  # (their leg matched them)
-                    key -= GAP_WEIGHT * meaning_gap(best_cosine, low_cosine if cosine is None else cosine)
+                if best_cosine is not None and not (0 < qa_rank <= MATCHED_RANK or 0 < graph_rank <= MATCHED_RANK):
+                    gap = GAP_WEIGHT * meaning_gap(best_cosine, low_cosine if cosine is None else cosine, GAP_MARGIN)
+                    key -= gap
             elif order is Order.ABSOLUTE:
                 key = score
             else:
@@ -1429,11 +1432,13 @@ class Engine:
                     # D4: the page the visitor is reading (order only, never the floor). In the C4
                     # order it counts as agreed on by every leg, so it beats a page scored up to
                     # PAGE_BOOST higher whatever the legs' agreement (the reference's +0.15 is on
-                    # a scale without it) and never one scored more than PAGE_BOOST + lift higher.
+                    # a scale without it) and never one scored more than PAGE_BOOST + lift higher,
+                    # each held back by its own meaning gap (a page far from the question's
+                    # meaning is not exempt for being open in the visitor's browser).
                     # In the fused order (an agent tuned to plain RRF) there is no score: it gains
                     # PAGE_BOOST on the fused value's own 0-1 scale (fused / max_fused).
                     key = (fused_value + PAGE_BOOST * scale if order is Order.FUSED
-                           else (score + lift if order is Order.SCORED and scale > 0 else score) + PAGE_BOOST)
+                           else (score + lift if order is Order.SCORED and scale > 0 else score) + PAGE_BOOST - gap)
             rows.append((key, fused_value, votes, shown, score, url, also))
         rows.sort(key=lambda row: -row[0])  # stable: equal keys keep the fused order
         return rows

@@ -71,6 +71,9 @@ LIFT = 0.4
 AGREEMENT_K = 10.0
 GAP_WEIGHT = 0.25
 GAP_MARGIN = 0.05
+# A hit the Q&A or graph leg ranks this high is never held back by its meaning gap: those legs
+# vouch for their first three (the Q&A minimum's page clause and the graph's minimum read them).
+MATCHED_RANK = 3
 
 
 def coverage(question_stems: Iterable[str], passage_stems: Set[str]) -> float:
@@ -225,12 +228,13 @@ def order_value(score: float, fused: float, max_fused: float, lift: float = LIFT
 def meaning_gap(best: float, cosine: float, margin: float = GAP_MARGIN) -> float:
     """How far a candidate's dense cosine lies below the search's best, beyond ``margin``: the
     C4 order subtracts :data:`GAP_WEIGHT` times this (both cosines read at most 1, as the score
-    reads them). A candidate the dense leg did not return is read at the lowest cosine it
-    returned (its own is at most that); no dense leg, or one that found nothing, no gap; a hit
-    the Q&A or graph leg found is never held back (that leg matched it).
+    reads them: a mapped e5 score passes 1 for a near-copy). A candidate the dense leg did not
+    return is read at the lowest cosine it returned (its own is at most that); no dense leg, or
+    one that found nothing, no gap; a hit the Q&A or graph leg ranks in its first
+    :data:`MATCHED_RANK` is never held back (that leg matched it).
 
-    >>> round(meaning_gap(0.63, 0.42), 3), meaning_gap(0.63, 0.6), meaning_gap(1.09, 0.95)
-    (0.11, 0.0, 0.0)
+    >>> meaning_gap(0.75, 0.5), meaning_gap(0.75, 0.75), meaning_gap(1.25, 0.875)
+    (0.2, 0.0, 0.075)
     """
     return max(0.0, min(best, 1.0) - min(cosine, 1.0) - margin)
 
@@ -238,12 +242,13 @@ def meaning_gap(best: float, cosine: float, margin: float = GAP_MARGIN) -> float
 def gap_terms(cosines: Sequence[float | None], matched: Sequence[bool] | None = None,
               weight: float = GAP_WEIGHT, margin: float = GAP_MARGIN) -> list[float]:
     """What C4 subtracts from each of one search's candidates, given each one's dense cosine
-    (``None``: the dense leg did not return it) and whether the Q&A or graph leg found it
-    (``matched``): ``weight`` x :func:`meaning_gap` from the best cosine, a candidate with none
-    read at the lowest; all 0 where no candidate has a cosine. (The engine inlines this.)
+    (``None``: the dense leg did not return it) and whether the Q&A or graph leg ranks it in its
+    first :data:`MATCHED_RANK` (``matched``): ``weight`` x :func:`meaning_gap` from the best
+    cosine, a candidate with none read at the lowest; all 0 where no candidate has a cosine.
+    (The engine inlines this.)
 
-    >>> [round(g, 2) for g in gap_terms([0.7, None, 0.4, 0.3], [False, False, False, True])]
-    [0.0, 0.3, 0.2, 0.0]
+    >>> gap_terms([0.75, None, 0.5, 0.25], [False, False, False, True], weight=0.5, margin=0.0)
+    [0.0, 0.25, 0.125, 0.0]
     """
     known = [c for c in cosines if c is not None]
     if not known:

@@ -112,13 +112,13 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
             lifted_by_page.append(unit.id)
         # The meaning gap: how far below the dense leg's best document the candidate's cosine lies
         # (one it did not return at its lowest document's), beyond the margin; none for a hit the
-        # Q&A or graph leg found.
+        # Q&A or graph leg ranks in its first three.
         dense_scores = [score for _, score in rankings.get("dense", [])]
         firsts = {}
         for document, raw in rankings.get("dense", []):
             firsts.setdefault(document, raw)
         gap = 0.0
-        if dense_scores and not any(v.leg in ("qa", "graph") for v in f.votes):
+        if dense_scores and not any(v.leg in ("qa", "graph") and v.rank <= 3 for v in f.votes):
             read = min(cosine if cosine is not None else min(firsts.values()), 1.0)
             gap = GAP_WEIGHT * max(0.0, min(max(dense_scores), 1.0) - read - GAP_MARGIN)
         key = {Order.SCORED: order_value(score, f.fused, scale, lift, gap), Order.ABSOLUTE: score, Order.FUSED: f.fused}[order]
@@ -129,6 +129,8 @@ def reference(engine: Engine, text: str, results: list[LegResult], weights: dict
             key = f.fused + PAGE_BOOST * scale  # (+0.15 on the fused value's 0-1 scale)
         elif page_url and url == page_url:
             key = (score + lift if order is Order.SCORED and scale > 0 else score) + PAGE_BOOST  # (as if all legs agreed)
+            if order is Order.SCORED:
+                key -= gap  # (but as far from the question's meaning as it is)
         rows.append((key, (unit.id, unit.document_id, f.fused, score, score >= floor, f.votes, url, also, key)))
     rows.sort(key=lambda row: -row[0])
     return [row for _, row in rows]
@@ -249,7 +251,7 @@ def test_a_hit_passes_alike_whatever_top_asks_for(kb_engine: Engine) -> None:
             for top in (1, 2, 3, 5):
                 head = kb_engine.search(text, caller, top=top, floor=floor, depths=DEPTHS).hits
                 assert head == whole[:top], (text, floor, top)
-    hits = kb_engine.search("late payment reminders", caller, top=10, floor=0.9, depths=DEPTHS).hits
+    hits = kb_engine.search("late payment reminders", caller, top=5, floor=0.9, depths=DEPTHS).hits
     assert [h.rescued_by for h in hits if h.rescued_by] == ["reminders", "late"]
 
 

@@ -13,7 +13,9 @@ For each labelled query the engine's scored candidates are kept with each leg's 
   abstained on 62%: the maximum lets a near-duplicate thread pass on a strong lexical match alone.
 - **Abstention**: an unanswerable twin of each held-out query is made by removing its relevant
   documents from the candidates (as if they had never been ingested; other documents keep their
-  leg ranks and their order, and BM25's IDF would move only slightly). Both are read as the ask
+  leg ranks and their order, and BM25's IDF would move only slightly; since RANK_RULES 10 the
+  engine would also read the twin's meaning gap from a lower best cosine, which can reorder it
+  a little: not re-read here). Both are read as the ask
   pipeline reads a search: the candidates in the served order (each table's order, which
   :func:`electa.eval.runner` takes from ``Engine.rank``), the first
   :data:`electa.engine.ANSWER_WINDOW` of them shown. A question is *abstained on* when none of

@@ -23,7 +23,7 @@ from electa.errors import ConfigError
 from electa.eval.folds import deal_folds
 from electa.eval.metrics import ndcg_at
 from electa.fusion import RRF_K, fused_order, fused_values, lift_scale
-from electa.scoring import AGREEMENT_K, LIFT, gap_terms
+from electa.scoring import AGREEMENT_K, LIFT, MATCHED_RANK, gap_terms
 
 LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
 
@@ -46,7 +46,8 @@ def k_grid(lift: float | None) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class FusionSetting:
-    """Weighted RRF settings and the C4 lift: order = absolute score + lift × fused / max_fused.
+    """Weighted RRF settings and the C4 lift: order = absolute score + lift × fused / max_fused
+    − the meaning gap (:func:`meaning_gaps`).
     ``lift=None`` orders by the fused value alone (the plain RRF order)."""
 
     weights: dict[str, float]
@@ -77,7 +78,7 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
     no-op on lists already cut at their units, :class:`ByDepth`). With ``scores`` (absolute
     scores of the candidates the engine keeps: it drops a candidate found by words alone that
     shares no stem with the question) only those are ordered, and with a lift as the engine
-    serves them: score + lift × fused."""
+    serves them: score + lift × fused − the meaning gap."""
     rankings = {leg: [doc for doc, _ in ranked[: setting.depths.get(leg, 100)]] for leg, ranked in lists.items()}
     if scores is None:
         return fused_order(rankings, setting.weights, setting.k, top)
@@ -104,7 +105,7 @@ def meaning_gaps(lists: LegLists, depths: Mapping[str, int]) -> dict[str, float]
     """Each candidate's C4 meaning gap term (:func:`electa.scoring.gap_terms`), read as the engine
     reads it from the dense leg's list at its depth."""
     cosines = dict(lists.get("dense", [])[: depths.get("dense", 100)])
-    matched = {doc for leg in ("qa", "graph") for doc, _ in lists.get(leg, [])[: depths.get(leg, 100)]}
+    matched = {doc for leg in ("qa", "graph") for doc, _ in lists.get(leg, [])[: min(depths.get(leg, 100), MATCHED_RANK)]}
     docs = list({doc: None for ranked in lists.values() for doc, _ in ranked})
     return dict(zip(docs, gap_terms([cosines.get(d) for d in docs], [d in matched for d in docs]), strict=True))
 
