@@ -39,14 +39,15 @@ import argparse
 import math
 import pickle
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from electa.config import Settings
-from electa.engine import ANSWER_WINDOW, RANK_RULES, Order
-from electa.eval.beir import load_beir
+from electa.engine import ANSWER_WINDOW, RANK_RULES, Engine, Order
+from electa.eval.beir import BeirSet, load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
 from electa.fusion import max_fused, rrf_contribution
@@ -88,17 +89,26 @@ def reorder(hits: Sequence[Hit], weights: Mapping[str, float], k: float, lift: f
     return sorted(hits, key=lambda h: -key(h))
 
 
-def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
-    """Per-question nDCG@10 of every cell, plain RRF and each leg, over ``directory``'s labelled
-    questions of ``split`` (its cached evaluation store; the first run ingests it); and per cell
-    (``short <cell>``) whether fewer than four hits pass among the first :data:`ANSWER_WINDOW`
-    while four or more pass among all."""
+@contextmanager
+def served_set(directory: Path, split: str) -> Iterator[tuple[Engine, BeirSet, Settings, list[str], dict[str, int], list[str]]]:
+    """``directory``'s cached evaluation store (the first run ingests it) as served: its engine,
+    the set, the settings, the legs that run and each one's served depth, and the labelled
+    questions of ``split``."""
     with labelled_set(directory, split, None, None) as (engine, beir, settings, _):
         ingest_corpus(engine, beir, progress=False)
         engine.fulltext.warm()
         legs = [name for name, leg in engine.legs.items() if leg.available()]
         depths = {leg: settings.depths.get(leg, 50) for leg in legs}
-        qids = [q for q in sorted(beir.queries) if any(g > 0 for g in beir.qrels.get(q, {}).values())]
+        yield engine, beir, settings, legs, depths, [q for q in sorted(beir.queries)
+                                                     if any(g > 0 for g in beir.qrels.get(q, {}).values())]
+
+
+def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
+    """Per-question nDCG@10 of every cell, plain RRF and each leg, over ``directory``'s labelled
+    questions of ``split`` (its cached evaluation store; the first run ingests it); and per cell
+    (``short <cell>``) whether fewer than four hits pass among the first :data:`ANSWER_WINDOW`
+    while four or more pass among all."""
+    with served_set(directory, split) as (engine, beir, settings, legs, depths, qids):
         out: dict[str, list[float]] = {}
         for q in qids:
             text, qrels = beir.queries[q], beir.qrels[q]
@@ -163,12 +173,50 @@ def sign_test(better: int, worse: int) -> float:
     return min(1.0, 2.0 * sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n)
 
 
+def moved(before: np.ndarray, at: np.ndarray) -> str:
+    """``nDCG | gain | better / worse (sign test p)`` of the per-question figures ``at`` over ``before``."""
+    better, worse = int((at > before + 1e-12).sum()), int((at < before - 1e-12).sum())
+    return (f"{at.mean():.4f} | {at.mean() - before.mean():+.4f} | {better} / {worse}"
+            f" (p {sign_test(better, worse):.2g})")
+
+
+def best_of(legs: dict[str, np.ndarray]) -> str:
+    """The best single leg and its mean."""
+    best = max(legs, key=lambda k: float(legs[k].mean()))
+    return f"{best} {legs[best].mean():.4f}"
+
+
 def parse_cell(text: str) -> Cell:
     k, _, lift = text.partition(":")
     cell = (float(k), float(lift))
     if cell not in cells():
         raise SystemExit(f"--against {text}: give K:LIFT with K one of {KS} and LIFT one of {LIFTS}")
     return cell
+
+
+def each_set(data: Path, cache: Path, suffix: str, grid: tuple[object, ...],
+             measure: Callable[[Path, str], dict[str, np.ndarray]]) -> Iterator[tuple[str, str, dict[str, np.ndarray], float]]:
+    """Each shipped set under ``data`` with its per-question figures and the seconds they took:
+    read from ``cache`` when they were measured on the same corpus, settings, ``grid`` and served
+    order, else measured by ``measure`` and kept there."""
+    for name, split in SETS:
+        if not (data / name).is_dir():
+            print(f"(no {name} under {data}: skipped)")
+            continue
+        t0 = time.perf_counter()
+        file = cache / f"{name.replace('/', '-')}-{split}{suffix}.pkl"
+        settings = Settings()
+        measured_on = (load_beir(data / name, split).corpus_hash, settings.embedder, settings.floor,
+                       sorted(settings.depths.items()), sorted(settings.weights.items()), *grid,
+                       ANSWER_WINDOW, AGREEMENT_K, ORDER, RANK_RULES)
+        cached = pickle.loads(file.read_bytes()) if file.exists() else None
+        if isinstance(cached, dict) and cached.get("measured_on") == measured_on:
+            curves = cached["curves"]
+        else:
+            curves = measure(data / name, split)
+            cache.mkdir(parents=True, exist_ok=True)
+            file.write_bytes(pickle.dumps({"measured_on": measured_on, "curves": curves}))
+        yield name, split, curves, time.perf_counter() - t0
 
 
 def main() -> None:
@@ -180,26 +228,10 @@ def main() -> None:
     args = ap.parse_args()
     against: Cell = args.against
     curves: dict[str, dict[str, np.ndarray]] = {}
-    for name, split in SETS:
-        if not (args.data / name).is_dir():
-            print(f"(no {name} under {args.data}: skipped)")
-            continue
-        t0 = time.perf_counter()
-        file = args.cache / f"{name.replace('/', '-')}-{split}-k.pkl"
-        settings = Settings()
-        measured_on = (load_beir(args.data / name, split).corpus_hash, settings.embedder, settings.floor,
-                       sorted(settings.depths.items()), sorted(settings.weights.items()), KS, LIFTS,
-                       ANSWER_WINDOW, AGREEMENT_K, LIFT, ORDER, RANK_RULES)
-        cached = pickle.loads(file.read_bytes()) if file.exists() else None
-        if isinstance(cached, dict) and cached.get("measured_on") == measured_on:
-            curves[name] = cached["curves"]
-        else:
-            curves[name] = measure(args.data / name, split)
-            args.cache.mkdir(parents=True, exist_ok=True)
-            file.write_bytes(pickle.dumps({"measured_on": measured_on, "curves": curves[name]}))
-        c = curves[name]
+    for name, split, c, seconds in each_set(args.data, args.cache, "-k", (KS, LIFTS, LIFT), measure):
+        curves[name] = c
         best = max(cells(), key=lambda cell: c[cell_name(cell)].mean())
-        print(f"{name} ({split}, {len(c['fused'])} questions, {time.perf_counter() - t0:.0f} s):"
+        print(f"{name} ({split}, {len(c['fused'])} questions, {seconds:.0f} s):"
               f" {cell_name(against)} {c[cell_name(against)].mean():.4f},"
               f" served ({cell_name((AGREEMENT_K, LIFT))}) {c[cell_name((AGREEMENT_K, LIFT))].mean():.4f},"
               f" its best {cell_name(best)} {c[cell_name(best)].mean():.4f}"
@@ -219,13 +251,9 @@ def main() -> None:
         today = c[cell_name(against)]
         cell = choose(curves, name, against)
         at = c[cell_name(cell)]
-        legs = {k: v.mean() for k, v in legs_of(c).items()}
-        best_leg = max(legs, key=lambda k: legs[k])
-        better, worse = int((at > today + 1e-12).sum()), int((at < today - 1e-12).sum())
-        print(f"| {name} | {today.mean():.4f} | {cell_name(cell)} | {at.mean():.4f} | {at.mean() - today.mean():+.4f}"
-              f" | {better} / {worse} (p {sign_test(better, worse):.2g})"
+        print(f"| {name} | {today.mean():.4f} | {cell_name(cell)} | {moved(today, at)}"
               f" | {int(c[f'short {cell_name(against)}'].sum())} → {int(c[f'short {cell_name(cell)}'].sum())}"
-              f" | {c['fused'].mean():.4f} | {best_leg} {legs[best_leg]:.4f} |")
+              f" | {c['fused'].mean():.4f} | {best_of(legs_of(c))} |")
     chosen = choose(curves, None, against)
     print(f"\nChosen on every set by the smallest gain over {cell_name(against)}: {cell_name(chosen)} (gains "
           + ", ".join(f"{n} {c[cell_name(chosen)].mean() - c[cell_name(against)].mean():+.4f}"

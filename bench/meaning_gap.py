@@ -40,20 +40,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import pickle
-import time
 from pathlib import Path
 
 import numpy as np
-from lift_choice import SETS, corpus, sign_test
+from lift_choice import best_of, corpus, each_set, moved, served_set
 
-from electa.config import Settings
-from electa.engine import ANSWER_WINDOW, RANK_RULES, Order
-from electa.eval.beir import load_beir
+from electa.engine import ANSWER_WINDOW, Order
 from electa.eval.metrics import ndcg_at
-from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
+from electa.eval.runner import EVAL_ORG, leg_documents
 from electa.fusion import max_fused
-from electa.judges.ltr import ORDER
 from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, MATCHED_RANK, gap_terms, order_value
 from electa.types import Caller
 
@@ -86,12 +81,7 @@ def reorder(rows: list[tuple], cell: Cell) -> list[int]:
 def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
     """Per-question nDCG@10 of every cell, plain RRF and each leg, and per cell whether fewer than
     four hits pass among the first :data:`ANSWER_WINDOW` while four or more pass among all."""
-    with labelled_set(directory, split, None, None) as (engine, beir, settings, _):
-        ingest_corpus(engine, beir, progress=False)
-        engine.fulltext.warm()
-        legs = [name for name, leg in engine.legs.items() if leg.available()]
-        depths = {leg: settings.depths.get(leg, 50) for leg in legs}
-        qids = [q for q in sorted(beir.queries) if any(g > 0 for g in beir.qrels.get(q, {}).values())]
+    with served_set(directory, split) as (engine, beir, settings, legs, depths, qids):
         out: dict[str, list[float]] = {}
         grid = cells()
         for q in qids:
@@ -162,25 +152,9 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "electa" / "meaning-gap")
     args = ap.parse_args()
     curves: dict[str, dict[str, np.ndarray]] = {}
-    for name, split in SETS:
-        if not (args.data / name).is_dir():
-            print(f"(no {name} under {args.data}: skipped)")
-            continue
-        t0 = time.perf_counter()
-        file = args.cache / f"{name.replace('/', '-')}-{split}.pkl"
-        settings = Settings()
-        measured_on = (load_beir(args.data / name, split).corpus_hash, settings.embedder, settings.floor,
-                       sorted(settings.depths.items()), sorted(settings.weights.items()), LIFTS, WEIGHTS, MARGINS,
-                       ANSWER_WINDOW, AGREEMENT_K, SERVED, ORDER, RANK_RULES)
-        cached = pickle.loads(file.read_bytes()) if file.exists() else None
-        if isinstance(cached, dict) and cached.get("measured_on") == measured_on:
-            curves[name] = cached["curves"]
-        else:
-            curves[name] = measure(args.data / name, split)
-            args.cache.mkdir(parents=True, exist_ok=True)
-            file.write_bytes(pickle.dumps({"measured_on": measured_on, "curves": curves[name]}))
-        c = curves[name]
-        print(f"{name} ({split}, {len(c['fused'])} questions, {time.perf_counter() - t0:.0f} s):"
+    for name, split, c, seconds in each_set(args.data, args.cache, "", (LIFTS, WEIGHTS, MARGINS, SERVED), measure):
+        curves[name] = c
+        print(f"{name} ({split}, {len(c['fused'])} questions, {seconds:.0f} s):"
               f" without {c[name_of(WITHOUT)].mean():.4f}, served ({name_of(SERVED)}) {c[name_of(SERVED)].mean():.4f}"
               + " | fused {:.4f} | ".format(c["fused"].mean())
               + " ".join(f"{k} {v.mean():.4f}" for k, v in legs_of(c).items()), flush=True)
@@ -192,14 +166,10 @@ def main() -> None:
         before = c[name_of(WITHOUT)]
         cell = choose(curves, name)
         at = c[name_of(cell)]
-        legs = {k: v.mean() for k, v in legs_of(c).items()}
-        best_leg = max(legs, key=lambda k: legs[k])
-        better, worse = int((at > before + 1e-12).sum()), int((at < before - 1e-12).sum())
-        print(f"| {name} | {before.mean():.4f} | {name_of(cell)} | {at.mean():.4f} | {at.mean() - before.mean():+.4f}"
-              f" | {better} / {worse} (p {sign_test(better, worse):.2g})"
+        print(f"| {name} | {before.mean():.4f} | {name_of(cell)} | {moved(before, at)}"
               f" | {int(c[f'short {name_of(WITHOUT)}'].sum())} → {int(c[f'short {name_of(cell)}'].sum())}"
               f" | {int(c[f'read {name_of(WITHOUT)}'].sum())} → {int(c[f'read {name_of(cell)}'].sum())}"
-              f" | {c['fused'].mean():.4f} | {best_leg} {legs[best_leg]:.4f} |")
+              f" | {c['fused'].mean():.4f} | {best_of(legs_of(c))} |")
     chosen, unguarded = choose(curves, None), choose(curves, None, guard=False)
     print(f"\nChosen on every set: {name_of(chosen)} (without the guard on the answer's passages:"
           f" {name_of(unguarded)}); served: {name_of(SERVED)}")
