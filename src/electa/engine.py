@@ -1647,7 +1647,7 @@ def serving_recipe(settings: Settings) -> str:
     with other settings, and serves workers that may run with different ones: without it, an
     entry made by the code or settings before would be replayed for up to its TTL."""
     return (f"{ORDER}|rules={RANK_RULES}|analysis={ANALYSIS}|lift={LIFT:g}@k={AGREEMENT_K:g}"
-            f"|gap={GAP_WEIGHT:g}>{GAP_MARGIN:g}|page={PAGE_BOOST:g}"
+            f"|gap={GAP_WEIGHT:g}>{GAP_MARGIN:g}@{MATCHED_RANK}|page={PAGE_BOOST:g}"
             f"|merge={MERGE_LIFT:g}|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}|settings={settings.result_digest()}")
 
 

@@ -72,7 +72,10 @@ AGREEMENT_K = 10.0
 GAP_WEIGHT = 0.25
 GAP_MARGIN = 0.05
 # A hit the Q&A or graph leg ranks this high is never held back by its meaning gap: those legs
-# vouch for their first three (the Q&A minimum's page clause and the graph's minimum read them).
+# match what the cosine does not measure (a curated pair's question phrased like this one, a
+# name the graph knows), and their first three are what they vouch for (the graph's minimum
+# reads the same places; the Q&A minimum asks the dense leg instead, so a pair the Q&A leg alone
+# ranks first keeps its place here but earns no minimum score).
 MATCHED_RANK = 3
 
 
@@ -247,8 +250,8 @@ def gap_terms(cosines: Sequence[float | None], matched: Sequence[bool] | None = 
     cosine, a candidate with none read at the lowest; all 0 where no candidate has a cosine.
     (The engine inlines this.)
 
-    >>> gap_terms([0.75, None, 0.5, 0.25], [False, False, False, True], weight=0.5, margin=0.0)
-    [0.0, 0.25, 0.125, 0.0]
+    >>> gap_terms([0.75, None, 0.5, 0.25], [False, False, False, True])
+    [0.0, 0.1125, 0.05, 0.0]
     """
     known = [c for c in cosines if c is not None]
     if not known:

@@ -111,7 +111,6 @@ def test_the_visitors_page_keeps_its_boost_and_its_own_gap(gap_engine: Engine) -
 
 def test_a_pair_the_qa_leg_ranks_in_its_first_three_is_not_held_back(engine: Engine) -> None:
     engine.ingest_loaded("kb", Loaded(DOCS, qa_pairs=[QAPair("pair", QUESTION, "Sort by date, oldest first.")]), Access("acme"))
-    scale_of = {}
     for rank in (1, MATCHED_RANK, MATCHED_RANK + 1):
         # The Q&A leg puts the pair at ``rank`` (documents before it fill the places above).
         above = [("words", 5.0), ("more-words", 4.0), ("paraphrase", 3.0)][: rank - 1]
@@ -119,7 +118,7 @@ def test_a_pair_the_qa_leg_ranks_in_its_first_three_is_not_held_back(engine: Eng
         hits = engine.rank(QUESTION, found, order=Order.SCORED)
         pair = next(h for h in hits if h.ext_id == "pair")
         legs = {v.leg for h in hits for v in h.votes}
-        scale_of[rank] = scale = sum(1 / (AGREEMENT_K + 1) for _ in legs)
+        scale = sum(1 / (AGREEMENT_K + 1) for _ in legs)
         held = GAP_WEIGHT * meaning_gap(0.7, 0.3) if rank > MATCHED_RANK else 0.0
         assert pair.sort_key == pytest.approx(order_value(pair.score, pair.fused, scale, gap=held)), rank
     assert GAP_WEIGHT * meaning_gap(0.7, 0.3) > 0

@@ -320,3 +320,19 @@ def test_each_setting_scores_a_document_by_the_unit_that_stands_for_it(tmp_path)
                         firsts.setdefault(u.document_id, {}).setdefault(r.leg, len(stem_set(query) & stem_set(shown.text)))
             chose += sum(len(set(held.values())) > 1 for held in firsts.values())
         assert chose
+
+
+def test_the_tuner_exempts_from_the_meaning_gap_only_what_the_qa_leg_ranks_in_its_first_three() -> None:
+    """As the engine does (tests/unit/test_meaning_gap.py): a pair the Q&A leg ranks fourth, or
+    past the setting's Q&A depth, is held back like any candidate."""
+    from electa.eval.tuning import meaning_gaps
+    from electa.scoring import GAP_WEIGHT, MATCHED_RANK, meaning_gap
+
+    lists = {"dense": [("page", 0.8), ("p1", 0.3)], "qa": [(f"p{i}", 2.0 - i / 10) for i in range(1, MATCHED_RANK + 2)]}
+    held = GAP_WEIGHT * meaning_gap(0.8, 0.3)
+    assert held > 0
+    gaps = meaning_gaps(lists, {"dense": 50, "qa": 50})
+    assert [gaps[f"p{i}"] for i in range(1, MATCHED_RANK + 2)] == [0.0] * MATCHED_RANK + [pytest.approx(held)]
+    assert gaps["page"] == 0.0
+    gaps = meaning_gaps(lists, {"dense": 50, "qa": 1})  # (a Q&A leg cut at 1 vouches for its first alone)
+    assert gaps["p1"] == 0.0 and gaps["p2"] == pytest.approx(held)
