@@ -73,12 +73,13 @@ QueryScores = Mapping[str, float]  # candidate -> its absolute score
 
 
 def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
-         scores: QueryScores | None = None) -> list[str]:
+         scores: QueryScores | None = None, gaps: Mapping[str, float] | None = None) -> list[str]:
     """Re-fuse one query's leg lists under ``setting``, each list cut at the setting's depth (a
     no-op on lists already cut at their units, :class:`ByDepth`). With ``scores`` (absolute
     scores of the candidates the engine keeps: it drops a candidate found by words alone that
     shares no stem with the question) only those are ordered, and with a lift as the engine
-    serves them: score + lift × fused − the meaning gap."""
+    serves them: score + lift × fused − the meaning gap (``gaps``, :func:`meaning_gaps` of these
+    lists at the setting's depths, when the caller has them)."""
     rankings = {leg: [doc for doc, _ in ranked[: setting.depths.get(leg, 100)]] for leg, ranked in lists.items()}
     if scores is None:
         return fused_order(rankings, setting.weights, setting.k, top)
@@ -88,7 +89,8 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
     values = fused_values(rankings, setting.weights, setting.k)
     scale = lift_scale(setting.weights, rankings, setting.k)
     lift = setting.lift or 0.0
-    gaps = meaning_gaps(lists, setting.depths)
+    if gaps is None:
+        gaps = meaning_gaps(lists, setting.depths)
     # order_value() inlined (it runs for every candidate of every setting of the grid), with ties
     # broken as the engine breaks them: the fused value, agreement, best rank, first appearance.
     if scale > 0:
@@ -145,25 +147,36 @@ def depth_key(depths: Mapping[str, int]) -> DepthKey:
 Labels = Mapping[str, Mapping[str, str]]  # query -> candidate -> the key judged (a URL)
 
 
+GapCache = dict[tuple[str, "DepthKey"], Mapping[str, float]]  # (query, depths) -> its meaning gaps
+
+
 def mean_ndcg(per_query: Mapping[str, LegLists] | ListsByDepth, qrels: Mapping[str, Mapping[str, int]],
               setting: FusionSetting, qids: Sequence[str], scores: Scores | ScoresByDepth | None = None,
-              labels: Labels | None = None) -> float:
+              labels: Labels | None = None, gap_cache: GapCache | None = None) -> float:
     """Mean nDCG@10 of ``setting`` over ``qids``. With ``labels`` the candidates (documents) are
     judged by their label, each label once at its first place, as an evaluation by URL reads a
-    served list where a curated pair and the page it points to are two documents."""
+    served list where a curated pair and the page it points to are two documents. A question's
+    meaning gaps depend on its lists and the setting's depths alone, not on the weights, k or
+    lift a grid varies: ``gap_cache`` keeps them across the settings of one tune."""
     if not qids:
         return 0.0
     lists = per_query.at(setting.depths) if isinstance(per_query, ByDepth) else per_query
     at = scores.at(setting.depths) if isinstance(scores, ByDepth) else scores
+    depths = depth_key(setting.depths)
     total = 0.0
     for q in qids:
         served = at.get(q) if at else None
-        ranked = fuse(lists[q], setting, 10, served)
+        gaps = None
+        if served is not None and setting.lift is not None and gap_cache is not None:
+            gaps = gap_cache.get((q, depths))
+            if gaps is None:
+                gaps = gap_cache[(q, depths)] = meaning_gaps(lists[q], setting.depths)
+        ranked = fuse(lists[q], setting, 10, served, gaps)
         named = labels.get(q) if labels is not None else None
         if named is not None:
             ranked = [named.get(d, d) for d in ranked]
             if len(set(ranked)) < len(ranked):  # (a label twice in the first ten: read on until ten)
-                ranked = list(dict.fromkeys(named.get(d, d) for d in fuse(lists[q], setting, None, served)))
+                ranked = list(dict.fromkeys(named.get(d, d) for d in fuse(lists[q], setting, None, served, gaps)))
         total += ndcg_at(ranked, qrels[q], 10)
     return total / len(qids)
 
@@ -190,8 +203,9 @@ def grid(legs: Sequence[str], lifts: Sequence[float | None] = (None,),
 
 def best_setting(per_query: Mapping[str, LegLists] | ListsByDepth, qrels: Mapping[str, Mapping[str, int]],
                  candidates: Sequence[FusionSetting], qids: Sequence[str],
-                 scores: Scores | ScoresByDepth | None = None, labels: Labels | None = None) -> tuple[FusionSetting, float]:
-    scored = [(mean_ndcg(per_query, qrels, c, qids, scores, labels), -i, c) for i, c in enumerate(candidates)]
+                 scores: Scores | ScoresByDepth | None = None, labels: Labels | None = None,
+                 gap_cache: GapCache | None = None) -> tuple[FusionSetting, float]:
+    scored = [(mean_ndcg(per_query, qrels, c, qids, scores, labels, gap_cache), -i, c) for i, c in enumerate(candidates)]
     value, _, setting = max(scored, key=lambda t: (t[0], t[1]))
     return setting, value
 
@@ -248,13 +262,14 @@ def tune(per_query: Mapping[str, LegLists] | ListsByDepth, qrels: Mapping[str, M
     parts = deal_folds(qids, folds, seed, groups)
     held_default = held_tuned = 0.0
     choices = []
+    gap_cache: GapCache = {}
     for i, test in enumerate(parts):
         train = [q for j, part in enumerate(parts) if j != i for q in part]
-        setting, _ = best_setting(per_query, qrels, candidates, train, scores, labels)
+        setting, _ = best_setting(per_query, qrels, candidates, train, scores, labels, gap_cache)
         choices.append(setting.key())
-        held_tuned += mean_ndcg(per_query, qrels, setting, test, scores, labels) * len(test)
-        held_default += mean_ndcg(per_query, qrels, default, test, scores, labels) * len(test)
-    chosen, _ = best_setting(per_query, qrels, candidates, qids, scores, labels)
+        held_tuned += mean_ndcg(per_query, qrels, setting, test, scores, labels, gap_cache) * len(test)
+        held_default += mean_ndcg(per_query, qrels, default, test, scores, labels, gap_cache) * len(test)
+    chosen, _ = best_setting(per_query, qrels, candidates, qids, scores, labels, gap_cache)
     cv_default, cv_tuned = held_default / len(qids), held_tuned / len(qids)
     unconfirmed = None
     if chosen != default and cv_tuned <= cv_default + CONFIRM_EPS:
