@@ -54,9 +54,10 @@ import numpy as np
 
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, collect_leg_lists, labelled_set
+from electa.eval.tuning import meaning_gaps
 from electa.fusion import RRF_K, max_fused
 from electa.judges.ltr import ORDER
-from electa.scoring import AGREEMENT_K, LIFT, MATCHED_RANK, gap_terms
+from electa.scoring import AGREEMENT_K, LIFT
 from electa.types import Caller
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
@@ -162,12 +163,8 @@ def served_ndcg(d: dict, q: str, lift: float) -> float:
     scale = max_fused({}, [leg for leg, ranked in d["lists"][q].items() if ranked], AGREEMENT_K) or 1.0
     # (the gap's best and lowest cosine are read over every document the dense leg returned, as
     # the engine reads them: the tables hold only the first ``depth`` candidates)
-    lists = d["lists"][q]
-    cosines = dict(lists.get("dense", []))
-    matched = {doc for leg in ("qa", "graph") for doc, _ in lists.get(leg, [])[:MATCHED_RANK]}
-    pool = list(dict.fromkeys([*cosines, *absolute]))
-    gaps = dict(zip(pool, gap_terms([cosines.get(x) for x in pool], [x in matched for x in pool]), strict=True))
-    ranked = sorted(absolute, key=lambda x: -(absolute[x] + lift * min(1.0, fused.get(x, 0.0) / scale) - gaps[x]))
+    gaps = meaning_gaps(d["lists"][q], {})  # (the lists are 100 deep, the tuner's default depth)
+    ranked = sorted(absolute, key=lambda x: -(absolute[x] + lift * min(1.0, fused.get(x, 0.0) / scale) - gaps.get(x, 0.0)))
     if lift == LIFT and ranked != list(absolute):  # (the tables hold the engine's served order)
         raise SystemExit(f"{q}: the bench's C4 order at the served lift is not the engine's; fix served_ndcg()")
     return ndcg_at(ranked, d["qrels"][q])

@@ -53,7 +53,7 @@ from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_docume
 from electa.fusion import max_fused, rrf_contribution
 from electa.judges.ltr import ORDER
 from electa.scoring import AGREEMENT_K, LIFT, MATCHED_RANK, gap_terms, order_value
-from electa.types import Caller, Hit
+from electa.types import Caller, Hit, LegResult
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
         ("xquad-r/de", "test"), ("xquad-r/es", "test"), ("xquad-r/zh", "test")]
@@ -134,16 +134,22 @@ def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
                     out.setdefault(name, []).append(ndcg_at(documents(ranked), qrels))
                     flags = [passing[h.document_id] for h in ranked]
                     out.setdefault(f"short {name}", []).append(float(sum(flags[:ANSWER_WINDOW]) < 4 <= sum(flags)))
-            out.setdefault("fused", []).append(ndcg_at(documents(engine.rank(text, results, order=Order.FUSED)), qrels))
-            found = leg_documents(engine, results, "ext_id")
-            for leg in legs:
-                out.setdefault(leg, []).append(ndcg_at([d for d, _ in found.get(leg, [])], qrels))
+            add_bars(engine, text, results, qrels, legs, out)
     return {k: np.asarray(v) for k, v in out.items()}
+
+
+def add_bars(engine: Engine, text: str, results: Sequence[LegResult], qrels: Mapping[str, int], legs: Sequence[str],
+             out: dict[str, list[float]]) -> None:
+    """The target's bars for one question into ``out``: plain RRF's nDCG@10 (``fused``) and each leg's alone."""
+    out.setdefault("fused", []).append(ndcg_at(documents(engine.rank(text, results, order=Order.FUSED)), qrels))
+    found = leg_documents(engine, results, "ext_id")
+    for leg in legs:
+        out.setdefault(leg, []).append(ndcg_at([d for d, _ in found.get(leg, [])], qrels))
 
 
 def legs_of(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Each leg's own figures (a leg that found nothing for any question, e.g. an empty Q&A leg, left out)."""
-    return {k: v for k, v in c.items() if not k.startswith(("k ", "short")) and k != "fused" and v.any()}
+    return {k: v for k, v in c.items() if " " not in k and k != "fused" and v.any()}  # (cells and counts are named with spaces)
 
 
 def corpus(name: str) -> str:

@@ -43,11 +43,11 @@ import itertools
 from pathlib import Path
 
 import numpy as np
-from lift_choice import best_of, corpus, each_set, moved, served_set
+from lift_choice import add_bars, best_of, corpus, each_set, legs_of, moved, served_set
 
 from electa.engine import ANSWER_WINDOW, Order
 from electa.eval.metrics import ndcg_at
-from electa.eval.runner import EVAL_ORG, leg_documents
+from electa.eval.runner import EVAL_ORG
 from electa.fusion import max_fused
 from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, MATCHED_RANK, gap_terms, order_value
 from electa.types import Caller
@@ -110,17 +110,8 @@ def measure(directory: Path, split: str) -> dict[str, np.ndarray]:
                 out.setdefault(f"short {name_of(cell)}", []).append(float(sum(flags[:ANSWER_WINDOW]) < 4 <= sum(flags)))
                 read = [keys[i] for i in order[:ANSWER_WINDOW] if fused_order[i].passes][:4]
                 out.setdefault(f"read {name_of(cell)}", []).append(float(any(qrels.get(x, 0) > 0 for x in read)))
-            fused = engine.rank(text, results, order=Order.FUSED)
-            out.setdefault("fused", []).append(ndcg_at(list(dict.fromkeys(h.ext_id for h in fused)), qrels))
-            found = leg_documents(engine, results, "ext_id")
-            for leg in legs:
-                out.setdefault(leg, []).append(ndcg_at([d for d, _ in found.get(leg, [])], qrels))
+            add_bars(engine, text, results, qrels, legs, out)
     return {k: np.asarray(v) for k, v in out.items()}
-
-
-def legs_of(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Each leg's own figures (a leg that found nothing for any question, e.g. an empty Q&A leg, left out)."""
-    return {k: v for k, v in c.items() if not k.startswith(("lift ", "short", "read")) and k != "fused" and v.any()}
 
 
 WINDOW_GUARD = 0.01  # the share of a set's questions whose answer may lose passages to a cell

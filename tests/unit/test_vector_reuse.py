@@ -46,14 +46,8 @@ def _vectors(engine: Engine) -> dict[tuple[ChunkKind, str, str], np.ndarray]:
 
 
 def test_an_edit_reads_only_the_units_it_changed(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = tmp_path / "help"
-    folder.mkdir()
-    _page(folder, SECTIONS)
-    engine.ingest([folder], ACME)
+    folder, embedded = _stored_and_counted(engine, tmp_path, monkeypatch)
     before = _vectors(engine)
-    embedded: list[str] = []
-    embed = engine.embedder.embed  # type: ignore[union-attr]
-    monkeypatch.setattr(engine.embedder, "embed", lambda texts: embedded.extend(texts) or embed(texts))
     edited = [*SECTIONS[:3], SECTIONS[3].replace("Sentence 3.5 about", "Sentence 3.5, edited, about"), *SECTIONS[4:]]
     _page(folder, edited)
     report = engine.ingest([folder], ACME)

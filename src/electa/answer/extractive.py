@@ -465,7 +465,8 @@ def _content(text: str) -> frozenset[str]:
 
 
 # A reply that answers only with the sentence beside it: "Yes.", "No.", "Sure!", "Ja.", "Sí."
-_BARE = frozenset(stem(w) for w in "yes no yep nope sure absolutely definitely correct indeed ja nein doch sí si oui non".split())
+# (tokens() folds "Sí" to "si")
+_BARE = frozenset(stem(w) for w in "yes no yep nope sure absolutely definitely correct indeed ja nein doch si oui non".split())
 
 
 def _bare(text: str) -> bool:
@@ -601,7 +602,7 @@ class ExtractiveAnswerer:
                          if codes and _names_another_code(codes, p.hit.title, titles[s_id])}
         out = []
         asked = frozenset(q)
-        said = frozenset(t.casefold() for t in tokens(question, pairs=False))
+        said = frozenset(tokens(question, pairs=False))  # (tokens() folds case and accents)
         for c, sim in zip(pool, sims, strict=True):
             if c.sentence.kind == "item" and _setting_spec(c.sentence.text, asked):
                 continue  # read as its heading, the setting's name, it outscored what the setting does

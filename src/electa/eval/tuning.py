@@ -167,10 +167,12 @@ def mean_ndcg(per_query: Mapping[str, LegLists] | ListsByDepth, qrels: Mapping[s
     for q in qids:
         served = at.get(q) if at else None
         gaps = None
-        if served is not None and setting.lift is not None and gap_cache is not None:
-            gaps = gap_cache.get((q, depths))
+        if served is not None and setting.lift is not None:
+            gaps = gap_cache.get((q, depths)) if gap_cache is not None else None
             if gaps is None:
-                gaps = gap_cache[(q, depths)] = meaning_gaps(lists[q], setting.depths)
+                gaps = meaning_gaps(lists[q], setting.depths)
+                if gap_cache is not None:
+                    gap_cache[(q, depths)] = gaps
         ranked = fuse(lists[q], setting, 10, served, gaps)
         named = labels.get(q) if labels is not None else None
         if named is not None:

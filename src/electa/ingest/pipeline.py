@@ -477,9 +477,11 @@ class Ingestor:
         try:
             wanted: dict[int, list[int]] = {}
             for w, prepared in enumerate(window):
+                if not prepared.stored:  # (a first ingest has nothing to lend)
+                    continue
                 names = sorted({prepared.docs[d].ext_id for d in prepared.fresh
                                 if any(c.kind in REUSABLE for c in prepared.docs[d].chunks)})
-                if prepared.stored and names:
+                if names:
                     record = prepared.record
                     wanted[w] = self.store.source_unit_ids(record.org, record.agent, record.uri, REUSABLE, names)
             ids = sorted({i for found in wanted.values() for i in found})
@@ -494,7 +496,7 @@ class Ingestor:
                 lent = out.setdefault(w, {})
                 for uid in unit_ids:
                     unit, vec = units.get(uid), by_id.get(uid)
-                    if unit is None or vec is None or unit.kind not in REUSABLE:
+                    if unit is None or vec is None:  # (source_unit_ids returned REUSABLE kinds only)
                         continue
                     if unit.kind is ChunkKind.TITLE and unit.title != unit.title.strip():
                         continue  # (a title unit added later was read as written, not as embed_text reads it)

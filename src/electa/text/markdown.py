@@ -481,7 +481,7 @@ def details_line(line: str) -> tuple[str, str] | None:
     if _DETAILS_END.fullmatch(text):
         return "close", ""
     m = _DETAILS_LINE.fullmatch(text)
-    if m is None or not text:
+    if m is None:
         return None
     if m["words"] is None:
         return ("open", "") if m["open"] else None
