@@ -532,3 +532,21 @@ def test_a_history_note_answers_only_when_asked() -> None:
                       " using the platform-specific separator.", "Path > path.join([...paths])")
     assert answer("How do I join two paths?", page).startswith("The `path.join()` method joins")
     assert answer("When was path.join added?", page).startswith("Added in: v0.1.16.")
+
+
+def test_a_history_note_answers_when_asked_in_spanish_german_or_french() -> None:
+    """The words that ask when are matched against the question's tokens, which fold accents:
+    "cuándo" was listed as written, so "¿Cuándo se añadió path.join?" never matched it and got
+    what path.join() does instead of the note that answers it."""
+    page = passage(1, "Added in: v0.1.16\n\nThe `path.join()` method joins all given `path` segments together"
+                      " using the platform-specific separator.", "Path > path.join([...paths])")
+    for question in ("¿Cuándo se añadió path.join?", "Wann wurde path.join hinzugefügt?", "Quand path.join a-t-il été ajouté ?"):
+        assert answer(question, page).startswith("Added in: v0.1.16."), question
+
+
+def test_the_words_that_ask_when_are_as_tokens_reads_them() -> None:
+    """Each is compared with ``tokens()`` of the question, so each must be one of its own tokens."""
+    from electa.answer.extractive import _WHEN
+    from electa.text import tokens
+
+    assert sorted(w for w in _WHEN if list(tokens(w, pairs=False)) != [w]) == []

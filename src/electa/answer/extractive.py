@@ -395,7 +395,8 @@ def _setting_spec(text: str, question: frozenset[str]) -> bool:
 # heading, and read as the heading they outscore what the item does.
 _NOTE = re.compile(r"\b(?:added in|deprecated since|removed in|changed in|introduced in|available since|since"
                    r"|n-api version|stability|version)\s*:", re.IGNORECASE)
-_WHEN = frozenset({"when", "version", "versions", "since", "release", "released", "wann", "cuándo", "quand"})
+# (as tokens() reads a question: accents folded, so "cuando" for "cuándo")
+_WHEN = frozenset({"when", "version", "versions", "since", "release", "released", "wann", "cuando", "quand"})
 
 
 def _history_note(text: str, question: frozenset[str], words: frozenset[str]) -> bool:
