@@ -33,7 +33,7 @@ from electa import Access, Caller, Engine, Settings
 from electa.eval.beir import load_beir
 from electa.eval.golden import golden_set
 from electa.eval.rerank_training import candidates, is_held_out, rerank_ndcg, train_rerank
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.judges.scorers import OnnxCrossEncoder
 from electa.types import Document
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from electa import Access, Caller, Engine
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document, Section
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from electa import Caller, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.eval.beir import load_beir
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Access, Hit
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -27,7 +27,7 @@ from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
 from electa.eval.beir import load_beir
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Access, Caller
 
 

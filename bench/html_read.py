@@ -4,7 +4,7 @@
 
 Every ``.html`` file under each FOLDER (none by default; Rust's docs, for one, are under
 ``~/.rustup/toolchains/*/share/doc/rust/html``) is read by the loader
-(:func:`electa.ingest.loaders.load_html`) once: files, megabytes, seconds, how many were refused
+(:func:`electa.ingest.html_page.load_html`) once: files, megabytes, seconds, how many were refused
 and why. Then each hostile shape (deep nesting of lists, blocks, inline elements and menus; many
 code spans, images, or text that reads as an image; a ``<pre>`` of backtick runs) is read once,
 its size, seconds, peak memory (this process's: pages are parsed by a worker process,
@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from electa.errors import ElectaError
-from electa.ingest.loaders import load_html
+from electa.ingest.html_page import load_html
 
 HOSTILE = {
     "200,000 nested spans": b"<html><body><main><p>" + b"<span>a " * 200_000 + b"</p></main></body></html>",

@@ -37,7 +37,7 @@ from electa.eval.beir import load_beir
 from electa.eval.runner import evaluate
 from electa.ingest import injection
 from electa.ingest.chunker import embed_text
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.ingest.pipeline import Ingestor
 from electa.types import Access, Chunk, ChunkKind, Document
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from electa.config import Settings
 from electa.engine import Engine
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.protocol import TextIndex
 from electa.stores.sqlite import SqliteStore
 from electa.types import Access, Caller, Document, Section

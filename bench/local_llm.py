@@ -30,7 +30,7 @@ from electa.answer.checks import attach_citations, citations
 from electa.answer.local_llm import LocalGgufAnswerer
 from electa.answer.prompt import AgentProfile, build_prompt
 from electa.config import Settings
-from electa.ingest.loaders import load_markdown
+from electa.ingest.markup import load_markdown
 from electa.types import ChunkKind, Hit, Passage
 
 PAGES = ("error-e1042.md", "refund-policy.md", "plans-and-pricing.md")

@@ -39,7 +39,7 @@ from multihop_set import pages  # (a folder's pages by file name; bench/ is on t
 from electa.config import Settings
 from electa.engine import Engine
 from electa.ingest.figures import figures_in
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Access, Caller, Document
 
 HERE = Path(__file__).parent / "multimodal"

@@ -26,7 +26,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
 from electa.eval.beir import load_beir
 from electa.eval.runner import evaluate
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.registry import open_store
 from electa.testing.pg_server import shared_server
 from electa.types import Access

@@ -58,7 +58,7 @@ from electa.eval.beir import BeirSet, load_beir
 from electa.eval.golden import golden_set
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import served_order, without_own_pair
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.scoring import qa_earns_minimum
 from electa.types import ChunkKind, Document, Hit, LegResult, QAPair
 

@@ -31,7 +31,7 @@ from electa import Access, Caller, Engine, Settings
 from electa.embedders.chain import ChainEmbedder, LazyEmbedder
 from electa.embedders.registry import create_embedder
 from electa.eval.beir import load_beir
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 
 READINGS = ("by-language", "by-question")
 ORG = "bench"

@@ -4,7 +4,7 @@
 
 Default folders: CMake's help (``/usr/share/cmake-*/Help``), the AWS CLI's examples (wherever
 ``awscli`` is installed) and ``/usr/share/doc``. Every ``.rst`` file under them is read by the
-loader (:func:`electa.ingest.loaders.load_rst`) ``--passes`` times; printed: files, megabytes,
+loader (:func:`electa.ingest.markup.load_rst`) ``--passes`` times; printed: files, megabytes,
 the median seconds of the passes, how many read and how many were refused and why, and what the
 ingest notes say was not read. Then each hostile page of the review that withdrew the docutils
 loader (at 1 MB) is read once, its seconds and peak memory printed: a linear reader takes about
@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from electa.errors import ElectaError
-from electa.ingest.loaders import load_rst
+from electa.ingest.markup import load_rst
 from electa.text.rst import read_rst
 
 

@@ -30,7 +30,7 @@ from electa.config import Settings
 from electa.engine import Engine
 from electa.eval.beir import load_beir
 from electa.eval.metrics import mean_metrics
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.bm25_memory import K1, B, BM25Image, top_units
 from electa.stores.sqlite import SqliteStore
 from electa.text.analysis import query_terms

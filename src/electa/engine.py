@@ -36,7 +36,7 @@ from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, 
 from electa.fusion import Vote, lift_scale, rrf_rows
 from electa.graph.extract import create_extractor
 from electa.ingest.chunker import CHUNKER_VERSION
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.judges import UnavailableJudge, build_funnel

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from electa import Access, Engine, NotFoundError, Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document, Section
 
 URIS = [f"src{i}" for i in range(6)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from electa import Access, Caller, Engine, LegStatus, Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document, Section
 
 WORDS = [f"w{i:03d}" for i in range(60)]

@@ -14,7 +14,7 @@ import pytest
 
 from electa import Access, Caller, Engine
 from electa.answer.openai_http import OpenAICompatibleAnswerer
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document, Section
 from tests.integration.conftest import electa_cmd
 from tests.integration.test_server import free_port

@@ -14,7 +14,7 @@ from electa.answer.local_llm import LocalSmolAnswerer
 from electa.answer.models import CATALOGUE, model_path
 from electa.answer.prompt import AgentProfile, Prompt, build_prompt
 from electa.config import Settings
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import ChunkKind, Document, Hit, Passage, Section
 
 pytestmark = pytest.mark.integration

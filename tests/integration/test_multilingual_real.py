@@ -16,7 +16,7 @@ from electa import Access, Caller, Engine
 from electa.config import Settings
 from electa.embedders.chain import score_map
 from electa.embedders.registry import create_embedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document, Hit, Section
 from tests.integration.conftest import electa_cmd
 

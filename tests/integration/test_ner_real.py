@@ -11,7 +11,7 @@ import pytest
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Access, Caller
 from tests.conftest import page
 

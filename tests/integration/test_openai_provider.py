@@ -14,7 +14,7 @@ import pytest
 from electa import Access, Caller, Engine
 from electa.answer.openai_http import AnswererError, OpenAICompatibleAnswerer
 from electa.answer.prompt import Message, Prompt
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document, Section
 
 pytestmark = pytest.mark.integration

@@ -28,7 +28,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invar
 
 from electa import Access, Caller, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document, Section
 from tests.conftest import SUMMARY
 

@@ -13,7 +13,7 @@ import pytest
 from electa import Access, Caller, Engine
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.judges.agent_rerank import FORMAT, AgentRerankers, agent_folder, rerank_identity
 from electa.judges.ltr import ORDER, AgentModels, LtrModel, Serving
 from electa.judges.ltr_features import FEATURES

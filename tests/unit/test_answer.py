@@ -19,7 +19,7 @@ from electa.answer.prompt import (
 )
 from electa.answer.smalltalk import SmallTalk, small_talk
 from electa.errors import ConfigError
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import ChunkKind, Hit, Passage
 from tests.conftest import page, refund_and_pricing
 

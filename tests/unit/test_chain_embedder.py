@@ -15,7 +15,7 @@ from electa.answer.prompt import Prompt
 from electa.config import Settings
 from electa.embedders.chain import ChainEmbedder, LazyEmbedder, score_map, similarities
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.legs.dense import DenseLeg
 from electa.stores.protocol import AllowedSet
 from electa.types import ChunkKind, Document, Hit, Passage, Section

@@ -13,7 +13,7 @@ from electa import Access, Caller, Engine
 from electa.config import Settings
 from electa.embedders.chain import ChainEmbedder, LazyEmbedder
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.legs import crossing
 from electa.legs.crossing import CrossingScorer, WhenLoaded
 from electa.stores.protocol import StoredUnit

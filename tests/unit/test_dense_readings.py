@@ -16,7 +16,7 @@ from electa.config import Settings
 from electa.embedders.chain import ChainEmbedder
 from electa.embedders.hashing import HashEmbedder
 from electa.errors import ConfigError
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document
 
 REFUNDS = "Refunds are issued within fourteen days of purchase when you write to us with your order number."

@@ -11,7 +11,9 @@ from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
 from electa.ingest.figures import figures_in, safe_markdown_images, safe_src
-from electa.ingest.loaders import Loaded, load_html, load_markdown
+from electa.ingest.html_page import load_html
+from electa.ingest.markup import load_markdown
+from electa.ingest.page import Loaded
 from electa.types import Access, Caller
 from tests.conftest import engine_with, page
 

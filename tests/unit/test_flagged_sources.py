@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from electa import Access, Caller, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.sqlite import SqliteStore
 from tests.conftest import page
 

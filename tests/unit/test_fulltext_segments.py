@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from electa import Access, Caller, Engine
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.protocol import TextIndex
 from electa.types import Document, Section
 

@@ -10,7 +10,7 @@ import pytest
 from electa import Access, Caller, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.eval.golden import golden_set
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import ChunkKind, Document, QAPair, Section
 
 

@@ -11,7 +11,7 @@ import pytest
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.legs.graph import GraphIndex, _one_edit
 from electa.scoring import GRAPH_MIN
 from electa.types import Access, Caller, LegStatus, hit_json

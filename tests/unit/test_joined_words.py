@@ -11,7 +11,7 @@ import pytest
 from electa import Access, Caller, Engine
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.scoring import coverage_of
 from electa.text.analysis import MAX_JOINED, coverage_terms, credit, joined_parts, query_terms
 from electa.types import Document, Section

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from electa import Access, Caller, ConfigError, Engine
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.judges import Funnel, Progress, RerankJudge, UnavailableJudge, rerank
 from electa.judges.protocol import order_by_score
 from electa.judges.rerank import passage_of

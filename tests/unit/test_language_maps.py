@@ -18,7 +18,7 @@ from electa.answer.prompt import Prompt
 from electa.config import Settings
 from electa.embedders.chain import ChainEmbedder, LazyEmbedder, language_correction, language_maps, similarities
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.legs.crossing import CrossingScorer
 from electa.legs.dense import DenseLeg
 from electa.stores.protocol import AllowedSet, StoredUnit

@@ -11,7 +11,7 @@ import pytest
 from electa import Access, Caller, Engine
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.text import fold, tokens
 from electa.text.analysis import ANALYSIS, index_terms, query_terms
 from electa.text.language import detect, detect_parts

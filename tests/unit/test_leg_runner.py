@@ -8,7 +8,7 @@ import time
 import pytest
 
 from electa import Access, Caller, Engine, LegStatus
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.protocol import AllowedSet
 from electa.types import Document, Section
 

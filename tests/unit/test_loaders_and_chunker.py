@@ -450,7 +450,7 @@ def test_html_a_page_that_builds_millions_of_elements_is_refused_at_the_memory_l
 def test_html_is_read_in_a_worker_as_this_process_would_read_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from electa.ingest import apart
     from electa.ingest.decode import decode_text
-    from electa.ingest.loaders import read_html
+    from electa.ingest.html_page import read_html
 
     page = ("<html><head><title>Pläne</title><link rel=canonical href='https://x/p'></head><body><main><h2>Growth</h2>"
             + "<p>See <a href='/p'>the plans</a>, then <code>pay</code> – café.</p>" * 50
@@ -484,7 +484,7 @@ def test_what_the_worker_prints_is_no_reply(monkeypatch: pytest.MonkeyPatch) -> 
 def test_a_worker_whose_parent_was_killed_mid_page_stops_at_the_page_limit() -> None:
     """Review: a parent killed while its worker read a page of 100,000 nested <div>s left the
     worker parsing for minutes, owned by init. The worker's own alarm stops it."""
-    script = ("import sys, time; from electa.ingest import apart; from electa.ingest.loaders import load_html;"
+    script = ("import sys, time; from electa.ingest import apart; from electa.ingest.html_page import load_html;"
               " apart.READ_SECONDS = 1.0; load_html('a.html', b'<p>a</p>'); print(apart._WORKER._proc.pid, flush=True);"
               " load_html('d.html', b'<html><body>' + b'<div>a ' * 100_000)")
     with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as parent:

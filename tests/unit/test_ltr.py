@@ -16,7 +16,7 @@ from electa import Access, Caller, ConfigError, Engine
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.chunker import CHUNKER_VERSION
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.judges import Funnel, LtrJudge
 from electa.judges.ltr import ORDER, AgentModels, FileModel, LtrModel, Serving, fixed_model, fusion_digest
 from electa.judges.ltr_features import FEATURES
@@ -395,7 +395,7 @@ def test_a_golden_question_does_not_find_its_own_curated_pair_in_training(tmp_pa
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from electa.eval.beir import BeirSet
     from electa.eval.ltr import collect
-    from electa.ingest.loaders import load_csv
+    from electa.ingest.records import load_csv
 
     data, _, _ = _acme_kb(tmp_path, monkeypatch, 3)
     with _hash_engine(data) as engine:

@@ -11,7 +11,7 @@ import pytest
 
 from electa import Access, Caller, Engine, Order
 from electa.engine import PAGE_BOOST
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, MATCHED_RANK, meaning_gap, order_value
 from electa.types import LegHit, LegResult, LegStatus, QAPair
 from tests.conftest import page

@@ -16,7 +16,7 @@ from electa.answer.prompt import Prompt
 from electa.config import ModeName, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.engine import Engine
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.modes import MODES
 from electa.modes import llm as steps
 from electa.modes.llm import LlmSteps

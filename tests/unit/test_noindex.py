@@ -2,7 +2,7 @@
 stored by a folder's ingest: found on Rust's books, where mdBook's print page (every chapter
 again, on one page), its table of contents and pages that only say a chapter moved ask so, and
 the print page's sections stood beside the chapters' own
-(:func:`electa.ingest.loaders.asks_not_indexed`). Nothing is ever deleted for it: a site that
+(:func:`electa.ingest.html_page.asks_not_indexed`). Nothing is ever deleted for it: a site that
 asks it of every page (an intranet's, kept out of public search engines) must not vanish at a
 nightly sync (the review of 2170202)."""
 

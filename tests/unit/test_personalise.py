@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from electa import Access, Caller, Engine
 from electa.api.app import create_app
 from electa.auth.tokens import sign_visitor_token
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.judges.personalise import BLEND, personal_keys
 from electa.judges.protocol import order_by_score
 from electa.types import Document, Section

@@ -12,7 +12,7 @@ import pytest
 from electa import Access, Caller, ConfigError, Engine, Settings
 from electa.answer.prompt import Prompt
 from electa.engine import ANSWER_WINDOW
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.testing.fakes import ScriptedAnswerer
 from electa.types import AnswerEvent
 from tests.conftest import refund_and_pricing

@@ -275,7 +275,7 @@ def test_rank_matches_the_rules_on_a_long_page_of_sections(engine: Engine, order
     """The help center's pages are one section each: a page of long sections, where each leg's
     first unit of it can be another section holding as many of the question's words, checks
     the choice among them (RANK_RULES 7: the rarer words stand)."""
-    from electa.ingest.loaders import Loaded
+    from electa.ingest.page import Loaded
     from electa.types import Document, Section
 
     def filler(what: str) -> str:

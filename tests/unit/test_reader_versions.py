@@ -15,7 +15,7 @@ import pytest
 import electa
 from electa import Access, Caller, Engine
 from electa.errors import IngestError
-from electa.ingest import loaders, pipeline
+from electa.ingest import html_page, loaders, markup, page, pipeline
 from tests.conftest import folder_of
 
 ACME = Access("acme")
@@ -37,9 +37,9 @@ def _older_release(monkeypatch: pytest.MonkeyPatch) -> None:
     stamp hashes as releases before readers had versions did: the file's SHA-256 alone."""
     original = pipeline.loader_for
 
-    def older(name: str) -> loaders.Loader:
+    def older(name: str) -> page.Loader:
         loader = original(name)
-        if loader is not loaders.load_markdown:
+        if loader is not markup.load_markdown:
             return loader
         return lambda uri, data: loader(uri, data.replace(b"30 days.", b"30 days. \xc2\xb6"))
 
@@ -95,11 +95,11 @@ def test_a_file_whose_new_reading_fails_keeps_its_stored_reading_and_is_not_coun
     monkeypatch.setitem(electa.ingest.reading.READERS, "load_html", electa.ingest.reading.READERS["load_html"] + 1)
     original = pipeline.loader_for
 
-    def fail(uri: str, data: bytes) -> loaders.Loaded:
+    def fail(uri: str, data: bytes) -> page.Loaded:
         raise IngestError(uri, "the new reader cannot read it")
 
-    def broken(name: str) -> loaders.Loader:
-        return fail if original(name) is loaders.load_html else original(name)
+    def broken(name: str) -> page.Loader:
+        return fail if original(name) is html_page.load_html else original(name)
 
     monkeypatch.setattr(pipeline, "loader_for", broken)
     report = engine.ingest([folder], ACME)
@@ -149,9 +149,10 @@ def test_a_change_to_a_readers_code_is_a_decision_about_its_version() -> None:
     assert (digest.hexdigest(), READERS) == (RECORDED_DIGEST, RECORDED_READERS), digest.hexdigest()
 
 
-READER_MODULES = ("ingest/loaders.py", "ingest/html_text.py", "ingest/decode.py", "ingest/figures.py",
+READER_MODULES = ("ingest/loaders.py", "ingest/page.py", "ingest/markup.py", "ingest/html_page.py",
+                  "ingest/records.py", "ingest/html_text.py", "ingest/decode.py", "ingest/figures.py",
                   "ingest/apart.py", "text/markdown.py", "text/rst.py")
-RECORDED_DIGEST = "dd6782bae22759c31a13dc639f3462b8b47fa9819b10af56170cc7052e7d48e8"
+RECORDED_DIGEST = "ec39e100c159ef15b6bc43d28e665278acfc593a6f4232b5617f6a54c653e6ea"
 RECORDED_PYTHON = (3, 11)  # (ast.dump writes trees otherwise from one Python to the next)
 RECORDED_READERS = {"load_markdown": 2, "load_html": 4, "load_rst": 1, "load_text": 1, "load_pdf": 1,
                     "load_jsonl": 1, "load_json": 1, "load_csv": 1}

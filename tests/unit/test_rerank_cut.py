@@ -17,7 +17,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.engine import Order
 from electa.eval.abstention import fit_with_signal, with_signal
 from electa.eval.tuning import FusionSetting
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.judges import Funnel, RerankJudge
 from electa.judges.rerank_cut import RerankCut
 from electa.judges.scorers import HttpRerankScorer

@@ -1,4 +1,4 @@
-"""reStructuredText read by patterns (electa.text.rst, electa.ingest.loaders.load_rst).
+"""reStructuredText read by patterns (electa.text.rst, electa.ingest.markup.load_rst).
 
 The hostile cases are those a review found docutils in-process could not be made safe against
 (nested substitutions, auto-symbol footnotes, the global role registry, quadratic inline markup,
@@ -16,7 +16,8 @@ import pytest
 
 from electa import Access, Caller, Engine
 from electa.errors import IngestError
-from electa.ingest.loaders import load_rst, loader_for
+from electa.ingest.loaders import loader_for
+from electa.ingest.markup import load_rst
 from electa.text.rst import MAX_DEPTH, read_rst
 
 

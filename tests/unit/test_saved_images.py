@@ -13,7 +13,7 @@ import pytest
 
 from electa import Access, Caller, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.protocol import TextIndex
 from electa.stores.sqlite import PARTIAL_KEPT_S, SqliteStore
 from electa.types import Document, Section

@@ -12,7 +12,7 @@ import pytest
 from electa import Access, Caller, Engine
 from electa.config import Settings
 from electa.embedders.hashing import HashEmbedder, HashSparseEncoder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.protocol import AllowedSet
 from electa.stores.sparse_index import MAX_SEGMENTS, SparseIndex, pack
 from electa.types import Document, Section

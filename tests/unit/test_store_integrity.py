@@ -10,7 +10,7 @@ import pytest
 
 from electa import Access, Caller, ConfigError, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.faiss_index import FaissHnswIndex
 from electa.stores.registry import open_store
 from electa.testing.store_contract import prepared, record

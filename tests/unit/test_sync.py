@@ -212,7 +212,7 @@ def test_a_refused_folder_in_a_multi_folder_sync_changes_nothing(engine: Engine,
 
 def test_a_file_never_replaces_an_upload_nor_an_upload_a_file(engine: Engine, tmp_path: Path) -> None:
     from electa import ConfigError
-    from electa.ingest.loaders import Loaded
+    from electa.ingest.page import Loaded
     from electa.types import Document, Section
 
     folder = tmp_path / "docs"

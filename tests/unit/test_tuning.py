@@ -20,7 +20,7 @@ from electa.eval.tuning import (
     save_setting,
     tune,
 )
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Document, QAPair, Section
 
 

@@ -11,7 +11,7 @@ import pytest
 from electa import Access, ConfigError, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.injection import _view, _view_chars, scan
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.ingest.unit_vectors import Recipe, unit_vectors
 from electa.types import Chunk, ChunkKind, Document, Section
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from electa.api.contract import AUTHED, JsonInt, errors
 from electa.engine import Engine
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.stores.sqlite_ops import normalise_trigger
 from electa.types import Access, Caller, CuratedAnswer, QAPair
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from electa.engine import Engine
 from electa.errors import ConfigError
 from electa.eval.beir import _read_lines, load_beir
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.types import Access, Caller, Document, Section
 
 EVAL_ORG = "eval"

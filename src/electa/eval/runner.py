@@ -47,7 +47,7 @@ from electa.eval.tuning import (
     tune,
 )
 from electa.ingest.chunker import CHUNKER_VERSION
-from electa.ingest.loaders import Loaded
+from electa.ingest.page import Loaded
 from electa.judges.agent_rerank import own_reranker_held_out, rerank_identity
 from electa.judges.ltr_features import question_digests
 from electa.judges.rerank import PairScorer, passage_of

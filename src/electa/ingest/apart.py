@@ -38,7 +38,7 @@ from typing import IO, TYPE_CHECKING, Any
 from electa.errors import IngestError
 
 if TYPE_CHECKING:
-    from electa.ingest.loaders import Loaded
+    from electa.ingest.page import Loaded
 
 # Wall time for a page: the base, and a second a megabyte more (reading is linear in a page of
 # sane markup: a 10 MB page of table rows took 4.4 s in the worker here; hostile ones are small).
@@ -60,7 +60,7 @@ _BOOT = ("import os, sys; replies = os.dup(1); os.dup2(2, 1); "
 
 
 def read_apart(name: str, text: str, note: str) -> Loaded:
-    """:func:`electa.ingest.loaders.read_html` of the decoded page, in the worker; an
+    """:func:`electa.ingest.html_page.read_html` of the decoded page, in the worker; an
     :class:`IngestError` naming the limit when the page passes one, or when the worker fails."""
     return _WORKER.read(name, text, note)
 
@@ -86,7 +86,7 @@ class _Worker:
         self._proc = None
 
     def read(self, name: str, text: str, note: str) -> Loaded:
-        from electa.ingest.loaders import Loaded
+        from electa.ingest.page import Loaded
 
         seconds = seconds_for(text)
         with self._lock:
@@ -237,7 +237,7 @@ def serve(replies: int) -> None:
     # SIGALRM's default action ends the process, inside lexbor's C code too: a worker whose
     # parent was killed mid-page (no one left to kill it) stops at the page's limit.
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
-    from electa.ingest.loaders import read_html
+    from electa.ingest.html_page import read_html
 
     _send(out, b"ready")
     while True:

@@ -80,7 +80,7 @@ def block_text(block: Any, image: Callable[[Any], str] | None = None) -> str:
 
 def inline_text(events: Iterable[Any], image: Callable[[Any], str] | None = None) -> str:
     """The words of ``events`` (nodes and :data:`PART` marks, as :func:`walk` gives them over a
-    block, or the loose text between blocks that :func:`electa.ingest.loaders.read_html` collects)
+    block, or the loose text between blocks that :func:`electa.ingest.html_page.read_html` collects)
     on one line: :func:`block_text`'s reading.
 
     >>> from selectolax.lexbor import LexborHTMLParser

@@ -31,8 +31,9 @@ from electa.embedders.protocol import Embedder
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest import naming
 from electa.ingest.chunker import chunk_document, embed_text
-from electa.ingest.loaders import Loaded, loader_for
+from electa.ingest.loaders import loader_for
 from electa.ingest.naming import list_files
+from electa.ingest.page import Loaded
 from electa.ingest.reading import read_again, stamped
 from electa.ingest.unit_vectors import REUSABLE, Recipe, unit_vectors
 from electa.stores.protocol import IndexStore, PreparedDocument, SourceOutcome, SourceRecord, language_of, same_access

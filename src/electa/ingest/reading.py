@@ -39,7 +39,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from electa.ingest.loaders import loader_for
 
-# html 2: a page of a folder asking not to be indexed is not stored (loaders.asks_not_indexed).
+# html 2: a page of a folder asking not to be indexed is not stored (html_page.asks_not_indexed).
 # html 3: text outside every block (a <div>'s own words, a <summary>, an accordion's <button>) is read.
 # html 4: the same, after review (3 was one commit's, e48eba2: its stores read again).
 # markdown 2: a raw <details>'s <summary> line heads what it discloses, its tags' lines blank.
