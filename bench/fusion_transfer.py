@@ -29,6 +29,14 @@ fitted on the other sets' labelled questions and scored on this set's (nDCG@10, 
   in dense's first ten)``, over every question of the set (an organisation would count its own
   questions as they come); ``base`` (0.5, 0.6, 0.7) and ``slope`` (0 … 20) chosen on the other
   sets. A leg whose first hit the other leg confirms more often is trusted more;
+- ``cell per question (ridge)``: the served order's own formula, with its agreement k, lift,
+  meaning-gap weight and margin chosen per question among a few cells: the served one and each
+  other set's best cell of :data:`CELLS` (the held-out set's own best is not offered unless
+  another set chose it too). Each offered cell's nDCG@10 gain over the served cell is regressed
+  (ridge, the question's features and their squares) on the other sets' questions, and a
+  question gets the cell of largest predicted gain (the served one where none is predicted
+  above 0). The bench prints, per set, its best cell in-sample and an oracle that picks each
+  question's best of the offered cells;
 - ``pointwise LR`` / ``lambdarank``: a candidate scored from scale-free features only (each
   leg's rank, z-score and share of its top score, the cosine and its gap to the query's best,
   the absolute score, the RRF value), so that no corpus's BM25 scale is learned. These two and
@@ -57,7 +65,7 @@ from electa.eval.runner import EVAL_ORG, collect_leg_lists, labelled_set
 from electa.eval.tuning import meaning_gaps
 from electa.fusion import RRF_K, max_fused
 from electa.judges.ltr import ORDER
-from electa.scoring import AGREEMENT_K, LIFT
+from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT
 from electa.types import Caller
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),
@@ -170,6 +178,33 @@ def served_ndcg(d: dict, q: str, lift: float) -> float:
     return ndcg_at(ranked, d["qrels"][q])
 
 
+# (agreement k, lift, meaning-gap weight, margin), the served cell first: a grid fixed before
+# any set is read, from the served lift to near-plain RRF and from the served gap to one where
+# the dense leg's meaning rules.
+CELLS = ((AGREEMENT_K, LIFT, GAP_WEIGHT, GAP_MARGIN),
+         *((k, lift, weight, margin) for k in (10.0, 30.0) for lift in (0.4, 1.0, 20.0) for weight in (0.25, 1.0, 3.0)
+           for margin in (0.0, 0.05) if (k, lift, weight, margin) != (AGREEMENT_K, LIFT, GAP_WEIGHT, GAP_MARGIN)))
+
+
+def cell_order(d: dict, q: str, cell: tuple[float, float, float, float]) -> list[str]:
+    """The C4 order at one cell of :data:`CELLS` of the candidates the engine kept, the gap read
+    as the engine reads it (:func:`electa.eval.tuning.meaning_gaps`) at the cell's weight and margin."""
+    k, lift, weight, margin = cell
+    lists = d["lists"][q]
+    absolute = first_scores(d["tables"][q])
+    fused = rrf(lists, {}, k)
+    scale = max_fused({}, [leg for leg, ranked in lists.items() if ranked], k) or 1.0
+    gaps = meaning_gaps(lists, {}, weight, margin)
+    return sorted(absolute, key=lambda x: -(absolute[x] + lift * min(1.0, fused.get(x, 0.0) / scale) - gaps.get(x, 0.0)))
+
+
+def ridge(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1.0) -> np.ndarray:
+    """Weighted ridge regression of each column of ``y`` on ``x`` (a column of ones appended, not penalised)."""
+    xb = np.hstack([x, np.ones((len(x), 1))])
+    penalty = l2 * np.diag(np.r_[np.ones(x.shape[1]), 0.0])
+    return np.linalg.solve(xb.T @ (xb * w[:, None]) + penalty, xb.T @ (y * w[:, None]))
+
+
 def convex(lists: dict, alpha: float, norm: str) -> dict[str, float]:
     """``alpha`` x dense + (1 - ``alpha``) x full text, each leg's scores normalised within its
     list by ``norm`` (``mm``: min-max; ``z``: z-score); a candidate a leg missed gets that leg's
@@ -241,6 +276,14 @@ def main() -> None:
         d = sets[name]
         lift_curves[name] = {lift: float(np.mean([served_ndcg(d, q, lift) for q in per_query[name][0]])) for lift in LIFTS}
     chosen_lifts: dict[str, float] = {}
+    for name in names:  # (the tables hold the engine's served order)
+        if any(cell_order(sets[name], q, CELLS[0]) != list(first_scores(sets[name]["tables"][q])) for q in per_query[name][0]):
+            raise SystemExit(f"{name}: the served cell of CELLS does not give the engine's order; fix cell_order()")
+    cell_table = {name: np.array([[ndcg_at(cell_order(sets[name], q, cell), sets[name]["qrels"][q]) for cell in CELLS]
+                                  for q in per_query[name][0]]) for name in names}
+    best_cell = {name: int(cell_table[name].mean(0).argmax()) for name in names}
+    offered: dict[str, list[int]] = {}
+    picked: dict[str, np.ndarray] = {}
     convex_curves = {(name, norm): {a: float(np.mean([ndcg_at(sorted(acc, key=lambda x, c=acc: -c[x]), sets[name]["qrels"][q])
                                                       for q in per_query[name][0]
                                                       for acc in (convex(sets[name]["lists"][q], a, norm),)]))
@@ -261,7 +304,7 @@ def main() -> None:
     confirmed: dict[str, tuple[float, float, float]] = {}
     header = [f"served (lift {LIFT:g})", "served, lift 0.3", "served, lift from the others", "fused", "fulltext", "dense",
               "RRF, dense weight from the others", "convex, min-max", "convex, z", "convex z, share from confirmation",
-              "adaptive weights (LR)", "pointwise LR", "lambdarank"]
+              "adaptive weights (LR)", "cell per question (ridge)", "pointwise LR", "lambdarank"]
     print("| held-out set | queries | " + " | ".join(header) + " |")
     print("|---" * (len(header) + 2) + "|")
     for held in names:
@@ -300,6 +343,21 @@ def main() -> None:
         lo = np.minimum(np.floor(pos).astype(int), 9)
         rows["adaptive weights (LR)"] = float(np.mean(curves[np.arange(len(w)), lo] * (1 - (pos - lo))
                                                       + curves[np.arange(len(w)), lo + 1] * (pos - lo)))
+        # A cell per question, from the other sets' questions (each set weighing the same).
+        def squared(x: np.ndarray) -> np.ndarray:
+            return np.hstack([x, x ** 2])
+
+        xs = np.vstack([squared(per_query[n][1]) for n in train])
+        smu, ssd = xs.mean(0), xs.std(0) + 1e-9
+        each = np.concatenate([np.full(len(per_query[n][0]), 1.0 / len(per_query[n][0])) for n in train])
+        offered[held] = [0, *sorted({best_cell[n] for n in train} - {0})]
+        coef = ridge((xs - smu) / ssd, np.vstack([cell_table[n][:, offered[held]] - cell_table[n][:, :1] for n in train]),
+                     each * len(xs) / len(train))
+        predicted = np.hstack([(squared(xq) - smu) / ssd, np.ones((len(xq), 1))]) @ coef
+        predicted[:, 0] = 0.0  # (the served cell: no gain over itself)
+        choice = np.asarray(offered[held])[predicted.argmax(1)]
+        rows["cell per question (ridge)"] = float(cell_table[held][np.arange(len(qs)), choice].mean())
+        picked[held] = np.bincount(predicted.argmax(1), minlength=len(offered[held]))
         # Candidate models on scale-free features.
         cx = np.vstack([f for n in train for _, f in per_query[n][3]])
         cy = np.concatenate([[1.0 if sets[n]["qrels"][q].get(doc, 0) > 0 else 0.0 for doc in docs]
@@ -328,6 +386,14 @@ def main() -> None:
         cells = [f"**{rows[h]:.4f}**" if rows[h] >= best else f"{rows[h]:.4f}" for h in header]
         print(f"| {held} | {len(qs)} | " + " | ".join(cells) + " |", flush=True)
     print("\nbold: at least the best of fused and each leg alone on that set")
+    print("\nCells of the served formula (k, lift, gap weight, margin): each set's best in-sample; held out, the cells "
+          "offered (the served one and the other sets' best), each one's nDCG@10 on the set, how many questions the "
+          "ridge gave it, and an oracle picking each question's best offered cell:")
+    for name in names:
+        table = cell_table[name]
+        print(f"  {name}: best {CELLS[best_cell[name]]} {table[:, best_cell[name]].mean():.4f}; offered "
+              + ", ".join(f"{CELLS[c]} {table[:, c].mean():.4f} ({n})" for c, n in zip(offered[name], picked[name], strict=True))
+              + f"; oracle {table[:, offered[name]].max(1).mean():.4f}")
     print("lift chosen on the other sets:", ", ".join(f"{n} {lift:g}" for n, lift in chosen_lifts.items()))
     print("dense share chosen on the other sets (RRF, min-max, z):",
           ", ".join(f"{n} {'/'.join(f'{a:g}' for a in alphas)}" for n, alphas in chosen_alphas.items()))

@@ -23,7 +23,7 @@ from electa.errors import ConfigError
 from electa.eval.folds import deal_folds
 from electa.eval.metrics import ndcg_at
 from electa.fusion import RRF_K, fused_order, fused_values, lift_scale
-from electa.scoring import AGREEMENT_K, LIFT, MATCHED_RANK, gap_terms
+from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, MATCHED_RANK, gap_terms
 
 LegLists = dict[str, list[tuple[str, float]]]  # leg -> ranked (doc id, raw score)
 
@@ -103,13 +103,16 @@ def fuse(lists: LegLists, setting: FusionSetting, top: int | None = 100,
     return [row[5] for row in rows[:top]]
 
 
-def meaning_gaps(lists: LegLists, depths: Mapping[str, int]) -> dict[str, float]:
+def meaning_gaps(lists: LegLists, depths: Mapping[str, int], weight: float = GAP_WEIGHT,
+                 margin: float = GAP_MARGIN) -> dict[str, float]:
     """Each candidate's C4 meaning gap term (:func:`electa.scoring.gap_terms`), read as the engine
-    reads it from the dense leg's list at its depth."""
+    reads it from the dense leg's list at its depth (at another ``weight`` or ``margin``: what a
+    bench weighs against the served ones)."""
     cosines = dict(lists.get("dense", [])[: depths.get("dense", 100)])
     matched = {doc for leg in ("qa", "graph") for doc, _ in lists.get(leg, [])[: min(depths.get(leg, 100), MATCHED_RANK)]}
     docs = list({doc: None for ranked in lists.values() for doc, _ in ranked})
-    return dict(zip(docs, gap_terms([cosines.get(d) for d in docs], [d in matched for d in docs]), strict=True))
+    return dict(zip(docs, gap_terms([cosines.get(d) for d in docs], [d in matched for d in docs], weight, margin),
+                    strict=True))
 
 
 Scores = Mapping[str, QueryScores]  # query -> candidate -> absolute score
