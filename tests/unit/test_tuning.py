@@ -336,3 +336,14 @@ def test_the_tuner_exempts_from_the_meaning_gap_only_what_the_qa_leg_ranks_in_it
     assert gaps["page"] == 0.0
     gaps = meaning_gaps(lists, {"dense": 50, "qa": 1})  # (a Q&A leg cut at 1 vouches for its first alone)
     assert gaps["p1"] == 0.0 and gaps["p2"] == pytest.approx(held)
+
+
+def test_the_tuners_meaning_gap_reads_another_weight_and_margin_as_gap_terms_does() -> None:
+    """A bench weighs other cells of the served formula through it (bench/fusion_transfer.py)."""
+    from electa.eval.tuning import meaning_gaps
+    from electa.scoring import meaning_gap
+
+    lists = {"dense": [("a", 0.8), ("b", 0.5)], "fulltext": [("c", 9.0), ("b", 8.0)]}
+    assert meaning_gaps(lists, {}, 2.0, 0.1) == {"a": 0.0, "b": pytest.approx(2.0 * meaning_gap(0.8, 0.5, 0.1)),
+                                                  "c": pytest.approx(2.0 * meaning_gap(0.8, 0.5, 0.1))}
+    assert meaning_gaps(lists, {}, 2.0, 0.1)["b"] != pytest.approx(meaning_gaps(lists, {})["b"])
