@@ -76,7 +76,7 @@ from electa.scoring import (
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, StoredUnit, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.stores.sqlite_ops import check_org_name
-from electa.text import STOPWORDS, fold, language, stem_set, tokens
+from electa.text import STOPWORDS, fold, language, stem_set, tokens, without_clitics
 from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, coverage_terms, credit, index_terms, joined_parts
 from electa.text.asking import asks_what_it_is
 from electa.text.focus import focus_start
@@ -135,7 +135,11 @@ PAGE_BOOST = 0.15
 # 10: the C4 order holds a candidate back by its meaning gap, how far its dense cosine lies below
 #    the search's best beyond a margin (electa.scoring.meaning_gap; bench/meaning_gap.py). No score
 #    moves; the order does.
-RANK_RULES = 10
+# 11: a question's contractions are read as the words they stand for ("I'm": "I"; "doesn't": "does
+#    not"), so no "m", "ve", "ll", "re", "d" nor "doesn" is searched by full text, counted by
+#    coverage or sought in titles (electa.text.without_clitics). Scores move: full text's, and
+#    coverage's.
+RANK_RULES = 11
 # Leg statuses a later request may not meet: results they shaped are not cached (a leg out on a
 # worker, "unavailable", is a fact of that worker, in its cache key instead: Engine.cache_recipe).
 TRANSIENT = frozenset({LegStatus.ERROR.value, LegStatus.TIMEOUT.value})
@@ -1092,7 +1096,7 @@ class Engine:
         # Folded like the question's words ("Rückerstattung" is named by "rückerstattung").
         heads = [(uid, fold(title.split(" > ")[0])) for uid, title in failing]
         patterns = []
-        for word in dict.fromkeys(tokens(text)):
+        for word in dict.fromkeys(tokens(without_clitics(text))):
             if len(word) >= 4 and word.isalpha() and word not in STOPWORDS and word not in RESCUE_STOP:
                 patterns.append((word, title_word_pattern(word)))
         if shown is not None and not any(p.search(head) for _, p in patterns for uid, head in heads if uid in shown):

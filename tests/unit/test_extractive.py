@@ -534,6 +534,16 @@ def test_a_history_note_answers_only_when_asked() -> None:
     assert answer("When was path.join added?", page).startswith("Added in: v0.1.16.")
 
 
+def test_a_history_note_answers_when_asked_in_portuguese_italian_or_dutch() -> None:
+    """Noticed with the fix below: the languages with stop lists of their own asked "when" by
+    words the list did not hold."""
+    page = passage(1, "Added in: v0.1.16\n\nThe `path.join()` method joins all given `path` segments together"
+                      " using the platform-specific separator.", "Path > path.join([...paths])")
+    for question in ("Quando foi adicionado path.join?", "Quando è stato aggiunto path.join?",
+                     "Wanneer is path.join toegevoegd?"):
+        assert answer(question, page).startswith("Added in: v0.1.16."), question
+
+
 def test_a_history_note_answers_when_asked_in_spanish_german_or_french() -> None:
     """The words that ask when are matched against the question's tokens, which fold accents:
     "cuándo" was listed as written, so "¿Cuándo se añadió path.join?" never matched it and got

@@ -377,3 +377,32 @@ def test_a_process_opened_before_another_release_analysed_the_store_again_writes
         with pytest.raises(StoreError, match="analysed again by another release"):
             engine.ingest_loaded("api", page, Access("acme"))
         assert engine.store.list_sources() == []
+
+
+def test_a_contraction_adds_no_clitic_to_the_questions_words() -> None:
+    """Found reading the stop list: an apostrophe parts words, so "I'm sure I've paid" was
+    searched and scored by "m" and "ve", and "doesn't" by "doesn" (the list's "i'm" and "can't"
+    can never meet a word :func:`tokens` reads); a lone letter of a name stays a word."""
+    from electa.text import content_stems
+
+    assert query_terms("I'm sure I've paid, but it doesn't show. We'd like what you'll send") == [
+        "en·sure", "en·paid", "en·show", "en·like", "en·send"]
+    assert content_stems("I’m locked out and can't log in, they won't reply") == ["lock", "log", "repli"]
+    assert query_terms("Vitamin D levels at G2/M in Apple's store") == [
+        "en·vitamin", "en·d", "en·level", "en·g2", "en·m", "en·appl", "en·store"]
+    assert query_terms("How do I set up Let's Encrypt?")[:2] == ["en·set", "en·let"]
+
+
+def test_a_questions_clitic_is_neither_searched_nor_counted_by_coverage(tmp_path: Path) -> None:
+    """Coverage counts the question's content words a passage holds: with "m" and "ve" among
+    them, "I'm sure I've been charged twice" covered at most two thirds of a page on double
+    charges that never writes "I'm"."""
+    from electa.text.analysis import coverage_terms
+
+    assert coverage_terms("I'm sure I've been charged twice", ["en"]) == {"en": frozenset({"en·sure", "en·charg", "en·twice"})}
+    charge, me = "Charged twice? We refund the second charge.", "I'm Sam. I've run the shop since 2010; I'm here, I'm glad."
+    pages = Loaded([Document("charge", "Double charges", charge, "https://help/charge", sections=(Section((), charge),)),
+                    Document("me", "About me", me, "https://help/me", sections=(Section((), me),))])
+    with Engine.open(tmp_path / "d", Settings(), HashEmbedder(dim=32)) as engine:
+        engine.ingest_loaded("kb", pages, Access("acme"))
+        assert _found(engine, "I'm sure I've been charged twice", Caller("acme"), "fulltext") == ["https://help/charge"]

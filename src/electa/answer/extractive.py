@@ -65,7 +65,7 @@ from electa.answer.segment import Sentence, needs_previous, segment
 from electa.embedders.chain import LanguageRouted, embed_routed, similarities
 from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
-from electa.text import STOPWORDS, content_stems, stem, tokens
+from electa.text import STOPWORDS, content_stems, stem, tokens, without_clitics
 from electa.text.analysis import map_language
 from electa.text.markdown import LINKS, link_target, page_target
 from electa.types import ChunkKind, Passage
@@ -396,7 +396,8 @@ def _setting_spec(text: str, question: frozenset[str]) -> bool:
 _NOTE = re.compile(r"\b(?:added in|deprecated since|removed in|changed in|introduced in|available since|since"
                    r"|n-api version|stability|version)\s*:", re.IGNORECASE)
 # (as tokens() reads a question: accents folded, so "cuando" for "cuándo")
-_WHEN = frozenset({"when", "version", "versions", "since", "release", "released", "wann", "cuando", "quand"})
+_WHEN = frozenset({"when", "version", "versions", "since", "release", "released", "wann", "cuando", "quand",
+                   "quando", "wanneer"})  # (Portuguese and Italian "quando", Dutch "wanneer")
 
 
 def _history_note(text: str, question: frozenset[str], words: frozenset[str]) -> bool:
@@ -462,7 +463,7 @@ def _code_only(text: str) -> bool:
 
 
 def _content(text: str) -> frozenset[str]:
-    return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS)
+    return frozenset(stem(t) for t in tokens(without_clitics(text)) if t not in STOPWORDS)
 
 
 # A reply that answers only with the sentence beside it: "Yes.", "No.", "Sure!", "Ja.", "Sí."

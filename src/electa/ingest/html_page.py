@@ -218,6 +218,8 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
         if ((tag == "summary" and _holds(node, _HEADINGS, 2))
                 or (tag in INLINE_CODE and _holds(node, _CODE_ENDS, 1))):
             wrapper[0] = node.mem_id
+            if tag == "summary" and opened and opened[-1] == "details":
+                disclosed.wrapping()  # (its heading heads what the <details> discloses, and closes with it)
             if tag in BLOCK_LEVEL:
                 end_loose()
                 opened.append(tag)
@@ -241,7 +243,10 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             loose_words = loose_words or (tag not in ("img", "button") and bool(_WORDS.search(
                 node.text_content or "" if tag == "-text" else node.text(deep=True, separator="", strip=False))))
             continue
-        if tag in BLOCK_LEVEL or tag in _BLOCKS or tag in _HEADINGS or tag == "img":
+        if (tag in BLOCK_LEVEL or tag in _BLOCKS or tag in _HEADINGS or tag == "img") \
+                and not (tag in _HEADINGS and disclosed.awaiting):
+            # (words a summary holds before its heading, rustdoc's "1.0.0 · Source", open the
+            # heading's section: they are its item's, and would otherwise end the section before)
             end_loose()
         elif tag == "a" and (node.attributes.get("href") or "#").startswith("#") and node.css_first(_LOOSE_ENDS) is None:
             linked += len(_WORDS.findall(node.text(deep=True, separator="", strip=False)))
@@ -267,7 +272,8 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
                               and title in (words, plain, node.text(separator=" ", strip=True))):
                 items.append((int(tag[1]), words))
                 last_run = ""
-            disclosed.level, read_block = int(tag[1]), True
+            disclosed.heading(int(tag[1]))
+            read_block = True
         elif tag in _BLOCKS:
             if tag == "pre":  # code as written, fenced as a Markdown page fences it
                 code = code_block(node)

@@ -102,7 +102,10 @@ class Disclosures:
     offer discounts for non-profits?" over its answer; Node.js's "History" over its tables of
     changes), one level below the heading before it, until the ``<details>`` ends, where a heading
     of no words closes its section (:func:`sections_from_lines`) and the level goes back. Only a
-    ``<details>``'s first summary heads, and none below a sixth-level heading.
+    ``<details>``'s first summary heads, and none below a sixth-level heading. A summary that
+    holds a heading (rustdoc's method headings) is that heading, at its own level
+    (:meth:`wrapping`), and closes with its ``<details>`` alike where it lies below the level
+    before it.
 
     >>> d = Disclosures()
     >>> d.level = 2
@@ -110,12 +113,33 @@ class Disclosures:
     ((3, 'Refunds?'), None, 3, (3, ''), 2)
     >>> d.open(); d.close() is None, d.close() is None  # (no summary, then none open: nothing to close)
     (True, True)
+    >>> d.open(); d.wrapping(); d.heading(4); d.summary("Again?"), d.level, d.close(), d.level
+    (None, 4, (4, ''), 2)
     """
 
     def __init__(self) -> None:
         self.level = 0
         # (each open <details>: its summary's level, 0 while it has none, and the level before it)
         self._open: list[tuple[int, int]] = []
+        self._wrapped = False  # (the next heading read is the innermost <details>' summary)
+
+    def wrapping(self) -> None:
+        """The innermost open ``<details>``'s summary holds a heading: the next heading read
+        (:meth:`heading`) is that summary, at its own level, if below the level before the
+        ``<details>`` (one at or above it lasts past the ``<details>``, as any heading would)."""
+        self._wrapped = bool(self._open) and not self._open[-1][0]
+
+    @property
+    def awaiting(self) -> bool:
+        """Whether the next heading read is a summary's (:meth:`wrapping`)."""
+        return self._wrapped
+
+    def heading(self, level: int) -> None:
+        """A heading of ``level`` was read."""
+        if self._wrapped and self._open and not self._open[-1][0] and level > self._open[-1][1]:
+            self._open[-1] = (level, self._open[-1][1])
+        self._wrapped = False
+        self.level = level
 
     def open(self) -> None:
         self._open.append((0, self.level))

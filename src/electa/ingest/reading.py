@@ -42,10 +42,12 @@ from electa.ingest.loaders import loader_for
 # html 2: a page of a folder asking not to be indexed is not stored (html_page.asks_not_indexed).
 # html 3: text outside every block (a <div>'s own words, a <summary>, an accordion's <button>) is read.
 # html 4: the same, after review (3 was one commit's, e48eba2: its stores read again).
+# html 5: a heading a <details>'s <summary> holds (rustdoc's methods) closes with the <details>, where
+#   what follows it read under it until the next heading, and a second <summary> no longer heads.
 # markdown 2: a raw <details>'s <summary> line heads what it discloses, its tags' lines blank.
 READERS: dict[str, int] = {
     "load_markdown": 2,
-    "load_html": 4,
+    "load_html": 5,
     "load_rst": 1,
     "load_text": 1,
     "load_pdf": 1,

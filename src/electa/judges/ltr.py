@@ -113,7 +113,9 @@ class LtrModel:
 # c4-10: a question's pairs a page writes as one word are searched by full text and credited to
 # coverage (RANK_RULES 9): full text's raw scores and ranks and ``absolute`` move.
 # c4-11: the order holds a candidate back by its meaning gap (RANK_RULES 10): ``served_rr`` moves.
-ORDER = "c4-11"
+# c4-12: a question's contractions add no clitic to its words (RANK_RULES 11): full text's raw scores
+# and ranks, ``absolute`` and the coverage features move for a question that writes one.
+ORDER = "c4-12"
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,9 @@ STOPWORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself yourselves
     s t don can't cannot i'm i've let's""".split()
 )
+# (The entries with an apostrophe are for readers that keep it inside words: the graph leg's
+# names, entity recognition, the negation check. :func:`tokens` parts words at it, so a
+# question's contractions are read there by :func:`without_clitics`.)
 
 # PyStemmer's stemmers "must not be called concurrently" (its docstring): one per thread.
 _local = threading.local()
@@ -185,6 +188,48 @@ def stem(word: str) -> str:
     return str(stemmer.stemWord(word))
 
 
+def without_clitics(text: str) -> str:
+    """``text`` with English contractions' clitics read as the words they stand for, for a
+    question's content words: "I'm", "I've", "you'll", "we're", "I'd" and the possessive "'s" lose
+    their clitic (each is a stop word's: am, have, will, are, would), and "n't" is "not" ("doesn't":
+    "does not", "can't": "can not", "won't": "will not"). An apostrophe parts words
+    (:func:`tokens`), so "I'm sure" read as "i", "m", "sure" and "doesn't" as "doesn", "t":
+    "m", "ve", "ll", "re", "d" and "doesn" were searched and scored as the question's content
+    words. A lone letter is left alone ("vitamin D", "G2/M", "polymerase m": no stop word is a
+    single letter for their sake), and so is an apostrophe that starts a word (French "l'eau",
+    "qu'il", Italian "dell'anno": the clitic comes first there and is a word of its own).
+    NLTK's English list drops the pieces themselves ("m", "d", "doesn", "won"), which would drop
+    "vitamin D" and "Who won?" too.
+
+    >>> without_clitics("I'm sure I've paid; why doesn't it show? I can't, won't. Let's Encrypt")
+    'I sure I paid; why does not it show? I can not, will not. Let Encrypt'
+    >>> without_clitics("Vitamin D, G2/M, l'eau, o'clock, rock 'n' roll, we’re, I wan't")
+    "Vitamin D, G2/M, l'eau, o'clock, rock 'n' roll, we, I wan't"
+    """
+    if "'" not in text and "\u2019" not in text:
+        return text
+    return _CLITIC.sub("", _NEGATION.sub(_not, text))
+
+
+# A clitic after a letter, ending the word; "n't" after the rest of its verb. Only the first
+# letter's case is kept in what is spelled out ("Won't" is "Will not").
+_CLITIC = re.compile(r"(?<=[^\W\d_])['\u2019](?:m|ve|ll|re|d|s)(?![^\W_])", re.IGNORECASE)
+_NEGATION = re.compile(r"(?<![^\W_])([^\W\d_]+?)n['\u2019]t(?![^\W_])", re.IGNORECASE)
+_IRREGULAR = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
+# (the verbs "n't" follows; any other word is left as written: "I wan't to" is a typo, no "wa not")
+_NEGATED = frozenset("do does did is are was were has have had could would should must need might may dare ought".split())
+
+
+def _not(match: re.Match[str]) -> str:
+    verb = match[1]
+    spelled = _IRREGULAR.get(verb.lower())
+    if spelled is not None:
+        verb = spelled.capitalize() if verb[0].isupper() else spelled
+    elif verb.lower() not in _NEGATED:
+        return match[0]
+    return f"{verb} not"
+
+
 def content_stems(text: str) -> list[str]:
     """Distinct stems of the non-stop words of ``text``, in first-seen order.
 
@@ -192,7 +237,7 @@ def content_stems(text: str) -> list[str]:
     ['refund', 'plan']
     """
     seen: dict[str, None] = {}
-    for tok in tokens(text):
+    for tok in tokens(without_clitics(text)):
         if tok in STOPWORDS:
             continue
         seen.setdefault(stem(tok), None)

@@ -37,7 +37,7 @@ import regex
 import Stemmer
 
 from electa.errors import StoreError
-from electa.text import UNSPACED_CHARS, fold, lower, spell_symbols, split_words
+from electa.text import UNSPACED_CHARS, fold, lower, spell_symbols, split_words, without_clitics
 from electa.text.language import detect_question, traditional_chinese
 from electa.text.stopwords import stopwords
 
@@ -227,10 +227,15 @@ def content_words(text: str, lang: str, or_all: bool = True) -> list[str]:
     them). Both depend on the question alone, never on which other languages the caller's
     organisation writes in.
 
+    A contraction is read as the words it stands for (:func:`electa.text.without_clitics`): "I'm"
+    and "doesn't" add no "m" nor "doesn".
+
     >>> content_words("Was hat der Hund gemacht?", "en"), content_words("What hat?", "en")
     (['hund', 'gemacht'], ['hat'])
+    >>> content_words("I'm sure it doesn't sync", "en")
+    ['sure', 'sync']
     """
-    found = words(text)
+    found = words(without_clitics(text))
     stop = stopwords((lang, question_language(text)))
     content = [w for w in found if fold(w) not in stop]
     return list(dict.fromkeys(content or (found if or_all else [])))
