@@ -43,12 +43,13 @@ import numpy as np
 from idf_coverage import idf
 
 from electa.calibration import COMBINED, Calibrator, calibrated_score, fit_isotonic, fit_stacked
-from electa.engine import ANSWER_WINDOW, Order
+from electa.engine import ANSWER_WINDOW
 from electa.eval.abstention import STACK_HEAD, Candidate, floor_for, keep_grid
 from electa.eval.beir import thread_groups, thread_half_of
 from electa.eval.folds import deal_folds
 from electa.eval.runner import EVAL_ORG, candidates, labelled_set
 from electa.legs.runner import DEFAULT_DEPTH
+from electa.served_order import Order
 from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, credit, index_terms, joined_parts
 from electa.types import Caller
 

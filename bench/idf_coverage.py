@@ -36,12 +36,12 @@ import numpy as np
 from lift_choice import SETS, corpus  # (the sets and corpora the lift was chosen on)
 
 from electa.config import Settings
-from electa.engine import RANK_RULES, Order
 from electa.eval.beir import load_beir
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set
 from electa.fusion import lift_scale, rrf_contribution
 from electa.judges.ltr import ORDER
 from electa.scoring import AGREEMENT_K, LIFT, coverage_of
+from electa.served_order import RANK_RULES, Order
 from electa.text.analysis import DEFAULT_LANGUAGE, coverage_terms, credit, index_terms, joined_parts
 from electa.types import Caller, LegStatus
 

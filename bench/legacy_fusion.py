@@ -9,7 +9,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import replace
 
-from electa.engine import FULLTEXT_LEGS, PAGE_BOOST, RESCUE_STOP, SHOWN_AS_PARENT, Engine, Order
+from electa.engine import Engine
+from electa.served_order import FULLTEXT_LEGS, PAGE_BOOST, SHOWN_AS_PARENT, Order
+from electa.title_rescue import RESCUE_STOP
 from electa.fusion import RRF_K, Fused, K, max_fused, rrf_contribution
 from electa.scoring import AGREEMENT_K, COVERAGE_BASE, COVERAGE_CAP, COVERAGE_SPAN, LIFT, absolute_score, order_value
 from electa.stores.protocol import StoredUnit

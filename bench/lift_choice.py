@@ -46,13 +46,14 @@ from pathlib import Path
 import numpy as np
 
 from electa.config import Settings
-from electa.engine import ANSWER_WINDOW, RANK_RULES, Engine, Order
+from electa.engine import ANSWER_WINDOW, Engine
 from electa.eval.beir import BeirSet, load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents
 from electa.fusion import max_fused, rrf_contribution
 from electa.judges.ltr import ORDER
 from electa.scoring import AGREEMENT_K, LIFT, MATCHED_RANK, gap_terms, order_value
+from electa.served_order import RANK_RULES, Order
 from electa.types import Caller, Hit, LegResult
 
 SETS = [("scifact", "train"), ("stackfaq", "dev"), ("cranfield", "test"), ("xquad-r/en", "test"),

@@ -45,11 +45,12 @@ from pathlib import Path
 import numpy as np
 from lift_choice import add_bars, best_of, corpus, each_set, legs_of, moved, served_set
 
-from electa.engine import ANSWER_WINDOW, Order
+from electa.engine import ANSWER_WINDOW
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG
 from electa.fusion import max_fused
 from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, MATCHED_RANK, gap_terms, order_value
+from electa.served_order import Order
 from electa.types import Caller
 
 LIFTS = (0.3, 0.4, 0.5, 0.7, 1.0)

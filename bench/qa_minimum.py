@@ -128,7 +128,7 @@ def passages_read(engine: Engine, text: str, caller: Caller, hits: Sequence[Hit]
     """What the ask pipeline reads of ``hits`` (served order): the first ``top_passages`` that
     pass among the first :data:`~electa.engine.ANSWER_WINDOW`, the floor or the title rescue
     (SPEC B6) passing them as a search does."""
-    rescued = engine._title_rescue(text, [(h.unit_id, h.title) for h in hits if not h.passes], caller)
+    rescued = engine.rescue.rescued(text, [(h.unit_id, h.title) for h in hits if not h.passes], caller)
     return [h for h in hits[:ANSWER_WINDOW] if h.passes or h.unit_id in rescued][: engine.settings.top_passages]
 
 

@@ -10,7 +10,7 @@ Example::
 """
 
 from electa.config import Settings
-from electa.engine import Engine, Order
+from electa.engine import Engine
 from electa.errors import (
     AuthError,
     ConfigError,
@@ -22,6 +22,7 @@ from electa.errors import (
     StoreError,
     UnsupportedFormat,
 )
+from electa.served_order import Order
 from electa.types import Access, Caller, ChunkKind, Hit, LegResult, LegStatus, LegVote, Passage, SearchResult
 
 __version__ = "0.1.0"

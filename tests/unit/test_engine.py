@@ -9,9 +9,9 @@ import pytest
 
 from electa import Access, Caller, ConfigError, Engine, LegStatus, ModelMismatchError, NotFoundError, Settings
 from electa.embedders.hashing import HashEmbedder
-from electa.engine import RANK_RULES
 from electa.ingest.page import Loaded
 from electa.scoring import FLOOR, GAP_WEIGHT, meaning_gap
+from electa.served_order import RANK_RULES
 from electa.stores.sqlite import SqliteStore
 from electa.types import Document, Hit, LegResult, QAPair, Section
 

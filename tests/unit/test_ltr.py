@@ -331,7 +331,7 @@ def test_the_engines_cached_stems_give_the_features_training_computes(engine: En
     engine.ingest_loaded("kb", Loaded(docs), Access("acme"))
     hits = engine.search(questions[0][0], Caller("acme"), top=10, judges=[]).hits
     assert len(hits) > 2
-    np.testing.assert_array_equal(features(questions[0][0], hits, engine._hit_stems), features(questions[0][0], hits))
+    np.testing.assert_array_equal(features(questions[0][0], hits, engine.ordering.hit_stems), features(questions[0][0], hits))
 
 
 @pytest.mark.parametrize("ltr", [

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from electa import Access, Caller, Engine, Order
-from electa.engine import PAGE_BOOST
 from electa.ingest.page import Loaded
 from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, MATCHED_RANK, meaning_gap, order_value
+from electa.served_order import PAGE_BOOST
 from electa.types import LegHit, LegResult, LegStatus, QAPair
 from tests.conftest import page
 

@@ -7,9 +7,9 @@ import pytest
 from electa import Access, Caller, Engine, Order
 from electa.answer.prompt import AgentProfile, Turn
 from electa.answer.rewrite import business_name, needs_rewrite, standalone_query, with_business_name
-from electa.engine import PAGE_BOOST
 from electa.ingest.page import Loaded
 from electa.scoring import GAP_WEIGHT, LIFT, meaning_gap
+from electa.served_order import PAGE_BOOST
 from electa.types import Document, LegHit, LegResult, LegStatus, Section
 
 PREVIOUS = [Turn("How much is the Growth plan?", "Growth is $29/mo per seat [1].")]

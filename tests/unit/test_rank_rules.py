@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from electa import Access, Caller, Engine, Order
-from electa.engine import FULLTEXT_LEGS, PAGE_BOOST, SHOWN_AS_PARENT
 from electa.fusion import max_fused, weighted_rrf
 from electa.scoring import AGREEMENT_K, GAP_MARGIN, GAP_WEIGHT, LIFT, absolute_score, coverage, order_value, shares_stem
+from electa.served_order import FULLTEXT_LEGS, PAGE_BOOST, SHOWN_AS_PARENT
 from electa.text import content_stems, stem_set
 from electa.text.asking import asks_what_it_is
 from electa.types import LegResult, LegStatus

@@ -14,13 +14,13 @@ import pytest
 from electa import Access, Caller, Engine, Settings
 from electa.calibration import Calibrator, fit_isotonic
 from electa.embedders.hashing import HashEmbedder
-from electa.engine import Order
 from electa.eval.abstention import fit_with_signal, with_signal
 from electa.eval.tuning import FusionSetting
 from electa.ingest.page import Loaded
 from electa.judges import Funnel, RerankJudge
 from electa.judges.rerank_cut import RerankCut
 from electa.judges.scorers import HttpRerankScorer
+from electa.served_order import Order
 from electa.testing.fakes import ScriptedScorer
 from electa.types import Document, Section
 

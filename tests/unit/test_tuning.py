@@ -6,7 +6,6 @@ import pytest
 from electa import Access, Caller, Engine, Settings
 from electa.calibration import fit_isotonic
 from electa.embedders.hashing import HashEmbedder
-from electa.engine import Order
 from electa.errors import ConfigError
 from electa.eval.beir import half_of
 from electa.eval.metrics import ndcg_at
@@ -21,6 +20,7 @@ from electa.eval.tuning import (
     tune,
 )
 from electa.ingest.page import Loaded
+from electa.served_order import Order
 from electa.types import Document, QAPair, Section
 
 

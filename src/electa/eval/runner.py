@@ -23,7 +23,7 @@ from electa.calibration import Calibrator
 from electa.config import Settings
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
-from electa.engine import RANK_RULES, Engine, Order
+from electa.engine import Engine
 from electa.errors import ConfigError
 from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, unfitted, with_signal
 from electa.eval.beir import BeirSet, load_beir, load_qrels, shared_between
@@ -56,6 +56,7 @@ from electa.judges.rerank_cut import SIGNAL as CUT_SIGNAL
 from electa.judges.rerank_cut import RerankCut
 from electa.legs.runner import DEFAULT_DEPTH
 from electa.scoring import AGREEMENT_K, LIFT
+from electa.served_order import RANK_RULES, Order
 from electa.stores.protocol import StoredUnit
 from electa.text.analysis import ANALYSIS
 from electa.types import Access, Caller, Hit, LegResult, LegStatus
