@@ -86,6 +86,8 @@ class Order(StrEnum):
 
 
 def hit_of(row: Row, passes: bool, probability: float | None = None, rescued_by: str = "") -> Hit:
+    """The hit a row stands for: whether it ``passes``, its calibrated ``probability`` and the
+    title word that rescued it (SPEC B6), if any."""
     key, fused_value, votes, shown, score, url, also = row
     return Hit(shown.id, shown.document_id, shown.source_id, shown.kind, shown.title, shown.text, url,
                shown.ext_id, fused_value, score, passes, tuple(LegVote(*v) for v in votes), also, key,
@@ -105,7 +107,7 @@ class ServedOrder:
         self._unit_texts: dict[int, frozenset[str]] = {}  # unit id -> the terms of its text alone (_text_terms)
 
     def rows(self, text: str, results: Sequence[LegResult], weights: Mapping[str, float],
-                     k: float, order: Order, page_url: str | None, lift: float, trust_graph: bool = False) -> list[Row]:
+             k: float, order: Order, page_url: str | None, lift: float, trust_graph: bool = False) -> list[Row]:
         """Every candidate fused, scored and ordered, as plain rows (no Hit built). Runs on
         every search: plain loops over a few hundred candidates, one set intersection per
         candidate for coverage (issue 12 item 8)."""

@@ -26,7 +26,7 @@ class TitleRescue:
         self._title_counts: dict[tuple[int, str, str], int] = {}  # (generation, caller, word): _titles_naming
 
     def rescued(self, text: str, failing: Sequence[tuple[int, str]], caller: Caller,
-                      shown: Set[int] | None = None) -> dict[int, str]:
+                shown: Set[int] | None = None) -> dict[int, str]:
         """SPEC B6 (chat-widget reference, card #741): of the candidates the floor rejected
         (``(unit id, title)``, best first), keep at most two whose title names a distinctive
         word of the question: four letters or more, not a common question, shop or setting

@@ -95,6 +95,19 @@ def test_a_heading_in_a_summary_closes_with_its_details() -> None:
         (("B",), "b\n\nz")]
 
 
+def test_a_summarys_heading_that_heads_nothing_closes_nothing() -> None:
+    """From the review of the rule above: a summary's heading read whole inside a block left the
+    reader waiting for it, so the next heading anywhere took the loose words before it; and a
+    summary's heading that began no section (the page's title, a heading of no words) closed a
+    section at its <details>' end all the same, splitting the page's text."""
+    assert _sections("<h2>A</h2><details><summary><blockquote><h3>Q</h3></blockquote></summary><p>a</p>"
+                     "</details>loose words here<h2>B</h2><p>b</p>") == [(("A",), "Q\n\na\n\nloose words here"),
+                                                                       (("B",), "b")]
+    assert _sections("<details><summary><h1>Help</h1></summary><p>a</p></details><p>z</p>") == [((), "a\n\nz")]
+    assert _sections("<h2>A</h2><details><summary><h3></h3></summary><p>a</p></details><p>z</p>") == [
+        (("A",), "a\n\nz")]
+
+
 def test_a_code_element_holding_blocks_is_no_code_span() -> None:
     """From the review: "<code><pre>…" was read whole as one code span, its fence lost, and
     paragraphs inside a <tt> became code."""

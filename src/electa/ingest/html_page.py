@@ -213,6 +213,8 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             if ended == "details" and (closing := disclosed.close()) is not None:
                 items.append(closing)  # (closes the summary's section: see sections_from_lines)
                 last_run = ""
+            elif ended == "summary":
+                disclosed.unwrap()  # (a heading it held inside a block read whole was no heading read)
             continue
         tag = node.tag
         if ((tag == "summary" and _holds(node, _HEADINGS, 2))
@@ -268,11 +270,13 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             plain = " ".join(node.text(deep=True, separator="", strip=False).split())
             # (the page's title is no heading of its own: an <h1> that says it, or the first
             # heading of a page whose headings start lower, as Node.js's docs start at <h2>)
-            if words and not ((tag == "h1" or (first is not None and node.mem_id == first.mem_id and not read_block))
-                              and title in (words, plain, node.text(separator=" ", strip=True))):
+            heads = bool(words) and not (
+                (tag == "h1" or (first is not None and node.mem_id == first.mem_id and not read_block))
+                and title in (words, plain, node.text(separator=" ", strip=True)))
+            if heads:
                 items.append((int(tag[1]), words))
                 last_run = ""
-            disclosed.heading(int(tag[1]))
+            disclosed.heading(int(tag[1]), heads)
             read_block = True
         elif tag in _BLOCKS:
             if tag == "pre":  # code as written, fenced as a Markdown page fences it

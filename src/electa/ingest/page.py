@@ -134,15 +134,23 @@ class Disclosures:
         """Whether the next heading read is a summary's (:meth:`wrapping`)."""
         return self._wrapped
 
-    def heading(self, level: int) -> None:
-        """A heading of ``level`` was read."""
-        if self._wrapped and self._open and not self._open[-1][0] and level > self._open[-1][1]:
+    def unwrap(self) -> None:
+        """A ``<summary>`` ended: a heading read after it is none of its (a summary's heading
+        inside a block read whole was never read as a heading)."""
+        self._wrapped = False
+
+    def heading(self, level: int, heads: bool = True) -> None:
+        """A heading of ``level`` was read; ``heads``: it began a section (not the page's title
+        nor a heading of no words, which a summary's heading then is not: its ``<details>``
+        would close a section it never opened)."""
+        if heads and self._wrapped and self._open and not self._open[-1][0] and level > self._open[-1][1]:
             self._open[-1] = (level, self._open[-1][1])
         self._wrapped = False
         self.level = level
 
     def open(self) -> None:
         self._open.append((0, self.level))
+        self._wrapped = False
 
     def summary(self, words: str) -> tuple[int, str] | None:
         """The heading ``words`` make as the innermost open ``<details>``'s summary, or None."""
@@ -156,6 +164,7 @@ class Disclosures:
         """The innermost ``<details>`` ends: the item that closes its summary's section, or None
         where it had no summary (nor any open)."""
         summary, back = self._open.pop() if self._open else (0, self.level)
+        self._wrapped = False
         if not summary:
             return None
         self.level = back

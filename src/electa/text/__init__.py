@@ -189,45 +189,47 @@ def stem(word: str) -> str:
 
 
 def without_clitics(text: str) -> str:
-    """``text`` with English contractions' clitics read as the words they stand for, for a
-    question's content words: "I'm", "I've", "you'll", "we're", "I'd" and the possessive "'s" lose
-    their clitic (each is a stop word's: am, have, will, are, would), and "n't" is "not" ("doesn't":
-    "does not", "can't": "can not", "won't": "will not"). An apostrophe parts words
-    (:func:`tokens`), so "I'm sure" read as "i", "m", "sure" and "doesn't" as "doesn", "t":
-    "m", "ve", "ll", "re", "d" and "doesn" were searched and scored as the question's content
-    words. A lone letter is left alone ("vitamin D", "G2/M", "polymerase m": no stop word is a
-    single letter for their sake), and so is an apostrophe that starts a word (French "l'eau",
-    "qu'il", Italian "dell'anno": the clitic comes first there and is a word of its own).
-    NLTK's English list drops the pieces themselves ("m", "d", "doesn", "won"), which would drop
-    "vitamin D" and "Who won?" too.
+    """``text`` with the English contractions of function words read as the words they stand for,
+    for a question's content words (and the passages compared with them word for word). An
+    apostrophe parts words (:func:`tokens`), so "I'm sure" read as "i", "m", "sure" and "doesn't"
+    as "doesn", "t": "m", "ve", "ll", "re", "d" and "doesn" were searched and scored as content
+    words. Now a clitic ("'m", "'ve", "'ll", "'re", "'d", "'s") goes with its word where that word
+    is a stop word ("I'm": "I", "you'll": "you", "what's": "what"), and "n't" after a verb of the
+    stop list is "not" ("doesn't": "does not", "can't": "can not", "won't": "will not"). After any
+    other word it is left as written, so a question and a page that write it alike still share
+    it: "mustn't" still reads "mustn", "Sa'd" keeps its "d", code stays code (``r'd+'``), "Let's
+    Encrypt" keeps its "let", and a typo is no verb ("I wan't to"). A lone letter is no stop
+    word for their sake ("vitamin D", "G2/M"), as NLTK's English list makes "m", "d" and "won"
+    (which would also drop "Who won?"). An apostrophe that starts a word is left alone (French
+    "l'eau", "qu'il", Italian "dell'anno").
 
     >>> without_clitics("I'm sure I've paid; why doesn't it show? I can't, won't. Let's Encrypt")
-    'I sure I paid; why does not it show? I can not, will not. Let Encrypt'
-    >>> without_clitics("Vitamin D, G2/M, l'eau, o'clock, rock 'n' roll, we’re, I wan't")
-    "Vitamin D, G2/M, l'eau, o'clock, rock 'n' roll, we, I wan't"
+    "I sure I paid; why does not it show? I can not, will not. Let's Encrypt"
+    >>> without_clitics("Vitamin D, G2/M, l'eau, o'clock, we’re, I wan't, mustn't, Sa'd, r'd+'")
+    "Vitamin D, G2/M, l'eau, o'clock, we, I wan't, mustn't, Sa'd, r'd+'"
     """
     if "'" not in text and "\u2019" not in text:
         return text
-    return _CLITIC.sub("", _NEGATION.sub(_not, text))
+    return _CLITIC.sub(_host, _NEGATION.sub(_not, text))
 
 
-# A clitic after a letter, ending the word; "n't" after the rest of its verb. Only the first
-# letter's case is kept in what is spelled out ("Won't" is "Will not").
-_CLITIC = re.compile(r"(?<=[^\W\d_])['\u2019](?:m|ve|ll|re|d|s)(?![^\W_])", re.IGNORECASE)
+# A word and its clitic, ending the word; a verb and its "n't". Only the first letter's case is
+# kept in what is spelled out ("Won't" is "Will not").
+_CLITIC = re.compile(r"(?<![^\W_])([^\W\d_]+)['\u2019](?:m|ve|ll|re|d|s)(?![^\W_])", re.IGNORECASE)
 _NEGATION = re.compile(r"(?<![^\W_])([^\W\d_]+?)n['\u2019]t(?![^\W_])", re.IGNORECASE)
-_IRREGULAR = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
-# (the verbs "n't" follows; any other word is left as written: "I wan't to" is a typo, no "wa not")
-_NEGATED = frozenset("do does did is are was were has have had could would should must need might may dare ought".split())
+_IRREGULAR = {"ca": "can", "wo": "will", "ai": "is"}  # (can't, won't, ain't)
+
+
+def _host(match: re.Match[str]) -> str:
+    return match[1] if fold(match[1]) in STOPWORDS else match[0]
 
 
 def _not(match: re.Match[str]) -> str:
     verb = match[1]
     spelled = _IRREGULAR.get(verb.lower())
     if spelled is not None:
-        verb = spelled.capitalize() if verb[0].isupper() else spelled
-    elif verb.lower() not in _NEGATED:
-        return match[0]
-    return f"{verb} not"
+        return f"{spelled.capitalize() if verb[0].isupper() else spelled} not"
+    return f"{verb} not" if fold(verb) in STOPWORDS else match[0]
 
 
 def content_stems(text: str) -> list[str]:
