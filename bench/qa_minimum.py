@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-import electa.engine as engine_module
+import electa.served_order as order_module
 from electa import Access, Caller, Engine, Settings
 from electa.cli.demo import sample_kb
 from electa.engine import ANSWER_WINDOW
@@ -145,7 +145,7 @@ def measure(engine: Engine, org: str, agent: str, golden: BeirSet | None = None)
           " | a relevant passage read |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, rule in RULES.items():
-        engine_module.qa_earns_minimum = rule  # (the engine's own ranking under each rule)
+        order_module.qa_earns_minimum = rule  # (the engine's own ranking under each rule)
         try:
             out = uncovered = within = 0.0
             wrong = pair_first = read_uncovered = wrong_in = read_in = 0
@@ -164,7 +164,7 @@ def measure(engine: Engine, org: str, agent: str, golden: BeirSet | None = None)
                 wrong_in += bool(hits and hits[0].kind is ChunkKind.QA and hits[0].url not in relevant)
                 read_in += any(h.url in relevant for h in passages_read(engine, text, caller, hits))
         finally:
-            engine_module.qa_earns_minimum = qa_earns_minimum
+            order_module.qa_earns_minimum = qa_earns_minimum
         print(f"| {name} | {out / n:.4f} | {wrong} of {n} | {uncovered / n:.4f} | {pair_first} of {n}"
               f" | {read_uncovered} of {n} | {within / n:.4f} | {wrong_in} of {n} | {read_in} of {n} |")
 

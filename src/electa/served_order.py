@@ -259,6 +259,7 @@ class ServedOrder:
             rows.append((key, fused_value, votes, shown, score, url, also))
         rows.sort(key=lambda row: -row[0])  # stable: equal keys keep the fused order
         return rows
+
     def hit_stems(self, hit: Hit) -> frozenset[str]:
         """A hit's English stems (title and text), as a learned ranker's features read them;
         kept per unit (a unit's text never changes: ids are never reused)."""
@@ -268,6 +269,7 @@ class ServedOrder:
                 self._stems.clear()
             stems = self._stems[hit.unit_id] = frozenset(stem_set(f"{hit.title} {hit.text}"))
         return stems
+
     def _passage_terms(self, unit: StoredUnit) -> frozenset[str]:
         """A unit's terms (title and text) in its own language, for lexical coverage; kept per
         unit (a unit's text and language never change: ids are never reused)."""
@@ -277,6 +279,7 @@ class ServedOrder:
                 self._terms.clear()
             found = self._terms[unit.id] = frozenset(index_terms(f"{unit.title} {unit.text}", unit.lang))
         return found
+
     def _openings(self, chosen: dict[int, tuple[StoredUnit, int, frozenset[str], str]],
                   asked: Mapping[str, frozenset[str]], joins: Mapping[str, Mapping[str, frozenset[str]]],
                   question: str) -> None:
@@ -314,6 +317,7 @@ class ServedOrder:
             if (len(held) == shared and len(held & credit(self._text_terms(opener), joined))
                     >= len(held & credit(self._text_terms(shown), joined))):
                 chosen[document_id] = (opener, shared, held, lang)
+
     def _title_terms(self, title: str, lang: str) -> frozenset[str]:
         """The terms of a title, or of a title trail, in ``lang`` (kept: titles repeat)."""
         key = (title, lang)
@@ -323,6 +327,7 @@ class ServedOrder:
                 self._page_titles.clear()
             found = self._page_titles[key] = frozenset(index_terms(title, lang))
         return found
+
     def _text_terms(self, unit: StoredUnit) -> frozenset[str]:
         """A unit's terms of its text alone (not its title trail), kept per unit as
         :meth:`_passage_terms` keeps title and text."""

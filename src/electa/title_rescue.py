@@ -59,6 +59,7 @@ class TitleRescue:
                 if len(rescued) < 2 and uid not in rescued and pattern.search(head):
                     rescued[uid] = word
         return rescued
+
     def _titles_naming(self, word: str, pattern: re.Pattern[str], caller: Caller, generation: int) -> int:
         """How many documents the caller can see have a title naming ``word`` (at most 50
         looked at), kept per store ``generation`` (read before the lookup): questions share

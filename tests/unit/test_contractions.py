@@ -49,3 +49,11 @@ def test_the_title_rescue_names_no_page_by_a_contraction(tmp_path: Path) -> None
             unit.unit_id: "printer"}
     finally:
         engine.close()
+
+
+def test_stacked_clitics_go_together_and_a_question_of_nothing_else_is_searched_as_written() -> None:
+    """From the second review: "I'd've paid" kept "ve" (the first clitic went, the second had no
+    word left to go with), and "Doesn't?" alone, spelled out, searched "does" and "not" where a
+    page writing "doesn't" is indexed under "doesn" and "t"."""
+    assert query_terms("I'd've paid, you'd've too") == ["en·paid"]
+    assert query_terms("Doesn't?") == ["en·doesn", "en·t"]

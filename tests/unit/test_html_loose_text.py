@@ -66,10 +66,10 @@ def test_a_summary_below_a_sixth_level_heading_is_a_line_of_its_own() -> None:
 
 def test_a_summary_holding_a_heading_leaves_it_the_heading() -> None:
     """rustdoc writes each method's heading inside a <summary>: the heading heads, at its own level,
-    and the words before it in the summary (the version it is stable since) open its section."""
+    and the words before it in the summary (the version it is stable since) end its <details>."""
     body = ("<h2>Implementations</h2><details><summary><section><span>1.0 \u00b7 </span><h4>pub fn len(&amp;self)</h4>"
             "</section></summary><div><p>The length.</p></div></details>")
-    assert _sections(body)[-1] == (("Implementations", "pub fn len(&self)"), "1.0 \u00b7\n\nThe length.")
+    assert _sections(body)[-1] == (("Implementations", "pub fn len(&self)"), "The length.\n\n1.0 \u00b7")
 
 
 def test_a_heading_in_a_summary_closes_with_its_details() -> None:
@@ -81,7 +81,8 @@ def test_a_heading_in_a_summary_closes_with_its_details() -> None:
     assert _sections("<h2>A</h2><details><summary><h3>Head</h3></summary><summary>Again</summary><p>a</p>"
                      "</details><p>z</p>") == [(("A", "Head"), "Again\n\na"), (("A",), "z")]
     # rustdoc: the text between two methods' <details> is the impl block's again, and the version
-    # a method's summary writes before its heading is that method's, not the last section's before
+    # a method's summary writes before its heading is that method's (its last words), not the
+    # last section's before
     body = ("<h2>Implementations</h2><details><summary><section><h4>pub fn len(&amp;self)</h4></section></summary>"
             "<div><p>The length.</p><h5>Examples</h5><p>ex</p></div></details><p>Between.</p>"
             "<details><summary><section><span><span>1.2.0</span> \u00b7 <a href='s.html'>Source</a></span>"
@@ -89,7 +90,7 @@ def test_a_heading_in_a_summary_closes_with_its_details() -> None:
     assert _sections(body) == [(("Implementations", "pub fn len(&self)"), "The length."),
                                (("Implementations", "pub fn len(&self)", "Examples"), "ex"),
                                (("Implementations",), "Between."),
-                               (("Implementations", "pub fn is_empty(&self)"), "1.2.0 \u00b7 Source\n\nEmpty?")]
+                               (("Implementations", "pub fn is_empty(&self)"), "Empty?\n\n1.2.0 \u00b7 Source")]
     # A heading at or above the level before its <details> heads past it, as any heading would.
     assert _sections("<h3>A</h3><details><summary><h2>B</h2></summary><p>b</p></details><p>z</p>") == [
         (("B",), "b\n\nz")]
@@ -106,6 +107,10 @@ def test_a_summarys_heading_that_heads_nothing_closes_nothing() -> None:
     assert _sections("<details><summary><h1>Help</h1></summary><p>a</p></details><p>z</p>") == [((), "a\n\nz")]
     assert _sections("<h2>A</h2><details><summary><h3></h3></summary><p>a</p></details><p>z</p>") == [
         (("A",), "a\n\nz")]
+    # (from the second review: a <details> inside the summary, before its heading, no longer
+    # makes the reader forget the heading is the summary's)
+    assert _sections("<h2>A</h2><details><summary><details><summary>x</summary><p>i</p></details><h3>Q</h3>"
+                     "</summary><p>a</p></details><p>z</p>") == [(("A", "x"), "i"), (("A", "Q"), "a"), (("A",), "z")]
 
 
 def test_a_code_element_holding_blocks_is_no_code_span() -> None:

@@ -184,12 +184,17 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     loose_words = False  # (the run holds words: an image after them stands in its line)
     read_block = False  # (a block, a heading or an image was read: loose text alone came before)
 
-    def end_loose() -> None:
+    def end_loose(hold: bool = False) -> None:
+        """Read the loose run as a paragraph; ``hold``: as the last of the innermost <details>
+        (:meth:`Disclosures.hold`)."""
         nonlocal last_run, linked, loose_words
         words = prose_line(inline_text(loose, image)) if loose else ""
         if words and not (linked and len(_WORDS.findall(words)) <= linked):
-            items.extend(([""] if items else []) + [words])
-            last_run = ""
+            if hold:
+                disclosed.hold(words)
+            else:
+                items.extend(([""] if items else []) + [words])
+                last_run = ""
         loose.clear()
         linked, loose_words = 0, False
 
@@ -210,6 +215,8 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             if not after_break:
                 end_loose()  # (a block-level element around loose text has ended)
             after_break = False  # (a <br> parts words in a line, as in a paragraph)
+            if ended == "details" and (held := disclosed.held()):
+                items.extend(([""] if items else []) + [held])
             if ended == "details" and (closing := disclosed.close()) is not None:
                 items.append(closing)  # (closes the summary's section: see sections_from_lines)
                 last_run = ""
@@ -245,10 +252,9 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             loose_words = loose_words or (tag not in ("img", "button") and bool(_WORDS.search(
                 node.text_content or "" if tag == "-text" else node.text(deep=True, separator="", strip=False))))
             continue
-        if (tag in BLOCK_LEVEL or tag in _BLOCKS or tag in _HEADINGS or tag == "img") \
-                and not (tag in _HEADINGS and disclosed.awaiting):
-            # (words a summary holds before its heading, rustdoc's "1.0.0 · Source", open the
-            # heading's section: they are its item's, and would otherwise end the section before)
+        if tag in _HEADINGS and disclosed.awaiting:
+            end_loose(hold=True)  # (words a summary holds before its heading: Disclosures.hold)
+        elif tag in BLOCK_LEVEL or tag in _BLOCKS or tag in _HEADINGS or tag == "img":
             end_loose()
         elif tag == "a" and (node.attributes.get("href") or "#").startswith("#") and node.css_first(_LOOSE_ENDS) is None:
             linked += len(_WORDS.findall(node.text(deep=True, separator="", strip=False)))

@@ -105,7 +105,7 @@ class Disclosures:
     ``<details>``'s first summary heads, and none below a sixth-level heading. A summary that
     holds a heading (rustdoc's method headings) is that heading, at its own level
     (:meth:`wrapping`), and closes with its ``<details>`` alike where it lies below the level
-    before it.
+    before it; the words it holds before that heading end the ``<details>`` (:meth:`hold`).
 
     >>> d = Disclosures()
     >>> d.level = 2
@@ -113,58 +113,78 @@ class Disclosures:
     ((3, 'Refunds?'), None, 3, (3, ''), 2)
     >>> d.open(); d.close() is None, d.close() is None  # (no summary, then none open: nothing to close)
     (True, True)
-    >>> d.open(); d.wrapping(); d.heading(4); d.summary("Again?"), d.level, d.close(), d.level
-    (None, 4, (4, ''), 2)
+    >>> d.open(); d.wrapping(); d.hold("1.0 · Source"); d.heading(4); d.summary("Again?"), d.level
+    (None, 4)
+    >>> d.held(), d.held(), d.close(), d.level
+    ('1.0 · Source', '', (4, ''), 2)
     """
 
     def __init__(self) -> None:
         self.level = 0
-        # (each open <details>: its summary's level, 0 while it has none, and the level before it)
-        self._open: list[tuple[int, int]] = []
-        self._wrapped = False  # (the next heading read is the innermost <details>' summary)
+        # (each open <details>: its summary's level, 0 while it has none, the level before it, and
+        # whether its summary holds a heading not yet read: :meth:`wrapping`)
+        self._open: list[tuple[int, int, bool]] = []
+        self._held: list[str] = []  # (each open <details>: the words its summary held before its heading)
 
     def wrapping(self) -> None:
         """The innermost open ``<details>``'s summary holds a heading: the next heading read
-        (:meth:`heading`) is that summary, at its own level, if below the level before the
-        ``<details>`` (one at or above it lasts past the ``<details>``, as any heading would)."""
-        self._wrapped = bool(self._open) and not self._open[-1][0]
+        (:meth:`heading`) while it is the innermost is that summary, at its own level, if below
+        the level before the ``<details>`` (one at or above it lasts past the ``<details>``, as
+        any heading would)."""
+        if self._open and not self._open[-1][0]:
+            self._open[-1] = (0, self._open[-1][1], True)
 
     @property
     def awaiting(self) -> bool:
         """Whether the next heading read is a summary's (:meth:`wrapping`)."""
-        return self._wrapped
+        return bool(self._open) and self._open[-1][2]
 
     def unwrap(self) -> None:
         """A ``<summary>`` ended: a heading read after it is none of its (a summary's heading
         inside a block read whole was never read as a heading)."""
-        self._wrapped = False
+        if self.awaiting:
+            self._open[-1] = (0, self._open[-1][1], False)
 
     def heading(self, level: int, heads: bool = True) -> None:
         """A heading of ``level`` was read; ``heads``: it began a section (not the page's title
         nor a heading of no words, which a summary's heading then is not: its ``<details>``
         would close a section it never opened)."""
-        if heads and self._wrapped and self._open and not self._open[-1][0] and level > self._open[-1][1]:
-            self._open[-1] = (level, self._open[-1][1])
-        self._wrapped = False
+        if self.awaiting:
+            back = self._open[-1][1]
+            self._open[-1] = (level if heads and level > back else 0, back, False)
         self.level = level
 
     def open(self) -> None:
-        self._open.append((0, self.level))
-        self._wrapped = False
+        self._open.append((0, self.level, False))
+        self._held.append("")
+
+    def hold(self, words: str) -> None:
+        """``words`` a summary holds before its heading (rustdoc's "1.70.0 · Source": the version
+        a method is stable since and a link to its code) are the innermost ``<details>``' last
+        paragraph (:meth:`held`), not its section's first: ahead of what the item does, they made
+        that section longer than its "Examples" for full text, which then stood for the item more
+        often (``bench/rustdoc_probe.py``), and behind the heading before, they were no one's."""
+        if self._held:
+            self._held[-1] = f"{self._held[-1]} {words}".strip()
+
+    def held(self) -> str:
+        """What :meth:`hold` kept for the innermost ``<details>``, read once as it ends."""
+        found, self._held[-1:] = (self._held[-1], [""]) if self._held else ("", [])
+        return found
 
     def summary(self, words: str) -> tuple[int, str] | None:
         """The heading ``words`` make as the innermost open ``<details>``'s summary, or None."""
         if not words or not self._open or self._open[-1][0] or self.level >= 6:
             return None
-        self._open[-1] = (self.level + 1, self.level)
+        self._open[-1] = (self.level + 1, self.level, False)
         self.level += 1
         return self.level, words
 
     def close(self) -> tuple[int, str] | None:
         """The innermost ``<details>`` ends: the item that closes its summary's section, or None
         where it had no summary (nor any open)."""
-        summary, back = self._open.pop() if self._open else (0, self.level)
-        self._wrapped = False
+        summary, back, _ = self._open.pop() if self._open else (0, self.level, False)
+        del self._held[-1:]
         if not summary:
             return None
         self.level = back

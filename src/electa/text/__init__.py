@@ -205,8 +205,8 @@ def without_clitics(text: str) -> str:
 
     >>> without_clitics("I'm sure I've paid; why doesn't it show? I can't, won't. Let's Encrypt")
     "I sure I paid; why does not it show? I can not, will not. Let's Encrypt"
-    >>> without_clitics("Vitamin D, G2/M, l'eau, o'clock, we’re, I wan't, mustn't, Sa'd, r'd+'")
-    "Vitamin D, G2/M, l'eau, o'clock, we, I wan't, mustn't, Sa'd, r'd+'"
+    >>> without_clitics("Vitamin D, G2/M, l'eau, o'clock, we’re, I wan't, mustn't, Sa'd, r'd+', I'd've")
+    "Vitamin D, G2/M, l'eau, o'clock, we, I wan't, mustn't, Sa'd, r'd+', I"
     """
     if "'" not in text and "\u2019" not in text:
         return text
@@ -215,7 +215,7 @@ def without_clitics(text: str) -> str:
 
 # A word and its clitic, ending the word; a verb and its "n't". Only the first letter's case is
 # kept in what is spelled out ("Won't" is "Will not").
-_CLITIC = re.compile(r"(?<![^\W_])([^\W\d_]+)['\u2019](?:m|ve|ll|re|d|s)(?![^\W_])", re.IGNORECASE)
+_CLITIC = re.compile(r"(?<![^\W_])([^\W\d_]+)(?:['\u2019](?:m|ve|ll|re|d|s))+(?![^\W_])", re.IGNORECASE)
 _NEGATION = re.compile(r"(?<![^\W_])([^\W\d_]+?)n['\u2019]t(?![^\W_])", re.IGNORECASE)
 _IRREGULAR = {"ca": "can", "wo": "will", "ai": "is"}  # (can't, won't, ain't)
 

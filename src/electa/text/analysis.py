@@ -228,17 +228,17 @@ def content_words(text: str, lang: str, or_all: bool = True) -> list[str]:
     organisation writes in.
 
     A contraction is read as the words it stands for (:func:`electa.text.without_clitics`): "I'm"
-    and "doesn't" add no "m" nor "doesn".
+    and "doesn't" add no "m" nor "doesn"; a question of nothing else is searched by its words as
+    written ("Doesn't?": "doesn", "t", as a page writing it is indexed).
 
     >>> content_words("Was hat der Hund gemacht?", "en"), content_words("What hat?", "en")
     (['hund', 'gemacht'], ['hat'])
-    >>> content_words("I'm sure it doesn't sync", "en")
-    ['sure', 'sync']
+    >>> content_words("I'm sure it doesn't sync", "en"), content_words("Doesn't?", "en")
+    (['sure', 'sync'], ['doesn', 't'])
     """
-    found = words(without_clitics(text))
     stop = stopwords((lang, question_language(text)))
-    content = [w for w in found if fold(w) not in stop]
-    return list(dict.fromkeys(content or (found if or_all else [])))
+    content = [w for w in words(without_clitics(text)) if fold(w) not in stop]
+    return list(dict.fromkeys(content or (words(text) if or_all else [])))
 
 
 @lru_cache(maxsize=4096)
