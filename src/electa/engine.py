@@ -21,12 +21,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from electa.answer.segment import segment
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
-from electa.embedders.chain import ENGLISH, ChainEmbedder, embed_routed, language_correction, language_maps
+from electa.embedders.chain import ENGLISH, ChainEmbedder, language_correction, language_maps
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder, create_sparse_encoder, kept_model
 from electa.errors import ConfigError, EmbedderUnavailable, ModelMismatchError, NotFoundError
@@ -34,7 +32,8 @@ from electa.graph.extract import create_extractor
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.page import Loaded
 from electa.ingest.pipeline import Ingestor, IngestReport, same_source
-from electa.ingest.unit_vectors import Recipe, unit_vectors
+from electa.ingest.unit_vectors import Recipe
+from electa.ingest.vector_fill import adopt_vectors, embed_missing, nothing_missing, title_vectors
 from electa.judges import UnavailableJudge, build_funnel
 from electa.judges.agent_rerank import AgentRerankers, rerank_identity
 from electa.judges.ltr import ORDER, AgentModels, FileModel, LtrJudge, Serving, fixed_model
@@ -74,8 +73,6 @@ from electa.types import (
     Access,
     AnswerEvent,
     Caller,
-    Chunk,
-    ChunkKind,
     Hit,
     LegResult,
     LegStatus,
@@ -419,9 +416,9 @@ class Engine:
             # their units or a model switch, which reindexes): look above it only. A full scan
             # here cost 0.6-3.4 s per write at 1M units (warm/cold; bench/scale.py's 1M store).
             top = self.store.last_unit_id()  # read first: a unit committed meanwhile lies above it
-            if not self._vectors_checked and self._nothing_missing(self.embedder.model_id):
+            if not self._vectors_checked and nothing_missing(self.store, self.embedder.model_id):
                 self._vectors_checked = top
-            self._embed_missing(self.embedder, 256, after_id=self._vectors_checked)
+            embed_missing(self.store, self.embedder, self.recipe, 256, after_id=self._vectors_checked)
             self._vectors_checked = top
             self.index.sync()
             self.index.save(force=False)  # the store is the truth: the graph's file may lag it
@@ -469,7 +466,8 @@ class Engine:
         if not orgs or model is None:
             return 0
         top = self.store.last_unit_id()
-        done, _ = self._embed_missing(model, 256, max_batches, progress, after_id=self._own_checked, orgs=sorted(orgs))
+        done, _ = embed_missing(self.store, model, self.recipe, 256, max_batches, progress,
+                                after_id=self._own_checked, orgs=sorted(orgs))
         if max_batches is None:
             self._own_checked = top
         index = self.readings.index()
@@ -530,115 +528,13 @@ class Engine:
         current = dict(self.store.org_settings().get(org) or {})
         done = 0
         if reading in KEEPING:
-            done, _ = self._embed_missing(model, 256, None, progress, orgs=[org])
+            done, _ = embed_missing(self.store, model, self.recipe, 256, None, progress, orgs=[org])
         if current.get("dense") != reading:  # (by-language too: else a first write would store the default)
             self.store.set_org_settings(org, {**current, "dense": reading})
         if reading in KEEPING:
             self._own_checked = 0  # what another process wrote before it saw the switch
             done += self._embed_own_readings(progress=progress)
         return done
-
-    def _adopt_vectors(self, embedder: Embedder) -> int:
-        """A store embedded by a chain's English model (one made before the chain was the
-        default), or by a chain with the same English model and another multilingual one (USE,
-        before e5), gives its English units' vectors to the chain as they are, padded with the
-        other half's zeros: re-embedding them would give the same vectors (pooled ones too, a
-        mean of padded vectors being the padded mean). Returns how many units it gave."""
-        if not isinstance(embedder, ChainEmbedder):
-            return 0
-        english = embedder.english
-        stored = self.store.meta("model_id") or ""
-        sources = [english.model_id]
-        if stored.startswith(f"chain({english.model_id}|") and stored != embedder.model_id:
-            sources.append(stored)
-        adopted = 0
-        for source in sources:
-            after = 0
-            while (part := next(self.store.vectors(source, after), None)) is not None:
-                ids, vecs = part
-                after = int(ids[-1])
-                units = self.store.units([int(i) for i in ids])
-                done = set(self.store.vectors_of(embedder.model_id, ids)[0].tolist())  # given by an earlier call
-                # (an English unit's vector in the other half, as a title unit added by an
-                # earlier reindex could be, is read again rather than adopted as zeros)
-                english_half = np.asarray(vecs[:, :english.dim].any(axis=1), dtype=bool)
-                keep = [k for k, uid in enumerate(ids) if int(uid) in units and units[int(uid)].lang in ENGLISH
-                        and english_half[k] and int(uid) not in done]
-                if keep:
-                    padded = np.zeros((len(keep), embedder.dim), dtype=np.float32)
-                    padded[:, :english.dim] = vecs[keep][:, :english.dim]
-                    self.store.put_vectors(embedder.model_id, [int(ids[k]) for k in keep], padded)
-                    adopted += len(keep)
-        return adopted
-
-    def _title_vectors(self, missing: Sequence[tuple[int, str, int]]) -> np.ndarray:
-        """Vectors of the title units reindex adds, each read in its document's language (an
-        embedder chain would read a short title like "Kontakt" as English)."""
-        assert self.embedder is not None
-        parents = self.store.units([parent for _, _, parent in missing])
-        return embed_routed(self.embedder, [title for _, title, _ in missing],
-                            [parents[p].lang if p in parents else "" for _, _, p in missing])
-
-    def _nothing_missing(self, model_id: str) -> bool:
-        """Whether every unit that should have a vector of ``model_id`` has one, by two counts
-        (this process's first write: the scan for missing vectors took 6.8 s at a million units,
-        the counts a fraction of it). Trusted only if no write moved the store between them:
-        a deletion between the counts could hide a missing vector."""
-        before = self.store.generation
-        vectors, units = self.store.count_vectors(model_id), self.store.count_vector_chunks()
-        return self.store.generation == before and vectors >= units
-
-    def _embed_missing(self, embedder: Embedder, batch: int, max_batches: int | None = None,
-                       progress: bool = False, after_id: int = 0, orgs: Sequence[str] | None = None) -> tuple[int, int]:
-        """Embed, in committed batches, every chunk with id > ``after_id`` (of ``orgs`` only, when
-        given) that lacks a vector of ``embedder``'s model. Returns ``(chunks embedded, batches)``;
-        resumable, since each batch commits."""
-        done = batches = 0
-        while max_batches is None or batches < max_batches:
-            # Whole documents only, so that parents are pooled from all their children (the
-            # recipe of ingest): a full batch leaves its last document to the next one, and a
-            # document longer than a batch is read with a larger one.
-            limit = batch
-            while True:
-                rows = self.store.chunks_missing_vectors(embedder.model_id, limit, after_id, orgs)
-                units = self.store.units([r[0] for r in rows])
-                documents = {u.document_id for u in units.values()}
-                if len(rows) < limit or len(documents) > 1 or limit >= 64 * batch:
-                    break  # (past 64 batches, a huge document goes in parts: a parent whose children
-                    # straddle two parts is pooled from those at hand, or read when none is)
-                limit *= 2
-            if not rows:
-                break
-            resume = max(r[0] for r in rows)
-            if len(rows) == limit and len(documents) > 1:
-                # The last document still there (a unit may have been deleted meanwhile).
-                last = next(units[r[0]].document_id for r in reversed(rows) if r[0] in units)
-                left = [r[0] for r in rows if r[0] in units and units[r[0]].document_id == last]
-                rows = [r for r in rows if r[0] not in units or units[r[0]].document_id != last]
-                # The next batch starts at the left document's first row, not after the kept
-                # rows: a document's units need not be contiguous (title units added later).
-                resume = min(left) - 1
-            by_doc: dict[int, list[tuple[int, Chunk]]] = {}
-            for uid, title, text in rows:
-                unit = units.get(uid)
-                if unit is None:  # deleted meanwhile
-                    continue
-                # Ordinals are unit ids here: pooling only needs which child sits in which parent.
-                parent = unit.parent_id if unit.kind is ChunkKind.CHILD else None
-                by_doc.setdefault(unit.document_id, []).append((uid, Chunk(unit.kind, uid, title, text, parent)))
-            groups = list(by_doc.values())
-            langs = [units[g[0][0]].lang for g in groups]
-            vectors = unit_vectors(embedder, [[c for _, c in g] for g in groups], self.recipe, langs=langs)
-            ids = [uid for g in groups for uid, _ in g]
-            vecs = [v for vs in vectors for v in vs]
-            if ids:
-                self.store.put_vectors(embedder.model_id, ids, np.stack(vecs))  # type: ignore[arg-type]
-            done += len(ids)
-            batches += 1
-            after_id = resume
-            if progress:
-                print(f"reindex: {done} chunks embedded", flush=True)
-        return done, batches
 
     def ingest(self, paths: Iterable[str | Path], access: Access, base_url: str = "",
                progress: bool = False, as_name: str | None = None, url_suffix: str | None = None,
@@ -758,18 +654,18 @@ class Engine:
         if self.embedder is None:
             raise EmbedderUnavailable(self.dense.why or "no embedder is configured")
         model_id = self.embedder.model_id
-        adopted = self._adopt_vectors(self.embedder)
+        adopted = adopt_vectors(self.store, self.embedder)
         if progress and adopted:
             print(f"reindex: {adopted} English units keep their {self.embedder.english.model_id} vectors"  # type: ignore[attr-defined]
                   " in the chain", flush=True)
-        done, batches = self._embed_missing(self.embedder, batch, max_batches, progress)
+        done, batches = embed_missing(self.store, self.embedder, self.recipe, batch, max_batches, progress)
         # Organisations that read with one model get its vectors before the switch drops the
         # other models' (a chain whose model for them changed: their dense leg would find nothing
         # until the pass after the switch ended; review).
         own_orgs = sorted(self.readings.multilingual()) if isinstance(self.embedder, ChainEmbedder) else []
         own = (self.embedder.crossing.model_id,) if own_orgs else ()  # type: ignore[attr-defined]
         if own and not self.store.chunks_missing_vectors(model_id, 1):
-            more, more_batches = self._embed_missing(self.embedder.crossing, batch,  # type: ignore[attr-defined]
+            more, more_batches = embed_missing(self.store, self.embedder.crossing, self.recipe, batch,  # type: ignore[attr-defined]
                                                      None if max_batches is None else max(0, max_batches - batches),
                                                      progress, orgs=own_orgs)
             done, batches = done + more, batches + more_batches
@@ -791,7 +687,7 @@ class Engine:
                 missing = self.store.documents_missing_title_units(batch)
                 if not missing:
                     break
-                self.store.add_title_units(model_id, missing, self._title_vectors(missing))
+                self.store.add_title_units(model_id, missing, title_vectors(self.store, self.embedder, missing))
                 done += len(missing)
                 batches += 1
                 if progress:

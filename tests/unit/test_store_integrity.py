@@ -11,6 +11,7 @@ import pytest
 from electa import Access, Caller, ConfigError, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.page import Loaded
+from electa.ingest.vector_fill import embed_missing
 from electa.stores.faiss_index import FaissHnswIndex
 from electa.stores.registry import open_store
 from electa.testing.store_contract import prepared, record
@@ -357,7 +358,7 @@ def test_reindex_reaches_units_added_to_a_document_later(tmp_path: Path) -> None
                   " FROM chunks WHERE document_id=? ORDER BY id LIMIT 1", (last - 1,))
         c.execute("DELETE FROM vectors")
     model = engine.embedder.model_id  # type: ignore[union-attr]
-    engine._embed_missing(engine.embedder, 5)  # type: ignore[arg-type]
+    embed_missing(engine.store, engine.embedder, engine.recipe, 5)  # type: ignore[arg-type]
     assert engine.store.chunks_missing_vectors(model, 100) == []
     engine.close()
 
