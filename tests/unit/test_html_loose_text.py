@@ -113,6 +113,13 @@ def test_a_summarys_heading_that_heads_nothing_closes_nothing() -> None:
                      "</summary><p>a</p></details><p>z</p>") == [(("A", "x"), "i"), (("A", "Q"), "a"), (("A",), "z")]
 
 
+def test_the_words_a_summary_holds_are_a_paragraph_of_their_own() -> None:
+    """From the third review: the held words ended their <details> without ending the run of
+    list items, so the next item joined them ("1.0\n- w")."""
+    body = "<ul><li>x</li><details><summary><span>1.0</span><h1>Help</h1></summary><li>y</li></details><li>w</li></ul>"
+    assert _doc(_page(body), "l.html").text == "- x\n- y\n\n1.0\n\n- w"
+
+
 def test_a_code_element_holding_blocks_is_no_code_span() -> None:
     """From the review: "<code><pre>…" was read whole as one code span, its fence lost, and
     paragraphs inside a <tt> became code."""

@@ -217,6 +217,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             after_break = False  # (a <br> parts words in a line, as in a paragraph)
             if ended == "details" and (held := disclosed.held()):
                 items.extend(([""] if items else []) + [held])
+                last_run = ""
             if ended == "details" and (closing := disclosed.close()) is not None:
                 items.append(closing)  # (closes the summary's section: see sections_from_lines)
                 last_run = ""
