@@ -366,7 +366,8 @@ def test_reindex_reaches_units_added_to_a_document_later(tmp_path: Path) -> None
 def test_counting_the_units_that_should_carry_a_vector_reads_an_index_not_every_chunk(tmp_path: Path) -> None:
     # A process's first write counts them: a scan of every chunk's text took 5.2 s at 1M chunks
     # from a cold disk (bench/scale.py's store), the covering index 0.19 s.
-    from electa.stores.sqlite import VECTOR_KINDS_SQL, SqliteStore
+    from electa.stores.sqlite import SqliteStore
+    from electa.stores.sqlite_vectors import VECTOR_KINDS_SQL
 
     store = SqliteStore(tmp_path)
     try:
