@@ -77,7 +77,7 @@ def reader_of(name: str) -> str:
 
     >>> reader_of("guide/setup.md"), reader_of("README"), reader_of("faq.csv")
     ('markdown-2', 'text-1', 'csv-1')
-    >>> reader_of("index.html").startswith("html-4+selectolax")
+    >>> reader_of("index.html").startswith(f"html-{READERS['load_html']}+selectolax")
     True
     """
     loader = loader_for(name).__name__
