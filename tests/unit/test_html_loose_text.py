@@ -120,6 +120,16 @@ def test_the_words_a_summary_holds_are_a_paragraph_of_their_own() -> None:
     assert _doc(_page(body), "l.html").text == "- x\n- y\n\n1.0\n\n- w"
 
 
+def test_a_summary_that_heads_nothing_is_a_paragraph_of_its_own() -> None:
+    """From the fourth review (older than this session): a summary read as a line (below a
+    sixth-level heading, or outside any <details>) did not end the run of list items before it,
+    so the next item joined it ("S\n- y")."""
+    assert _doc(_page("<h6>E</h6><ul><li>x</li><details><summary>S</summary><li>y</li></details></ul>"),
+                "s.html").text.endswith("- x\n\nS\n\n- y")
+    assert _doc(_page("<p>p</p><ul><li>x</li><summary>S</summary><li>w</li></ul>"), "s.html").text.endswith(
+        "- x\n\nS\n\n- w")
+
+
 def test_a_code_element_holding_blocks_is_no_code_span() -> None:
     """From the review: "<code><pre>…" was read whole as one code span, its fence lost, and
     paragraphs inside a <tt> became code."""

@@ -246,6 +246,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
                 last_run, read_block = "", True
             elif words:
                 items.extend(([""] if items else []) + [words])
+                last_run = ""
             continue
         if tag in ("-text", "br", "button") or tag in INLINE_CODE or (tag == "img" and loose_words):
             loose.append(node)

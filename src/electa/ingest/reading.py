@@ -45,7 +45,8 @@ from electa.ingest.loaders import loader_for
 # html 5: a heading a <details>'s <summary> holds (rustdoc's methods) closes with the <details>, where
 #   what follows it read under it until the next heading, and a second <summary> no longer heads.
 # html 6: the words a <summary> holds before its heading end its <details> (they opened the
-#   heading's section in 5, which was two commits', ba4b879 and 96a70a2: their stores read again).
+#   heading's section in 5, which was two commits', ba4b879 and 96a70a2: their stores read again),
+#   and a summary read as a line no longer joins the list item after it.
 # markdown 2: a raw <details>'s <summary> line heads what it discloses, its tags' lines blank.
 READERS: dict[str, int] = {
     "load_markdown": 2,

@@ -164,10 +164,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts_recent USING fts5(question, answer, ac
 """
 
 
-
-
-
-
 def acl_token(kind: str, value: str) -> str:
     """An opaque FTS token for an access value: a letter and digits, which neither the unicode61
     tokenizer splits nor the Porter stemmer changes."""
@@ -263,7 +259,7 @@ def note_injection_rules(con: sqlite3.Connection) -> None:
                     [("injection_rules", injection.RULES_VERSION), ("injection_pending", str(top)), ("injection_cursor", "0")])
 
 
-class SqliteStore(OperationalTables, GraphTables, VectorTables):
+class SqliteStore(OperationalTables, GraphTables, VectorTables):  # (GraphTables before VectorTables: its _bump_backfills)
     """The embedded store. ``SqliteStore(Path("data"))`` opens or creates ``data/electa.db``.
 
     Connections are per thread (legs query in parallel); writes are serialised by a lock.

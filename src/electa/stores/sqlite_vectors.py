@@ -3,7 +3,8 @@
 read in batches and written in transactions.
 
 A mixin of :class:`electa.stores.sqlite.SqliteStore` (which provides ``con``, ``transaction()``,
-``set_meta``, ``_bump`` and ``_bump_backfills``), kept apart as :mod:`electa.stores.sqlite_graph` is.
+``set_meta`` and ``_bump``; ``_bump_backfills`` is :class:`~electa.stores.sqlite_graph.GraphTables`',
+which must precede this mixin among the store's bases), kept apart as :mod:`electa.stores.sqlite_graph` is.
 """
 
 from __future__ import annotations
