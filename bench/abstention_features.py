@@ -23,7 +23,7 @@ twin, as a search of a store without those pages would compute them):
   would count a little differently).
 
 StackFAQ's dev questions are searched as served (each leg at its served depth, the C4 order, the
-first 20 shown: ``electa.engine.ANSWER_WINDOW``), once, then every variant is fitted and
+first 20 shown: ``electa.answer.passages.ANSWER_WINDOW``), once, then every variant is fitted and
 measured on the same lists three ways: fitted on ``dev:tune-by-thread`` and measured on
 ``dev:test-by-thread`` (threads never fitted on), 5-fold cross-validation by thread within
 ``dev:test-by-thread``, and 5-fold cross-validation by question over all of dev. The floor is
@@ -42,8 +42,8 @@ from pathlib import Path
 import numpy as np
 from idf_coverage import idf
 
+from electa.answer.passages import ANSWER_WINDOW
 from electa.calibration import COMBINED, Calibrator, calibrated_score, fit_isotonic, fit_stacked
-from electa.engine import ANSWER_WINDOW
 from electa.eval.abstention import STACK_HEAD, Candidate, floor_for, keep_grid
 from electa.eval.beir import thread_groups, thread_half_of
 from electa.eval.folds import deal_folds

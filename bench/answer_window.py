@@ -1,5 +1,5 @@
 """How many hits should the ask pipeline read for its passages? Ten (up to commit 08792e3) against
-:data:`electa.engine.ANSWER_WINDOW`, at the served C4 lift and a larger one, through the real
+:data:`electa.answer.passages.ANSWER_WINDOW`, at the served C4 lift and a larger one, through the real
 ask pipeline.
 
     python bench/answer_window.py ../shared/data/xquad-r/zh [--lift 0.1 --lift 0.25] [--limit N] [--searches-only]
@@ -44,6 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 from statistics import fmean
 
+import electa.answer.passages as passages_module
 import electa.engine as engine_module
 from electa.config import Settings
 from electa.eval.answer_metrics import paired_difference
@@ -51,7 +52,7 @@ from electa.eval.answer_sets import AnswerItem, AnswerSet, ingest_set, load_supp
 from electa.eval.answers import AnswerReport, answer_engine, evaluate_answers
 from electa.types import Caller
 
-SERVED_WINDOW = engine_module.ANSWER_WINDOW
+SERVED_WINDOW = passages_module.ANSWER_WINDOW
 SERVED_LIFT = engine_module.LIFT
 WINDOWS = (10, SERVED_WINDOW)
 KEYS = ("exact", "token_f1", "gold_cited", "abstained")
@@ -148,9 +149,10 @@ def main() -> None:
                 differ = [i for i, x, y in zip(items, *read.values(), strict=True) if x != y]
                 got = {}
                 for window in WINDOWS:
-                    engine_module.ANSWER_WINDOW = window
+                    # (read in electa.answer.passages; the engine's names it in cache keys)
+                    passages_module.ANSWER_WINDOW = engine_module.ANSWER_WINDOW = window
                     got[window] = answered(engine, answer_set, differ, settings)
-                engine_module.ANSWER_WINDOW = SERVED_WINDOW
+                passages_module.ANSWER_WINDOW = engine_module.ANSWER_WINDOW = SERVED_WINDOW
                 print(f"window 10 → {SERVED_WINDOW}:")
                 compare(got[10], got[SERVED_WINDOW], differ, items, keys)
             first = lifts[0]
@@ -164,6 +166,7 @@ def main() -> None:
                 compare(got[first], got[lift], differ, items, keys)
         finally:
             engine_module.LIFT, engine_module.ANSWER_WINDOW = SERVED_LIFT, SERVED_WINDOW
+            passages_module.ANSWER_WINDOW = SERVED_WINDOW
 
 
 if __name__ == "__main__":

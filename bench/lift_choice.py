@@ -26,7 +26,7 @@ organisation could expect. The last line is the cell the rule chooses on every s
 Per held-out set it also prints how many questions the chosen cell ranks better and worse than
 ``--against`` with a two-sided sign test (a small mean gain of a few large moves is not a
 default's proof), and, for the answer's sake, how many questions have fewer than four passing
-hits among the first :data:`electa.engine.ANSWER_WINDOW` (what the ask pipeline reads) while four
+hits among the first :data:`electa.answer.passages.ANSWER_WINDOW` (what the ask pipeline reads) while four
 or more pass among all: passages a larger lift would push out of the answer's reach.
 Per-question figures are kept in ``--cache`` with what they were measured on (the corpus, the
 embedder, the floor, the depths, the grid, the served order's version); a cache measured on
@@ -45,8 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
+from electa.answer.passages import ANSWER_WINDOW
 from electa.config import Settings
-from electa.engine import ANSWER_WINDOW, Engine
+from electa.engine import Engine
 from electa.eval.beir import BeirSet, load_beir
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, ingest_corpus, labelled_set, leg_documents

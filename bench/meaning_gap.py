@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 from lift_choice import add_bars, best_of, corpus, each_set, legs_of, moved, served_set
 
-from electa.engine import ANSWER_WINDOW
+from electa.answer.passages import ANSWER_WINDOW
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG
 from electa.fusion import max_fused

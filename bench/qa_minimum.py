@@ -52,8 +52,8 @@ from pathlib import Path
 
 import electa.served_order as order_module
 from electa import Access, Caller, Engine, Settings
+from electa.answer.passages import ANSWER_WINDOW
 from electa.cli.demo import sample_kb
-from electa.engine import ANSWER_WINDOW
 from electa.eval.beir import BeirSet, load_beir
 from electa.eval.golden import golden_set
 from electa.eval.metrics import ndcg_at
@@ -126,7 +126,7 @@ def refilled(before: Sequence[LegResult], after: Sequence[LegResult], deeper: di
 
 def passages_read(engine: Engine, text: str, caller: Caller, hits: Sequence[Hit]) -> list[Hit]:
     """What the ask pipeline reads of ``hits`` (served order): the first ``top_passages`` that
-    pass among the first :data:`~electa.engine.ANSWER_WINDOW`, the floor or the title rescue
+    pass among the first :data:`~electa.answer.passages.ANSWER_WINDOW`, the floor or the title rescue
     (SPEC B6) passing them as a search does."""
     rescued = engine.rescue.rescued(text, [(h.unit_id, h.title) for h in hits if not h.passes], caller)
     return [h for h in hits[:ANSWER_WINDOW] if h.passes or h.unit_id in rescued][: engine.settings.top_passages]

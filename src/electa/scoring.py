@@ -51,7 +51,7 @@ StackFAQ, held out, loses 0.004 with the lift its neighbours choose (0.4; 48 que
 55 worse, not significant). Held-out figures are at the lift each fold chose (0.2-0.4). A larger
 lift orders more failing hits above passing ones (Chinese, where both legs often agree on a page
 the floor rejects); the ask pipeline reads its passages from the first 20 hits
-(``electa.engine.ANSWER_WINDOW``), where no set's questions lose a passage at the lift chosen.
+(``electa.answer.passages.ANSWER_WINDOW``), where no set's questions lose a passage at the lift chosen.
 The modes' merge and the multimodal figure lift keep 0.1, the lift they were measured with. The
 README has the table.
 """

@@ -735,7 +735,7 @@ def test_a_long_passage_is_never_read_from_inside_a_fenced_code_block() -> None:
 def test_a_passage_with_a_budget_of_one_character_left_is_cut_not_looped_on() -> None:
     """From the second review: with one character of the shared budget left (more than four
     passages asked for), the focus read pieces of half a character, and never ended."""
-    from electa.engine import cut_passages
+    from electa.answer.passages import cut_passages
     from electa.types import ChunkKind
 
     def hit(i: int, text: str) -> Hit:

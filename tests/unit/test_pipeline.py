@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from electa import Access, Caller, ConfigError, Engine, Settings
+from electa.answer.passages import ANSWER_WINDOW
 from electa.answer.prompt import Prompt
-from electa.engine import ANSWER_WINDOW
 from electa.ingest.page import Loaded
 from electa.testing.fakes import ScriptedAnswerer
 from electa.types import AnswerEvent
@@ -225,7 +225,7 @@ def test_engine_context_reads_passing_hits_below_failing_ones(kb: Engine, monkey
 
 
 def test_the_answer_window_holds_every_passage_asked_for() -> None:
-    from electa.engine import answer_window
+    from electa.answer.passages import answer_window
     from electa.modes.protocol import MERGE_DEPTH
 
     # (the merging modes' depth: at it, their searches are the same for an answer as for a search)

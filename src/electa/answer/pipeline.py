@@ -16,7 +16,8 @@ The events (the SSE contract, :data:`SSE_CONTRACT`):
   multimodal mode, a cited passage's images too: ``"images": [{"src", "alt", "caption"}]``).
 - ``done``: confidence (the best calibrated probability, else absolute score, of the passages the
   answer read), flags (``low_confidence``: fewer than two hits pass among the first
-  :data:`electa.engine.ANSWER_WINDOW`; ``strict``: none does), the search query, checks, timings; ``cached`` says whether the
+  :data:`electa.answer.passages.ANSWER_WINDOW`; ``strict``: none does), the search query, checks, timings;
+  ``cached`` says whether the
   events were replayed from the result cache, and ``cache: "unavailable"`` that a shared cache
   (Redis) was down and skipped. Always the last event of a complete answer.
 - ``error`` (HTTP only) ``{"error": str, "incident": str}``: the answer could not be completed;
@@ -43,11 +44,12 @@ from typing import TYPE_CHECKING, Any
 
 from electa.answer.answerers import Answerer, ExtractiveAnswerer
 from electa.answer.checks import citations, cite_stream, unsupported
+from electa.answer.passages import answer_window, cut_passages
 from electa.answer.prompt import AgentProfile, Prompt, Turn, build_prompt
 from electa.answer.rewrite import LlmRewriter, business_name, standalone_query, with_business_name
 from electa.answer.smalltalk import REPLIES as SMALL_TALK_REPLIES
 from electa.answer.smalltalk import small_talk
-from electa.engine import answer_window, cut_passages, worth_caching
+from electa.engine import worth_caching
 from electa.errors import new_incident
 from electa.ingest.injection import quarantine
 from electa.legs.dense import elsewhere

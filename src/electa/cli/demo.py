@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from electa.answer.passages import answer_window
 from electa.cli.common import open_engine, source_line
-from electa.engine import answer_window
 from electa.types import Access, Caller
 
 ORG = "tallyo"

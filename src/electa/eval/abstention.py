@@ -18,7 +18,7 @@ For each labelled query the engine's scored candidates are kept with each leg's 
   a little: not re-read here). Both are read as the ask
   pipeline reads a search: the candidates in the served order (each table's order, which
   :func:`electa.eval.runner` takes from ``Engine.rank``), the first
-  :data:`electa.engine.ANSWER_WINDOW` of them shown. A question is *abstained on* when none of
+  :data:`electa.answer.passages.ANSWER_WINDOW` of them shown. A question is *abstained on* when none of
   its twin's shown candidates passes the floor; an answerable one *keeps* when a relevant
   document is among the first 4 shown candidates that pass, the passages its answer reads.
   (Up to commit 8521c16 the candidates were sorted by the floor's own score and all were read:
@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from electa.answer.passages import ANSWER_WINDOW
 from electa.calibration import COMBINED, Calibrator, calibrated_score, fit_isotonic, fit_stacked, reliability
-from electa.engine import ANSWER_WINDOW
 from electa.errors import ConfigError
 from electa.eval.folds import count_groups, deal_folds
 
