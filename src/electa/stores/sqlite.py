@@ -259,7 +259,7 @@ def note_injection_rules(con: sqlite3.Connection) -> None:
                     [("injection_rules", injection.RULES_VERSION), ("injection_pending", str(top)), ("injection_cursor", "0")])
 
 
-class SqliteStore(OperationalTables, GraphTables, VectorTables):  # (GraphTables before VectorTables: its _bump_backfills)
+class SqliteStore(OperationalTables, GraphTables, VectorTables):
     """The embedded store. ``SqliteStore(Path("data"))`` opens or creates ``data/electa.db``.
 
     Connections are per thread (legs query in parallel); writes are serialised by a lock.

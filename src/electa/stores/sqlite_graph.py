@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 
 from electa.graph.extract import Extracted
 from electa.graph.rows import OrgGraph, unit_graph
+from electa.stores.sqlite_tables import StoreTables
 
 GRAPH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_nodes(
@@ -68,25 +68,8 @@ def upgrade_graph(con: sqlite3.Connection) -> None:
 GRAPH_KINDS_SQL = "'parent','qa'"
 
 
-class GraphTables:
+class GraphTables(StoreTables):
     """The graph tables of the embedded store (see the module's docstring)."""
-
-    @property
-    def con(self) -> sqlite3.Connection:
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    @staticmethod
-    def _bump_backfills(con: sqlite3.Connection) -> None:
-        """Move the store's :attr:`version` (and so every cached result) for data added to units
-        stored earlier that is no dense vector (their graph): no vector index refetches anything."""
-        con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
-                    " value = CAST(value AS INTEGER) + 1")
 
     def units_missing_graph(self, extractor: str, limit: int, after_id: int = 0) -> list[tuple[int, str, str]]:
         return [(int(r[0]), r[1], r[2]) for r in self.con.execute(

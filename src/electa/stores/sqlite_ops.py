@@ -12,7 +12,6 @@ import sqlite3
 import time
 import unicodedata
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from electa.auth.keys import KeyRecord, display_prefix, hash_key, new_key
 from electa.auth.scopes import LEGACY_SCOPE, Scope, parse_scope
 from electa.auth.tokens import new_signing_secret
 from electa.errors import ConfigError, NotFoundError
+from electa.stores.sqlite_tables import StoreTables
 from electa.text import tokens
 
 # The most URLs of one person's history that personalisation reads (the most recent).
@@ -83,17 +83,7 @@ def normalise_trigger(text: str) -> str:
     return " ".join(tokens(text, pairs=False))
 
 
-class OperationalTables:
-    @property
-    def con(self) -> sqlite3.Connection:
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _bump(self, con: sqlite3.Connection) -> None:
-        raise NotImplementedError
-
+class OperationalTables(StoreTables):
     def curated_answer(self, question: str, org: str, allowed_ids: np.ndarray) -> tuple[str, str, str] | None:
         """``(trigger, answer, url)`` of a curated answer this caller may see whose trigger is the
         question, or a phrase of two words or more inside it (longest trigger wins)."""

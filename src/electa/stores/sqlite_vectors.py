@@ -2,19 +2,17 @@
 :class:`electa.stores.protocol.SparseTermStore`): the ``vectors`` and ``sparse_terms`` tables,
 read in batches and written in transactions.
 
-A mixin of :class:`electa.stores.sqlite.SqliteStore` (which provides ``con``, ``transaction()``,
-``set_meta`` and ``_bump``; ``_bump_backfills`` is :class:`~electa.stores.sqlite_graph.GraphTables`',
-which must precede this mixin among the store's bases), kept apart as :mod:`electa.stores.sqlite_graph` is.
+A mixin of :class:`electa.stores.sqlite.SqliteStore` (:class:`~electa.stores.sqlite_tables.StoreTables`
+says what it reads of it), kept apart as :mod:`electa.stores.sqlite_graph` is.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 
 import numpy as np
 
+from electa.stores.sqlite_tables import StoreTables
 from electa.types import ChunkKind
 
 # Every unit kind but curated answers (matched by trigger, never searched) carries a vector.
@@ -26,25 +24,8 @@ def vector_blob(vec: np.ndarray) -> bytes:
     return np.asarray(vec, dtype="<f4").tobytes()
 
 
-class VectorTables:
+class VectorTables(StoreTables):
     """The vector and term-weight tables of the embedded store (see the module's docstring)."""
-
-    @property
-    def con(self) -> sqlite3.Connection:
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def set_meta(self, con: sqlite3.Connection, key: str, value: str) -> None:
-        raise NotImplementedError
-
-    def _bump(self, con: sqlite3.Connection) -> None:
-        raise NotImplementedError
-
-    @staticmethod
-    def _bump_backfills(con: sqlite3.Connection) -> None:
-        raise NotImplementedError
 
     def vectors_of(self, model_id: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, vectors)`` of ``model_id`` for the given chunk ids that have one, sorted."""
