@@ -121,42 +121,38 @@ class Disclosures:
 
     def __init__(self) -> None:
         self.level = 0
-        # (each open <details>: its summary's level, 0 while it has none, the level before it, and
-        # whether its summary holds a heading not yet read: :meth:`wrapping`)
-        self._open: list[tuple[int, int, bool]] = []
-        self._held: list[str] = []  # (each open <details>: the words its summary held before its heading)
+        self._open: list[_Open] = []  # (each open <details>, innermost last)
 
     def wrapping(self) -> None:
         """The innermost open ``<details>``'s summary holds a heading: the next heading read
         (:meth:`heading`) while it is the innermost is that summary, at its own level, if below
         the level before the ``<details>`` (one at or above it lasts past the ``<details>``, as
         any heading would)."""
-        if self._open and not self._open[-1][0]:
-            self._open[-1] = (0, self._open[-1][1], True)
+        if self._open and not self._open[-1].summary:
+            self._open[-1].awaiting = True
 
     @property
     def awaiting(self) -> bool:
         """Whether the next heading read is a summary's (:meth:`wrapping`)."""
-        return bool(self._open) and self._open[-1][2]
+        return bool(self._open) and self._open[-1].awaiting
 
     def unwrap(self) -> None:
         """A ``<summary>`` ended: a heading read after it is none of its (a summary's heading
         inside a block read whole was never read as a heading)."""
-        if self.awaiting:
-            self._open[-1] = (0, self._open[-1][1], False)
+        if self._open:
+            self._open[-1].awaiting = False
 
     def heading(self, level: int, heads: bool = True) -> None:
         """A heading of ``level`` was read; ``heads``: it began a section (not the page's title
         nor a heading of no words, which a summary's heading then is not: its ``<details>``
         would close a section it never opened)."""
         if self.awaiting:
-            back = self._open[-1][1]
-            self._open[-1] = (level if heads and level > back else 0, back, False)
+            inner = self._open[-1]
+            inner.summary, inner.awaiting = (level if heads and level > inner.back else 0), False
         self.level = level
 
     def open(self) -> None:
-        self._open.append((0, self.level, False))
-        self._held.append("")
+        self._open.append(_Open(back=self.level))
 
     def hold(self, words: str) -> None:
         """``words`` a summary holds before its heading (rustdoc's "1.70.0 · Source": the version
@@ -164,28 +160,42 @@ class Disclosures:
         paragraph (:meth:`held`), not its section's first: ahead of what the item does, they made
         that section longer than its "Examples" for full text, which then stood for the item more
         often (``bench/rustdoc_probe.py``), and behind the heading before, they were no one's."""
-        if self._held:
-            self._held[-1] = f"{self._held[-1]} {words}".strip()
+        if self._open:
+            self._open[-1].held = f"{self._open[-1].held} {words}".strip()
 
     def held(self) -> str:
         """What :meth:`hold` kept for the innermost ``<details>``, read once as it ends."""
-        found, self._held[-1:] = (self._held[-1], [""]) if self._held else ("", [])
+        if not self._open:
+            return ""
+        found, self._open[-1].held = self._open[-1].held, ""
         return found
 
     def summary(self, words: str) -> tuple[int, str] | None:
         """The heading ``words`` make as the innermost open ``<details>``'s summary, or None."""
-        if not words or not self._open or self._open[-1][0] or self.level >= 6:
+        if not words or not self._open or self._open[-1].summary or self.level >= 6:
             return None
-        self._open[-1] = (self.level + 1, self.level, False)
+        inner = self._open[-1]
+        inner.summary, inner.back, inner.awaiting = self.level + 1, self.level, False
         self.level += 1
         return self.level, words
 
     def close(self) -> tuple[int, str] | None:
         """The innermost ``<details>`` ends: the item that closes its summary's section, or None
         where it had no summary (nor any open)."""
-        summary, back, _ = self._open.pop() if self._open else (0, self.level, False)
-        del self._held[-1:]
-        if not summary:
+        inner = self._open.pop() if self._open else _Open(back=self.level)
+        if not inner.summary:
             return None
-        self.level = back
-        return summary, ""
+        self.level = inner.back
+        return inner.summary, ""
+
+
+@dataclass
+class _Open:
+    """An open ``<details>`` (:class:`Disclosures`): its summary's level (0 while it has none),
+    the level before it, whether its summary holds a heading not yet read, and the words that
+    summary held before its heading."""
+
+    back: int
+    summary: int = 0
+    awaiting: bool = False
+    held: str = ""
