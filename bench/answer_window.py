@@ -29,7 +29,7 @@ and over every question of the set (the same differences, the others counted as 
 
 The lift is set for the whole run by patching the engine's ``LIFT`` (what ``Settings`` cannot
 set: a served lift is a constant, an agent's is tuned), and the window by patching
-``ANSWER_WINDOW``, which ``answer_window`` reads at each call. The patched lift reaches the
+:mod:`electa.answer.passages`' ``ANSWER_WINDOW``, which ``answer_window`` reads at each call. The patched lift reaches the
 hybrid mode's order only (the modes' merge and the multimodal figure lift keep their own), so
 the run refuses another mode. The patched lift is read at the served k
 (:data:`electa.scoring.AGREEMENT_K`, 10): a run now compares lifts at k 10, where the README's
@@ -149,10 +149,9 @@ def main() -> None:
                 differ = [i for i, x, y in zip(items, *read.values(), strict=True) if x != y]
                 got = {}
                 for window in WINDOWS:
-                    # (read in electa.answer.passages; the engine's names it in cache keys)
-                    passages_module.ANSWER_WINDOW = engine_module.ANSWER_WINDOW = window
+                    passages_module.ANSWER_WINDOW = window  # (read there, by answer_window and the cache key)
                     got[window] = answered(engine, answer_set, differ, settings)
-                passages_module.ANSWER_WINDOW = engine_module.ANSWER_WINDOW = SERVED_WINDOW
+                passages_module.ANSWER_WINDOW = SERVED_WINDOW
                 print(f"window 10 → {SERVED_WINDOW}:")
                 compare(got[10], got[SERVED_WINDOW], differ, items, keys)
             first = lifts[0]
@@ -165,8 +164,7 @@ def main() -> None:
                 print(f"\nwindow {SERVED_WINDOW}, lift {first:g} → {lift:g}:")
                 compare(got[first], got[lift], differ, items, keys)
         finally:
-            engine_module.LIFT, engine_module.ANSWER_WINDOW = SERVED_LIFT, SERVED_WINDOW
-            passages_module.ANSWER_WINDOW = SERVED_WINDOW
+            engine_module.LIFT, passages_module.ANSWER_WINDOW = SERVED_LIFT, SERVED_WINDOW
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from electa.answer.passages import ANSWER_WINDOW, answer_window, cut_passages
+from electa import served_order
+from electa.answer import passages
+from electa.answer.passages import answer_window, cut_passages
 from electa.calibration import Calibrator, calibrated_score
 from electa.config import Settings
 from electa.embedders.chain import ENGLISH, ChainEmbedder, language_correction, language_maps
@@ -56,12 +58,9 @@ from electa.modes.multimodal import FIGURE_LIFT, SHOWN_LIFT
 from electa.modes.protocol import MERGE_LIFT
 from electa.scoring import (
     AGREEMENT_K,
-    GAP_MARGIN,
-    GAP_WEIGHT,
     LIFT,
-    MATCHED_RANK,
 )
-from electa.served_order import PAGE_BOOST, RANK_RULES, Order, ServedOrder, hit_of
+from electa.served_order import RANK_RULES, Order, ServedOrder, hit_of
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.stores.sqlite_ops import check_org_name
@@ -1137,7 +1136,10 @@ def serving_recipe(settings: Settings) -> str:
     depths, judges, answerer...). Result
     caches put it in their keys because a shared cache (Redis) outlives an upgrade or a restart
     with other settings, and serves workers that may run with different ones: without it, an
-    entry made by the code or settings before would be replayed for up to its TTL."""
-    return (f"{ORDER}|rules={RANK_RULES}|analysis={ANALYSIS}|lift={LIFT:g}@k={AGREEMENT_K:g}"
-            f"|gap={GAP_WEIGHT:g}>{GAP_MARGIN:g}@{MATCHED_RANK}|page={PAGE_BOOST:g}"
-            f"|merge={MERGE_LIFT:g}|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={ANSWER_WINDOW}|settings={settings.result_digest()}")
+    entry made by the code or settings before would be replayed for up to its TTL. Each constant
+    is read, at each call, in the module that orders or cuts by it (the served order's, the
+    passages'), so the key names what is served."""
+    order, window = served_order, passages.ANSWER_WINDOW
+    return (f"{ORDER}|rules={order.RANK_RULES}|analysis={ANALYSIS}|lift={LIFT:g}@k={AGREEMENT_K:g}"
+            f"|gap={order.GAP_WEIGHT:g}>{order.GAP_MARGIN:g}@{order.MATCHED_RANK}|page={order.PAGE_BOOST:g}"
+            f"|merge={MERGE_LIFT:g}|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={window}|settings={settings.result_digest()}")

@@ -34,7 +34,7 @@ def cut(text: str, limit: int) -> str:
 
 
 ANSWER_WINDOW = MERGE_DEPTH
-"""How many hits a search for an answer's passages shows (:meth:`Engine.context`, the ask
+"""How many hits a search for an answer's passages shows (:meth:`electa.engine.Engine.context`, the ask
 pipeline, the demo): passing hits are read from all of them, so hits the floor rejects that the
 served order puts above passing ones (a larger C4 lift puts more there: :mod:`electa.scoring`)
 do not take passages out of the prompt's reach. Up to commit 08792e3 it was 10. It is the

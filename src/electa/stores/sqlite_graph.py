@@ -1,7 +1,7 @@
 """The embedded store's knowledge graph (SPEC A6; :class:`electa.stores.protocol.GraphStore`).
 
-A mixin of :class:`electa.stores.sqlite.SqliteStore` (which provides ``con``, ``transaction()``
-and ``snapshot()``), kept apart so the index-keeping half of the store stays readable. The
+A mixin of :class:`electa.stores.sqlite.SqliteStore` (:class:`~electa.stores.sqlite_tables.StoreTables`
+says what it reads of it), kept apart so the index-keeping half of the store stays readable. The
 model is :mod:`electa.graph.rows`': nodes per organisation, mentions and edges per unit.
 Deletion needs no code of its own: a unit deleted cascades to its ``graph_units`` row, that to
 its mentions and edges, and the trigger removes a node whose last mention went.

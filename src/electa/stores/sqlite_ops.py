@@ -1,8 +1,8 @@
 """The store's operational tables: curated triggers, feedback, per-agent settings,
 organisations and API keys, content gaps, usage and conversation turns.
 
-A mixin of :class:`electa.stores.sqlite.SqliteStore`, which provides ``con`` and
-``transaction()``; kept apart so the index-keeping half of the store stays readable.
+A mixin of :class:`electa.stores.sqlite.SqliteStore` (:class:`~electa.stores.sqlite_tables.StoreTables`
+says what it reads of it); kept apart so the index-keeping half of the store stays readable.
 """
 
 from __future__ import annotations

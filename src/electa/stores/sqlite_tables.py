@@ -1,7 +1,8 @@
 """What the embedded store's table mixins (:class:`~electa.stores.sqlite_ops.OperationalTables`,
 :class:`~electa.stores.sqlite_graph.GraphTables`, :class:`~electa.stores.sqlite_vectors.VectorTables`)
-read of the store they are mixed into: :class:`electa.stores.sqlite.SqliteStore` provides each
-connection and write, and every mixin counts data added to units stored earlier the same way.
+read of the store they are mixed into (:class:`electa.stores.sqlite.SqliteStore` provides each
+connection and write), and how the graph's and the term weights' tables count data they add to
+units stored earlier.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ class StoreTables:
 
     @staticmethod
     def _bump_backfills(con: sqlite3.Connection) -> None:
-        """Move the store's :attr:`version` (and so every cached result) for data added to units
-        stored earlier that is no dense vector (their graph, their term weights): no vector index
-        refetches anything."""
+        """Move the store's ``version`` (:attr:`electa.stores.sqlite.SqliteStore.version`, and so
+        every cached result) for data added to units stored earlier that is no dense vector (their
+        graph, their term weights): no vector index refetches anything."""
         con.execute("INSERT INTO meta VALUES('vector_backfills', '1') ON CONFLICT(key) DO UPDATE SET"
                     " value = CAST(value AS INTEGER) + 1")
