@@ -8,7 +8,7 @@ from collections.abc import Sequence, Set
 from functools import lru_cache
 
 from electa.stores.protocol import Store
-from electa.text import STOPWORDS, fold, tokens, without_clitics
+from electa.text import content_tokens, fold
 from electa.types import Caller
 
 # Common question, shop and setting words that never rescue a page by title (SPEC B6).
@@ -40,8 +40,8 @@ class TitleRescue:
         # Folded like the question's words ("Rückerstattung" is named by "rückerstattung").
         heads = [(uid, fold(title.split(" > ")[0])) for uid, title in failing]
         patterns = []
-        for word in dict.fromkeys(tokens(without_clitics(text))):
-            if len(word) >= 4 and word.isalpha() and word not in STOPWORDS and word not in RESCUE_STOP:
+        for word in dict.fromkeys(content_tokens(text)):
+            if len(word) >= 4 and word.isalpha() and word not in RESCUE_STOP:
                 patterns.append((word, title_word_pattern(word)))
         if shown is not None and not any(p.search(head) for _, p in patterns for uid, head in heads if uid in shown):
             return {}

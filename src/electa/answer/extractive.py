@@ -65,7 +65,7 @@ from electa.answer.segment import Sentence, needs_previous, segment
 from electa.embedders.chain import LanguageRouted, embed_routed, similarities
 from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
-from electa.text import STOPWORDS, content_stems, stem, tokens, without_clitics
+from electa.text import content_stems, content_tokens, stem, tokens
 from electa.text.analysis import map_language
 from electa.text.markdown import LINKS, link_target, page_target
 from electa.types import ChunkKind, Passage
@@ -463,7 +463,7 @@ def _code_only(text: str) -> bool:
 
 
 def _content(text: str) -> frozenset[str]:
-    return frozenset(stem(t) for t in tokens(without_clitics(text)) if t not in STOPWORDS)
+    return frozenset(stem(t) for t in content_tokens(text))
 
 
 # A reply that answers only with the sentence beside it: "Yes.", "No.", "Sure!", "Ja.", "Sí."

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from electa.answer.prompt import Turn
-from electa.text import STOPWORDS, tokens, without_clitics
+from electa.text import content_tokens, tokens
 
 _CONNECTIVES = ("and what about", "what about", "how about", "ok and", "okay and", "and", "also", "what if",
                 "same for", "then")
@@ -39,7 +39,7 @@ def needs_rewrite(message: str, history: Sequence[Turn]) -> bool:
     if any(text == c or text.startswith(c + " ") for c in _CONNECTIVES):
         return True
     words = tokens(message)
-    content = [w for w in tokens(without_clitics(message)) if w not in STOPWORDS]
+    content = content_tokens(message)
     return len(words) <= 8 and (bool(_POINTERS.intersection(words)) or len(content) <= 1)
 
 

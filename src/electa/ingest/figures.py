@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
-from electa.text import STOPWORDS, stem, tokens, without_clitics
+from electa.text import content_tokens, stem, tokens
 from electa.text.markdown import code_blanked, escaped
 from electa.types import Figure
 
@@ -313,8 +313,7 @@ def asked_words(question: str) -> list[str]:
     >>> asked_words("What does the invoice editor look like?"), asked_words("Show me a screenshot of Export")
     (['invoice', 'editor'], ['export'])
     """
-    words = tokens(without_clitics(_LOOK_LIKE.sub(" look ", question)))
-    return [w for w in words if w not in STOPWORDS and w not in VISUAL_WORDS]
+    return [w for w in content_tokens(_LOOK_LIKE.sub(" look ", question)) if w not in VISUAL_WORDS]
 
 
 def asked_stems(question: str) -> list[str]:

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from electa.graph.extract import PatternExtractor
-from electa.text import STOPWORDS, tokens, without_clitics
+from electa.text import STOPWORDS, content_tokens, tokens
 
 # Where a question asks two things: a second question mark, a semicolon, or a conjunction that
 # opens a new clause ("…, and how do I…", "… and which plan…").
@@ -29,7 +29,7 @@ def content_words(text: str) -> list[str]:
     >>> content_words("How do I export my invoices to CSV?")
     ['export', 'invoices', 'csv']
     """
-    return [w for w in tokens(without_clitics(text)) if w not in STOPWORDS]
+    return content_tokens(text)
 
 
 def expand_query(question: str, passages: Sequence[str] = (), most: int = 2) -> list[str]:
@@ -48,7 +48,7 @@ def expand_query(question: str, passages: Sequence[str] = (), most: int = 2) -> 
         out.append(" ".join(words))
     counts: Counter[str] = Counter()
     for passage in passages:
-        counts.update(w for w in tokens(without_clitics(passage)) if w not in STOPWORDS and len(w) > 2 and w not in words)
+        counts.update(w for w in content_tokens(passage) if len(w) > 2 and w not in words)
     extra = [w for w, _ in counts.most_common(3)]
     if extra:
         out.append(" ".join([*words, *extra]))

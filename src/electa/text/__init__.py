@@ -232,18 +232,24 @@ def _not(match: re.Match[str]) -> str:
     return f"{verb} not" if fold(verb) in STOPWORDS else match[0]
 
 
+def content_tokens(text: str) -> list[str]:
+    """The words of ``text`` (:func:`tokens`) that are no stop word, in order, repeats kept, its
+    contractions read as the words they stand for (:func:`without_clitics`): what every place
+    that compares a question's meaningful words reads.
+
+    >>> content_tokens("Why doesn't Stripe sync? I'm lost")
+    ['stripe', 'sync', 'lost']
+    """
+    return [tok for tok in tokens(without_clitics(text)) if tok not in STOPWORDS]
+
+
 def content_stems(text: str) -> list[str]:
     """Distinct stems of the non-stop words of ``text``, in first-seen order.
 
     >>> content_stems("Refunds for the refunded plans?")
     ['refund', 'plan']
     """
-    seen: dict[str, None] = {}
-    for tok in tokens(without_clitics(text)):
-        if tok in STOPWORDS:
-            continue
-        seen.setdefault(stem(tok), None)
-    return list(seen)
+    return list(dict.fromkeys(stem(tok) for tok in content_tokens(text)))
 
 
 def stem_set(text: str) -> set[str]:
