@@ -4,7 +4,7 @@ kept as written, what a visitor never sees left out."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from electa.errors import IngestError
 from electa.ingest.decode import decode_text
@@ -21,6 +21,7 @@ from electa.text.markdown import (
     reference_links_as_text,
     without_comments,
 )
+from electa.text.myst import read_myst
 from electa.text.rst import read_rst
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
@@ -60,6 +61,9 @@ def load_markdown(name: str, data: bytes) -> Loaded:
             if sep:
                 meta[key.strip().lower()] = value.strip().strip("\"'")
         text = text[match.end() :]
+    text, dropped = read_myst(text)
+    if skipped := not_read(dropped):
+        note = "; ".join(x for x in (note, f"not read: {skipped}") if x)
     text = _without_comments(text, meta.get("url", ""))
     items: list[tuple[int, str] | str] = []
     navigation: set[int] = set()  # (the items that are each one link to a page: sections_from_lines)
@@ -105,6 +109,13 @@ def load_markdown(name: str, data: bytes) -> Loaded:
     return Loaded(documents=[doc], note=note)
 
 
+def not_read(dropped: Mapping[str, int]) -> str:
+    """What a page held that was not read, as a note says it ("1 include, 2 raw blocks")."""
+    return ", ".join(f"{what} ({n})" if " " in what else
+                     f"{n} {what}{'' if what.endswith('include') else ' block'}{'s' if n > 1 else ''}"
+                     for what, n in sorted(dropped.items()) if what not in ("comment", "hyperlink target"))
+
+
 def load_rst(name: str, data: bytes) -> Loaded:
     """A reStructuredText page (:func:`electa.text.rst.read_rst`): its sections, its code fenced
     as a Markdown page's is, its images made safe as a Markdown page's are; what it holds that no
@@ -122,9 +133,7 @@ def load_rst(name: str, data: bytes) -> Loaded:
             run = []
         if line[1]:  # (a heading is shown as a Markdown page's is: its images made safe too)
             items.append((line[0], outside_code(line[1], safe_markdown_images, raw=RAW_IMAGE)))
-    skipped = ", ".join(f"{what} ({n})" if " " in what else
-                        f"{n} {what}{'' if what.endswith('include') else ' block'}{'s' if n > 1 else ''}"
-                        for what, n in sorted(page.dropped.items()) if what not in ("comment", "hyperlink target"))
+    skipped = not_read(page.dropped)
     sections = sections_from_lines(items)
     if skipped and not any(s.text.strip() for s in sections):
         raise IngestError(name, f"no text could be extracted: it holds only what is not read ({skipped})"

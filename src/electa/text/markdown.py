@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 
 _ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+|$)")
 FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")  # a fence's line: its run of backticks or tildes
+ITEM_FENCE = re.compile(r"[ ]{0,3}(?:[-*+]|\d{1,9}[.)])[ ]{1,4}(`{3,}|~{3,})")  # a list item's first line opening one
 _TICKS = re.compile(r"`+")
 _COMMENT_BLOCK = re.compile(r"[ ]{0,3}<!--")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -50,12 +51,23 @@ def code_lines(lines: list[str], indented: bool = True, closed_only: bool = Fals
     [False, True, True, True, True, False, True, False, False]
     >>> code_lines(["<!--", "```", "hidden", "```", "-->", "```", "code"])
     [False, False, False, False, False, True, True]
+
+    A fence can open a list item ("- ```"): it holds the item's lines, indented as far as its
+    text, and closes with a fence there or where the item ends (a line indented less):
+
+    >>> code_lines(["- ```", "  X=1", "  ```", "", "  is the same as", "", "  ```", "  --x=1", "  ```", "```{note}"])
+    [True, True, True, False, False, False, True, True, True, True]
+    >>> code_lines(["1. ```sh", "   make", "Done."])
+    [True, True, False]
     """
     out: list[bool] = []
     fence, opened_at = "", 0  # the open fence's run ("```", "~~~~") and its line, or ""
+    within = 0  # where the text of the list item whose first line opened the fence starts (0: no item)
     comment = False
     blank_before, indented_before = True, False
     for line in lines:
+        if fence and within and line.strip() and len(line) - len(line.lstrip(" ")) < within:
+            fence = ""  # (its list item ended, and the fence with it)
         if comment or (not fence and _COMMENT_BLOCK.match(line)):
             comment = not _closes(line[line.index("<!--") + 4:] if not comment else line, not comment)
             out.append(False)
@@ -63,13 +75,14 @@ def code_lines(lines: list[str], indented: bool = True, closed_only: bool = Fals
             continue
         if fence:
             out.append(True)
-            if closes_fence(fence, line):
+            if closes_fence(fence, line[within:]):
                 fence = ""
             blank_before, indented_before = False, False
             continue
-        m = FENCE.match(line)
+        m = FENCE.match(line) or ITEM_FENCE.match(line)
         if m and not (m.group(1)[0] == "`" and "`" in line[m.end():]):  # (```x``` on one line is inline code)
             fence, opened_at = m.group(1), len(out)
+            within = m.start(1) if m.re is ITEM_FENCE else 0
             out.append(True)
             blank_before, indented_before = False, False
             continue
@@ -164,6 +177,33 @@ def _spans(text: str, comments: bool, raw: re.Pattern[str] | None = None) -> lis
         else:
             pos = e  # (a run with no partner is text)
     return found
+
+
+_ROLE = re.compile(r"\{([A-Za-z][\w:+.-]{0,60})\}\Z")  # (searched up to a code span: a role's name before it)
+
+
+def roles_read(text: str, shown: Callable[[str, str], str]) -> str:
+    """``text`` (no fenced code) with each MyST role, ``{name}`` right before an inline code
+    span, replaced by ``shown(name, what the span holds)``; code spans that are no role's stay
+    as written (:mod:`electa.text.myst`). Linear, as :func:`_spans` is.
+
+    >>> roles_read("See {ref}`a <b>`, `{ref}` and ``{x}`y` ``.", lambda name, text: name.upper() + ":" + text)
+    'See REF:a <b>, `{ref}` and ``{x}`y` ``.'
+    """
+    out, at = [], 0
+    for _, s, e in _spans(text, comments=False):
+        m = _ROLE.search(text, max(at, s - 64), s)
+        if m is None:
+            continue
+        span = text[s:e]
+        run = len(span) - len(span.lstrip("`"))
+        inner = span[run:-run]
+        if len(inner) > 1 and inner[0] == inner[-1] == " " and inner.strip():
+            inner = inner[1:-1]  # (CommonMark strips one space each side)
+        out += [text[at : m.start()], shown(m.group(1), inner)]
+        at = e
+    out.append(text[at:])
+    return "".join(out)
 
 
 def escaped(text: str, at: int) -> bool:

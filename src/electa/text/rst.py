@@ -101,7 +101,7 @@ WORK = 8  # characters read, nesting counted, per character of the page: beyond 
 
 # Read as nothing: a visitor never sees them, or they only steer the build or pull in another
 # file (which this page's bytes do not hold: ``include`` would read the server's disk).
-_DROPPED = frozenset(
+DROPPED_DIRECTIVES = frozenset(
     "raw only ifconfig include literalinclude meta toctree contents sectnum section-numbering header footer"
     " highlight default-role role testsetup testcleanup tabularcolumns target-notes title index currentmodule"
     " module automodule autoclass autofunction automethod autoattribute autoexception autodata autosummary"
@@ -111,13 +111,14 @@ _DROPPED = frozenset(
 _INVISIBLE = frozenset(
     "meta sectnum section-numbering title header footer target-notes index currentmodule default-domain"
     " codeauthor sectionauthor moduleauthor highlight tabularcolumns program testsetup testcleanup".split())
-_COUNTED = frozenset("raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc todo".split())
+COUNTED_DIRECTIVES = frozenset(
+    "raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc todo".split())
 # A page's fields that steer Sphinx's build, not what the page says.
 _BUILD_FIELDS = frozenset("orphan tocdepth nocomments nosearch no-search hide-toc hide-navigation hide-footer".split())
-_CODE = frozenset(
+CODE_DIRECTIVES = frozenset(
     "code code-block sourcecode doctest testcode testoutput productionlist prompt ipython"
     " jupyter-execute highlight-block".split())
-_VERSION = {"versionadded": "New in version", "versionchanged": "Changed in version",
+VERSION_DIRECTIVES = {"versionadded": "New in version", "versionchanged": "Changed in version",
             "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 # A domain's description of an object: its arguments are a signature, read as code.
 _DESCRIPTION = re.compile(
@@ -491,8 +492,8 @@ class _Reader:
         if _hidden(classes):
             self.dropped["hidden"] += 1
             return
-        if kind in _DROPPED:
-            if kind in _COUNTED:
+        if kind in DROPPED_DIRECTIVES:
+            if kind in COUNTED_DIRECTIVES:
                 self.dropped[kind] += 1
             if kind in _INVISIBLE:  # (a class before it marks the element after it)
                 self.kind = "invisible"
@@ -501,7 +502,7 @@ class _Reader:
             self.nested(body, depth)
             return
         args = [a for a in [arg, *header] if a.strip()]
-        if kind in _CODE:
+        if kind in CODE_DIRECTIVES:
             if options.get("caption"):
                 self.items.append(("t", options["caption"]))
             # (without a blank line the code follows the language on the directive's own line)
@@ -523,10 +524,10 @@ class _Reader:
             if kind == "figure":
                 self.nested(body, depth)
             return
-        if kind in _VERSION:
+        if kind in VERSION_DIRECTIVES:
             version, _, said = arg.partition(" ")
             words = " ".join(x for x in [said, *header] if x.strip())
-            lead = f"{_VERSION[kind]} {version}".strip()
+            lead = f"{VERSION_DIRECTIVES[kind]} {version}".strip()
             self.nested([f"{lead}: {words}" if words else f"{lead}{':' if body else '.'}", *(["", *body] if body else [])],
                         depth)
             return
@@ -918,21 +919,7 @@ class _Inline:
         if hidden:
             reader.dropped["hidden role"] += 1
             return ""
-        text = _unescaped(text)
-        if kind in ("abbr", "math", "sub", "sup", "subscript", "superscript", "emphasis", "strong", "title-reference",
-                    "t", "title"):
-            return _label(text) if kind in ("title-reference", "t", "title") else text
-        if kind in ("pep", "pep-reference", "rfc", "rfc-reference"):
-            return f"{kind[:3].upper()} {_label(text)}"
-        if kind in ("guilabel", "menuselection"):
-            return _label(text).replace("&&", "\x00").replace("&", "").replace("\x00", "&").replace("-->", ">")
-        shown = _label(text)
-        if kind in _CODE_ROLES:
-            shown = shown.lstrip("!")
-            if shown.startswith("~"):
-                shown = shown[1:].rsplit(".", 1)[-1]
-            return code_span(shown)
-        return shown
+        return role_shown(kind, _unescaped(text))
 
     def substitute(self, name: str) -> str:
         if not self.expand:
@@ -948,6 +935,30 @@ class _Inline:
             return name
         reader.budget -= len(text)
         return text
+
+
+def role_shown(kind: str, text: str) -> str:
+    """What Sphinx shows for a role of ``kind`` (its domain dropped: "func", not "py:func")
+    around ``text``: a reference its title, code as code (``~a.b.C`` as "C"), a PEP "PEP 8".
+    The reStructuredText and MyST readers both read roles so.
+
+    >>> role_shown("ref", "the terms <terms>"), role_shown("class", "~a.b.C"), role_shown("pep", "8")
+    ('the terms', '`C`', 'PEP 8')
+    """
+    if kind in ("abbr", "math", "sub", "sup", "subscript", "superscript", "emphasis", "strong", "title-reference",
+                "t", "title"):
+        return _label(text) if kind in ("title-reference", "t", "title") else text
+    if kind in ("pep", "pep-reference", "rfc", "rfc-reference"):
+        return f"{kind[:3].upper()} {_label(text)}"
+    if kind in ("guilabel", "menuselection"):
+        return _label(text).replace("&&", "\x00").replace("&", "").replace("\x00", "&").replace("-->", ">")
+    shown = _label(text)
+    if kind in _CODE_ROLES:
+        shown = shown.lstrip("!")
+        if shown.startswith("~"):
+            shown = shown[1:].rsplit(".", 1)[-1]
+        return code_span(shown)
+    return shown
 
 
 def _label(text: str) -> str:
