@@ -53,8 +53,8 @@ How an answer is made, in order:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -67,7 +67,7 @@ from electa.embedders.protocol import Embedder
 from electa.ingest.injection import scan
 from electa.text import content_stems, content_tokens, stem, tokens
 from electa.text.analysis import map_language
-from electa.text.markdown import LINKS, link_target, page_target
+from electa.text.markdown import LINKS, code_span, link_target, page_target
 from electa.types import ChunkKind, Passage
 
 STRICT_REPLY = ("I'm sorry, I don't have information about that in our knowledge base. "
@@ -119,6 +119,12 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LABEL = re.compile(r"\b[A-Za-z]+:")
 FULLER_SHARED = 4  # content stems another page's fuller wording must share with the chosen sentence (_choose)
 LABEL_WORDS = 4  # at most, in a line ending with ":" above code, for it to be a label (candidates)
+# The code a sentence ending with a colon introduces ("Upgrade pip by running:") is shown with it
+# when it is this short: its commands (the lines after a "$ " prompt, where it has them: the
+# rest is their output) at most CODE_LINES lines and CODE_CHARS characters; longer code is
+# left to the page the answer cites. Up to CODE_BLOCKS blocks, each after the first named by a
+# label ("Unix/macOS", "Windows": a page's tabs).
+CODE_LINES, CODE_CHARS, CODE_BLOCKS = 3, 240, 3
 
 
 @dataclass(frozen=True)
@@ -182,9 +188,53 @@ def _labelled(passage: Passage, first: int, group: list[Sentence]) -> str:
 
 def _run(group: list[Sentence]) -> str:
     """Sentences of one source in a row; a table row or list item without an end mark gets one
-    before the next, so that "Users: 10" and "Plan: Fleet" do not run together."""
+    before the next, so that "Users: 10" and "Plan: Fleet" do not run together (code shown
+    after the sentence introducing it gets none: "`pip install x`." reads as a command with a dot)."""
     texts = [s.text.rstrip() for s in group]
-    return " ".join(t if i == len(texts) - 1 or t[-1:] in ".!?:;。！？；：" else t + "." for i, t in enumerate(texts))
+    return " ".join(t if i == len(texts) - 1 or t[-1:] in ".!?:;。！？；：" or group[i].kind == "code" else t + "."
+                    for i, t in enumerate(texts))
+
+
+def _code_label(sentences: Sequence[Sentence], i: int) -> bool:
+    """Whether sentence ``i`` only names the code right after it: a paragraph of a few words
+    with no end mark ("Unix/macOS", "Windows": a page's tabs; "is the same as")."""
+    s = sentences[i]
+    return (s.kind == "paragraph" and i + 1 < len(sentences) and sentences[i + 1].kind == "code"
+            and s.text[-1:] not in ".!?:;。！？；：" and len(tokens(s.text, pairs=False)) <= LABEL_WORDS)
+
+
+def _commands(code: str) -> list[str]:
+    """A code block's lines an answer shows: those after a "$ " prompt where it has any (the
+    rest is their output), else every line that is not blank."""
+    lines = [x.strip() for x in code.split("\n") if x.strip()]
+    prompted = [x[1:].strip() for x in lines if x.startswith("$ ")]
+    return prompted or lines
+
+
+def _shown_code(code: str) -> str:
+    r"""A code block as an answer shows it: its commands (:func:`_commands`), each as inline code.
+
+    >>> _shown_code("$ pip install -r requirements.txt\n[...]\nSuccessfully installed x")
+    '`pip install -r requirements.txt`'
+    """
+    return " ".join(code_span(x) for x in _commands(code))
+
+
+def _brought_code(sentences: Sequence[Sentence], last: int, safe: Callable[[Sentence], bool]) -> int:
+    """The last sentence of what ``sentences[last]`` (ending with a colon) brings along: the
+    short code right after it, and after that code each further one a label names (a page's
+    tabs), up to :data:`CODE_BLOCKS`; ``last`` when none is short enough to show."""
+    at, shown = last + 1, 0
+    while at < len(sentences) and shown < CODE_BLOCKS:
+        code = at + 1 if _code_label(sentences, at) else at
+        if (code == at and shown) or code >= len(sentences) or sentences[code].kind != "code":
+            break
+        commands = _commands(sentences[code].text)
+        if (not commands or len(commands) > CODE_LINES or sum(map(len, commands)) > CODE_CHARS
+                or not all(safe(sentences[k]) for k in range(at, code + 1))):
+            break
+        last, at, shown = code, code + 1, shown + 1
+    return last
 
 
 def _same_point(a: _Candidate, b: _Candidate, asked: frozenset[str]) -> bool:
@@ -510,6 +560,8 @@ def candidates(passage: Passage, source: int) -> list[_Candidate]:
             continue
         if _links_only(s.text) or (s.kind == "item" and _code_only(s.text)):
             continue
+        if _code_label(sentences, i):
+            continue  # ("Unix/macOS" over its tab's code, "is the same as" between two: no claim)
         if s.text.endswith(":") and (len(words := tokens(s.text, pairs=False)) < 2 or (
                 len(words) <= LABEL_WORDS and i + 1 < len(sentences) and sentences[i + 1].kind == "code")):
             # A label before what it names ("Output:"), or a few words naming the code after them
@@ -726,6 +778,9 @@ class ExtractiveAnswerer:
                 if nxt is None or nxt.kind != "item" or last - c.index >= LIST_ITEMS or not safe(nxt):
                     break
                 last += 1
+            # Nor is "Upgrade pip by running:" without the command.
+            if sentences[last].ends_with_colon:
+                last = _brought_code(sentences, last, safe)
             groups.append((c.source, first, last))
         merged: list[list[int]] = []
         for source, first, last in sorted(groups):
@@ -736,7 +791,11 @@ class ExtractiveAnswerer:
         out = []
         for source, first, last in merged:
             sentences = segment(prompt.sources[source - 1].text)
-            out.append((source, first, [s for s in sentences[first:last + 1] if s.kind not in ("heading", "code")]))
+            # (code inside a group was brought by the sentence introducing it: shown as its commands)
+            out.append((source, first, [
+                replace(s, text=_shown_code(s.text)) if s.kind == "code" else
+                replace(s, text=s.text + ":") if _code_label(sentences, i) else s
+                for i, s in enumerate(sentences[first:last + 1], first) if s.kind != "heading"]))
         return out
 
     def compose(self, prompt: Prompt, question: str) -> str:

@@ -25,7 +25,11 @@ from typing import Any
 
 from electa.text.markdown import atx_heading
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
+# A fence at any indentation (a step list's code is indented as its item's text is), or opening a
+# list item ("- ```"); it closes with a run of its character at least as long and nothing after
+# it (CommonMark): "  ```" under "- ```" closes that item's code, and opens none.
+_FENCE = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(`{3,}|~{3,})")
+_CLOSING = re.compile(r"^\s*(`{3,}|~{3,})\s*$")
 _ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+")
 _ROW = re.compile(r"^\s*\|.*\|\s*$")
 _RULE_ROW = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -94,21 +98,22 @@ class _Block:
 def _blocks(text: str) -> list[_Block]:
     blocks: list[_Block] = []
     current: _Block | None = None
-    in_code = False
+    fence = ""  # the open code's run of backticks or tildes, or ""
     offset = 0
     for raw in text.splitlines(keepends=True):
         line = raw.rstrip("\r\n")
         start = offset
         offset += len(raw)
-        if _FENCE.match(line):
-            if in_code:
-                in_code = False
-                current = None
-            else:
-                in_code, current = True, _Block("code", [])
-                blocks.append(current)
+        if fence:
+            m = _CLOSING.match(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence, current = "", None
+                continue
+        elif (m := _FENCE.match(line)) and not (m.group(1)[0] == "`" and "`" in line[m.end():]):
+            fence, current = m.group(1), _Block("code", [])
+            blocks.append(current)
             continue
-        if in_code:
+        if fence:
             assert current is not None
             current.pieces.append((start, line))
             continue
