@@ -5,7 +5,7 @@ with a colon introduces a short code block ("Upgrade your `pip` by running:" ove
 known.
 
     python bench/command_probe.py --save-questions q.json FOLDER ...        # this checkout: build, ask
-    PYTHONPATH=/path/to/old/src python bench/command_probe.py --questions q.json FOLDER ...   # the same questions, another checkout
+    PYTHONPATH=/path/to/old/src python bench/command_probe.py --questions q.json FOLDER ...   # another checkout
 
 Questions are built by the code that runs the bench (its readers and its answer's sentences:
 ``electa.answer.segment``, and the answer's rule for what is short enough to show); pass the
@@ -20,6 +20,7 @@ command line, as written), and the answers' median length. Documentation on this
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import tempfile
@@ -50,7 +51,7 @@ def questions(folder: Path) -> list[dict[str, str]]:
             for section in doc.sections:
                 heading = section.path[-1] if section.path else doc.title
                 sentences = segment(section.text)
-                for s, nxt in zip(sentences, sentences[1:], strict=False):
+                for s, nxt in itertools.pairwise(sentences):
                     commands = _commands(nxt.text) if nxt.kind == "code" else []
                     if (s.text.endswith(":") and commands and len(commands) <= CODE_LINES
                             and sum(map(len, commands)) <= CODE_CHARS):

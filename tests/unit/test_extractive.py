@@ -610,3 +610,12 @@ def test_code_opening_a_list_item_closes_where_it_closes() -> None:
     assert kinds[-1] == ("paragraph", "Environment variables set to an empty string will **not** be treated as false.")
     text = answer("What happens if an environment variable is set to an empty string?", passage(1, page, "Environment"))
     assert "will **not** be treated as false" in text and "is the same as" not in text
+
+
+def test_code_opening_a_list_item_ends_with_the_item() -> None:
+    """From the review: the answer's reader closed a list item's code only at a fence, so the
+    sentence after an item whose fence never closed became code no answer could quote."""
+    page = "- ```\n  X=1\n\nEnvironment variables set to an empty string will not be treated as false.\n"
+    assert segment(page)[-1].kind == "paragraph"
+    text = answer("What happens if an environment variable is set to an empty string?", passage(1, page, "Environment"))
+    assert "will not be treated as false" in text

@@ -99,11 +99,14 @@ def _blocks(text: str) -> list[_Block]:
     blocks: list[_Block] = []
     current: _Block | None = None
     fence = ""  # the open code's run of backticks or tildes, or ""
+    within = 0  # where the text of the list item whose first line opened it starts (0: none)
     offset = 0
     for raw in text.splitlines(keepends=True):
         line = raw.rstrip("\r\n")
         start = offset
         offset += len(raw)
+        if fence and within and line.strip() and len(line) - len(line.lstrip(" ")) < within:
+            fence, current = "", None  # (its list item ended, and the code with it: as the page's reader reads it)
         if fence:
             m = _CLOSING.match(line)
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
@@ -111,6 +114,7 @@ def _blocks(text: str) -> list[_Block]:
                 continue
         elif (m := _FENCE.match(line)) and not (m.group(1)[0] == "`" and "`" in line[m.end():]):
             fence, current = m.group(1), _Block("code", [])
+            within = m.start(1) if line[: m.start(1)].strip() else 0
             blocks.append(current)
             continue
         if fence:

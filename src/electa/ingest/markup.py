@@ -61,7 +61,7 @@ def load_markdown(name: str, data: bytes) -> Loaded:
             if sep:
                 meta[key.strip().lower()] = value.strip().strip("\"'")
         text = text[match.end() :]
-    text, dropped = read_myst(text)
+    text, dropped = read_myst(text, image_line)
     if skipped := not_read(dropped):
         note = "; ".join(x for x in (note, f"not read: {skipped}") if x)
     text = _without_comments(text, meta.get("url", ""))

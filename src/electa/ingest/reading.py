@@ -91,8 +91,8 @@ def reader_of(name: str) -> str:
 def stamped(digest: str, name: str) -> str:
     """A file's stored hash: its bytes' ``digest`` and the reader that reads it.
 
-    >>> stamped("ab12", "README")
-    'ab12@text-1'
+    >>> stamped("ab12", "setup.md") == f"ab12@markdown-{READERS['load_markdown']}", stamped("ab12", "README")
+    (True, 'ab12@text-1')
     """
     return f"{digest}@{reader_of(name)}"
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 
 from electa.text.markdown import ITEM_FENCE, blocks, closes_fence, code_lines, outside_code, roles_read
 from electa.text.rst import (
@@ -42,9 +43,13 @@ from electa.text.rst import (
     COUNTED_DIRECTIVES,
     DROPPED_DIRECTIVES,
     VERSION_DIRECTIVES,
+    hidden_by,
+    raw_role,
     read_rst,
     role_shown,
 )
+
+Image = Callable[[str, str], str]
 
 MAX_DEPTH = 16  # nested directives read by name; deeper ones are read as text
 
@@ -55,8 +60,7 @@ _COMMENT = re.compile(r" {0,3}%")
 _BREAK = re.compile(r" {0,3}\+\+\+")
 _OPTION = re.compile(r"[ \t]*:([\w][\w-]{0,60}):(?:[ \t]+(.*))?[ \t]*$")
 _YAML_OPTION = re.compile(r"[ \t]*([\w][\w-]{0,60})[ \t]*:[ \t]*(.*)$")
-_MARKS = re.compile(r"^ {0,3}(?:(?:`{3,}|~{3,}|:{3,})\{(?P<name>[A-Za-z][\w:+.-]{0,60})\}|\((?! )[^()\n]{1,200}\)=[ \t]*$)"
-                    r"|(?P<role>\{[A-Za-z][\w:+.-]{0,60}\}`)", re.M)
+_ROLE_MARK_TEXT = re.compile(r"\{[A-Za-z][\w:+.-]{0,60}\}`")  # (a role's look, in code or not)
 _ROLE_MARK = re.compile(r"\{[A-Za-z][\w:+.-]{0,60}\}\0")  # (a role's name before a code span held aside)
 # Sphinx's domains: "py:func" is read as "func", as the reStructuredText reader reads it.
 _DOMAINS = frozenset("py c cpp js std rst".split())
@@ -77,25 +81,39 @@ def _kind(name: str) -> str:
 
 
 def _shown(name: str, text: str) -> str:
-    return role_shown(_kind(name), text)
+    return "" if raw_role(name) else role_shown(_kind(name), text)  # (a raw role shows markup, never text)
 
 
 def is_myst(text: str) -> bool:
-    """Whether a Markdown page holds a mark of MyST: a role, a target line, or the fence of a
-    directive Sphinx knows (``{r}`` is R Markdown's code, no mark).
+    """Whether a Markdown page holds a mark of MyST outside its code: a role, a target line, or
+    the fence of a directive Sphinx knows (``{r}`` is R Markdown's code, no mark; a page showing
+    MyST in a code block is no MyST page).
 
     >>> is_myst("See {ref}`setup`."), is_myst("(setup)=\\n# Setup"), is_myst("```{note}\\nHi\\n```")
     (True, True, True)
     >>> is_myst("```{r}\\nplot(x)\\n```\\n% of seats"), is_myst("Use `{x}` in Python.")
     (False, False)
+    >>> is_myst("````md\\n```{note}\\nHi\\n```\\n(x)=\\n````\\n% of seats")
+    False
     """
-    role = False
-    for m in _MARKS.finditer(text):
-        if m.group("role"):
-            role = True
-        elif m.group("name") is None or _kind(m.group("name")) in _KNOWN:
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):  # (the page's own fences and lines, never what its code shows)
+        fence = _FENCE.match(lines[i])
+        if fence is not None and not (fence.group(2)[0] == "`" and "`" in fence.group(3)):
+            named = _NAMED.match(fence.group(3).strip())
+            if named is not None and _kind(named.group(1)) in _KNOWN:
+                return True
+            if named is not None or fence.group(2)[0] != ":":
+                i = next((k for k in range(i + 1, len(lines)) if _closes(fence.group(2), lines[k])), len(lines)) + 1
+                continue
+        elif (item := ITEM_FENCE.match(lines[i])) is not None:
+            i = _item_end(lines, i, item)
+            continue
+        elif _TARGET.match(lines[i]):
             return True
-    if not role:
+        i += 1
+    if _ROLE_MARK_TEXT.search(text) is None:
         return False
     found: list[bool] = []  # (a role outside code: "`{x}`" is code that shows braces)
 
@@ -107,9 +125,22 @@ def is_myst(text: str) -> bool:
     return any(found)
 
 
-def read_myst(text: str) -> tuple[str, Counter[str]]:
+def _item_end(lines: list[str], i: int, item: re.Match[str]) -> int:
+    """Where the code a list item's first line opens (``item``, :data:`ITEM_FENCE`) ends: after
+    its closing fence, or at the first line indented less than the item's text."""
+    within, end = item.start(1), i + 1
+    while end < len(lines) and not (lines[end].strip() and len(lines[end]) - len(lines[end].lstrip(" ")) < within):
+        end += 1
+        if closes_fence(item.group(1), lines[end - 1][within:]):
+            break
+    return end
+
+
+def read_myst(text: str, image: Image = lambda alt, src: f"![{alt}]({src})") -> tuple[str, Counter[str]]:
     """A MyST page as plain Markdown (see the module's docstring), and how many of each thing
-    that lives in another file it did not read; a page without MyST's marks is returned as it is.
+    that lives in another file or is hidden it did not read; a page without MyST's marks is
+    returned as it is. ``image(alt, address)`` writes an image's line (the Markdown reader passes
+    :func:`electa.ingest.figures.image_line`, which escapes what an address or alt text holds).
 
     >>> page = ("(install)=\\n# Install\\n\\nSee {ref}`the FAQ <faq>` and {file}`pip.conf`.\\n% a comment\\n"
     ...         "```{note}\\n:class: tip\\nIt needs {pep}`517`.\\n```\\n```{toctree}\\nfaq\\n```\\n"
@@ -127,7 +158,7 @@ def read_myst(text: str) -> tuple[str, Counter[str]]:
     """
     if not is_myst(text):
         return text, Counter()
-    reader = _Reader()
+    reader = _Reader(image)
     return "\n".join(reader.read(text.split("\n"), 0)), reader.dropped
 
 
@@ -160,8 +191,9 @@ def _fenced(code: list[str], language: str = "") -> list[str]:
 
 
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, image: Image) -> None:
         self.dropped: Counter[str] = Counter()
+        self.image = image
 
     def read(self, lines: list[str], depth: int) -> list[str]:
         out: list[str] = []
@@ -171,11 +203,7 @@ class _Reader:
             m = _FENCE.match(lines[i])
             if m is None and (item := ITEM_FENCE.match(lines[i])) and "`" not in lines[i][item.end():]:
                 out.extend(self.prose(prose))  # (code opening a list item: as written, to where it closes or the item ends)
-                prose, within, end = [], item.start(1), i + 1
-                while end < len(lines) and not (lines[end].strip() and len(lines[end]) - len(lines[end].lstrip(" ")) < within):
-                    end += 1
-                    if closes_fence(item.group(1), lines[end - 1][within:]):
-                        break
+                prose, end = [], _item_end(lines, i, item)
                 out.extend(lines[i:end])
                 i = end
                 continue
@@ -195,6 +223,8 @@ class _Reader:
             said = None if named is None else self.directive(named.group(1), named.group(2) or "",
                                                               lines[i + 1 : end], run, depth)
             out.extend(lines[i : end + 1] if said is None else said)
+            if said is None and end >= len(lines):
+                out.append(m.group(1) + run)  # (code a directive's content leaves open closes with it, as in Sphinx)
             i = end + 1
         out.extend(self.prose(prose))
         return out
@@ -213,6 +243,9 @@ class _Reader:
         """What a directive shows, as Markdown lines; None for code kept as written."""
         kind = _kind(name)
         options, content = _options(body)
+        if hidden_by(" ".join([options.get("class", ""), options.get("figclass", "")])):
+            self.dropped["hidden"] += 1  # (":class: hidden", "sr-only" …: as the reStructuredText reader reads it)
+            return []
         if kind in DROPPED_DIRECTIVES:
             if kind in COUNTED_DIRECTIVES:
                 self.dropped[kind] += 1
@@ -222,13 +255,13 @@ class _Reader:
             language = "" if kind == "math" else arg.split(" ", 1)[0]
             return ["", *([caption, ""] if caption else []), *_fenced(content, language), ""]
         if kind == "eval-rst":
-            page = read_rst("\n".join(content))
+            page = read_rst("\n".join(content), self.image)
             self.dropped.update({k: n for k, n in page.dropped.items() if k not in ("comment", "hyperlink target")})
             read = [("#" * min(6, x[0]) + " " + x[1]) if isinstance(x, tuple) else x for x in page.lines]
             return ["", *([page.title, ""] if page.title else []), *read, ""]
         if kind in ("image", "figure"):
             alt = options.get("alt", "")
-            image = [f"![{alt}]({arg})", ""] if alt else []
+            image = [self.image(alt, arg), ""] if alt else []
             return ["", *image, *(self.read(content, depth + 1) if kind == "figure" else []), ""]
         if kind in VERSION_DIRECTIVES:
             version, _, words = arg.partition(" ")

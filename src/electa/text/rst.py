@@ -172,12 +172,12 @@ def _class_name(name: str) -> str:
     return re.sub(r"^[-0-9]+|-+$", "", re.sub(r"[^a-z0-9]+", "-", name))
 
 
-def _hidden(classes: str) -> bool:
+def hidden_by(classes: str) -> bool:
     """Whether classes (each as docutils normalises it) hide what they mark."""
     return bool(_HIDDEN_CLASS.search(" ".join(_class_name(c) for c in classes.split())))
 
 
-def _raw_role(name: str) -> bool:
+def raw_role(name: str) -> bool:
     return name.rsplit(":", 1)[-1].startswith("raw") or name in _RAW_ROLES
 
 
@@ -465,7 +465,7 @@ class _Reader:
         if kind == "replace":
             text = " ".join([arg, *header]).strip()
         elif kind == "image":
-            text = "" if _hidden(options.get("class", "")) else options.get("alt", "") or name
+            text = "" if hidden_by(options.get("class", "")) else options.get("alt", "") or name
         elif kind == "unicode":
             text = _unicode(" ".join([arg, *header]))
         else:  # (raw, date and the rest show something else than their name, or nothing this page holds)
@@ -486,10 +486,10 @@ class _Reader:
         classes = " ".join([options.get("class", ""), options.get("figclass", ""), *([arg, *header] if marks else [])])
         if kind in ("rst-class", "cssclass", "class") and not body:
             # (it marks the element after it: one it hides is not read either)
-            self.hide_next = _hidden(classes)
+            self.hide_next = hidden_by(classes)
             self.kind = "invisible"
             return
-        if _hidden(classes):
+        if hidden_by(classes):
             self.dropped["hidden"] += 1
             return
         if kind in DROPPED_DIRECTIVES:
@@ -581,7 +581,7 @@ class _Reader:
         name, base = named.group(1).lower(), (named.group(2) or "").lower()
         if len(name) > 60:  # (longer than a use is read as: its text would read as the default role's)
             self.long_role = True
-        hides = _hidden(options.get("class", "")) or "format" in options
+        hides = hidden_by(options.get("class", "")) or "format" in options
         self.roles.setdefault(name, []).append((base or ("raw" if "format" in options else ""), hides))
 
     def resolve(self, name: str) -> tuple[str, bool]:
@@ -598,7 +598,7 @@ class _Reader:
             if k in seen:
                 continue
             seen.add(k)
-            hidden = hidden or _raw_role(k)
+            hidden = hidden or raw_role(k)
             for base, hides in self.roles.get(k, ()):
                 hidden = hidden or hides
                 if base:
