@@ -472,3 +472,73 @@ def test_header_rows_that_are_no_number_are_no_crash() -> None:
 def test_what_the_third_review_found_hidden_is_not_read(hidden: str) -> None:
     text = _text(hidden)
     assert "SECRET" not in text and "hidden" not in text.replace("hidden role", "")
+
+
+def test_an_extensions_directive_shows_its_text_not_the_arguments_it_builds_from() -> None:
+    """pip's docs: ``.. pip-command-usage:: config "python -m pip"`` builds the usage from pip's
+    code; its arguments are no sentence ("Where is the pip config file?" quoted them). A tab's
+    label, an admonition's title and an extension's own content are still read, and the note
+    counts what was not."""
+    loaded = load_rst("pip_config.rst", b"""pip config
+==========
+
+Usage
+-----
+
+.. tab:: Unix/macOS
+
+   .. pip-command-usage:: config "python -m pip"
+
+   Run it in a shell.
+
+.. admonition:: Where the file lives
+
+   Per user, in the platform's config folder.
+
+.. towncrier-draft-entries:: Not yet released
+
+.. custom-callout:: level=2
+
+   Restart the shell after changing it.
+
+.. grid:: 1 2 2 2
+
+   Each card below is one command.
+""")
+    text = "\n".join(s.text for s in loaded.documents[0].sections)
+    assert "Unix/macOS\n\nRun it in a shell." in text and "Where the file lives" in text and "Per user" in text
+    assert "Restart the shell after changing it." in text and "Each card below is one command." in text
+    for argument in ('config "python -m pip"', "python -m pip", "Not yet released", "level=2", "1 2 2 2"):
+        assert argument not in text
+    assert "extension directives (3)" in loaded.note
+
+
+def test_a_code_tab_is_code() -> None:
+    """sphinx-tabs' ``code-tab``: its argument is the language, its content code."""
+    assert _text(".. code-tab:: py\n\n   import this\n") == "```\nimport this\n```"
+
+
+def test_a_page_an_extension_builds_says_so_and_a_label_over_nothing_is_not_read() -> None:
+    """pip's ``cli/pip_config.rst`` is nothing but tabs over an extension's directives: no text,
+    and the error says where its text is; a tab whose content reads as nothing is no line of text."""
+    with pytest.raises(IngestError, match=r"extension directives \(3\).*ingest the built HTML"):
+        load_rst("pip_config.rst", b"""pip config
+==========
+
+Usage
+=====
+
+.. tab:: Unix/macOS
+
+   .. pip-command-usage:: config "python -m pip"
+
+.. tab:: Windows
+
+   .. pip-command-usage:: config "py -m pip"
+
+Options
+=======
+
+.. pip-command-options:: config
+""")
+    assert _text(".. tab:: Linux\n\n   .. pip-command-usage:: x\n\n.. tab:: Windows\n\n   Run it.\n") == "Windows\n\nRun it."

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from electa.text.markdown import atx_heading
+from electa.text.markdown import atx_heading, ends_item
 
 # A fence at any indentation (a step list's code is indented as its item's text is), or opening a
 # list item ("- ```"); it closes with a run of its character at least as long and nothing after
@@ -105,8 +105,8 @@ def _blocks(text: str) -> list[_Block]:
         line = raw.rstrip("\r\n")
         start = offset
         offset += len(raw)
-        if fence and within and line.strip() and len(line) - len(line.lstrip(" ")) < within:
-            fence, current = "", None  # (its list item ended, and the code with it: as the page's reader reads it)
+        if fence and ends_item(line, within):
+            fence, current = "", None  # (as the page's reader reads it)
         if fence:
             m = _CLOSING.match(line)
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):

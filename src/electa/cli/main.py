@@ -64,7 +64,7 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
                                as_name=as_name, url_suffix=url_suffix, read_noindex=read_noindex)
     _print_report(report)
-    if (report.failures or report.skipped or report.unindexed) and not report.outcomes:
+    if (report.failures or report.skipped or report.unindexed or report.moved) and not report.outcomes:
         sys.exit(1)
 
 
@@ -92,13 +92,24 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
     _print_report(report)
     for uri in report.deleted:
         click.echo(f"deleted: {uri} (its file is gone)")
-    if (report.failures or report.skipped or report.unindexed) and not report.outcomes:
+    if (report.failures or report.skipped or report.unindexed or report.moved) and not report.outcomes:
         sys.exit(1)
 
 
 def _suffix_needs_base(url_suffix: str | None, base_url: str) -> None:
     if url_suffix is not None and not base_url:
         raise click.UsageError("--url-suffix shapes the addresses --base-url makes: give --base-url too")
+
+
+def _left_out(paths: list[str], stored: list[str], what: str, how: str) -> None:
+    """Says which pages of a folder were not stored and why (``what``), how to read them, and
+    which of them an earlier reading stored (kept up to date, never deleted for it)."""
+    click.echo(f"left out: {len(paths)} {what}, such as {paths[0]}; {how}", err=True)
+    if stored:
+        kept = len(stored)
+        click.echo(f"  {kept} of them {'was' if kept == 1 else 'were'} stored by an earlier reading and"
+                   f" {'is' if kept == 1 else 'are'} kept up to date, such as {stored[0]}:"
+                   " `electa sources delete` removes one", err=True)
 
 
 def _print_report(report: IngestReport) -> None:
@@ -117,13 +128,15 @@ def _print_report(report: IngestReport) -> None:
     for path, reason in report.failures:
         click.echo(f"failed: {path}: {reason}", err=True)
     if report.unindexed:
-        n, kept = len(report.unindexed), len(report.unindexed_stored)
-        click.echo(f"left out: {n} HTML page{'s' if n > 1 else ''} asking not to be indexed (<meta name=\"robots\""
-                   f" content=\"noindex\">), such as {report.unindexed[0]}; --read-noindex reads them", err=True)
-        if kept:
-            click.echo(f"  {kept} of them {'was' if kept == 1 else 'were'} stored by an earlier reading and"
-                       f" {'is' if kept == 1 else 'are'} kept up to date, such as {report.unindexed_stored[0]}:"
-                       " `electa sources delete` removes one", err=True)
+        n = len(report.unindexed)
+        _left_out(report.unindexed, report.unindexed_stored,
+                  f"HTML page{'s' if n > 1 else ''} asking not to be indexed (<meta name=\"robots\" content=\"noindex\">)",
+                  "--read-noindex reads them")
+    if report.moved:
+        n = len(report.moved)
+        _left_out(report.moved, report.moved_stored,
+                  f"page{'s' if n > 1 else ''} that only send{'' if n > 1 else 's'} the visitor to another (a meta"
+                  " refresh)", "name one to read it")
     if report.skipped:
         kinds = Counter(kind for _, kind in report.skipped)
         click.echo(f"skipped: {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''} of a type no loader "

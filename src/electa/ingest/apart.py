@@ -115,7 +115,7 @@ class _Worker:
         if outcome["outcome"] == "refused":
             raise IngestError(name, outcome["reason"])
         return Loaded(documents=[_document(d) for d in outcome["documents"]], note=outcome["note"],
-                      noindex=bool(outcome.get("noindex")))
+                      noindex=bool(outcome.get("noindex")), moved_to=str(outcome.get("moved_to") or ""))
 
     def _started(self, name: str) -> subprocess.Popen[bytes]:
         if self._proc is not None and self._pid == os.getpid() and self._proc.poll() is None:
@@ -219,7 +219,7 @@ def _document(d: dict[str, Any]) -> Any:
 
 
 def _encoded(loaded: Loaded) -> dict[str, Any]:
-    return {"outcome": "read", "note": loaded.note, "noindex": loaded.noindex,
+    return {"outcome": "read", "note": loaded.note, "noindex": loaded.noindex, "moved_to": loaded.moved_to,
             "documents": [{"ext_id": d.ext_id, "title": d.title, "text": d.text, "url": d.url,
                            "sections": [[list(s.path), s.text] for s in d.sections], "metadata": d.metadata}
                           for d in loaded.documents]}

@@ -26,6 +26,7 @@ from electa.ingest.html_text import (
 )
 from electa.ingest.page import Disclosures, Loaded, page_document, sections_from_lines, stem_title
 from electa.text.markdown import page_target
+from electa.text.refresh import refresh_target
 
 # Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
 _HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, select, "
@@ -108,6 +109,27 @@ def asks_not_indexed(head: Any) -> bool:
     return False
 
 
+def moves_to(head: Any) -> str:
+    """Where a parsed page's ``<head>`` sends its visitor: the address of its first ``<meta
+    http-equiv="refresh">`` (:func:`electa.text.refresh.refresh_target`), "" where none does (a
+    tag in a comment, a script or the body says nothing, as for :func:`asks_not_indexed`).
+
+    >>> from selectolax.lexbor import LexborHTMLParser
+    >>> def moves(page: str) -> str: return moves_to(LexborHTMLParser(page).head)
+    >>> moves('<head><meta http-equiv="refresh" content="0;URL=struct.Vec.html"><title>Redirection</title></head>')
+    'struct.Vec.html'
+    >>> moves('<meta http-equiv=Refresh content="300">'), moves("<body><meta http-equiv=refresh content='0; url=x'></body>")
+    ('', '')
+    """
+    if head is None:
+        return ""
+    for meta in head.css("meta"):
+        attrs = meta.attributes
+        if (attrs.get("http-equiv") or "").strip().lower() == "refresh":
+            return refresh_target(attrs.get("content") or "")
+    return ""
+
+
 def _holds(node: Any, tags: Set[str], depth: int, most: int = 64) -> bool:
     """Whether one of ``node``'s elements at most ``depth`` levels down, among its first
     ``most``, is one of ``tags``: bounded, where a search of its whole subtree would make nested
@@ -136,6 +158,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     if tree.body is None:
         raise IngestError(name, "no <body> in this HTML")
     noindex = asks_not_indexed(tree.head)  # (read before anything is dropped from the tree)
+    moved_to = moves_to(tree.head)
     for mark in tree.css(_PERMALINKS):
         heading = heading_of(mark)
         if (not _WORDS.search(mark.text(deep=True, separator="", strip=False)) and heading is not None
@@ -320,10 +343,10 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     try:
         doc = page_document(name, title or stem_title(name), url, sections_from_lines(items, navigation), name)
     except IngestError:
-        if noindex:  # (a moved-page stub holds no text: it is left out, not a failure)
-            return Loaded(note=note, noindex=True)
+        if noindex or moved_to:  # (a moved-page stub holds no text: it is left out, not a failure)
+            return Loaded(note=note, noindex=noindex, moved_to=moved_to)
         raise
-    return Loaded(documents=[doc], note=note, noindex=noindex)
+    return Loaded(documents=[doc], note=note, noindex=noindex, moved_to=moved_to)
 
 
 # What parts a page's own title from its site's name in <title>: "Path | Node.js

@@ -135,14 +135,18 @@ def load_rst(name: str, data: bytes) -> Loaded:
             items.append((line[0], outside_code(line[1], safe_markdown_images, raw=RAW_IMAGE)))
     skipped = not_read(page.dropped)
     sections = sections_from_lines(items)
+    if page.moved_to and not any(s.text.strip() for s in sections):
+        return Loaded(note=note, moved_to=page.moved_to)  # (a moved page's stub: left out, not a failure)
     if skipped and not any(s.text.strip() for s in sections):
         raise IngestError(name, f"no text could be extracted: it holds only what is not read ({skipped})"
-                          + ("; an include's text is in another file: ingest that file" if "include" in skipped else ""))
+                          + ("; an include's text is in another file: ingest that file" if "include" in skipped else "")
+                          + ("; an extension's directive makes its text when Sphinx builds the page: ingest the"
+                             " built HTML" if "extension directives" in skipped else ""))
     title = outside_code(page.title, safe_markdown_images, raw=RAW_IMAGE) if page.title else stem_title(name)
     doc = page_document(name, title, "", sections, name)
     if skipped:
         note = "; ".join(x for x in (note, f"not read: {skipped}") if x)
-    return Loaded(documents=[doc], note=note)
+    return Loaded(documents=[doc], note=note, moved_to=page.moved_to)
 
 
 # A setext heading's underline (CommonMark 4.3), and the lines that are no heading's words: a

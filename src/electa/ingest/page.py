@@ -22,6 +22,9 @@ class Loaded:
     # The page asks not to be indexed (<meta name="robots" content="noindex">): a folder's
     # ingest does not store it unless told to read such pages (:func:`asks_not_indexed`).
     noindex: bool = False
+    # The page only sends its visitor to this address (a meta refresh: electa.text.refresh): a
+    # folder's ingest does not store it, as a search engine indexes where it leads.
+    moved_to: str = ""
 
 
 Loader = Callable[[str, bytes], Loaded]

@@ -68,6 +68,10 @@ class IngestReport:
     # others not stored.
     unindexed: list[str] = field(default_factory=list)
     unindexed_stored: list[str] = field(default_factory=list)
+    # Pages of a folder that only send their visitor to another (a meta refresh), and the
+    # source names of those an earlier reading stored, kept up to date as above.
+    moved: list[str] = field(default_factory=list)
+    moved_stored: list[str] = field(default_factory=list)
 
     @property
     def docs_per_second(self) -> float:
@@ -299,16 +303,19 @@ class Ingestor:
                     if existing is not None and read_again(existing["content_hash"], record.content_hash):
                         rereading.add(uri)
                     loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
-                    if loaded.noindex and not read_noindex and path != root:
+                    left_out = ((report.moved, report.moved_stored) if loaded.moved_to else
+                                (report.unindexed, report.unindexed_stored) if loaded.noindex and not read_noindex
+                                else None)
+                    if left_out is not None and path != root:
                         # Not stored. One an earlier reading stored is neither deleted (a site
                         # that asks it of every page, an intranet's, must not vanish at a nightly
                         # sync) nor left stale: it is kept up to date, and the report names it
                         # (`electa sources delete` removes it).
-                        report.unindexed.append(str(path))
+                        left_out[0].append(str(path))
                         if existing is None:
                             bar.update(1, report.documents, time.perf_counter() - start)
                             continue
-                        report.unindexed_stored.append(uri)
+                        left_out[1].append(uri)
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))
                     window.append(replace(self.prepare(record, loaded), path=str(path), stored=existing is not None))

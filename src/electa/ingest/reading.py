@@ -50,10 +50,17 @@ from electa.ingest.loaders import loader_for
 # markdown 2: a raw <details>'s <summary> line heads what it discloses, its tags' lines blank.
 # markdown 3: MyST's roles, targets, comments and directives read as Sphinx shows them
 #   (electa.text.myst); a fence opening a list item ("- ```") is code to where it closes.
+# markdown 4: a MyST layout directive's argument ("{grid} 1 2 2 2") is not read, and a "{div}"
+#   classed hidden hides what it holds.
+# html 7: a page whose meta refresh sends its visitor to another says where (Loaded.moved_to):
+#   a folder's ingest leaves it out (rustdoc's "Redirection" pages).
+# rst 2: an extension's directive ("pip-command-usage:: config") shows its content, not its
+#   arguments; a tab over nothing read is no text; sphinx-tabs' "code-tab" is code; a page whose
+#   ".. meta::" refresh sends its visitor to another says where.
 READERS: dict[str, int] = {
-    "load_markdown": 3,
-    "load_html": 6,
-    "load_rst": 1,
+    "load_markdown": 4,
+    "load_html": 7,
+    "load_rst": 2,
     "load_text": 1,
     "load_pdf": 1,
     "load_jsonl": 1,

@@ -66,8 +66,8 @@ def code_lines(lines: list[str], indented: bool = True, closed_only: bool = Fals
     comment = False
     blank_before, indented_before = True, False
     for line in lines:
-        if fence and within and line.strip() and len(line) - len(line.lstrip(" ")) < within:
-            fence = ""  # (its list item ended, and the fence with it)
+        if fence and ends_item(line, within):
+            fence = ""
         if comment or (not fence and _COMMENT_BLOCK.match(line)):
             comment = not _closes(line[line.index("<!--") + 4:] if not comment else line, not comment)
             out.append(False)
@@ -93,6 +93,17 @@ def code_lines(lines: list[str], indented: bool = True, closed_only: bool = Fals
     if fence and closed_only:
         out[opened_at:] = [False] * (len(out) - opened_at)
     return out
+
+
+def ends_item(line: str, within: int) -> bool:
+    """Whether ``line`` ends the list item whose text starts at column ``within`` (0: no item),
+    and the code its first line opened with it: a line holding text, indented less. Every reader
+    of a list item's fence (:func:`code_lines`, the MyST reader, the answer's) ends it here.
+
+    >>> ends_item("Done.", 3), ends_item("", 3), ends_item("   make", 3), ends_item("Done.", 0)
+    (True, False, False, False)
+    """
+    return within > 0 and bool(line.strip()) and len(line) - len(line.lstrip(" ")) < within
 
 
 def closes_fence(fence: str, line: str) -> bool:

@@ -37,11 +37,14 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from electa.text.markdown import ITEM_FENCE, blocks, closes_fence, code_lines, outside_code, roles_read
+from electa.text.markdown import ITEM_FENCE, blocks, closes_fence, code_lines, ends_item, outside_code, roles_read
 from electa.text.rst import (
     CODE_DIRECTIVES,
     COUNTED_DIRECTIVES,
     DROPPED_DIRECTIVES,
+    LABEL_DIRECTIVES,
+    LAYOUT_DIRECTIVES,
+    PROSE_DIRECTIVES,
     VERSION_DIRECTIVES,
     hidden_by,
     raw_role,
@@ -64,14 +67,8 @@ _ROLE_MARK_TEXT = re.compile(r"\{[A-Za-z][\w:+.-]{0,60}\}`")  # (a role's look, 
 _ROLE_MARK = re.compile(r"\{[A-Za-z][\w:+.-]{0,60}\}\0")  # (a role's name before a code span held aside)
 # Sphinx's domains: "py:func" is read as "func", as the reStructuredText reader reads it.
 _DOMAINS = frozenset("py c cpp js std rst".split())
-# Directives whose content is prose (Sphinx's own and its common extensions': sphinx-design,
-# sphinx-inline-tabs, sphinx-togglebutton, MyST's own).
-_PROSE = frozenset(
-    "note warning tip important caution attention danger error hint seealso admonition topic sidebar margin"
-    " dropdown tab tab-item tab-set tabbed card card-carousel grid grid-item grid-item-card div container epigraph"
-    " pull-quote highlights compound rubric glossary hlist centered table list-table toggle".split())
 _MORE_CODE = frozenset("code-cell math".split())
-_KNOWN = DROPPED_DIRECTIVES | CODE_DIRECTIVES | VERSION_DIRECTIVES.keys() | _PROSE | _MORE_CODE | {
+_KNOWN = DROPPED_DIRECTIVES | CODE_DIRECTIVES | VERSION_DIRECTIVES.keys() | PROSE_DIRECTIVES | _MORE_CODE | {
     "image", "figure", "eval-rst"}
 
 
@@ -129,7 +126,7 @@ def _item_end(lines: list[str], i: int, item: re.Match[str]) -> int:
     """Where the code a list item's first line opens (``item``, :data:`ITEM_FENCE`) ends: after
     its closing fence, or at the first line indented less than the item's text."""
     within, end = item.start(1), i + 1
-    while end < len(lines) and not (lines[end].strip() and len(lines[end]) - len(lines[end].lstrip(" ")) < within):
+    while end < len(lines) and not ends_item(lines[end], within):
         end += 1
         if closes_fence(item.group(1), lines[end - 1][within:]):
             break
@@ -243,7 +240,8 @@ class _Reader:
         """What a directive shows, as Markdown lines; None for code kept as written."""
         kind = _kind(name)
         options, content = _options(body)
-        if hidden_by(" ".join([options.get("class", ""), options.get("figclass", "")])):
+        marks = [arg] if kind in ("container", "div") else []  # (their argument is classes)
+        if hidden_by(" ".join([options.get("class", ""), options.get("figclass", ""), *marks])):
             self.dropped["hidden"] += 1  # (":class: hidden", "sr-only" …: as the reStructuredText reader reads it)
             return []
         if kind in DROPPED_DIRECTIVES:
@@ -268,6 +266,10 @@ class _Reader:
             lead = f"{VERSION_DIRECTIVES[kind]} {version}".strip()
             first = f"{lead}: {words}" if words else f"{lead}{':' if any(x.strip() for x in content) else '.'}"
             return ["", first, "", *self.read(content, depth + 1), ""]
-        if run[0] == ":" or kind in _PROSE:
-            return ["", *([arg, ""] if arg else []), *self.read(content, depth + 1), ""]
+        if run[0] == ":" or kind in PROSE_DIRECTIVES:  # (a layout's argument is column counts or classes)
+            title = arg if arg and kind not in LAYOUT_DIRECTIVES else ""
+            shown = self.read(content, depth + 1)
+            if kind in LABEL_DIRECTIVES and not any(x.strip() for x in shown):
+                return []  # (a label over nothing read labels nothing)
+            return ["", *([title, ""] if title else []), *shown, ""]
         return None

@@ -56,6 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from electa.text.markdown import code_span
+from electa.text.refresh import refresh_target
 
 MAX_DEPTH = 24  # nested directives, lists and quotes read as structure; deeper is not read
 
@@ -99,6 +100,7 @@ MAX_ROLES = 100  # roles a page may define; past it, every role it defines reads
 MAX_COLUMNS = 64  # a table wider is not read (its cells would cost columns x rows)
 WORK = 8  # characters read, nesting counted, per character of the page: beyond it deeper blocks are not read
 
+_REFRESH_FIELD = re.compile(r"\s*:http-equiv=refresh:\s*(.*)$", re.IGNORECASE)
 # Read as nothing: a visitor never sees them, or they only steer the build or pull in another
 # file (which this page's bytes do not hold: ``include`` would read the server's disk).
 DROPPED_DIRECTIVES = frozenset(
@@ -117,7 +119,21 @@ COUNTED_DIRECTIVES = frozenset(
 _BUILD_FIELDS = frozenset("orphan tocdepth nocomments nosearch no-search hide-toc hide-navigation hide-footer".split())
 CODE_DIRECTIVES = frozenset(
     "code code-block sourcecode doctest testcode testoutput productionlist prompt ipython"
-    " jupyter-execute highlight-block".split())
+    " jupyter-execute highlight-block code-tab".split())
+# Directives whose content is prose (docutils' and Sphinx's own, and their common extensions':
+# sphinx-design, sphinx-tabs, sphinx-inline-tabs, sphinx-togglebutton, MyST's): their argument,
+# where one is written, is a title or a label and is read before the content; a layout one's
+# (LAYOUT_DIRECTIVES) is column counts or classes, and is not. Any other directive is an
+# extension's, whose arguments steer what it builds ("pip-command-usage:: config"): not read.
+PROSE_DIRECTIVES = frozenset(
+    "note warning tip important caution attention danger error hint seealso admonition topic sidebar margin"
+    " dropdown tab group-tab tab-item tab-set tabbed card card-carousel grid grid-item grid-item-card div container"
+    " epigraph pull-quote highlights compound rubric glossary hlist centered table list-table toggle acks"
+    " line-block".split())
+LAYOUT_DIRECTIVES = frozenset("grid grid-item card-carousel div container tab-set".split())
+# Of those, the ones whose argument labels what they disclose: over nothing read it labels nothing
+# (pip's docs: a tab "Unix/macOS" holding only an extension's directive).
+LABEL_DIRECTIVES = frozenset("tab group-tab tab-item tabbed dropdown toggle".split())
 VERSION_DIRECTIVES = {"versionadded": "New in version", "versionchanged": "Changed in version",
             "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 # A domain's description of an object: its arguments are a signature, read as code.
@@ -140,6 +156,8 @@ class Read:
     title: str
     lines: list[tuple[int, str] | str]
     dropped: Counter[str] = field(default_factory=Counter)
+    # Where a meta refresh sends its visitor ("" where none does: electa.text.refresh).
+    moved_to: str = ""
 
 
 def _indent(line: str) -> int:
@@ -219,6 +237,7 @@ class _Reader:
         self.resolved: dict[str, tuple[str, bool]] = {}
         self.long_role = False
         self.dropped: Counter[str] = Counter()
+        self.moved_to = ""
         self.budget = size + 10_000  # characters substitutions may add
         self.work = WORK * size + 100_000
         self.hide_next = False  # a ".. class:: hidden" marks the element after it
@@ -495,6 +514,9 @@ class _Reader:
         if kind in DROPPED_DIRECTIVES:
             if kind in COUNTED_DIRECTIVES:
                 self.dropped[kind] += 1
+            if kind == "meta" and not self.moved_to:  # (":http-equiv=refresh: 3; url=../x/": a page that moved)
+                refresh = next((m.group(1) for x in body if (m := _REFRESH_FIELD.match(x))), "")
+                self.moved_to = refresh_target(refresh)
             if kind in _INVISIBLE:  # (a class before it marks the element after it)
                 self.kind = "invisible"
             return
@@ -547,9 +569,18 @@ class _Reader:
                 self.items.append(("c", signature.strip()))
             self.nested(body, depth)
             return
-        # an admonition ("note", "warning" ...), a titled block ("topic") or a directive this
-        # reader does not know: its arguments and text are read
+        if kind not in PROSE_DIRECTIVES or kind in LAYOUT_DIRECTIVES:
+            # (an extension's directive builds what it shows from its arguments and options when
+            # Sphinx builds the page: its content, if any, is read, and the note counts what it builds)
+            if kind not in PROSE_DIRECTIVES:
+                self.dropped["extension directives"] += 1
+            args = []
+        # an admonition ("note", "warning" ...) or a titled block ("topic"): its title and text are
+        # read; a layout's or an extension's directive: its text
+        mark = len(self.items)
         self.nested([*args, *(["", *body] if body else [])], depth)
+        if kind in LABEL_DIRECTIVES and len(args) == 1 and sum(1 for x in self.items[mark:] if x[1]) <= 1:
+            del self.items[mark:]  # (its label alone was read)
 
     def define_roles(self, lines: list[str]) -> None:
         """Every ``.. role::`` and ``.. default-role::`` of the page, wherever it sits (inside a
@@ -1019,4 +1050,4 @@ def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![
             out.append("")
     while out and out[-1] == "":
         out.pop()
-    return Read(title, out, reader.dropped)
+    return Read(title, out, reader.dropped, reader.moved_to)
