@@ -60,11 +60,48 @@ def test_a_moved_page_named_alone_is_read(engine: Engine, tmp_path: Path) -> Non
     assert report.counts()["added"] == 1 and not report.moved
 
 
-@pytest.mark.parametrize("name, data", [("moved.html", RUSTDOC.encode()), ("moved.rst", PIP_MOVED)])
-def test_the_loaders_say_where_a_page_moved(name: str, data: bytes) -> None:
-    assert loader_for(name)(name, data).moved_to in ("struct.Vec.html", "../../cli/pip_freeze/")
-    assert loader_for("vec.html")("vec.html", VEC.encode()).moved_to == ""
-    assert loader_for("status.html")("status.html", RELOADS.encode()).moved_to == ""
+def test_the_loaders_say_where_a_stub_moved_and_read_a_page_as_it_stands() -> None:
+    """The review of fdc46e1: a page with real text that also refreshes (a session's timeout, a
+    status page reloading itself, a refresh inside <noscript>) was left out as moved."""
+    assert loader_for("std/Vec.t.html")("std/Vec.t.html", RUSTDOC.encode()).moved_to == "struct.Vec.html"
+    assert loader_for("reference/pip_freeze.rst")("reference/pip_freeze.rst", PIP_MOVED).moved_to == "../../cli/pip_freeze/"
+    standard = b".. meta::\n   :http-equiv=refresh: 0; url=new.html\n\nMoved.\n"  # (fields right under it)
+    assert loader_for("old.rst")("old.rst", standard).moved_to == "new.html"
+    text = "<p>" + "Every service is up, and each one's latency is under its target. " * 8 + "</p>"
+    for page in (VEC, RELOADS,
+                 f'<html><head><meta http-equiv="refresh" content="55; url=/login?expired=1"></head><body>{text}</body></html>',
+                 '<html><head><meta http-equiv="refresh" content="30; url=status.html"></head><body><p>Up.</p></body></html>',
+                 '<html><head><noscript><meta http-equiv="refresh" content="0; url=/nojs/"></noscript></head>'
+                 "<body><p>Install it with one command.</p></body></html>"):
+        assert loader_for("site/status.html")("site/status.html", page.encode()).moved_to == "", page
+    guide = b".. meta::\n\n   :http-equiv=refresh: 10; url=new/\n\nGuide\n=====\n\n" + b"Install it, then run it. " * 40
+    assert loader_for("guide.rst")("guide.rst", guide).moved_to == ""
+
+
+@pytest.mark.parametrize("name", ["moved.html", "moved.rst"])
+def test_a_hostile_refresh_reads_in_linear_time(name: str) -> None:
+    """The review of fdc46e1: a refresh of 128,000 spaces took 42.6 s to read (the pattern backtracked)."""
+    import time
+
+    spaces = " " * 1_000_000
+    page = (f'<html><head><meta http-equiv="refresh" content="0{spaces}x"></head><body><p>Moved.</p></body></html>'
+            if name.endswith(".html") else f".. meta::\n\n   :http-equiv=refresh: 0{spaces}x\n\nMoved.\n")
+    started = time.perf_counter()
+    loader_for(name)(name, page.encode())
+    assert time.perf_counter() - started < 10  # (linear: about 0.1 s here; quadratic was hours)
+    from electa.text.refresh import refresh_target
+
+    started = time.perf_counter()
+    refresh_target("0" + " " * 64_000 + "x")
+    assert time.perf_counter() - started < 1  # (fdc46e1's pattern: about 10 s here)
+
+
+def test_a_stub_of_no_text_named_alone_says_where_it_leads(engine: Engine, tmp_path: Path) -> None:
+    folder = folder_of(tmp_path, "docs", {"gone.html": '<html><head><meta http-equiv="refresh" content="0; url=new.html">'
+                                                       "</head><body></body></html>"})
+    report = engine.ingest([folder / "gone.html"], ACME)
+    assert report.failures == [(str(folder / "gone.html"),
+                                "it holds no text: it only sends its visitor to 'new.html'; ingest that page")]
 
 
 def test_the_command_says_what_it_left_out(tmp_path: Path) -> None:
@@ -75,10 +112,16 @@ def test_the_command_says_what_it_left_out(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["ingest", str(folder), *data])
     assert out.exit_code == 0, out.output
     assert ("left out: 1 page that only sends the visitor to another (a meta refresh), such as"
-            f" {folder / 'Vec.t.html'}; name one to read it") in out.output
+            f" {folder / 'Vec.t.html'}; their text is the pages they name") in out.output
+    alone = folder_of(tmp_path, "moved", {"Vec.t.html": RUSTDOC})
+    out = CliRunner().invoke(cli, ["ingest", str(alone), *data])
+    assert out.exit_code == 1 and "left out: 1 page that only sends" in out.output, out.output  # all it held
 
 
-def test_a_page_stored_before_it_moved_is_kept_up_to_date_and_a_folder_of_them_fails(tmp_path: Path) -> None:
+def test_a_page_stored_before_it_moved_is_named_by_ingest_and_deleted_by_sync(tmp_path: Path) -> None:
+    """What a page said before it moved is no longer in its folder: a sync deletes it as it
+    deletes a file that is gone; an ingest deletes nothing and says so (the review of fdc46e1
+    found it "kept up to date" while every sync failed it, its old text still served)."""
     from electa.cli.main import cli
 
     folder = folder_of(tmp_path, "docs", {"vec.html": VEC, "Vec.t.html": VEC.replace("Vec<", "Vec (old name)<")})
@@ -86,10 +129,12 @@ def test_a_page_stored_before_it_moved_is_kept_up_to_date_and_a_folder_of_them_f
     out = CliRunner().invoke(cli, ["sync", str(folder), *data])
     assert out.exit_code == 0 and "2 added" in out.output, out.output
     (folder / "Vec.t.html").write_text(RUSTDOC, encoding="utf-8")  # the page moved
+    out = CliRunner().invoke(cli, ["ingest", str(folder), *data])
+    assert out.exit_code == 0 and "0 deleted, 0 failed" in out.output, out.output
+    assert ("1 of them was stored by an earlier reading and is kept as stored, such as docs/Vec.t.html:"
+            " `electa sync` of its folder deletes them") in out.output, out.output
     out = CliRunner().invoke(cli, ["sync", str(folder), *data])
-    assert out.exit_code == 0 and "1 updated" in out.output and "0 deleted" in out.output, out.output
-    assert ("1 of them was stored by an earlier reading and is kept up to date, such as docs/Vec.t.html"
-            in out.output), out.output
-    alone = folder_of(tmp_path, "moved", {"Vec.t.html": RUSTDOC})
-    out = CliRunner().invoke(cli, ["ingest", str(alone), *data])
-    assert out.exit_code == 1 and "left out: 1 page that only sends" in out.output, out.output  # all it held
+    assert out.exit_code == 0 and "1 deleted, 0 failed" in out.output, out.output
+    assert "deleted: docs/Vec.t.html (it only sends the visitor to another page now)" in out.output, out.output
+    out = CliRunner().invoke(cli, ["sources", "list", *data[:2], "--org", "acme"])
+    assert "Vec.t.html" not in out.output and "vec.html" in out.output, out.output

@@ -95,7 +95,7 @@ def test_lists_fields_definitions_and_line_blocks_read_as_text() -> None:
     assert _text(":orphan:\n:description: SECRET\n\n.. _top:\n\n:Author: Ada\n\nIntro.\n\n:Author: Ada\n:Version: 2\n"
                  ":tocdepth: 2\n") == "Intro.\n\nAuthor: Ada\nVersion: 2"
     assert _text("Refund\n   Money back within 30 days.\n\n| Line one\n| Line two") == (
-        "Refund\nMoney back within 30 days.\n\nLine one\nLine two")
+        "- Refund: Money back within 30 days.\n\nLine one\nLine two")
 
 
 def test_inline_markup_reads_as_its_text_references_as_their_labels_and_code_roles_as_code() -> None:
@@ -508,14 +508,26 @@ Usage
     text = "\n".join(s.text for s in loaded.documents[0].sections)
     assert "Unix/macOS\n\nRun it in a shell." in text and "Where the file lives" in text and "Per user" in text
     assert "Restart the shell after changing it." in text and "Each card below is one command." in text
-    for argument in ('config "python -m pip"', "python -m pip", "Not yet released", "level=2", "1 2 2 2"):
+    for argument in ('config "python -m pip"', "python -m pip", "level=2", "1 2 2 2"):
         assert argument not in text
+    assert "Not yet released" in text  # (an extension's argument that reads as words is read)
     assert "extension directives (3)" in loaded.note
 
 
 def test_a_code_tab_is_code() -> None:
-    """sphinx-tabs' ``code-tab``: its argument is the language, its content code."""
+    """sphinx-tabs' ``code-tab``: its argument is the language (and the tab's label), its content code."""
     assert _text(".. code-tab:: py\n\n   import this\n") == "```\nimport this\n```"
+    assert _text(".. tabs::\n\n   .. code-tab:: py Python 3\n\n      import this\n") == "Python 3\n```\nimport this\n```"
+
+
+def test_what_an_extension_writes_as_words_is_read() -> None:
+    """The review of fdc46e1: prose an extension's directive holds on its own line was lost."""
+    assert _text(".. warningbox:: Don't do this.\n") == "Don't do this."
+    assert _text(".. exercise:: Compute the mean\n\n   Of 1, 2 and 3.\n") == "Compute the mean\n\nOf 1, 2 and 3."
+    assert _text(".. http:get:: /users/(int:user_id)\n\n   The user's profile.\n") == (
+        "```\n/users/(int:user_id)\n```\nThe user's profile.")
+    # (a label that reads as nothing keeps its one paragraph)
+    assert _text(".. tab:: :Linux:\n\n   The answer: run make.\n") == "The answer: run make."
 
 
 def test_a_page_an_extension_builds_says_so_and_a_label_over_nothing_is_not_read() -> None:
@@ -542,3 +554,37 @@ Options
 .. pip-command-options:: config
 """)
     assert _text(".. tab:: Linux\n\n   .. pip-command-usage:: x\n\n.. tab:: Windows\n\n   Run it.\n") == "Windows\n\nRun it."
+
+
+def test_a_definition_list_is_items_an_answer_brings_after_its_colon() -> None:
+    """CMake's ``add_custom_command``: "How do I run a command after build?" was answered "When the
+    command will happen is determined by which of the following is specified: [1]", the terms and
+    what each means left out: a definition list read as a term's line over its text was no list."""
+    from electa.answer.extractive import ExtractiveAnswerer
+    from electa.answer.prompt import Prompt
+    from electa.types import ChunkKind, Hit, Passage
+
+    page = load_rst("add_custom_command.rst", b"""add_custom_command
+------------------
+
+This defines a new command that will be associated with building the
+specified ``<target>``.
+
+When the command will happen is determined by which
+of the following is specified:
+
+``PRE_BUILD``
+  On other generators, run just before ``PRE_LINK`` commands.
+``PRE_LINK``
+  Run after sources have been compiled but before linking the binary.
+``POST_BUILD``
+  Run after all other rules within the target have been executed.
+
+Projects should always specify one of the above three keywords.
+""").documents[0]
+    text = "\n\n".join(s.text for s in page.sections)
+    assert "- `POST_BUILD`: Run after all other rules within the target have been executed." in text
+    hit = Hit(1, 1, 1, ChunkKind.PARENT, "add_custom_command", text, "https://cmake.test/acc", "d1", 0.0, 0.9, True, ())
+    said = ExtractiveAnswerer(None).compose(Prompt((), (Passage(hit, text),)), "How do I run a command after build?")
+    assert "`POST_BUILD`: Run after all other rules within the target have been executed." in said, said
+    assert "specified: [1]" not in said, said

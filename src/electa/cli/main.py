@@ -90,8 +90,9 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
         report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
                              as_name=as_name, url_suffix=url_suffix, read_noindex=read_noindex)
     _print_report(report)
+    moved = set(report.moved_stored)
     for uri in report.deleted:
-        click.echo(f"deleted: {uri} (its file is gone)")
+        click.echo(f"deleted: {uri} ({'it only sends the visitor to another page now' if uri in moved else 'its file is gone'})")
     if (report.failures or report.skipped or report.unindexed or report.moved) and not report.outcomes:
         sys.exit(1)
 
@@ -101,15 +102,14 @@ def _suffix_needs_base(url_suffix: str | None, base_url: str) -> None:
         raise click.UsageError("--url-suffix shapes the addresses --base-url makes: give --base-url too")
 
 
-def _left_out(paths: list[str], stored: list[str], what: str, how: str) -> None:
+def _left_out(paths: list[str], stored: list[str], what: str, how: str, kept: tuple[str, str]) -> None:
     """Says which pages of a folder were not stored and why (``what``), how to read them, and
-    which of them an earlier reading stored (kept up to date, never deleted for it)."""
+    which of them an earlier reading stored (``kept``: what became of those, and what to do)."""
     click.echo(f"left out: {len(paths)} {what}, such as {paths[0]}; {how}", err=True)
     if stored:
-        kept = len(stored)
-        click.echo(f"  {kept} of them {'was' if kept == 1 else 'were'} stored by an earlier reading and"
-                   f" {'is' if kept == 1 else 'are'} kept up to date, such as {stored[0]}:"
-                   " `electa sources delete` removes one", err=True)
+        n = len(stored)
+        click.echo(f"  {n} of them {'was' if n == 1 else 'were'} stored by an earlier reading and"
+                   f" {'is' if n == 1 else 'are'} {kept[0]}, such as {stored[0]}{kept[1]}", err=True)
 
 
 def _print_report(report: IngestReport) -> None:
@@ -131,12 +131,14 @@ def _print_report(report: IngestReport) -> None:
         n = len(report.unindexed)
         _left_out(report.unindexed, report.unindexed_stored,
                   f"HTML page{'s' if n > 1 else ''} asking not to be indexed (<meta name=\"robots\" content=\"noindex\">)",
-                  "--read-noindex reads them")
+                  "--read-noindex reads them", ("kept up to date", ": `electa sources delete` removes one"))
     if report.moved:
         n = len(report.moved)
         _left_out(report.moved, report.moved_stored,
                   f"page{'s' if n > 1 else ''} that only send{'' if n > 1 else 's'} the visitor to another (a meta"
-                  " refresh)", "name one to read it")
+                  " refresh)", "their text is the pages they name",
+                  ("deleted by this sync", "") if set(report.moved_stored) <= set(report.deleted) else
+                  ("kept as stored", ": `electa sync` of its folder deletes them"))
     if report.skipped:
         kinds = Counter(kind for _, kind in report.skipped)
         click.echo(f"skipped: {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''} of a type no loader "

@@ -26,7 +26,7 @@ from electa.ingest.html_text import (
 )
 from electa.ingest.page import Disclosures, Loaded, page_document, sections_from_lines, stem_title
 from electa.text.markdown import page_target
-from electa.text.refresh import refresh_target
+from electa.text.refresh import moves_elsewhere, refresh_target
 
 # Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
 _HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, select, "
@@ -112,7 +112,9 @@ def asks_not_indexed(head: Any) -> bool:
 def moves_to(head: Any) -> str:
     """Where a parsed page's ``<head>`` sends its visitor: the address of its first ``<meta
     http-equiv="refresh">`` (:func:`electa.text.refresh.refresh_target`), "" where none does (a
-    tag in a comment, a script or the body says nothing, as for :func:`asks_not_indexed`).
+    tag in a comment, a script or the body says nothing, as for :func:`asks_not_indexed`, nor
+    one in a ``<noscript>``: a browser running scripts, as every visitor's nearly does, never
+    reads it).
 
     >>> from selectolax.lexbor import LexborHTMLParser
     >>> def moves(page: str) -> str: return moves_to(LexborHTMLParser(page).head)
@@ -120,13 +122,19 @@ def moves_to(head: Any) -> str:
     'struct.Vec.html'
     >>> moves('<meta http-equiv=Refresh content="300">'), moves("<body><meta http-equiv=refresh content='0; url=x'></body>")
     ('', '')
+    >>> moves('<head><noscript><meta http-equiv="refresh" content="0; url=/nojs/"></noscript></head>')
+    ''
     """
     if head is None:
         return ""
     for meta in head.css("meta"):
         attrs = meta.attributes
         if (attrs.get("http-equiv") or "").strip().lower() == "refresh":
-            return refresh_target(attrs.get("content") or "")
+            parent, inside = meta.parent, False
+            while parent is not None and not inside:
+                inside, parent = parent.tag == "noscript", parent.parent
+            if not inside:
+                return refresh_target(attrs.get("content") or "")
     return ""
 
 
@@ -343,9 +351,11 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     try:
         doc = page_document(name, title or stem_title(name), url, sections_from_lines(items, navigation), name)
     except IngestError:
+        moved_to = moved_to if moves_elsewhere(moved_to, name, 0) else ""
         if noindex or moved_to:  # (a moved-page stub holds no text: it is left out, not a failure)
             return Loaded(note=note, noindex=noindex, moved_to=moved_to)
         raise
+    moved_to = moved_to if moves_elsewhere(moved_to, name, sum(len(s.text) for s in doc.sections)) else ""
     return Loaded(documents=[doc], note=note, noindex=noindex, moved_to=moved_to)
 
 

@@ -22,6 +22,7 @@ from electa.text.markdown import (
     without_comments,
 )
 from electa.text.myst import read_myst
+from electa.text.refresh import moves_elsewhere
 from electa.text.rst import read_rst
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
@@ -135,8 +136,9 @@ def load_rst(name: str, data: bytes) -> Loaded:
             items.append((line[0], outside_code(line[1], safe_markdown_images, raw=RAW_IMAGE)))
     skipped = not_read(page.dropped)
     sections = sections_from_lines(items)
-    if page.moved_to and not any(s.text.strip() for s in sections):
-        return Loaded(note=note, moved_to=page.moved_to)  # (a moved page's stub: left out, not a failure)
+    moved_to = page.moved_to if moves_elsewhere(page.moved_to, name, sum(len(s.text) for s in sections)) else ""
+    if moved_to and not any(s.text.strip() for s in sections):
+        return Loaded(note=note, moved_to=moved_to)  # (a moved page's stub: left out, not a failure)
     if skipped and not any(s.text.strip() for s in sections):
         raise IngestError(name, f"no text could be extracted: it holds only what is not read ({skipped})"
                           + ("; an include's text is in another file: ingest that file" if "include" in skipped else "")
@@ -146,7 +148,7 @@ def load_rst(name: str, data: bytes) -> Loaded:
     doc = page_document(name, title, "", sections, name)
     if skipped:
         note = "; ".join(x for x in (note, f"not read: {skipped}") if x)
-    return Loaded(documents=[doc], note=note, moved_to=page.moved_to)
+    return Loaded(documents=[doc], note=note, moved_to=moved_to)
 
 
 # A setext heading's underline (CommonMark 4.3), and the lines that are no heading's words: a

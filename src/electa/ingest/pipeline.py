@@ -69,7 +69,8 @@ class IngestReport:
     unindexed: list[str] = field(default_factory=list)
     unindexed_stored: list[str] = field(default_factory=list)
     # Pages of a folder that only send their visitor to another (a meta refresh), and the
-    # source names of those an earlier reading stored, kept up to date as above.
+    # source names of those an earlier reading stored: a sync deletes those (``deleted``), an
+    # ingest keeps them as stored.
     moved: list[str] = field(default_factory=list)
     moved_stored: list[str] = field(default_factory=list)
 
@@ -303,19 +304,31 @@ class Ingestor:
                     if existing is not None and read_again(existing["content_hash"], record.content_hash):
                         rereading.add(uri)
                     loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
-                    left_out = ((report.moved, report.moved_stored) if loaded.moved_to else
-                                (report.unindexed, report.unindexed_stored) if loaded.noindex and not read_noindex
-                                else None)
-                    if left_out is not None and path != root:
+                    if loaded.moved_to and path != root:
+                        # A stub sending its visitor to another page (electa.text.refresh): not
+                        # stored. One an earlier reading stored holds what the page said before it
+                        # moved, which the folder no longer shows: a sync deletes it as it deletes
+                        # a file that is gone (it counts as unseen); an ingest, which deletes
+                        # nothing, names it.
+                        report.moved.append(str(path))
+                        if existing is not None:
+                            report.moved_stored.append(uri)
+                            report.seen.discard(uri)
+                        bar.update(1, report.documents, time.perf_counter() - start)
+                        continue
+                    if loaded.moved_to and not loaded.documents:
+                        raise IngestError(str(path), f"it holds no text: it only sends its visitor to {loaded.moved_to!r}"
+                                          "; ingest that page")
+                    if loaded.noindex and not read_noindex and path != root:
                         # Not stored. One an earlier reading stored is neither deleted (a site
                         # that asks it of every page, an intranet's, must not vanish at a nightly
                         # sync) nor left stale: it is kept up to date, and the report names it
                         # (`electa sources delete` removes it).
-                        left_out[0].append(str(path))
+                        report.unindexed.append(str(path))
                         if existing is None:
                             bar.update(1, report.documents, time.perf_counter() - start)
                             continue
-                        left_out[1].append(uri)
+                        report.unindexed_stored.append(uri)
                     if loaded.note:
                         report.notes.append((str(path), loaded.note))
                     window.append(replace(self.prepare(record, loaded), path=str(path), stored=existing is not None))

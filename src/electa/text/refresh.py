@@ -1,31 +1,76 @@
 """A page that only sends its visitor to another: a meta refresh naming an address
 (``<meta http-equiv="refresh" content="0; url=next.html">``; reStructuredText's ``.. meta::`` with
-``:http-equiv=refresh:``). A search engine follows it and indexes where it leads, not the page
-(Google reads an instant one as a permanent redirect, a delayed one as a temporary one); rustdoc
-writes one for every renamed item (15,626 in Rust's documentation on this machine, each
-"Redirection: Redirecting to …"), pip's docs one for every page that moved ("This page has moved").
+``:http-equiv=refresh:``) on a page holding no more than a stub's text. A search engine follows
+it and indexes where it leads, not the stub (Google reads an instant one as a permanent
+redirect, a delayed one as a temporary one); rustdoc writes one for every renamed item (15,626
+of the 48,625 HTML pages of Rust's documentation on this machine, each "Redirection:
+Redirecting to …": ``python bench/moved_pages.py``), pip's docs one for every page that moved
+("This page has moved"). A page with more text than a stub's is read as it stands, whatever it
+refreshes to (a status page reloading itself, a session's timeout sending to a login page).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 
-# "0;URL=x.html", "3; url='../x/'", "5 , URL = x": a delay in whole or decimal seconds, then the address.
-_REFRESH = re.compile(r"\s*(\d{1,5})(?:\.\d*)?\s*[;,]?\s*url\s*=\s*(['\"]?)(.*?)\2\s*$", re.IGNORECASE | re.DOTALL)
-MOST_SECONDS = 60  # a longer wait is a page that reloads itself now and then, read as it stands
+MOST_SECONDS = 60  # a longer wait is a page that reloads now and then, read as it stands
+STUB_CHARS = 400  # a page holding more text than this is read as it stands, whatever it refreshes to
+MOST_CHARS = 2_000  # of a refresh's content read: an address longer is no page's
+_DELAY = re.compile(r"[0-9]{1,5}(?:\.[0-9.]*)?")
+_URL = re.compile(r"url[ \t\n\r\f]*=", re.IGNORECASE)
+_SPACE = " \t\n\r\f"
 
 
 def refresh_target(content: str) -> str:
-    """The address a meta refresh's ``content`` sends the visitor to, "" where it sends them
-    nowhere (no address, or the page itself: "#") or only after more than :data:`MOST_SECONDS`.
+    """The address a meta refresh's ``content`` sends the visitor to, read as HTML's "shared
+    declarative refresh steps" read it (a delay, then ";" or "," or a space, then an address,
+    after "url=" or bare, quoted or not): "" where it sends them nowhere (no address, "#…") or
+    only after more than :data:`MOST_SECONDS`. Linear in what it reads (its first
+    :data:`MOST_CHARS` characters): no pattern here can backtrack.
 
     >>> refresh_target("0;URL=macro.is_x86_feature_detected.html"), refresh_target("3; url='../../cli/pip_freeze/'")
     ('macro.is_x86_feature_detected.html', '../../cli/pip_freeze/')
-    >>> refresh_target("300"), refresh_target("600; url=news.html"), refresh_target("0; url=#"), refresh_target("")
+    >>> refresh_target("5 , URL = next.html"), refresh_target("0; next.html"), refresh_target("1.5;url=x")
+    ('next.html', 'next.html', 'x')
+    >>> refresh_target("300"), refresh_target("600; url=news.html"), refresh_target("0; url=#top"), refresh_target("0x")
     ('', '', '', '')
     """
-    m = _REFRESH.match(content)
-    if m is None or int(m.group(1)) > MOST_SECONDS:
+    text = content[:MOST_CHARS].lstrip(_SPACE)
+    delay = _DELAY.match(text)
+    if delay is None or int(delay.group().split(".")[0]) > MOST_SECONDS:
         return ""
-    target = m.group(3).strip()
+    rest = text[delay.end():]
+    if rest and rest[0] not in ";," + _SPACE:
+        return ""
+    rest = rest.lstrip(_SPACE).removeprefix(";").removeprefix(",").lstrip(_SPACE)
+    named = _URL.match(rest)
+    if named is not None:
+        rest = rest[named.end():].lstrip(_SPACE)
+    if rest[:1] in ("'", '"'):
+        end = rest.find(rest[0], 1)
+        rest = rest[1:end] if end > 0 else rest[1:]
+    target = rest.strip(_SPACE)
     return "" if not target or target.startswith("#") else target
+
+
+def moves_elsewhere(target: str, name: str, text_chars: int) -> bool:
+    """Whether a page named ``name``, holding ``text_chars`` characters of text, whose refresh
+    sends its visitor to ``target`` (:func:`refresh_target`), only sends them elsewhere: it is a
+    stub (at most :data:`STUB_CHARS` of text) and the address is not its own.
+
+    >>> moves_elsewhere("struct.Vec.html", "std/struct.Vec.t.html", 52), moves_elsewhere("../new/index.html", "old/index.html", 9)
+    (True, True)
+    >>> moves_elsewhere("status.html?x=1", "site/status.html", 20), moves_elsewhere("./status.html", "site/status.html", 20)
+    (False, False)
+    >>> moves_elsewhere("guide/", "old.rst", 5_000), moves_elsewhere("", "old.html", 0), moves_elsewhere("?x=1", "a.html", 0)
+    (False, False, False)
+    """
+    if not target or text_chars > STUB_CHARS:
+        return False
+    path = target.split("#", 1)[0].split("?", 1)[0]
+    if not path:
+        return False  # (the page itself, with other parameters)
+    if "://" in path or path.startswith("/"):
+        return True
+    return posixpath.normpath(posixpath.join(posixpath.dirname(name), path)) != posixpath.normpath(name)

@@ -129,8 +129,8 @@ PROSE_DIRECTIVES = frozenset(
     "note warning tip important caution attention danger error hint seealso admonition topic sidebar margin"
     " dropdown tab group-tab tab-item tab-set tabbed card card-carousel grid grid-item grid-item-card div container"
     " epigraph pull-quote highlights compound rubric glossary hlist centered table list-table toggle acks"
-    " line-block".split())
-LAYOUT_DIRECTIVES = frozenset("grid grid-item card-carousel div container tab-set".split())
+    " line-block tabs".split())
+LAYOUT_DIRECTIVES = frozenset("grid grid-item card-carousel div container tab-set tabs".split())
 # Of those, the ones whose argument labels what they disclose: over nothing read it labels nothing
 # (pip's docs: a tab "Unix/macOS" holding only an extension's directive).
 LABEL_DIRECTIVES = frozenset("tab group-tab tab-item tabbed dropdown toggle".split())
@@ -140,7 +140,11 @@ VERSION_DIRECTIVES = {"versionadded": "New in version", "versionchanged": "Chang
 _DESCRIPTION = re.compile(
     r"(?:(?:py|c|cpp|js|rst|std|rb|php|cmake):)?(?:function|class|method|attribute|data|exception|decorator|"
     r"classmethod|staticmethod|property|member|type|macro|var|struct|enum|enumerator|union|concept|describe|object|"
-    r"option|cmdoption|envvar|confval|setting|directive|role|command|variable|genex|signature)\Z")
+    r"option|cmdoption|envvar|confval|setting|directive|role|command|variable|genex|signature)\Z"
+    r"|http:(?:get|post|put|patch|delete|head|options|trace|connect|copy|any)\Z")  # (sphinxcontrib-httpdomain)
+# An extension's argument that reads as words ("Compute the mean", "Don't do this."), not as what
+# it builds from (a name, a path, numbers, quoted commands: 'config "python -m pip"', "3.10 3.12").
+_WORDS_ARGUMENT = re.compile(r"[^\W\d_][\w'’-]*[.,;:!?]?(?:[ \t]+[^\W\d_][\w'’-]*[.,;:!?]?)+")
 # Roles Sphinx shows as code.
 _CODE_ROLES = frozenset(
     "code literal samp file command program option envvar kbd mimetype makevar regexp token func meth class mod"
@@ -367,10 +371,12 @@ class _Reader:
         while j < n and lines[j].strip() and not _indent(lines[j]):
             j += 1
         if j == i + 1 and j < n and _indent(lines[j]) and lines[j].strip():  # a definition list's term
-            self.items.append(("t", line))
+            # (an item "term: definition", so that the term and what it means stay one line: an
+            # answer quoting "one of the following:" brings the items after it, and a passage
+            # holding "Run after all other rules." says of what)
             self.kind = "term"
             k = _extent(lines, j, 1)
-            self.nested(_dedent(lines[j:k]), depth)
+            self.item(f"- {line.strip().removesuffix(':')}: ", _dedent(lines[j:k]), depth)
             return k
         strong = _STRONG_LINE.fullmatch(line.strip()) if top and j == i + 1 else None
         if strong:  # ("**Example 1: Copying a file**" alone: a heading in all but markup)
@@ -515,7 +521,8 @@ class _Reader:
             if kind in COUNTED_DIRECTIVES:
                 self.dropped[kind] += 1
             if kind == "meta" and not self.moved_to:  # (":http-equiv=refresh: 3; url=../x/": a page that moved)
-                refresh = next((m.group(1) for x in body if (m := _REFRESH_FIELD.match(x))), "")
+                # (its fields, right under it or after a blank line)
+                refresh = next((m.group(1) for x in rest if (m := _REFRESH_FIELD.match(x))), "")
                 self.moved_to = refresh_target(refresh)
             if kind in _INVISIBLE:  # (a class before it marks the element after it)
                 self.kind = "invisible"
@@ -527,6 +534,8 @@ class _Reader:
         if kind in CODE_DIRECTIVES:
             if options.get("caption"):
                 self.items.append(("t", options["caption"]))
+            elif kind == "code-tab" and len(arg.split(None, 1)) == 2:  # ("code-tab:: py Python 3": its tab's label)
+                self.items.append(("t", arg.split(None, 1)[1]))
             # (without a blank line the code follows the language on the directive's own line)
             code = body or (header if kind in ("code", "code-block", "sourcecode", "highlight-block") else args)
             if any(x.strip() for x in code):
@@ -569,18 +578,26 @@ class _Reader:
                 self.items.append(("c", signature.strip()))
             self.nested(body, depth)
             return
-        if kind not in PROSE_DIRECTIVES or kind in LAYOUT_DIRECTIVES:
+        if kind not in PROSE_DIRECTIVES:
             # (an extension's directive builds what it shows from its arguments and options when
-            # Sphinx builds the page: its content, if any, is read, and the note counts what it builds)
-            if kind not in PROSE_DIRECTIVES:
-                self.dropped["extension directives"] += 1
+            # Sphinx builds the page: its content is read, its arguments where they read as words,
+            # and the note counts what it builds)
+            self.dropped["extension directives"] += 1
+            if not _WORDS_ARGUMENT.fullmatch(" ".join(x.strip() for x in args)):
+                args = []
+        elif kind in LAYOUT_DIRECTIVES:
             args = []
         # an admonition ("note", "warning" ...) or a titled block ("topic"): its title and text are
-        # read; a layout's or an extension's directive: its text
-        mark = len(self.items)
+        # read; a layout's: its text
+        if kind in LABEL_DIRECTIVES and args:
+            mark = len(self.items)
+            self.nested(args, depth)
+            shown = len(self.items)
+            self.nested(body, depth)
+            if not any(x[1] for x in self.items[shown:]):
+                del self.items[mark:]  # (a label over nothing read labels nothing)
+            return
         self.nested([*args, *(["", *body] if body else [])], depth)
-        if kind in LABEL_DIRECTIVES and len(args) == 1 and sum(1 for x in self.items[mark:] if x[1]) <= 1:
-            del self.items[mark:]  # (its label alone was read)
 
     def define_roles(self, lines: list[str]) -> None:
         """Every ``.. role::`` and ``.. default-role::`` of the page, wherever it sits (inside a
