@@ -187,7 +187,7 @@ def test_the_digest_covers_every_module_the_readers_import() -> None:
             seen.add(rel)
             todo.extend(_imported(rel, root) - seen)
     assert sorted(seen - set(READER_MODULES) - set(NOT_READING)) == []
-RECORDED_DIGEST = "0acb3afda4c3f84ad7bb682989991ecd5e7beb9c3fb69aa44aa7b5ad3e60934a"
+RECORDED_DIGEST = "1bd25a99a85e55df74da185d57973d3c47593178bc03f0a47f99cc409376bde9"
 RECORDED_PYTHON = (3, 11)  # (ast.dump writes trees otherwise from one Python to the next)
 RECORDED_READERS = {"load_markdown": 4, "load_html": 7, "load_rst": 2, "load_text": 1, "load_pdf": 1,
                     "load_jsonl": 1, "load_json": 1, "load_csv": 1}

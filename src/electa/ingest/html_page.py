@@ -240,6 +240,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     # elements only: a page of summaries nested thousands deep costs no search of each one's depths.)
     wrapper = [0]  # (the element the walk is to go into: walk's ``into``)
     after_break = False
+    term_at = -1  # (where the last line read, a definition list's term, stands in items: its definition joins it)
     for node in walk(root, read_whole, text=True, into=lambda n: n.mem_id == wrapper[0]):
         if node is PART:
             ended = opened.pop() if opened else ""
@@ -333,17 +334,33 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
                     line += "\n|" + "---|" * len(cells)
             else:
                 words = prose_line(block_text(node, image))
-                line = ("- " + words) if tag == "li" and words else words
+                line = ("- " + words) if tag in ("li", "dt", "dd") and words else words
+                if (tag in ("dt", "dd") and words and term_at == len(items) - 1
+                        and last_run == f"dl:{_container(node)}" and isinstance(items[-1], str)
+                        and not (tag == "dt" and _toc_line(node))):
+                    # A definition list is items "term: definition", as the reStructuredText
+                    # reader reads one: the term and what it means stay one line, and an answer
+                    # quoting "one of the following:" brings them (valgrind's options). Terms in
+                    # a row name one definition ("`-v`, `--verbose`: Use verbose output.").
+                    if tag == "dt":
+                        items[-1] = f"{items[-1]}, {words}"
+                        continue
+                    items[-1] = f"{items[-1].rstrip().removesuffix(':')}: {words}"
+                    term_at = -1
+                    continue
             if line:
                 # Blocks are paragraphs (a blank line between them), except that the items of a
-                # list and the rows of a table stay together: the answerer reads that structure.
-                run = f"{tag}:{_container(node)}" if tag in ("li", "tr") else ""  # one list, one table
+                # list (a definition list's terms and definitions too) and the rows of a table
+                # stay together: the answerer reads that structure.
+                run = (f"{tag}:{_container(node)}" if tag in ("li", "tr") else
+                       f"dl:{_container(node)}" if tag in ("dt", "dd") else "")  # one list, one table
                 if items and (not run or run != last_run):
                     items.append("")
-                if tag == "li" and _link_item(node):
-                    navigation.add(len(items))
+                if (tag == "li" and _link_item(node)) or (tag == "dt" and _toc_line(node)):
+                    navigation.add(len(items))  # (a table of contents' line: DocBook writes one as a <dl>)
                 items.append(line)
                 last_run, read_block = run, True
+                term_at = len(items) - 1 if tag == "dt" and len(items) - 1 not in navigation else -1
     end_loose()
     if not any(isinstance(i, str) for i in items):
         words = literal(root.text(separator="\n", strip=True))
@@ -400,6 +417,16 @@ def _link_item(item: Any) -> bool:
     href = anchors[0].attributes.get("href") or ""
     words = " ".join(anchors[0].text(deep=True).split())
     return bool(words) and page_target(href) and words == " ".join(item.text(deep=True).split())
+
+
+def _toc_line(term: Any) -> bool:
+    """Whether a definition list's term is a table of contents' line (DocBook writes one as a
+    ``<dl>``): one link to a page, or to a place on this one, and nothing else; not a link to the
+    term itself (Cargo's options: ``<dt id="option-x"><a href="#option-x"><code>-v</code></a>``)."""
+    if not _link_item(term):
+        return False
+    href = (term.css_first("a").attributes.get("href") or "").strip()
+    return href != "#" + (term.attributes.get("id") or "\0")
 
 
 def _image(node: Any, base: str) -> str:

@@ -53,10 +53,12 @@ from electa.ingest.loaders import loader_for
 # markdown 4: a MyST layout directive's argument ("{grid} 1 2 2 2") is not read, and a "{div}"
 #   classed hidden hides what it holds.
 # html 7: a page whose meta refresh sends its visitor to another says where (Loaded.moved_to):
-#   a folder's ingest leaves it out (rustdoc's "Redirection" pages).
+#   a folder's ingest leaves it out (rustdoc's "Redirection" pages); a definition list reads as
+#   items "term: definition".
 # rst 2: an extension's directive ("pip-command-usage:: config") shows its content, not its
 #   arguments; a tab over nothing read is no text; sphinx-tabs' "code-tab" is code; a page whose
-#   ".. meta::" refresh sends its visitor to another says where.
+#   ".. meta::" refresh sends its visitor to another says where; a definition list reads as
+#   items "term: definition".
 READERS: dict[str, int] = {
     "load_markdown": 4,
     "load_html": 7,
