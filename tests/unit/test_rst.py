@@ -588,3 +588,26 @@ Projects should always specify one of the above three keywords.
     said = ExtractiveAnswerer(None).compose(Prompt((), (Passage(hit, text),)), "How do I run a command after build?")
     assert "`POST_BUILD`: Run after all other rules within the target have been executed." in said, said
     assert "specified: [1]" not in said, said
+
+
+
+@pytest.mark.parametrize("source, read", [
+    ("Exit codes\n   ===== =====\n   code  means\n   ===== =====\n   0     ok\n   ===== =====\n",
+     "- Exit codes\n| code | means |\n|---|---|\n| 0 | ok |"),
+    ("Terms\n   .. image:: pic.png\n      :alt: A picture\n\n   Text after.\n", "- Terms\n![A picture](pic.png)\n\nText after."),
+    ("Terms\n   .. image:: pic.png\n\n", "- Terms"),
+    ("term1\n   term2\n      def\n", "- term1\n- term2: def"),
+    ("term\n   - a\n   - b\n", "- term\n- a\n- b"),
+    ("- alpha\n    first\n", "- alpha: first"),
+    ("Example\n   ::\n\n      make\n", "- Example:\n```\nmake\n```"),
+    ("term::\n   def\n", "- term: def"),
+])
+def test_a_definitions_term_is_never_lost_nor_moved(source: str, read: str) -> None:
+    """The second review of fdc46e1: a term over a table, an image or nothing read was lost, one
+    over an image with alt text moved under it, and nested terms ran into one line."""
+    assert _text(source) == read
+
+
+def test_terms_nested_past_the_depth_are_kept() -> None:
+    deep = "".join("   " * i + f"t{i}\n" for i in range(26)) + "   " * 26 + "deep\n"
+    assert _text(deep).count("- t") == 24  # (as many terms as f8096f2 read, each a line)

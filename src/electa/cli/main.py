@@ -138,7 +138,7 @@ def _print_report(report: IngestReport) -> None:
                   f"page{'s' if n > 1 else ''} that only send{'' if n > 1 else 's'} the visitor to another (a meta"
                   " refresh)", "their text is the pages they name",
                   ("deleted by this sync", "") if set(report.moved_stored) <= set(report.deleted) else
-                  ("kept as stored", ": `electa sync` of its folder deletes them"))
+                  ("kept as stored", ": a `sync` of their folder, listed whole, deletes them"))
     if report.skipped:
         kinds = Counter(kind for _, kind in report.skipped)
         click.echo(f"skipped: {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''} of a type no loader "

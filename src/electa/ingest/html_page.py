@@ -111,7 +111,7 @@ def asks_not_indexed(head: Any) -> bool:
 
 def moves_to(head: Any) -> str:
     """Where a parsed page's ``<head>`` sends its visitor: the address of its first ``<meta
-    http-equiv="refresh">`` (:func:`electa.text.refresh.refresh_target`), "" where none does (a
+    http-equiv="refresh">`` naming one (:func:`electa.text.refresh.refresh_target`), "" where none does (a
     tag in a comment, a script or the body says nothing, as for :func:`asks_not_indexed`, nor
     one in a ``<noscript>``: a browser running scripts, as every visitor's nearly does, never
     reads it).
@@ -133,8 +133,9 @@ def moves_to(head: Any) -> str:
             parent, inside = meta.parent, False
             while parent is not None and not inside:
                 inside, parent = parent.tag == "noscript", parent.parent
-            if not inside:
-                return refresh_target(attrs.get("content") or "")
+            target = "" if inside else refresh_target(attrs.get("content") or "")
+            if target:  # (one a browser cannot read is passed over, as a browser passes it over)
+                return target
     return ""
 
 

@@ -100,6 +100,7 @@ MAX_ROLES = 100  # roles a page may define; past it, every role it defines reads
 MAX_COLUMNS = 64  # a table wider is not read (its cells would cost columns x rows)
 WORK = 8  # characters read, nesting counted, per character of the page: beyond it deeper blocks are not read
 
+_LIST_LINE = re.compile(r"(?:- |[0-9]{1,9}[.)] |\([0-9A-Za-z]{1,9}\) )")  # (a line the reader wrote as a list's item)
 _REFRESH_FIELD = re.compile(r"\s*:http-equiv=refresh:\s*(.*)$", re.IGNORECASE)
 # Read as nothing: a visitor never sees them, or they only steer the build or pull in another
 # file (which this page's bytes do not hold: ``include`` would read the server's disk).
@@ -142,9 +143,10 @@ _DESCRIPTION = re.compile(
     r"classmethod|staticmethod|property|member|type|macro|var|struct|enum|enumerator|union|concept|describe|object|"
     r"option|cmdoption|envvar|confval|setting|directive|role|command|variable|genex|signature)\Z"
     r"|http:(?:get|post|put|patch|delete|head|options|trace|connect|copy|any)\Z")  # (sphinxcontrib-httpdomain)
-# An extension's argument that reads as words ("Compute the mean", "Don't do this."), not as what
-# it builds from (a name, a path, numbers, quoted commands: 'config "python -m pip"', "3.10 3.12").
-_WORDS_ARGUMENT = re.compile(r"[^\W\d_][\w'’-]*[.,;:!?]?(?:[ \t]+[^\W\d_][\w'’-]*[.,;:!?]?)+")
+# An extension's argument that reads as words ("Compute the mean", "Don't do this.", "Use 2
+# workers"): three words or more, the first of letters, none a flag, a path, an assignment or a
+# quote; not what it builds from (a name, "pip freeze", 'config "python -m pip"', "3.10 3.12").
+_WORDS_ARGUMENT = re.compile(r"[^\W\d_][\w'’.-]*[,;:!?]?(?:[ \t]+\(?\w[\w'’.-]*\)?[,;:!?]?){2,}")
 # Roles Sphinx shows as code.
 _CODE_ROLES = frozenset(
     "code literal samp file command program option envvar kbd mimetype makevar regexp token func meth class mod"
@@ -376,7 +378,7 @@ class _Reader:
             # holding "Run after all other rules." says of what)
             self.kind = "term"
             k = _extent(lines, j, 1)
-            self.item(f"- {line.strip().removesuffix(':')}: ", _dedent(lines[j:k]), depth)
+            self.term(line, _dedent(lines[j:k]), depth)
             return k
         strong = _STRONG_LINE.fullmatch(line.strip()) if top and j == i + 1 else None
         if strong:  # ("**Example 1: Copying a file**" alone: a heading in all but markup)
@@ -446,11 +448,30 @@ class _Reader:
         for k in range(start, len(self.items)):
             kind, text = self.items[k]
             if kind == "t":
-                self.items[k] = ("t", label + str(text))
+                if not (label == "- " and _LIST_LINE.match(str(text))):  # ("- - x": an item opening with a list)
+                    self.items[k] = ("t", label + str(text))
                 return
             if kind == "c":
                 self.items.insert(k, ("t", label.strip()))
                 return
+
+    def term(self, term: str, lines: list[str], depth: int) -> None:
+        """A definition list's entry, as an item "term: definition" where the definition opens
+        with a line of text (so that an answer quoting "one of the following:" brings the items
+        after it, and a passage holding "Run after all other rules." says of what), else the
+        term as an item of its own before what the definition shows (a table, an image, code, a
+        list, a nested term, or nothing read: no term is lost, nor moved under another block)."""
+        start = len(self.items)
+        self.nested(lines, depth)
+        if self.items and self.items[-1] == ("", ""):  # (a list's items stay together, as a Markdown page's do)
+            self.items.pop()
+        name = term.strip().rstrip(":").rstrip() or term.strip()
+        first = next((k for k in range(start, len(self.items)) if self.items[k] != ("", "")), None)
+        if first is not None and self.items[first][0] == "t" and not _LIST_LINE.match(str(self.items[first][1])):
+            self.items[first] = ("t", f"- {name}: {self.items[first][1]}")
+        else:
+            code = first is not None and self.items[first][0] == "c"
+            self.items.insert(start if first is None else first, ("t", f"- {name}{':' if code else ''}"))
 
     def heading(self, style: tuple[str, bool], title: str, top: bool) -> None:
         if not top:  # (sections cannot sit inside a directive, a list or a quote)
