@@ -30,7 +30,10 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as data:
         runner = CliRunner()
-        runner.invoke(cli, ["ingest", "--data", data, *args.folders.split(",")])
+        read = runner.invoke(cli, ["ingest", "--data", data, *args.folders.split(",")])
+        if read.exit_code or read.exception is not None:  # (a failed read would show as changed answers)
+            raise SystemExit(f"ingest failed: {read.exception!r}\n{read.output}")
+        print("# " + read.output.splitlines()[0])  # (what was read: compared too)
         for question in (q.strip() for q in args.questions.read_text(encoding="utf-8").splitlines()):
             if question:
                 print("==", question)

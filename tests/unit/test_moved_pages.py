@@ -159,3 +159,12 @@ def test_a_stub_refreshing_itself_by_another_spelling_is_read_and_never_deleted(
         assert out.exit_code == 0 and "left out" not in out.output and "0 deleted" in out.output, out.output
     out = CliRunner().invoke(cli, ["sources", "list", *data[:2], "--org", "acme"])
     assert all(f"status{n}/index.html" in out.output for n in range(6)), out.output
+
+
+
+def test_a_source_page_refreshing_to_its_own_built_page_is_no_moved_page() -> None:
+    """The third review: a reStructuredText status page refreshing to ``status.html`` (or, built
+    one folder a page, to ``../status/``) was taken for moved, and sync would delete it."""
+    for target in ("status.html", "../status/", "./", "status"):
+        page = f".. meta::\n\n   :http-equiv=refresh: 30; url={target}\n\nStatus\n======\n\nEvery service is up.\n"
+        assert loader_for("ops/status.rst")("ops/status.rst", page.encode()).moved_to == "", target

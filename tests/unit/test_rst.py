@@ -593,11 +593,14 @@ Projects should always specify one of the above three keywords.
 
 @pytest.mark.parametrize("source, read", [
     ("Exit codes\n   ===== =====\n   code  means\n   ===== =====\n   0     ok\n   ===== =====\n",
-     "- Exit codes\n| code | means |\n|---|---|\n| 0 | ok |"),
-    ("Terms\n   .. image:: pic.png\n      :alt: A picture\n\n   Text after.\n", "- Terms\n![A picture](pic.png)\n\nText after."),
+     "- Exit codes:\n| code | means |\n|---|---|\n| 0 | ok |"),
+    ("Terms\n   .. image:: pic.png\n      :alt: A picture\n\n   Text after.\n", "- Terms:\n![A picture](pic.png)\n\nText after."),
     ("Terms\n   .. image:: pic.png\n\n", "- Terms"),
-    ("term1\n   term2\n      def\n", "- term1\n- term2: def"),
-    ("term\n   - a\n   - b\n", "- term\n- a\n- b"),
+    ("term1\n   term2\n      def\n", "- term1:\n- term2: def"),
+    ("term\n   - a\n   - b\n", "- term:\n- a\n- b"),
+    ("by use case:\n   - a\n", "- by use case:\n- a"),
+    ("CACHE\n   (optional) Store the value.\n", "- CACHE: (optional) Store the value."),
+    ("* (optional) Set the cache variable.\n* 2019. The year.\n", "- (optional) Set the cache variable.\n- 2019. The year."),
     ("- alpha\n    first\n", "- alpha: first"),
     ("Example\n   ::\n\n      make\n", "- Example:\n```\nmake\n```"),
     ("term::\n   def\n", "- term: def"),

@@ -26,7 +26,7 @@ from electa.ingest.html_text import (
 )
 from electa.ingest.page import Disclosures, Loaded, page_document, sections_from_lines, stem_title
 from electa.text.markdown import page_target
-from electa.text.refresh import moves_elsewhere, refresh_target
+from electa.text.refresh import moves_elsewhere, read_refresh, refresh_target
 
 # Boilerplate that is never content: menus, page chrome, scripts, forms (SPEC A1).
 _HTML_DROP = ("script, style, noscript, template, svg, nav, header, footer, aside, form, iframe, select, "
@@ -44,6 +44,7 @@ _HTML_CHROME = ("[role=navigation], [role=banner], [role=contentinfo], .nav, .na
 _PERMALINKS = ", ".join(f"h{n} a[href^='#']" for n in range(1, 7))
 
 _WORDS = re.compile(r"[^\W_]")
+TERMS_JOINED = 16  # terms in a row that one definition names, at most (more are a list of terms, each a line)
 _BLOCKS = {"p", "li", "pre", "tr", "td", "th", "dd", "dt", "blockquote", "figcaption"}
 
 
@@ -111,7 +112,7 @@ def asks_not_indexed(head: Any) -> bool:
 
 def moves_to(head: Any) -> str:
     """Where a parsed page's ``<head>`` sends its visitor: the address of its first ``<meta
-    http-equiv="refresh">`` naming one (:func:`electa.text.refresh.refresh_target`), "" where none does (a
+    http-equiv="refresh">`` a browser can read (:func:`electa.text.refresh.refresh_target`), "" where none does (a
     tag in a comment, a script or the body says nothing, as for :func:`asks_not_indexed`, nor
     one in a ``<noscript>``: a browser running scripts, as every visitor's nearly does, never
     reads it).
@@ -133,9 +134,9 @@ def moves_to(head: Any) -> str:
             parent, inside = meta.parent, False
             while parent is not None and not inside:
                 inside, parent = parent.tag == "noscript", parent.parent
-            target = "" if inside else refresh_target(attrs.get("content") or "")
-            if target:  # (one a browser cannot read is passed over, as a browser passes it over)
-                return target
+            if not inside and read_refresh(attrs.get("content") or "") is not None:
+                # (the first a browser can read decides, as in a browser; one it cannot is passed over)
+                return refresh_target(attrs.get("content") or "")
     return ""
 
 
@@ -241,7 +242,7 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
     # elements only: a page of summaries nested thousands deep costs no search of each one's depths.)
     wrapper = [0]  # (the element the walk is to go into: walk's ``into``)
     after_break = False
-    term_at = -1  # (where the last line read, a definition list's term, stands in items: its definition joins it)
+    terms: list[int] = []  # (where the terms in a row just read stand in items: their definition joins them)
     for node in walk(root, read_whole, text=True, into=lambda n: n.mem_id == wrapper[0]):
         if node is PART:
             ended = opened.pop() if opened else ""
@@ -336,18 +337,21 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             else:
                 words = prose_line(block_text(node, image))
                 line = ("- " + words) if tag in ("li", "dt", "dd") and words else words
-                if (tag in ("dt", "dd") and words and term_at == len(items) - 1
-                        and last_run == f"dl:{_container(node)}" and isinstance(items[-1], str)
-                        and not (tag == "dt" and _toc_line(node))):
+                if tag in ("dt", "dd") and not words:
+                    terms = []  # (a term over nothing, or a definition of nothing, joins nothing)
+                if (tag == "dd" and words and terms and terms[-1] == len(items) - 1
+                        and last_run == f"dl:{_container(node)}" and not _links_only(node)):
                     # A definition list is items "term: definition", as the reStructuredText
                     # reader reads one: the term and what it means stay one line, and an answer
                     # quoting "one of the following:" brings them (valgrind's options). Terms in
-                    # a row name one definition ("`-v`, `--verbose`: Use verbose output.").
-                    if tag == "dt":
-                        items[-1] = f"{items[-1]}, {words}"
-                        continue
-                    items[-1] = f"{items[-1].rstrip().removesuffix(':')}: {words}"
-                    term_at = -1
+                    # a row name one definition ("`-v`, `--verbose`: Use verbose output."); each
+                    # term is joined once, when its definition comes.
+                    named = [str(items[k])[2:] for k in terms[-TERMS_JOINED:]]
+                    joined = len(items) - len(named)
+                    items[joined] = f"- {', '.join(named).rstrip().removesuffix(':')}: {words}"
+                    del items[joined + 1:]
+                    navigation.difference_update(range(joined, joined + len(named)))  # (a term over prose: no contents)
+                    terms = []
                     continue
             if line:
                 # Blocks are paragraphs (a blank line between them), except that the items of a
@@ -359,9 +363,13 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
                     items.append("")
                 if (tag == "li" and _link_item(node)) or (tag == "dt" and _toc_line(node)):
                     navigation.add(len(items))  # (a table of contents' line: DocBook writes one as a <dl>)
+                chained = tag == "dt" and bool(terms) and terms[-1] == len(items) - 1 and run == last_run
                 items.append(line)
                 last_run, read_block = run, True
-                term_at = len(items) - 1 if tag == "dt" and len(items) - 1 not in navigation else -1
+                if chained:
+                    terms.append(len(items) - 1)
+                else:
+                    terms = [len(items) - 1] if tag == "dt" else []
     end_loose()
     if not any(isinstance(i, str) for i in items):
         words = literal(root.text(separator="\n", strip=True))
@@ -423,11 +431,26 @@ def _link_item(item: Any) -> bool:
 def _toc_line(term: Any) -> bool:
     """Whether a definition list's term is a table of contents' line (DocBook writes one as a
     ``<dl>``): one link to a page, or to a place on this one, and nothing else; not a link to the
-    term itself (Cargo's options: ``<dt id="option-x"><a href="#option-x"><code>-v</code></a>``)."""
+    term itself (Cargo's options: ``<dt id="option-x"><a href="#option-x"><code>-v</code></a>``;
+    the id on the link, its ``name``, or a ``<div>`` around the term). A term followed by a
+    definition of prose is joined to it all the same (rustdoc's module pages: an item, then what
+    it is); its line then leaves the contents."""
     if not _link_item(term):
         return False
-    href = (term.css_first("a").attributes.get("href") or "").strip()
-    return href != "#" + (term.attributes.get("id") or "\0")
+    link = term.css_first("a")
+    href = (link.attributes.get("href") or "").strip()
+    parent = term.parent
+    own = {term.attributes.get("id"), link.attributes.get("id"), link.attributes.get("name"),
+           parent.attributes.get("id") if parent is not None and parent.tag == "div" else None} - {None, ""}
+    return not (href.startswith("#") and href[1:] in own)
+
+
+def _links_only(definition: Any) -> bool:
+    """Whether a definition is a table of contents' part (DocBook's sub-contents, a list of
+    links under a chapter's term): at least 90% of its words' letters are links'."""
+    everything = len(_WORDS.findall(definition.text(deep=True, separator=" ", strip=False)))
+    linked = sum(len(_WORDS.findall(a.text(deep=True, separator=" ", strip=False))) for a in definition.css("a"))
+    return everything > 0 and linked >= 0.9 * everything
 
 
 def _image(node: Any, base: str) -> str:

@@ -24,13 +24,39 @@ _SPACE = " \t\n\r\f"
 _INDEXES = frozenset({"index.html", "index.htm", "index.rst", "index.md"})
 
 
-def refresh_target(content: str) -> str:
-    """The address a meta refresh's ``content`` sends the visitor to, read as HTML's "shared
-    declarative refresh steps" read it (a delay, then ";" or "," or a space, then an address,
+def read_refresh(content: str) -> tuple[float, str] | None:
+    """A meta refresh's ``content`` read as HTML's "shared declarative refresh steps" read it: its
+    delay in seconds and the address it names ("" for the page itself), or None where a browser
+    cannot read it as a refresh at all (a delay, then ";" or "," or a space, then an address,
     after "url=" or bare, quoted or not; tabs and line breaks in it dropped, as a URL parser
-    drops them): "" where it sends them nowhere (no address, "#…") or only after more than
-    :data:`MOST_SECONDS`. Linear in what it reads (its first :data:`MOST_CHARS` characters): no
-    pattern here can backtrack.
+    drops them). Linear in what it reads (its first :data:`MOST_CHARS` characters): no pattern
+    here can backtrack.
+
+    >>> read_refresh("0;URL=x.html"), read_refresh(".5;url=x"), read_refresh("300"), read_refresh("0x")
+    ((0.0, 'x.html'), (0.0, 'x'), (300.0, ''), None)
+    """
+    text = content[:MOST_CHARS].lstrip(_SPACE)
+    delay = _DELAY.match(text)
+    if delay is None or not delay.group().strip("."):
+        return None
+    rest = text[delay.end():]
+    if rest and rest[0] not in ";," + _SPACE:
+        return None
+    seconds = float(int(delay.group().split(".")[0] or "0"))
+    rest = rest.lstrip(_SPACE).removeprefix(";").removeprefix(",").lstrip(_SPACE)
+    named = _URL.match(rest)
+    if named is not None:
+        rest = rest[named.end():].lstrip(_SPACE)
+    if rest[:1] in ("'", '"'):
+        end = rest.find(rest[0], 1)
+        rest = rest[1:end] if end > 0 else rest[1:]
+    return seconds, rest.strip(_SPACE).replace("\t", "").replace("\n", "").replace("\r", "")
+
+
+def refresh_target(content: str) -> str:
+    """The address a meta refresh's ``content`` sends the visitor to (:func:`read_refresh`): ""
+    where it sends them nowhere (no address, "#…", not a refresh) or only after more than
+    :data:`MOST_SECONDS`.
 
     >>> refresh_target("0;URL=macro.is_x86_feature_detected.html"), refresh_target("3; url='../../cli/pip_freeze/'")
     ('macro.is_x86_feature_detected.html', '../../cli/pip_freeze/')
@@ -41,41 +67,48 @@ def refresh_target(content: str) -> str:
     >>> refresh_target("300"), refresh_target("600; url=news.html"), refresh_target("0; url=#top"), refresh_target("0x")
     ('', '', '', '')
     """
-    text = content[:MOST_CHARS].lstrip(_SPACE)
-    delay = _DELAY.match(text)
-    if delay is None or not delay.group() or int(delay.group().split(".")[0] or "0") > MOST_SECONDS:
+    read = read_refresh(content)
+    if read is None or read[0] > MOST_SECONDS:
         return ""
-    rest = text[delay.end():]
-    if rest and rest[0] not in ";," + _SPACE:
-        return ""
-    rest = rest.lstrip(_SPACE).removeprefix(";").removeprefix(",").lstrip(_SPACE)
-    named = _URL.match(rest)
-    if named is not None:
-        rest = rest[named.end():].lstrip(_SPACE)
-    if rest[:1] in ("'", '"'):
-        end = rest.find(rest[0], 1)
-        rest = rest[1:end] if end > 0 else rest[1:]
-    target = rest.strip(_SPACE).replace("\t", "").replace("\n", "").replace("\r", "")
+    target = read[1]
     return "" if not target or target.startswith("#") else target
+
+
+_SOURCES = (".rst", ".rest", ".md", ".markdown", ".txt")  # (a page written for a site's builder)
+
+
+def _stem(name: str) -> str:
+    """A page's path without the suffixes a file or a build gives it ("a/b.rst.gz", "a/b.html": "a/b")."""
+    name = name.removesuffix(".gz")
+    for suffix in (*_SOURCES, ".html", ".htm"):
+        if name.casefold().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def moves_elsewhere(target: str, name: str, text_chars: int) -> bool:
     """Whether a page named ``name`` (its path in its folder), holding ``text_chars`` characters
     of text, whose refresh sends its visitor to ``target`` (:func:`refresh_target`), only sends
     them elsewhere: it is a stub (at most :data:`STUB_CHARS` of text) and the address is a web
-    page's (``http``, ``https`` or a path) other than its own. Where the page's own address
-    cannot be told apart (an absolute path or a site's address, other letter case or escapes) an
-    address ending in the page's own file name is taken for it, and an index page's folder
-    ("./") for the page: a page wrongly read as it stands costs a stub in the index, one
-    wrongly left out is a page lost.
+    page's (``http``, ``https`` or a path) other than its own. A relative address is resolved
+    from where the page is served: an HTML page where it lies, a page a builder turns into one
+    (``.rst``, ``.md``) as ``x.html`` or as the folder ``x/`` (Sphinx's two builds), any of them
+    its own. Where its own address cannot be told apart (an absolute path or another site's
+    address, other letter case, escapes) an address ending in its own name is taken for it: a
+    page wrongly read costs a stub in the index, one wrongly left out (and deleted by ``sync``)
+    is a page lost.
 
     >>> moves_elsewhere("struct.Vec.html", "std/struct.Vec.t.html", 52), moves_elsewhere("../new/index.html", "old/index.html", 9)
     (True, True)
-    >>> moves_elsewhere("../../cli/pip_freeze/", "reference/pip_freeze.rst", 120)
+    >>> moves_elsewhere("../../std/collections/hash_map/enum.Entry.html", "std/collections/hash/map/enum.Entry.html", 60)
     True
+    >>> moves_elsewhere("../../cli/pip_freeze/", "reference/pip_freeze.rst", 120), moves_elsewhere("/", "a.html", 9)
+    (True, True)
     >>> [moves_elsewhere(t, "docs/status/index.html", 20) for t in ("./", ".", "?x=1", "/docs/status/index.html",
-    ...     "https://x.org/docs/status/INDEX.html", "index%2Ehtml", "javascript:go()", "mailto:a@b.org")]
+    ...     "https://x.org/docs/status/INDEX.html", "index%2Ehtml", "javascript:location.reload()", "mailto:a@b.org")]
     [False, False, False, False, False, False, False, False]
+    >>> [moves_elsewhere(t, "ops/status.rst", 20) for t in ("status.html", "../status/", "./", "status")]
+    [False, False, False, False]
     >>> moves_elsewhere("guide/", "old.rst", 5_000), moves_elsewhere("", "old.html", 0)
     (False, False)
     """
@@ -83,21 +116,31 @@ def moves_elsewhere(target: str, name: str, text_chars: int) -> bool:
         return False
     path = unquote(target.split("#", 1)[0].split("?", 1)[0]).strip()
     scheme, colon, after = path.partition(":")
+    absolute = path.startswith("/")
     if colon and "/" not in scheme:
         if scheme.lower() not in ("http", "https"):
             return False  # (javascript:, mailto:, data: …: no page)
-        path = after.lstrip("/").partition("/")[2]  # (the site's address dropped: a path)
-        absolute = True
-    else:
-        absolute = path.startswith("/")
-    own = posixpath.basename(name).casefold()
+        path, absolute = "/" + after.lstrip("/").partition("/")[2], True  # (the site's address dropped: a path)
     if not path or path in (".", "./"):
-        return False  # (the page itself, or its folder: an index page's own address)
+        return False  # (the page itself, or its folder: an index page's, or a built page's own)
+    stem = _stem(name)
+    built = name.removesuffix(".gz").casefold().endswith(_SOURCES)
+    indexed = posixpath.basename(stem).casefold() == "index"
     if absolute:
-        last = posixpath.basename(path.rstrip("/")).casefold()
-        folder = posixpath.basename(posixpath.dirname(name)).casefold()
-        return last != own and not (own in _INDEXES and last == folder)
-    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), path))
-    if resolved.casefold() == posixpath.normpath(name).casefold():
-        return False
-    return not (own in _INDEXES and resolved.casefold() == posixpath.dirname(name).casefold())
+        last = _stem(posixpath.basename(path.rstrip("/"))).casefold()
+        if not last:
+            return True  # (a site's front page)
+        own = {posixpath.basename(stem).casefold()}
+        if indexed:  # (an index page's address is its folder's)
+            own.add(posixpath.basename(posixpath.dirname(stem)).casefold())
+        return last not in own
+    folder = posixpath.dirname(stem)
+    own = {stem, posixpath.join(folder, "") if indexed else stem}
+    bases = [folder, stem] if built else [folder]  # (a built page is served as x.html, or as the folder x/)
+    for base in bases:
+        resolved = _stem(posixpath.normpath(posixpath.join(base, path)))
+        if any(resolved.casefold() == posixpath.normpath(o).casefold() for o in own if o):
+            return False
+        if indexed and resolved.casefold() == posixpath.normpath(folder or ".").casefold():
+            return False
+    return True

@@ -100,7 +100,7 @@ MAX_ROLES = 100  # roles a page may define; past it, every role it defines reads
 MAX_COLUMNS = 64  # a table wider is not read (its cells would cost columns x rows)
 WORK = 8  # characters read, nesting counted, per character of the page: beyond it deeper blocks are not read
 
-_LIST_LINE = re.compile(r"(?:- |[0-9]{1,9}[.)] |\([0-9A-Za-z]{1,9}\) )")  # (a line the reader wrote as a list's item)
+_LIST_LINE = re.compile(r"- ")  # (a line the reader wrote as a bullet's or a term's item)
 _REFRESH_FIELD = re.compile(r"\s*:http-equiv=refresh:\s*(.*)$", re.IGNORECASE)
 # Read as nothing: a visitor never sees them, or they only steer the build or pull in another
 # file (which this page's bytes do not hold: ``include`` would read the server's disk).
@@ -469,9 +469,8 @@ class _Reader:
         first = next((k for k in range(start, len(self.items)) if self.items[k] != ("", "")), None)
         if first is not None and self.items[first][0] == "t" and not _LIST_LINE.match(str(self.items[first][1])):
             self.items[first] = ("t", f"- {name}: {self.items[first][1]}")
-        else:
-            code = first is not None and self.items[first][0] == "c"
-            self.items.insert(start if first is None else first, ("t", f"- {name}{':' if code else ''}"))
+        else:  # (a colon where something follows, so the term reads as no item of a list after it)
+            self.items.insert(start if first is None else first, ("t", f"- {name}{'' if first is None else ':'}"))
 
     def heading(self, style: tuple[str, bool], title: str, top: bool) -> None:
         if not top:  # (sections cannot sit inside a directive, a list or a quote)
