@@ -130,13 +130,11 @@ def moves_to(head: Any) -> str:
         return ""
     for meta in head.css("meta"):
         attrs = meta.attributes
-        if (attrs.get("http-equiv") or "").strip().lower() == "refresh":
-            parent, inside = meta.parent, False
-            while parent is not None and not inside:
-                inside, parent = parent.tag == "noscript", parent.parent
-            if not inside and read_refresh(attrs.get("content") or "") is not None:
-                # (the first a browser can read decides, as in a browser; one it cannot is passed over)
-                return refresh_target(attrs.get("content") or "")
+        content = attrs.get("content") or ""
+        if ((attrs.get("http-equiv") or "").strip().lower() == "refresh" and not _ancestor(meta, ("noscript",))
+                and read_refresh(content) is not None):
+            # (the first a browser can read decides, as in a browser; one it cannot is passed over)
+            return refresh_target(content)
     return ""
 
 
