@@ -560,7 +560,9 @@ class Engine:
         name; see :mod:`electa.ingest.naming`) are ever deleted: never uploads, other folders,
         a file that could not be read, nor anything when a folder could not be listed whole,
         nor a stored page that now asks not to be indexed (``report.unindexed_stored``: kept up
-        to date)."""
+        to date). A stored page that now only sends its visitor to another (a stub's meta
+        refresh: :mod:`electa.text.refresh`) is deleted as a file that is gone is
+        (``report.moved_stored``): its text is no longer in the folder."""
         roots = [Path(f) for f in folders]
         for root in roots:
             if not root.is_dir():
