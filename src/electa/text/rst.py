@@ -440,11 +440,17 @@ class _Reader:
         del self.items[start:]
         return " ".join(" ".join(p.split()) for p in parts if p.strip())
 
-    def item(self, label: str, lines: list[str], depth: int) -> None:
+    def listed(self, lines: list[str], depth: int) -> int:
+        """Reads a list item's or a definition's block, and where its items start: a list's items
+        stay together, as a Markdown page's do (no blank line after each)."""
         start = len(self.items)
         self.nested(lines, depth)
-        if self.items and self.items[-1] == ("", ""):  # (a list's items stay together, as a Markdown page's do)
+        if self.items and self.items[-1] == ("", ""):
             self.items.pop()
+        return start
+
+    def item(self, label: str, lines: list[str], depth: int) -> None:
+        start = self.listed(lines, depth)
         for k in range(start, len(self.items)):
             kind, text = self.items[k]
             if kind == "t":
@@ -461,10 +467,7 @@ class _Reader:
         after it, and a passage holding "Run after all other rules." says of what), else the
         term as an item of its own before what the definition shows (a table, an image, code, a
         list, a nested term, or nothing read: no term is lost, nor moved under another block)."""
-        start = len(self.items)
-        self.nested(lines, depth)
-        if self.items and self.items[-1] == ("", ""):  # (a list's items stay together, as a Markdown page's do)
-            self.items.pop()
+        start = self.listed(lines, depth)
         name = term.strip().rstrip(":").rstrip() or term.strip()
         first = next((k for k in range(start, len(self.items)) if self.items[k] != ("", "")), None)
         if first is not None and self.items[first][0] == "t" and not _LIST_LINE.match(str(self.items[first][1])):
@@ -554,8 +557,8 @@ class _Reader:
         if kind in CODE_DIRECTIVES:
             if options.get("caption"):
                 self.items.append(("t", options["caption"]))
-            elif kind == "code-tab" and len(arg.split(None, 1)) == 2:  # ("code-tab:: py Python 3": its tab's label)
-                self.items.append(("t", arg.split(None, 1)[1]))
+            elif kind == "code-tab" and len(label := arg.split(None, 1)) == 2:  # ("code-tab:: py Python 3": its tab's label)
+                self.items.append(("t", label[1]))
             # (without a blank line the code follows the language on the directive's own line)
             code = body or (header if kind in ("code", "code-block", "sourcecode", "highlight-block") else args)
             if any(x.strip() for x in code):
