@@ -614,3 +614,22 @@ def test_a_definitions_term_is_never_lost_nor_moved(source: str, read: str) -> N
 def test_terms_nested_past_the_depth_are_kept() -> None:
     deep = "".join("   " * i + f"t{i}\n" for i in range(26)) + "   " * 26 + "deep\n"
     assert _text(deep).count("- t") == 24  # (as many terms as f8096f2 read, each a line)
+
+
+@pytest.mark.parametrize(("page", "read"), [
+    # (docutils' ClassAttribute: a class ending an item's block climbs to the item's next sibling)
+    ("alpha\n   First.\n\n   .. class:: hidden\n\nbeta\n   SECRET.\n\ngamma\n   Third.",
+     "- alpha: First.\n\n- gamma: Third."),
+    ("- a\n\n  .. class:: hidden\n\n- SECRET b\n- c", "- a\n\n- c"),
+    ("A b.\n\n:f: x\n\n   .. class:: hidden\n\n:g: SECRET\n:h: seen", "A b.\n\nf: x\n\nh: seen"),
+    ("term\n   def\n\n   - x\n\n     .. class:: hidden\n\nSECRET\n   def2\n\nc\n   def3",
+     "- term: def\n\n- x\n\n- c: def3"),
+    # (the last item's class climbs past its list, to the element after it, whole)
+    ("- a\n\n  .. class:: hidden\n\nSECRET paragraph.\n\n- c", "- a\n\n- c"),
+    # (a class ending a directive's content marks the element after the directive, whole)
+    (".. note::\n\n   x\n\n   .. class:: hidden\n\n- SECRET a\n- SECRET b", "x"),
+])
+def test_a_hidden_class_ending_an_item_hides_the_next_item_alone(page: str, read: str) -> None:
+    """A ``.. class:: hidden`` at the end of a definition hid every term after it (and what
+    followed them), where docutils marks the next entry alone."""
+    assert _text(page) == read

@@ -63,10 +63,12 @@ from electa.ingest.loaders import loader_for
 #   7f9abc2's, never released: their stores read again): only a stub refreshing elsewhere is a
 #   moved page; a definition's term is never lost; an extension's argument that reads as words
 #   is read.
+# rst 4: a ".. class:: hidden" ending a list item's, a field's or a definition's block marks the
+#   next item alone (docutils' ClassAttribute), where it hid every item after it.
 READERS: dict[str, int] = {
     "load_markdown": 5,
     "load_html": 8,
-    "load_rst": 3,
+    "load_rst": 4,
     "load_text": 1,
     "load_pdf": 1,
     "load_jsonl": 1,

@@ -212,6 +212,11 @@ def _adornment(line: str) -> bool:
     return len(mark) >= 2 and mark[0] in _PUNCTUATION and mark.count(mark[0]) == len(mark)
 
 
+# The kinds of block that are one item of a list (a bullet or numbered item, a field, a
+# definition list's entry, an option): a class ending one's block marks the next item alone.
+_ITEMS = frozenset({"-", "1.", "field", "term", "option"})
+
+
 @dataclass
 class _Hiding:
     """The element a hidden class marks, from its first block: its kind and, for a section, its
@@ -247,6 +252,10 @@ class _Reader:
         self.budget = size + 10_000  # characters substitutions may add
         self.work = WORK * size + 100_000
         self.hide_next = False  # a ".. class:: hidden" marks the element after it
+        # ... and that element is one item of a list (the next), not the whole list: the class was
+        # the last thing in the item before it (docutils' ClassAttribute climbs to the item's next
+        # sibling), holding the kind of that item
+        self.hide_item = ""
         self.unclosed_table = False  # (in the block being read: no simple table's border closes one)
         self.kind = ""  # what the last block was: "invisible", "heading", "-", "1.", "field", "term", "line" or ""
         self.elements = False  # whether a visible element (other than a title) has been read: then fields are text
@@ -263,13 +272,18 @@ class _Reader:
                 i += 1
                 continue
             hide, self.hide_next, mark = self.hide_next, False, len(self.items)
+            item, self.hide_item = self.hide_item, ""
             self.kind = ""
             i = self.block(lines, i, depth)
             kind = self.kind
             if kind not in ("invisible", "heading", "field"):
                 self.elements = True
             if hide and kind == "invisible":  # (a comment or a target between is not what a class marks)
-                self.hide_next = True
+                self.hide_next, self.hide_item = True, item
+            elif hide and item and kind == item:  # (the next item of the list the class ended an item of)
+                del self.items[mark:]
+                self.dropped["hidden"] += 1
+                hiding = None
             elif hide or (hiding and hiding.covers(kind, self.items[mark:])):
                 # A class marks an element: all of a list, a field list, a definition list, a
                 # line block, or a section to the next title of its level or above.
@@ -312,10 +326,10 @@ class _Reader:
             j = _extent(lines, i + 1, 1)
             value = [line[fld.end():], *_dedent(lines[i + 1:j])]
             # (a field list first on a page is Sphinx's metadata, never shown; so are its build fields anywhere)
+            self.kind = "field"  # (before its block is read: what a class ending that block marks)
             if (any(x.strip() for x in value) and fld.group(1).lower() not in _BUILD_FIELDS
                     and not (top and not self.elements)):
                 self.item(_unescaped(fld.group(1)) + ": ", value, depth)
-            self.kind = "field"
             return j
         if line.startswith("| ") or line.rstrip() == "|":  # a line block; an indented line continues a line
             j = i + 1
@@ -417,6 +431,8 @@ class _Reader:
             return
         kind = self.kind  # (what the enclosing block is, whatever the blocks inside it are)
         self.body(lines, depth + 1)
+        if self.hide_next:  # (a class ending this block marks what follows the block: the next
+            self.hide_item = kind if kind in _ITEMS else ""  # item of its list, or the next element)
         self.kind = kind
         self.items.append(("", ""))
 
