@@ -633,3 +633,61 @@ def test_a_hidden_class_ending_an_item_hides_the_next_item_alone(page: str, read
     """A ``.. class:: hidden`` at the end of a definition hid every term after it (and what
     followed them), where docutils marks the next entry alone."""
     assert _text(page) == read
+
+
+DJANGO_SETTINGS = b"""========
+Settings
+========
+
+.. contents::
+    :local:
+
+.. setting:: ALLOWED_HOSTS
+
+``ALLOWED_HOSTS``
+-----------------
+
+Default: ``[]`` (Empty list)
+
+A list of strings representing the host/domain names that this Django site can
+serve. See :setting:`DEBUG` and :ref:`HTTP Host header attacks <host-headers>`.
+"""
+
+
+def test_a_sphinx_source_named_txt_reads_as_restructuredtext() -> None:
+    """Django names its documentation's sources ``.txt``: read as plain text, a page's title was
+    its file's name ("Settings" of ``settings.txt`` by luck, "1.8" of ``releases/1.8.txt``) and
+    its text showed ``:setting:`ALLOWED_HOSTS``` and the title's adornments."""
+    doc = loader_for("ref/settings.txt")("ref/settings.txt", DJANGO_SETTINGS).documents[0]
+    text = "\n".join(s.text for s in doc.sections)
+    assert doc.title == "Settings" and [s.path for s in doc.sections] == [("`ALLOWED_HOSTS`",)]
+    assert "See DEBUG and HTTP Host header attacks." in text.replace("\n", " ")
+    assert ":setting:" not in text and "====" not in text and "``" not in text
+    notes = loader_for("releases/2.2.25.txt")(
+        "releases/2.2.25.txt", b"===========================\nDjango 2.2.25 release notes\n"
+                               b"===========================\n\n*December 7, 2021*\n\nFixes a security issue.\n")
+    assert notes.documents[0].title == "Django 2.2.25 release notes"  # (overlined: no other mark needed)
+
+
+@pytest.mark.parametrize("text", [
+    "Notes\n=====\n\nInstall it with pip. Then run it.\n",  # (an underlined title alone: plain text or Markdown)
+    "pyenchant\nSphinx>=4.5.0\n",
+    "Meeting notes\n\nWe said ``x`` and :ref:`y`.\n",  # (marks, but no title first)
+    "    Indented\n    ========\n\n.. note:: x\n",
+])
+def test_a_text_file_that_is_no_restructuredtext_page_stays_text(text: str) -> None:
+    doc = loader_for("notes.txt")("notes.txt", text.encode()).documents[0]
+    assert doc.title == "Notes" and doc.sections[0].text == text.strip()
+
+
+@pytest.mark.parametrize(("page", "lines"), [
+    # (Django's settings: the description is the title's target, which Sphinx shows as nothing)
+    (".. setting:: ALLOWED_HOSTS\n\n``ALLOWED_HOSTS``\n-----------------\n\nDefault: ``[]``.",
+     ["Intro.", "", (2, "`ALLOWED_HOSTS`"), "Default: `[]`."]),
+    # (with a text of its own, or over another title, it describes: its signature is shown)
+    (".. setting:: ALLOWED_HOSTS\n\n   The hosts.\n\nHosts\n-----\n\nText.",
+     ["Intro.", "", "```", "ALLOWED_HOSTS", "```", "The hosts.", "", (2, "Hosts"), "Text."]),
+    (".. function:: run(x)\n\nRunning\n-------\n\nText.", ["Intro.", "", "```", "run(x)", "```", "", (2, "Running"), "Text."]),
+])
+def test_a_description_of_nothing_over_the_title_it_names_is_that_titles_target(page: str, lines: list[object]) -> None:
+    assert read_rst("Page\n====\n\nIntro.\n\n" + page).lines == lines

@@ -16,14 +16,19 @@ from pathlib import PurePath
 from electa.errors import IngestError, UnsupportedFormat
 from electa.ingest.decode import decode_text
 from electa.ingest.html_page import load_html
-from electa.ingest.markup import load_markdown, load_rst
+from electa.ingest.markup import load_markdown, load_rst, rst_page
 from electa.ingest.page import Loaded, Loader, page_document, stem_title
 from electa.ingest.records import load_csv, load_json, load_jsonl
+from electa.text.rst import reads_as_rst
 from electa.types import Section
 
 
 def load_text(name: str, data: bytes) -> Loaded:
+    """A plain-text file, or the reStructuredText page a Sphinx project named ``.txt``
+    (:func:`electa.text.rst.reads_as_rst`: Django's documentation), read as one."""
     text, note = decode_text(name, data)
+    if reads_as_rst(text):
+        return rst_page(name, text, note)
     doc = page_document(name, stem_title(name), "", [Section((), text.strip())], name)
     return Loaded(documents=[doc], note=note)
 

@@ -122,6 +122,11 @@ def load_rst(name: str, data: bytes) -> Loaded:
     as a Markdown page's is, its images made safe as a Markdown page's are; what it holds that no
     visitor sees or that lives in another file is not read, and the note says how much."""
     text, note = decode_text(name, data)
+    return rst_page(name, text, note)
+
+
+def rst_page(name: str, text: str, note: str = "") -> Loaded:
+    """:func:`load_rst` of a page's decoded ``text`` (``note``: what decoding it said)."""
     page = read_rst(text, image_line)
     items: list[tuple[int, str] | str] = []
     run: list[str] = []

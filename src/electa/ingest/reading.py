@@ -64,12 +64,16 @@ from electa.ingest.loaders import loader_for
 #   moved page; a definition's term is never lost; an extension's argument that reads as words
 #   is read.
 # rst 4: a ".. class:: hidden" ending a list item's, a field's or a definition's block marks the
-#   next item alone (docutils' ClassAttribute), where it hid every item after it.
+#   next item alone (docutils' ClassAttribute), where it hid every item after it; a description
+#   of nothing but its signature over the section title it names is that title's target, not shown
+#   (Django's ".. setting:: ALLOWED_HOSTS").
+# text 2: a ".txt" file that is a reStructuredText page (a Sphinx project's source: Django's docs)
+#   is read as one (electa.text.rst.reads_as_rst).
 READERS: dict[str, int] = {
     "load_markdown": 5,
     "load_html": 8,
     "load_rst": 4,
-    "load_text": 1,
+    "load_text": 2,
     "load_pdf": 1,
     "load_jsonl": 1,
     "load_json": 1,

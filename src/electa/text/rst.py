@@ -205,6 +205,28 @@ def raw_role(name: str) -> bool:
     return name.rsplit(":", 1)[-1].startswith("raw") or name in _RAW_ROLES
 
 
+def _bare(text: str) -> str:
+    """A signature's or a title's words, without the marks that write them as code."""
+    return " ".join(text.replace("`", " ").split())
+
+
+def _title_at(lines: list[str], i: int) -> tuple[str, bool]:
+    """The section title that opens at ``i`` after blank lines, or "", and whether it is
+    overlined. An adornment is at least as long as its title (docutils warns of a shorter one),
+    and an underline at least three characters long."""
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i + 1 >= len(lines):
+        return "", False
+    first, second = lines[i].rstrip(), lines[i + 1].rstrip()
+    if _adornment(first) and i + 2 < len(lines) and lines[i + 2].rstrip() == first:
+        title = second.strip()
+        return (title, True) if title and not _adornment(second) and len(first) >= len(title) else ("", False)
+    if first and not _indent(first) and not _adornment(first) and _adornment(second) and len(second) >= max(3, len(first)):
+        return first, False
+    return "", False
+
+
 def _adornment(line: str) -> bool:
     """A line of one punctuation character repeated (a title's adornment, or a transition).
     (A regular expression with a back-reference keeps a frame per repeat: 100 MB for a 1 MB line.)"""
@@ -259,6 +281,7 @@ class _Reader:
         self.unclosed_table = False  # (in the block being read: no simple table's border closes one)
         self.kind = ""  # what the last block was: "invisible", "heading", "-", "1.", "field", "term", "line" or ""
         self.elements = False  # whether a visible element (other than a title) has been read: then fields are text
+        self.signed = False  # (the directive just read described an object by its signature alone)
 
     # -- blocks --------------------------------------------------------------------------------
 
@@ -310,7 +333,15 @@ class _Reader:
             return i + 1  # (an empty comment: what follows a blank line is no part of it)
         if line.startswith(".. ") or line.rstrip() == "..":  # (before adornments: ".." is one)
             j = _extent(lines, i + 1, 1)
+            mark, self.signed = len(self.items), False
             self.explicit(line[3:].strip(), _dedent(lines[i + 1 : j]), depth)
+            if self.signed and top and _bare(" ".join(str(x[1]) for x in self.items[mark:])) == _bare(_title_at(lines, j)[0]):
+                # (a description of nothing but its signature, over the section it names: Django's
+                # ".. setting:: ALLOWED_HOSTS" above its "``ALLOWED_HOSTS``" title is that title's
+                # target, which Sphinx shows as nothing)
+                del self.items[mark:]
+                self.dropped["hyperlink target"] += 1
+                self.kind = "invisible"
             return j
         # (what marks a list, a field, a line block, an option or a doctest is read before a title is
         # looked for, as docutils reads it: "- x" over "=====" is a list item, not a title)
@@ -616,6 +647,7 @@ class _Reader:
             for signature in args:
                 self.items.append(("c", signature.strip()))
             self.nested(body, depth)
+            self.signed = not any(x.strip() for x in body)
             return
         if kind not in PROSE_DIRECTIVES:
             # (an extension's directive builds what it shows from its arguments and options when
@@ -1055,6 +1087,54 @@ def _label(text: str) -> str:
         head = text[: text.rfind("<")].strip()
         return _unescaped(head) if head else text[text.rfind("<") + 1 : -1]
     return _unescaped(text)
+
+
+# What only reStructuredText writes: an explicit markup line (a directive, a target, a
+# footnote, a substitution's definition), an interpreted text role, or an inline literal.
+_RST_MARK = re.compile(r"^\.\. (?:[\w][\w:+.-]{0,60} ?::|_[^:\n]{1,200}:|\[[^\]\n]{1,100}\]|\|[^|\n]{1,120}\|)"
+                       r"|:[\w][\w:+.-]{0,60}:`[^`\n]|``[^`\s]", re.MULTILINE)
+_LEAD_SCAN = 200  # lines read for what a page opens with before its title (labels, comments, fields)
+
+
+def reads_as_rst(text: str) -> bool:
+    """Whether a plain-text file is a reStructuredText page: Sphinx projects may name their
+    sources ``.txt`` (Django's 608 pages, docutils' own), and read as text they showed
+    ``:setting:`ALLOWED_HOSTS``` and a title of the file's name. It is one when it opens (after
+    blank lines, explicit markup such as a ``.. _label:`` target, and ``:orphan:``-like fields)
+    with a section title, the adornment at least as long as the title: over- and underlined
+    (which neither plain text nor Markdown writes), or underlined where the text writes
+    something else only reStructuredText writes (:data:`_RST_MARK`). A text underlining its
+    title and writing nothing else of reStructuredText, as plain-text and Markdown files do,
+    stays text.
+
+    >>> reads_as_rst("=====\\nGuide\\n=====\\n\\nSee :ref:`x` and ``y``.")
+    True
+    >>> reads_as_rst(".. _guide:\\n\\nGuide\\n-----\\n\\n.. note:: Read it.")
+    True
+    >>> reads_as_rst("Guide\\n=====\\n\\nInstall it with pip.")  # (a title alone)
+    False
+    >>> reads_as_rst("Notes\\n\\nSee ``y``.")  # (no title first)
+    False
+    >>> reads_as_rst("=====\\nGuide\\n=====\\n\\nInstall it with pip.")  # (overlined)
+    True
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n", _LEAD_SCAN)[:_LEAD_SCAN]
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i].rstrip()
+        if not line:
+            i += 1
+        elif line.startswith(".. ") or line == "..":  # (a label, a comment, and what they indent)
+            i += 1
+            while i < n and (not lines[i].strip() or _indent(lines[i].expandtabs(8))):
+                i += 1
+        elif _FIELD.match(line) and not _adornment(line):
+            i += 1
+        else:
+            break
+    title, overlined = _title_at(lines, i)
+    # (an overlined title is enough: neither plain text nor Markdown writes one)
+    return bool(title) and (overlined or _RST_MARK.search(text) is not None)
 
 
 def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![{alt}]({src})") -> Read:
