@@ -7,6 +7,7 @@ the raw role, ``only``), each now read in bounded time and memory with nothing s
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import tracemalloc
@@ -691,3 +692,17 @@ def test_a_text_file_that_is_no_restructuredtext_page_stays_text(text: str) -> N
 ])
 def test_a_description_of_nothing_over_the_title_it_names_is_that_titles_target(page: str, lines: list[object]) -> None:
     assert read_rst("Page\n====\n\nIntro.\n\n" + page).lines == lines
+
+
+@pytest.mark.parametrize(("name", "page"), [
+    ("faq/index.txt", b"==========\nDjango FAQ\n==========\n\n.. toctree::\n   :maxdepth: 2\n\n   general\n   install\n"),
+    ("faq/index.rst", b"FAQ\n===\n\n.. toctree::\n\n   general\n"),
+    ("faq/index.md", b"# FAQ\n\n```{toctree}\ngeneral\n```\n"),
+])
+def test_a_page_holding_only_a_table_of_contents_says_where_its_text_is(name: str, page: bytes) -> None:
+    """Django's index pages read as nothing, and the error said no more than that."""
+    with pytest.raises(IngestError, match=re.escape(
+            "it is a table of contents (a toctree) of other pages, whose text is in their own files: ingest those")):
+        loader_for(name)(name, page)
+    # (a page with text and a toctree says nothing of it)
+    assert not loader_for(name)(name, page + b"\nSee the pages below.\n").note

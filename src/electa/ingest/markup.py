@@ -23,7 +23,7 @@ from electa.text.markdown import (
 )
 from electa.text.myst import read_myst
 from electa.text.refresh import moves_elsewhere
-from electa.text.rst import read_rst
+from electa.text.rst import TABLE_OF_CONTENTS, read_rst
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
 
@@ -106,7 +106,10 @@ def load_markdown(name: str, data: bytes) -> Loaded:
                 navigation.add(len(items))
             items.append(line)
     title = title or stem_title(name)
-    doc = page_document(name, title, meta.get("url", ""), sections_from_lines(items, navigation), name)
+    sections = sections_from_lines(items, navigation)
+    if not any(s.text.strip() for s in sections):
+        raise nothing_read(name, dropped)
+    doc = page_document(name, title, meta.get("url", ""), sections, name)
     return Loaded(documents=[doc], note=note)
 
 
@@ -114,7 +117,23 @@ def not_read(dropped: Mapping[str, int]) -> str:
     """What a page held that was not read, as a note says it ("1 include, 2 raw blocks")."""
     return ", ".join(f"{what} ({n})" if " " in what else
                      f"{n} {what}{'' if what.endswith('include') else ' block'}{'s' if n > 1 else ''}"
-                     for what, n in sorted(dropped.items()) if what not in ("comment", "hyperlink target"))
+                     for what, n in sorted(dropped.items())
+                     if what not in ("comment", "hyperlink target", TABLE_OF_CONTENTS))
+
+
+def nothing_read(name: str, dropped: Mapping[str, int]) -> IngestError:
+    """The error of a page that reads as no text: what it holds instead, and where its text is
+    (Django's ``faq/index.txt`` is a title over a toctree: its pages are their own files)."""
+    skipped = not_read(dropped)
+    if skipped:
+        return IngestError(name, f"no text could be extracted: it holds only what is not read ({skipped})"
+                           + ("; an include's text is in another file: ingest that file" if "include" in skipped else "")
+                           + ("; an extension's directive makes its text when Sphinx builds the page: ingest the"
+                              " built HTML" if "extension directives" in skipped else ""))
+    if dropped.get(TABLE_OF_CONTENTS):
+        return IngestError(name, "no text could be extracted: it is a table of contents (a toctree) of other pages,"
+                                 " whose text is in their own files: ingest those")
+    return IngestError(name, "no text could be extracted")
 
 
 def load_rst(name: str, data: bytes) -> Loaded:
@@ -144,11 +163,8 @@ def rst_page(name: str, text: str, note: str = "") -> Loaded:
     moved_to = page.moved_to if moves_elsewhere(page.moved_to, name, sum(len(s.text) for s in sections)) else ""
     if moved_to and not any(s.text.strip() for s in sections):
         return Loaded(note=note, moved_to=moved_to)  # (a moved page's stub: left out, not a failure)
-    if skipped and not any(s.text.strip() for s in sections):
-        raise IngestError(name, f"no text could be extracted: it holds only what is not read ({skipped})"
-                          + ("; an include's text is in another file: ingest that file" if "include" in skipped else "")
-                          + ("; an extension's directive makes its text when Sphinx builds the page: ingest the"
-                             " built HTML" if "extension directives" in skipped else ""))
+    if not any(s.text.strip() for s in sections):
+        raise nothing_read(name, page.dropped)
     title = outside_code(page.title, safe_markdown_images, raw=RAW_IMAGE) if page.title else stem_title(name)
     doc = page_document(name, title, "", sections, name)
     if skipped:

@@ -98,7 +98,7 @@ def reader_of(name: str) -> str:
     """The reader of a file named ``name`` and its version (with its parser's, where it has one).
 
     >>> reader_of("guide/setup.md") == f"markdown-{READERS['load_markdown']}", reader_of("README"), reader_of("faq.csv")
-    (True, 'text-1', 'csv-1')
+    (True, 'text-2', 'csv-1')
     >>> reader_of("index.html").startswith(f"html-{READERS['load_html']}+selectolax")
     True
     """
@@ -111,7 +111,7 @@ def stamped(digest: str, name: str) -> str:
     """A file's stored hash: its bytes' ``digest`` and the reader that reads it.
 
     >>> stamped("ab12", "setup.md") == f"ab12@markdown-{READERS['load_markdown']}", stamped("ab12", "README")
-    (True, 'ab12@text-1')
+    (True, 'ab12@text-2')
     """
     return f"{digest}@{reader_of(name)}"
 

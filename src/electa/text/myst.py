@@ -45,6 +45,7 @@ from electa.text.rst import (
     LABEL_DIRECTIVES,
     LAYOUT_DIRECTIVES,
     PROSE_DIRECTIVES,
+    TABLE_OF_CONTENTS,
     VERSION_DIRECTIVES,
     hidden_by,
     raw_role,
@@ -247,6 +248,8 @@ class _Reader:
         if kind in DROPPED_DIRECTIVES:
             if kind in COUNTED_DIRECTIVES:
                 self.dropped[kind] += 1
+            elif kind == "toctree":
+                self.dropped[TABLE_OF_CONTENTS] += 1
             return []
         if kind in CODE_DIRECTIVES or kind in _MORE_CODE:
             caption = options.get("caption", "")

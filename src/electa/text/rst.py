@@ -114,6 +114,8 @@ DROPPED_DIRECTIVES = frozenset(
 _INVISIBLE = frozenset(
     "meta sectnum section-numbering title header footer target-notes index currentmodule default-domain"
     " codeauthor sectionauthor moduleauthor highlight tabularcolumns program testsetup testcleanup".split())
+# What a page's toctree counts as: no text, but what a page holding nothing else is (an index).
+TABLE_OF_CONTENTS = "table of contents"
 COUNTED_DIRECTIVES = frozenset(
     "raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc todo".split())
 # A page's fields that steer Sphinx's build, not what the page says.
@@ -590,6 +592,8 @@ class _Reader:
         if kind in DROPPED_DIRECTIVES:
             if kind in COUNTED_DIRECTIVES:
                 self.dropped[kind] += 1
+            elif kind == "toctree":
+                self.dropped[TABLE_OF_CONTENTS] += 1
             if kind == "meta" and not self.moved_to:  # (":http-equiv=refresh: 3; url=../x/": a page that moved)
                 # (its fields, right under it or after a blank line)
                 refresh = next((m.group(1) for x in rest if (m := _REFRESH_FIELD.match(x))), "")
