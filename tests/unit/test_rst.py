@@ -689,6 +689,9 @@ def test_a_text_file_that_is_no_restructuredtext_page_stays_text(text: str) -> N
     (".. setting:: ALLOWED_HOSTS\n\n   The hosts.\n\nHosts\n-----\n\nText.",
      ["Intro.", "", "```", "ALLOWED_HOSTS", "```", "The hosts.", "", (2, "Hosts"), "Text."]),
     (".. function:: run(x)\n\nRunning\n-------\n\nText.", ["Intro.", "", "```", "run(x)", "```", "", (2, "Running"), "Text."]),
+    # (an extension's object type named for its kind: Django's options, described by the text after them)
+    (".. django-admin-option:: --database DATABASE\n\nSpecifies the database.",
+     ["Intro.", "", "```", "--database DATABASE", "```", "", "Specifies the database."]),
 ])
 def test_a_description_of_nothing_over_the_title_it_names_is_that_titles_target(page: str, lines: list[object]) -> None:
     assert read_rst("Page\n====\n\nIntro.\n\n" + page).lines == lines

@@ -647,7 +647,8 @@ class _Reader:
                 self.items.append(("t", arg))
             self.csv_table(options, body, depth)
             return
-        if _DESCRIPTION.match(kind) and args:
+        if (_DESCRIPTION.match(kind) or _DESCRIPTION.match(kind.rpartition("-")[2])) and args:
+            # (an extension's object type named for its kind, "django-admin-option", is one too)
             for signature in args:
                 self.items.append(("c", signature.strip()))
             self.nested(body, depth)
