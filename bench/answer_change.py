@@ -9,7 +9,11 @@ printed with its citations, so that two checkouts' outputs can be compared line 
 The question files under ``bench/questions`` are the ones the README quotes, each written for one
 documentation set on this machine: ``pip-commands.txt`` (``/usr/share/doc/python3-pip/html``),
 ``cmake.txt`` (``/usr/share/cmake-3.25/Help/command`` and ``…/manual``), ``cargo-options.txt``
-(Cargo's book, ``…/share/doc/rust/html/cargo/commands``), ``valgrind.txt`` (``/usr/share/doc/valgrind``).
+(Cargo's book, ``…/share/doc/rust/html/cargo/commands``), ``valgrind.txt`` (``/usr/share/doc/valgrind``),
+``django.txt`` (the ``docs`` folder of Django 5.1.4's source archive, ``pip download --no-deps
+--no-binary :all: django==5.1.4``, but for ``releases``, ``_ext``, ``_theme`` and ``man``).
+Comparing two checkouts that read pages alike, ``--data DIR`` reads the folder into a kept store
+once and asks each checkout's questions of it.
 """
 
 from __future__ import annotations
@@ -27,8 +31,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folders", help="folders to read, separated by commas")
     ap.add_argument("questions", type=Path, help="a file of questions, one a line")
+    ap.add_argument("--data", type=Path, help="a store to read into and ask of (kept: a second run reads only"
+                                              " what changed), instead of a fresh one")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as data:
+    with tempfile.TemporaryDirectory() as fresh:
+        data = str(args.data or fresh)
         runner = CliRunner()
         read = runner.invoke(cli, ["ingest", "--data", data, *args.folders.split(",")])
         if read.exit_code or read.exception is not None:  # (a failed read would show as changed answers)
