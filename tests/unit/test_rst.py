@@ -709,3 +709,10 @@ def test_a_page_holding_only_a_table_of_contents_says_where_its_text_is(name: st
         loader_for(name)(name, page)
     # (a page with text and a toctree says nothing of it)
     assert not loader_for(name)(name, page + b"\nSee the pages below.\n").note
+
+
+def test_an_inline_literal_ending_in_a_backtick_keeps_it() -> None:
+    """Django's documentation guide writes ``:mod:`~django.contrib.auth``` (a literal of the role
+    as written): its closing backtick was cut off, and a stray one followed."""
+    assert _text("So ``:mod:`~django.contrib.auth``` shows and ``a`` too.") == \
+        "So `` :mod:`~django.contrib.auth` `` shows and `a` too."

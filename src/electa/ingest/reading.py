@@ -67,7 +67,8 @@ from electa.ingest.loaders import loader_for
 #   next item alone (docutils' ClassAttribute), where it hid every item after it; a description
 #   of nothing but its signature over the section title it names is that title's target, not shown
 #   (Django's ".. setting:: ALLOWED_HOSTS"); an extension's object type named for its kind
-#   ("django-admin-option") shows its signature as the domains' descriptions do.
+#   ("django-admin-option") shows its signature as the domains' descriptions do; an inline literal
+#   ending in a backtick keeps it (docutils' end-string is never followed by a backtick).
 # text 2: a ".txt" file that is a reStructuredText page (a Sphinx project's source: Django's docs)
 #   is read as one (electa.text.rst.reads_as_rst).
 READERS: dict[str, int] = {

@@ -947,7 +947,9 @@ class _Inline:
             after = k + len(end)
             if (not t[k - 1].isspace() and (t[k - 1] != "\\" or end == "``")  # (a literal escapes nothing)
                     and (after >= len(t) or not t[after].isalnum())
-                    and (end != "*" or t[after : after + 1] != "*")):
+                    and (end != "*" or t[after : after + 1] != "*")
+                    # (nor a backtick: ``:mod:`x``` is a literal of ":mod:`x`", as docutils reads it)
+                    and (end != "``" or t[after : after + 1] != "`")):
                 return k
             k += 1
 
