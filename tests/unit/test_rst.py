@@ -716,3 +716,14 @@ def test_an_inline_literal_ending_in_a_backtick_keeps_it() -> None:
     as written): its closing backtick was cut off, and a stray one followed."""
     assert _text("So ``:mod:`~django.contrib.auth``` shows and ``a`` too.") == \
         "So `` :mod:`~django.contrib.auth` `` shows and `a` too."
+
+
+def test_a_reference_naming_no_title_shows_its_targets_words_not_a_path() -> None:
+    """Django's "See :doc:`/howto/custom-template-tags` for information …" was answered "See
+    /howto/custom-template-tags for …": Sphinx shows the page's title, which lives in another
+    file; its words are the nearest this page holds."""
+    assert _text("See :doc:`/howto/custom-template-tags` and :ref:`host-headers-virtual-hosting`, or"
+                 " :doc:`the models <../topics/db/models>`.") == \
+        "See custom template tags and host headers virtual hosting, or the models."
+    myst = loader_for("a.md")("a.md", b"# A\n\nSee {doc}`/howto/custom-template-tags` and {ref}`Hosts <hosts>`.\n")
+    assert myst.documents[0].sections[0].text == "See custom template tags and Hosts."

@@ -69,10 +69,12 @@ from electa.ingest.loaders import loader_for
 #   (Django's ".. setting:: ALLOWED_HOSTS"); an extension's object type named for its kind
 #   ("django-admin-option") shows its signature as the domains' descriptions do; an inline literal
 #   ending in a backtick keeps it (docutils' end-string is never followed by a backtick).
+# rst 4, markdown 6: a reference naming no title (":doc:`/howto/custom-template-tags`", MyST's
+#   "{doc}") shows its target's words ("custom template tags"), not a path.
 # text 2: a ".txt" file that is a reStructuredText page (a Sphinx project's source: Django's docs)
 #   is read as one (electa.text.rst.reads_as_rst).
 READERS: dict[str, int] = {
-    "load_markdown": 5,
+    "load_markdown": 6,
     "load_html": 8,
     "load_rst": 4,
     "load_text": 2,

@@ -1070,6 +1070,12 @@ def role_shown(kind: str, text: str) -> str:
 
     >>> role_shown("ref", "the terms <terms>"), role_shown("class", "~a.b.C"), role_shown("pep", "8")
     ('the terms', '`C`', 'PEP 8')
+
+    A reference naming no title shows its target's, which lives in another file: its words
+    stand for it, not a path (Django's ``:doc:`/howto/custom-template-tags```).
+
+    >>> role_shown("doc", "/howto/custom-template-tags"), role_shown("ref", "host-headers_virtual-hosting")
+    ('custom template tags', 'host headers virtual hosting')
     """
     if kind in ("abbr", "math", "sub", "sup", "subscript", "superscript", "emphasis", "strong", "title-reference",
                 "t", "title"):
@@ -1079,12 +1085,24 @@ def role_shown(kind: str, text: str) -> str:
     if kind in ("guilabel", "menuselection"):
         return _label(text).replace("&&", "\x00").replace("&", "").replace("\x00", "&").replace("-->", ">")
     shown = _label(text)
+    if kind in ("doc", "ref") and not _titled(text):
+        target = shown.strip("/#").rpartition("/")[2] if kind == "doc" else shown.lstrip("#")
+        return " ".join(_SLUG.split(target)).strip() or shown
     if kind in _CODE_ROLES:
         shown = shown.lstrip("!")
         if shown.startswith("~"):
             shown = shown[1:].rsplit(".", 1)[-1]
         return code_span(shown)
     return shown
+
+
+_SLUG = re.compile(r"[-_\s]+")
+
+
+def _titled(text: str) -> bool:
+    """Whether a reference's text names a title before its target ("Title <target>")."""
+    text = text.strip()
+    return text.endswith(">") and "<" in text and bool(text[: text.rfind("<")].strip())
 
 
 def _label(text: str) -> str:
