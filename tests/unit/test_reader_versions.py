@@ -88,6 +88,18 @@ def test_a_page_that_reads_the_same_keeps_its_units_and_vectors(
     assert not engine.ingest([folder], ACME).reread
 
 
+def test_a_text_file_read_as_restructuredtext_is_read_again_when_that_reader_moves(
+        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ".txt" file that is a reStructuredText page (Django's sources) is read by that reader:
+    its version is part of the text reader's, or a release changing it left such pages as an
+    older one read them (found syncing Django's docs across this session's own changes)."""
+    folder = folder_of(tmp_path, "docs", {"settings.txt": "========\nSettings\n========\n\nSee :setting:`DEBUG`.\n"})
+    engine.ingest([folder], ACME)
+    monkeypatch.setitem(electa.ingest.reading.READERS, "load_rst", electa.ingest.reading.READERS["load_rst"] + 1)
+    report = engine.ingest([folder], ACME)
+    assert [(o.uri, o.status) for o in report.reread] == [("docs/settings.txt", "unchanged")]
+
+
 def test_a_file_whose_new_reading_fails_keeps_its_stored_reading_and_is_not_counted(
         engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _folder(tmp_path)

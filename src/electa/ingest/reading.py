@@ -85,6 +85,11 @@ READERS: dict[str, int] = {
 }
 
 
+# The readers another hands a file to: its version is part of theirs, so a change to the
+# reStructuredText reader reads a ".txt" file that is a reStructuredText page again (Django's).
+HANDS_TO: dict[str, tuple[str, ...]] = {"load_text": ("load_rst",)}
+
+
 # The parsers a reader's output also depends on: their version is part of its own (a new
 # lexbor may build another tree of the same page), so upgrading one reads its files again.
 PARSERS: dict[str, str] = {"load_html": "selectolax", "load_pdf": "pypdf"}
@@ -101,21 +106,24 @@ def _parser(package: str) -> str:
 def reader_of(name: str) -> str:
     """The reader of a file named ``name`` and its version (with its parser's, where it has one).
 
-    >>> reader_of("guide/setup.md") == f"markdown-{READERS['load_markdown']}", reader_of("README"), reader_of("faq.csv")
-    (True, 'text-2', 'csv-1')
+    >>> reader_of("guide/setup.md") == f"markdown-{READERS['load_markdown']}", reader_of("faq.csv")
+    (True, 'csv-1')
+    >>> reader_of("README") == f"text-{READERS['load_text']}+rst-{READERS['load_rst']}"
+    True
     >>> reader_of("index.html").startswith(f"html-{READERS['load_html']}+selectolax")
     True
     """
     loader = loader_for(name).__name__
     parser = _parser(PARSERS[loader]) if loader in PARSERS else ""
-    return f"{loader.removeprefix('load_')}-{READERS.get(loader, 1)}{parser}"
+    handed = "".join(f"+{other.removeprefix('load_')}-{READERS.get(other, 1)}" for other in HANDS_TO.get(loader, ()))
+    return f"{loader.removeprefix('load_')}-{READERS.get(loader, 1)}{handed}{parser}"
 
 
 def stamped(digest: str, name: str) -> str:
     """A file's stored hash: its bytes' ``digest`` and the reader that reads it.
 
-    >>> stamped("ab12", "setup.md") == f"ab12@markdown-{READERS['load_markdown']}", stamped("ab12", "README")
-    (True, 'ab12@text-2')
+    >>> stamped("ab12", "setup.md") == f"ab12@markdown-{READERS['load_markdown']}"
+    True
     """
     return f"{digest}@{reader_of(name)}"
 
