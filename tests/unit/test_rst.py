@@ -727,3 +727,54 @@ def test_a_reference_naming_no_title_shows_its_targets_words_not_a_path() -> Non
         "See custom template tags and host headers virtual hosting, or the models."
     myst = loader_for("a.md")("a.md", b"# A\n\nSee {doc}`/howto/custom-template-tags` and {ref}`Hosts <hosts>`.\n")
     assert myst.documents[0].sections[0].text == "See custom template tags and Hosts."
+
+
+BANNERED_TODO = ("----------\nTODO list\n----------\n\nBUGS:\n------\n245840 crash on buffer reallocation\n"
+                 "--------------------------------------\n\nWISHLIST:\n---------\nadd pkgconfig support\n")
+
+
+@pytest.mark.parametrize("text", [
+    BANNERED_TODO,  # (Debian's TODO files: a banner, then dashed rules under lines a title reading would drop)
+    "=========\nMy Tool\n=========\n",  # (a title alone: no page of text read as reStructuredText)
+    "=======\nCHANGES\n=======\n\nv1.2 fixed crash on empty input\n-------------------------------\n"
+    "v1.1 added --verbose flag\n-------------------------\n",
+    "Setup\n=====\n\nRun ``make``.\n\n.. note the server password is hunter2\n   and rotates monthly\n\nDone.\n",
+    "==========\nBenchmarks\n==========\n\nResults:\n\n+--------+-------+\n| name   | speed |\n+--------+-------+\n"
+    "| alpha  | 10 ms  |\n+--------+-------+\n",  # (a grid table with a border out of line)
+    "=====\nTool\n=====\n\n:Author: Jane Doe\n:Version: 1.2\n\nText here.\n",
+    "Title\n=====\n\n```python\nimport foo\nfoo.run()\n```\n",  # (Markdown named .txt)
+    "git-contacts(1)\n===============\n\nNAME\n----\ngit-contacts - list people\n\nOUTPUT\n------\n"
+    "``Name $$<user@host>$$'' is printed.\n\n----\n$ git contacts feature/*.patch\n----\n",  # (AsciiDoc)
+])
+def test_what_the_review_found_lost_reading_a_text_file_as_restructuredtext_reads_as_text(text: str) -> None:
+    """A text file that is no reStructuredText page, or whose reading as one loses a word, reads
+    as plain text: every line of it stored, as before text files could be read otherwise."""
+    doc = loader_for("TODO.txt")("TODO.txt", text.encode()).documents[0]
+    assert doc.title == "Todo" and doc.sections[0].text == text.strip()
+
+
+def test_an_overlined_text_that_loses_no_word_as_restructuredtext_reads_as_it() -> None:
+    """Django's release notes write no directive nor role: their overlined title, and a reading
+    that keeps every word (a link's address aside, which a reference shows as its text)."""
+    text = ("===========================\nDjango 1.8.16 release notes\n===========================\n\n"
+            "*November 1, 2016*\n\nSee `DNS rebinding <https://example.com/blog/2016/07/11/rebinding/>`_ attacks.\n")
+    doc = loader_for("1.8.16.txt")("1.8.16.txt", text.encode()).documents[0]
+    assert doc.title == "Django 1.8.16 release notes"
+    assert doc.sections[0].text == "November 1, 2016\n\nSee DNS rebinding attacks."
+
+
+@pytest.mark.parametrize(("page", "lines"), [
+    # (a comment ends the list: the class climbs to the next element, the whole next list)
+    ("- a\n\n  .. class:: hidden\n\n.. comment\n\n- SECRET b\n- SECRET c", ["Intro.", "", "- a"]),
+    # (a description inside a note is no target of the title after the note)
+    (".. note::\n\n   .. function:: run(x)\n\nrun(x)\n------\n\nBody of run.",
+     ["Intro.", "", "```", "run(x)", "```", "", (2, "run(x)"), "Body of run."]),
+    # (a class before a description that is a target marks it, not the section after it)
+    (".. class:: hidden\n\n.. function:: run(x)\n\nrun(x)\n------\n\nBody of run.",
+     ["Intro.", "", (2, "run(x)"), "Body of run."]),
+    # (a page named index is known by its folder's name; an anchor is no name)
+    ("See :doc:`/howto/static-files/index`, :doc:`urls#x` and :doc:`index`.",
+     ["Intro.", "", "See static files, urls and index."]),
+])
+def test_what_the_review_found_read_otherwise_than_docutils_reads_as_it(page: str, lines: list[object]) -> None:
+    assert read_rst("Page\n====\n\nIntro.\n\n" + page).lines == lines

@@ -19,18 +19,42 @@ from electa.ingest.html_page import load_html
 from electa.ingest.markup import load_markdown, load_rst, rst_page
 from electa.ingest.page import Loaded, Loader, page_document, stem_title
 from electa.ingest.records import load_csv, load_json, load_jsonl
-from electa.text.rst import reads_as_rst
+from electa.text.rst import MARKED, TITLED, rst_evidence
 from electa.types import Section
 
 
 def load_text(name: str, data: bytes) -> Loaded:
     """A plain-text file, or the reStructuredText page a Sphinx project named ``.txt``
-    (:func:`electa.text.rst.reads_as_rst`: Django's documentation), read as one."""
+    (Django's documentation), read as one: where it writes reStructuredText's own marks, or
+    where its title is overlined and that reading keeps every word the plain one does (a
+    banner over a plain text, Debian's TODO files, reads as text: its dashed rules would
+    make titles of what they underline, and a title over nothing is dropped)
+    (:func:`electa.text.rst.rst_evidence`)."""
     text, note = decode_text(name, data)
-    if reads_as_rst(text):
+    evidence = rst_evidence(text)
+    if evidence == MARKED:
         return rst_page(name, text, note)
+    if evidence == TITLED:
+        try:
+            page = rst_page(name, text, note)
+        except IngestError:
+            page = None
+        words = set(_WORD.findall(_EMBEDDED.sub(" ", text).lower()))
+        if page is not None and words and words <= _words_of(page):
+            return page
     doc = page_document(name, stem_title(name), "", [Section((), text.strip())], name)
     return Loaded(documents=[doc], note=note)
+
+
+_WORD = re.compile(r"[^\W_]+")
+# A link's address in angle brackets ("`rebinding <https://…>`_"), which a reference shows as its text.
+_EMBEDDED = re.compile(r"<[^<>\s]{1,2000}>")
+
+
+def _words_of(page: Loaded) -> set[str]:
+    """Every word a page's reading holds: its titles, headings and text (lowercased)."""
+    parts = [part for doc in page.documents for part in (doc.title, *(x for s in doc.sections for x in (*s.path, s.text)))]
+    return set(_WORD.findall(" ".join(parts).lower()))
 
 
 def load_pdf(name: str, data: bytes) -> Loaded:

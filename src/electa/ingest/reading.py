@@ -85,9 +85,10 @@ READERS: dict[str, int] = {
 }
 
 
-# The readers another hands a file to: its version is part of theirs, so a change to the
-# reStructuredText reader reads a ".txt" file that is a reStructuredText page again (Django's).
-HANDS_TO: dict[str, tuple[str, ...]] = {"load_text": ("load_rst",)}
+# The readers another hands a file, or part of one, to: their version is part of its own, so a
+# change to the reStructuredText reader reads again a ".txt" file that is a reStructuredText page
+# (Django's) and a MyST page (whose "{eval-rst}" blocks and roles that reader reads).
+HANDS_TO: dict[str, tuple[str, ...]] = {"load_text": ("load_rst",), "load_markdown": ("load_rst",)}
 
 
 # The parsers a reader's output also depends on: their version is part of its own (a new
@@ -106,8 +107,10 @@ def _parser(package: str) -> str:
 def reader_of(name: str) -> str:
     """The reader of a file named ``name`` and its version (with its parser's, where it has one).
 
-    >>> reader_of("guide/setup.md") == f"markdown-{READERS['load_markdown']}", reader_of("faq.csv")
-    (True, 'csv-1')
+    >>> reader_of("guide/setup.md") == f"markdown-{READERS['load_markdown']}+rst-{READERS['load_rst']}"
+    True
+    >>> reader_of("faq.csv")
+    'csv-1'
     >>> reader_of("README") == f"text-{READERS['load_text']}+rst-{READERS['load_rst']}"
     True
     >>> reader_of("index.html").startswith(f"html-{READERS['load_html']}+selectolax")
@@ -122,8 +125,8 @@ def reader_of(name: str) -> str:
 def stamped(digest: str, name: str) -> str:
     """A file's stored hash: its bytes' ``digest`` and the reader that reads it.
 
-    >>> stamped("ab12", "setup.md") == f"ab12@markdown-{READERS['load_markdown']}"
-    True
+    >>> stamped("ab12", "faq.csv")
+    'ab12@csv-1'
     """
     return f"{digest}@{reader_of(name)}"
 

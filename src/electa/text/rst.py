@@ -283,7 +283,7 @@ class _Reader:
         self.unclosed_table = False  # (in the block being read: no simple table's border closes one)
         self.kind = ""  # what the last block was: "invisible", "heading", "-", "1.", "field", "term", "line" or ""
         self.elements = False  # whether a visible element (other than a title) has been read: then fields are text
-        self.signed = False  # (the directive just read described an object by its signature alone)
+        self.signed = -1  # (the depth of the directive just read, where it described an object by its signature alone)
 
     # -- blocks --------------------------------------------------------------------------------
 
@@ -304,7 +304,8 @@ class _Reader:
             if kind not in ("invisible", "heading", "field"):
                 self.elements = True
             if hide and kind == "invisible":  # (a comment or a target between is not what a class marks)
-                self.hide_next, self.hide_item = True, item
+                # (but it ends the list: what the class climbed to is then the next element, whole)
+                self.hide_next = True
             elif hide and item and kind == item:  # (the next item of the list the class ended an item of)
                 del self.items[mark:]
                 self.dropped["hidden"] += 1
@@ -335,15 +336,15 @@ class _Reader:
             return i + 1  # (an empty comment: what follows a blank line is no part of it)
         if line.startswith(".. ") or line.rstrip() == "..":  # (before adornments: ".." is one)
             j = _extent(lines, i + 1, 1)
-            mark, self.signed = len(self.items), False
+            mark, self.signed = len(self.items), -1
             self.explicit(line[3:].strip(), _dedent(lines[i + 1 : j]), depth)
-            if self.signed and top and _bare(" ".join(str(x[1]) for x in self.items[mark:])) == _bare(_title_at(lines, j)[0]):
+            if (self.signed == depth == 0
+                    and _bare(" ".join(str(x[1]) for x in self.items[mark:])) == _bare(_title_at(lines, j)[0])):
                 # (a description of nothing but its signature, over the section it names: Django's
                 # ".. setting:: ALLOWED_HOSTS" above its "``ALLOWED_HOSTS``" title is that title's
-                # target, which Sphinx shows as nothing)
+                # target, which Sphinx shows as nothing; a class before it marks it, not the section)
                 del self.items[mark:]
                 self.dropped["hyperlink target"] += 1
-                self.kind = "invisible"
             return j
         # (what marks a list, a field, a line block, an option or a doctest is read before a title is
         # looked for, as docutils reads it: "- x" over "=====" is a list item, not a title)
@@ -652,7 +653,7 @@ class _Reader:
             for signature in args:
                 self.items.append(("c", signature.strip()))
             self.nested(body, depth)
-            self.signed = not any(x.strip() for x in body)
+            self.signed = -1 if any(x.strip() for x in body) else depth  # (this directive's depth: not one it holds)
             return
         if kind not in PROSE_DIRECTIVES:
             # (an extension's directive builds what it shows from its arguments and options when
@@ -1076,6 +1077,8 @@ def role_shown(kind: str, text: str) -> str:
 
     >>> role_shown("doc", "/howto/custom-template-tags"), role_shown("ref", "host-headers_virtual-hosting")
     ('custom template tags', 'host headers virtual hosting')
+    >>> role_shown("doc", "/howto/static-files/index"), role_shown("doc", "urls#x"), role_shown("doc", "index")
+    ('static files', 'urls', 'index')
     """
     if kind in ("abbr", "math", "sub", "sup", "subscript", "superscript", "emphasis", "strong", "title-reference",
                 "t", "title"):
@@ -1086,7 +1089,12 @@ def role_shown(kind: str, text: str) -> str:
         return _label(text).replace("&&", "\x00").replace("&", "").replace("\x00", "&").replace("-->", ">")
     shown = _label(text)
     if kind in ("doc", "ref") and not _titled(text):
-        target = shown.strip("/#").rpartition("/")[2] if kind == "doc" else shown.lstrip("#")
+        target = shown.lstrip("#")
+        if kind == "doc":  # (the page's name, or its folder's for an index page; an anchor is no name)
+            parts = [p for p in target.partition("#")[0].split("/") if p not in ("", ".", "..")]
+            if len(parts) > 1 and parts[-1] == "index":
+                parts.pop()
+            target = parts[-1] if parts else target
         return " ".join(_SLUG.split(target)).strip() or shown
     if kind in _CODE_ROLES:
         shown = shown.lstrip("!")
@@ -1114,34 +1122,36 @@ def _label(text: str) -> str:
     return _unescaped(text)
 
 
-# What only reStructuredText writes: an explicit markup line (a directive, a target, a
-# footnote, a substitution's definition), an interpreted text role, or an inline literal.
+# What only reStructuredText writes: a directive, a target, a footnote, a substitution's
+# definition, or an interpreted text role (an inline literal's double backticks are TeX's and
+# AsciiDoc's quotes too, and open a Markdown fence).
 _RST_MARK = re.compile(r"^\.\. (?:[\w][\w:+.-]{0,60} ?::|_[^:\n]{1,200}:|\[[^\]\n]{1,100}\]|\|[^|\n]{1,120}\|)"
-                       r"|:[\w][\w:+.-]{0,60}:`[^`\n]|``[^`\s]", re.MULTILINE)
+                       r"|:[\w][\w:+.-]{0,60}:`[^`\n]", re.MULTILINE)
 _LEAD_SCAN = 200  # lines read for what a page opens with before its title (labels, comments, fields)
+MARKED, TITLED = "marked", "titled"
 
 
-def reads_as_rst(text: str) -> bool:
-    """Whether a plain-text file is a reStructuredText page: Sphinx projects may name their
-    sources ``.txt`` (Django's 608 pages, docutils' own), and read as text they showed
-    ``:setting:`ALLOWED_HOSTS``` and a title of the file's name. It is one when it opens (after
-    blank lines, explicit markup such as a ``.. _label:`` target, and ``:orphan:``-like fields)
-    with a section title, the adornment at least as long as the title: over- and underlined
-    (which neither plain text nor Markdown writes), or underlined where the text writes
-    something else only reStructuredText writes (:data:`_RST_MARK`). A text underlining its
-    title and writing nothing else of reStructuredText, as plain-text and Markdown files do,
-    stays text.
+def rst_evidence(text: str) -> str:
+    """How surely a plain-text file is a reStructuredText page: Sphinx projects may name their
+    sources ``.txt`` (Django's 605 pages, docutils' own), and read as text they showed
+    ``:setting:`ALLOWED_HOSTS``` and a title of the file's name. It may be one only when it
+    opens (after blank lines, explicit markup such as a ``.. _label:`` target, and
+    ``:orphan:``-like fields) with a section title, the adornment at least as long as the title:
 
-    >>> reads_as_rst("=====\\nGuide\\n=====\\n\\nSee :ref:`x` and ``y``.")
-    True
-    >>> reads_as_rst(".. _guide:\\n\\nGuide\\n-----\\n\\n.. note:: Read it.")
-    True
-    >>> reads_as_rst("Guide\\n=====\\n\\nInstall it with pip.")  # (a title alone)
-    False
-    >>> reads_as_rst("Notes\\n\\nSee ``y``.")  # (no title first)
-    False
-    >>> reads_as_rst("=====\\nGuide\\n=====\\n\\nInstall it with pip.")  # (overlined)
-    True
+    - :data:`MARKED` where it also writes what only reStructuredText writes (:data:`_RST_MARK`):
+      it is one, and reads as one;
+    - :data:`TITLED` where it writes nothing of the kind but its title is over- and underlined:
+      it may be one (Django's release notes) or a plain text with a banner (Debian's TODO
+      files, whose dashed rules a reStructuredText reader takes for titles): the caller reads it
+      so only where that loses no word;
+    - "" otherwise (a title underlined alone, as plain-text and Markdown files write one).
+
+    >>> rst_evidence("Guide\\n=====\\n\\nSee :ref:`x`."), rst_evidence(".. _guide:\\n\\nGuide\\n-----\\n\\n.. note:: Read.")
+    ('marked', 'marked')
+    >>> rst_evidence("=====\\nGuide\\n=====\\n\\nInstall it with pip.")  # (overlined: perhaps)
+    'titled'
+    >>> rst_evidence("Guide\\n=====\\n\\nInstall ``it``."), rst_evidence("Notes\\n\\nSee :ref:`y`.")
+    ('', '')
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n", _LEAD_SCAN)[:_LEAD_SCAN]
     i, n = 0, len(lines)
@@ -1158,8 +1168,9 @@ def reads_as_rst(text: str) -> bool:
         else:
             break
     title, overlined = _title_at(lines, i)
-    # (an overlined title is enough: neither plain text nor Markdown writes one)
-    return bool(title) and (overlined or _RST_MARK.search(text) is not None)
+    if not title:
+        return ""
+    return MARKED if _RST_MARK.search(text) is not None else TITLED if overlined else ""
 
 
 def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![{alt}]({src})") -> Read:
