@@ -72,7 +72,7 @@ from electa.ingest.loaders import loader_for
 # rst 4, markdown 6: a reference naming no title (":doc:`/howto/custom-template-tags`", MyST's
 #   "{doc}") shows its target's words ("custom template tags"), not a path.
 # text 2: a ".txt" file that is a reStructuredText page (a Sphinx project's source: Django's docs)
-#   is read as one (electa.text.rst.reads_as_rst).
+#   is read as one (electa.text.rst.rst_evidence).
 READERS: dict[str, int] = {
     "load_markdown": 6,
     "load_html": 8,

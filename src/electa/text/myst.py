@@ -3,7 +3,7 @@ documentation, Jupyter Book, many Python projects' docs), which adds to CommonMa
 reStructuredText has. Read by :func:`read_myst` into plain Markdown, before the Markdown reader:
 
 - **Roles**, ``{name}`text```, read as the reStructuredText reader reads ``:name:`text```
-  (:func:`electa.text.rst.role_shown`): ``{ref}`Requirements Files <requirements>``` is
+  (:func:`electa.text.rst_inline.role_shown`): ``{ref}`Requirements Files <requirements>``` is
   "Requirements Files", ``{file}`setup.cfg``` is the code `setup.cfg`, ``{pep}`517``` "PEP 517".
   Written as code (``{ref}`x``` inside a code span or block) a role is left as written.
 - **Targets**, a line ``(name)=`` (an anchor for links), **comments**, lines opening with
@@ -50,8 +50,8 @@ from electa.text.rst import (
     hidden_by,
     raw_role,
     read_rst,
-    role_shown,
 )
+from electa.text.rst_inline import role_shown
 
 Image = Callable[[str, str], str]
 
