@@ -745,6 +745,14 @@ BANNERED_TODO = ("----------\nTODO list\n----------\n\nBUGS:\n------\n245840 cra
     "Title\n=====\n\n```python\nimport foo\nfoo.run()\n```\n",  # (Markdown named .txt)
     "git-contacts(1)\n===============\n\nNAME\n----\ngit-contacts - list people\n\nOUTPUT\n------\n"
     "``Name $$<user@host>$$'' is printed.\n\n----\n$ git contacts feature/*.patch\n----\n",  # (AsciiDoc)
+    # (the second review: a colon pair before a backtick is no role where markup cannot start ...)
+    "my_tool\n=======\n\nConfigure `spec:template:` at 12:30:`x`.\n\nKnown issues\n------------\n\n"
+    "```sh\npip install my_tool\n```\n",
+    # (... nor is a directive quoted in a Markdown fence)
+    "Notes\n=====\n\nWrite:\n\n```rst\n.. note:: Read it.\n```\n\nDone\n----\n",
+    # (a word lost is lost however often it is written elsewhere: an empty "Version 2.1" section)
+    "====\nNEWS\n====\n\nVersion 2.2\n-----------\n\nFixed 2 and 1 bugs.\n\nVersion 2.1\n-----------\n",
+    "=====\nUsage\n=====\n\nRun `cp <src> <dst>` to copy.\n",  # (an address is only a reference's)
 ])
 def test_what_the_review_found_lost_reading_a_text_file_as_restructuredtext_reads_as_text(text: str) -> None:
     """A text file that is no reStructuredText page, or whose reading as one loses a word, reads
@@ -775,6 +783,7 @@ def test_an_overlined_text_that_loses_no_word_as_restructuredtext_reads_as_it() 
     # (a page named index is known by its folder's name; an anchor is no name)
     ("See :doc:`/howto/static-files/index`, :doc:`urls#x` and :doc:`index`.",
      ["Intro.", "", "See static files, urls and index."]),
+    ("See :doc:`../`, :doc:`#x` and :doc:`a/index#y`.", ["Intro.", "", "See ../, #x and a."]),  # (no name: as written)
 ])
 def test_what_the_review_found_read_otherwise_than_docutils_reads_as_it(page: str, lines: list[object]) -> None:
     assert read_rst("Page\n====\n\nIntro.\n\n" + page).lines == lines

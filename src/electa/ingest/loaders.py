@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from pathlib import PurePath
 
 from electa.errors import IngestError, UnsupportedFormat
@@ -26,7 +27,8 @@ from electa.types import Section
 def load_text(name: str, data: bytes) -> Loaded:
     """A plain-text file, or the reStructuredText page a Sphinx project named ``.txt``
     (Django's documentation), read as one: where it writes reStructuredText's own marks, or
-    where its title is overlined and that reading keeps every word the plain one does (a
+    where its title is overlined and that reading keeps every word the plain one does, as often
+    (a
     banner over a plain text, Debian's TODO files, reads as text: its dashed rules would
     make titles of what they underline, and a title over nothing is dropped)
     (:func:`electa.text.rst.rst_evidence`)."""
@@ -39,22 +41,23 @@ def load_text(name: str, data: bytes) -> Loaded:
             page = rst_page(name, text, note)
         except IngestError:
             page = None
-        words = set(_WORD.findall(_EMBEDDED.sub(" ", text).lower()))
-        if page is not None and words and words <= _words_of(page):
+        words = Counter(_WORD.findall(_EMBEDDED.sub(" ", text).lower()))
+        if page is not None and words and not words - _words_of(page):
             return page
     doc = page_document(name, stem_title(name), "", [Section((), text.strip())], name)
     return Loaded(documents=[doc], note=note)
 
 
 _WORD = re.compile(r"[^\W_]+")
-# A link's address in angle brackets ("`rebinding <https://…>`_"), which a reference shows as its text.
-_EMBEDDED = re.compile(r"<[^<>\s]{1,2000}>")
+# A reference's address in angle brackets ("`rebinding <https://…>`_"), which it shows as its text.
+_EMBEDDED = re.compile(r"<[^<>\s]{1,2000}>(?=`__?)")
 
 
-def _words_of(page: Loaded) -> set[str]:
-    """Every word a page's reading holds: its titles, headings and text (lowercased)."""
+def _words_of(page: Loaded) -> Counter[str]:
+    """Every word a page's reading holds, as often as it does: its titles, headings and text
+    (lowercased; a heading counts once for each section under it)."""
     parts = [part for doc in page.documents for part in (doc.title, *(x for s in doc.sections for x in (*s.path, s.text)))]
-    return set(_WORD.findall(" ".join(parts).lower()))
+    return Counter(_WORD.findall(" ".join(parts).lower()))
 
 
 def load_pdf(name: str, data: bytes) -> Loaded:

@@ -271,7 +271,8 @@ class _Reader:
         # sibling), holding the kind of that item
         self.hide_item = ""
         self.unclosed_table = False  # (in the block being read: no simple table's border closes one)
-        self.kind = ""  # what the last block was: "invisible", "heading", "-", "1.", "field", "term", "line" or ""
+        # what the last block was: "invisible", "target", "heading", "-", "1.", "field", "term", "line" or ""
+        self.kind = ""
         self.elements = False  # whether a visible element (other than a title) has been read: then fields are text
         self.signed = -1  # (the depth of the directive just read, where it described an object by its signature alone)
 
@@ -291,7 +292,7 @@ class _Reader:
             self.kind = ""
             i = self.block(lines, i, depth)
             kind = self.kind
-            if kind not in ("invisible", "heading", "field"):
+            if kind not in ("invisible", "heading", "field", "target"):
                 self.elements = True
             if hide and kind == "invisible":  # (a comment or a target between is not what a class marks)
                 # (but it ends the list: what the class climbed to is then the next element, whole)
@@ -335,6 +336,7 @@ class _Reader:
                 # target, which Sphinx shows as nothing; a class before it marks it, not the section)
                 del self.items[mark:]
                 self.dropped["hyperlink target"] += 1
+                self.kind = "target"  # (no element: a field list after it is still the page's metadata)
             return j
         # (what marks a list, a field, a line block, an option or a doctest is read before a title is
         # looked for, as docutils reads it: "- x" over "=====" is a list item, not a title)
@@ -894,7 +896,24 @@ def _unicode(codes: str) -> str:
 # definition, or an interpreted text role (an inline literal's double backticks are TeX's and
 # AsciiDoc's quotes too, and open a Markdown fence).
 _RST_MARK = re.compile(r"^\.\. (?:[\w][\w:+.-]{0,60} ?::|_[^:\n]{1,200}:|\[[^\]\n]{1,100}\]|\|[^|\n]{1,120}\|)"
-                       r"|:[\w][\w:+.-]{0,60}:`[^`\n]", re.MULTILINE)
+                       r"|(?:^|(?<=[\s(\['\"])):[^\W\d_][\w+.-]{0,40}(?::[^\W\d_][\w+.-]{0,40})?:`[^`\n]", re.MULTILINE)
+_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def _unfenced(text: str) -> str:
+    """``text`` without Markdown's fenced blocks (a page about reStructuredText may quote its
+    marks in one), in one pass over its lines."""
+    out, fence = [], ""
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if fence:
+            if m and m.group(1).startswith(fence) and not line[m.end():].strip():
+                fence = ""
+        elif m and not (m.group(1)[0] == "`" and "`" in line[m.end():]):
+            fence = m.group(1)
+        else:
+            out.append(line)
+    return "\n".join(out)
 _LEAD_SCAN = 200  # lines read for what a page opens with before its title (labels, comments, fields)
 MARKED, TITLED = "marked", "titled"
 
@@ -938,7 +957,7 @@ def rst_evidence(text: str) -> str:
     title, overlined = _title_at(lines, i)
     if not title:
         return ""
-    return MARKED if _RST_MARK.search(text) is not None else TITLED if overlined else ""
+    return MARKED if _RST_MARK.search(_unfenced(text)) is not None else TITLED if overlined else ""
 
 
 def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![{alt}]({src})") -> Read:

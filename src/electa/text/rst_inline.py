@@ -235,10 +235,12 @@ def role_shown(kind: str, text: str) -> str:
     if kind in ("doc", "ref") and not _titled(text):
         target = shown.lstrip("#")
         if kind == "doc":  # (the page's name, or its folder's for an index page; an anchor is no name)
-            parts = [p for p in target.partition("#")[0].split("/") if p not in ("", ".", "..")]
+            parts = [p for p in shown.partition("#")[0].split("/") if p not in ("", ".", "..")]
             if len(parts) > 1 and parts[-1] == "index":
                 parts.pop()
-            target = parts[-1] if parts else target
+            if not parts:
+                return shown
+            target = parts[-1]
         return " ".join(_SLUG.split(target)).strip() or shown
     if kind in _CODE_ROLES:
         shown = shown.lstrip("!")
