@@ -562,7 +562,8 @@ class Engine:
         nor a stored page that now asks not to be indexed (``report.unindexed_stored``: kept up
         to date). A stored page that now only sends its visitor to another (a stub's meta
         refresh: :mod:`electa.text.refresh`) is deleted as a file that is gone is
-        (``report.moved_stored``): its text is no longer in the folder."""
+        (``report.moved_stored``): its text is no longer in the folder; so is one that now reads as
+        only a table of contents of other pages (``report.contents_stored``: a toctree alone)."""
         roots = [Path(f) for f in folders]
         for root in roots:
             if not root.is_dir():

@@ -43,6 +43,11 @@ class UnsupportedFormat(IngestError):
     """No loader is registered for this kind of file."""
 
 
+class ContentsOnly(IngestError):
+    """The page is only a table of contents of other pages (a Sphinx toctree): no text of its
+    own. A folder's ingest leaves it out, as it does a page that only redirects."""
+
+
 class StoreError(ElectaError):
     """The store cannot be opened, read or written."""
 

@@ -168,3 +168,35 @@ def test_a_source_page_refreshing_to_its_own_built_page_is_no_moved_page() -> No
     for target in ("status.html", "../status/", "./", "status"):
         page = f".. meta::\n\n   :http-equiv=refresh: 30; url={target}\n\nStatus\n======\n\nEvery service is up.\n"
         assert loader_for("ops/status.rst")("ops/status.rst", page.encode()).moved_to == "", target
+
+
+FAQ_INDEX = "==========\nDjango FAQ\n==========\n\n.. toctree::\n   :maxdepth: 2\n\n   general\n   install\n"
+FAQ_GENERAL = "============\nFAQ: General\n============\n\nWhy does this project exist? See :doc:`install`.\n"
+
+
+def test_a_folders_tables_of_contents_are_left_out_and_one_stored_before_is_deleted_by_sync(tmp_path: Path) -> None:
+    """Django's index pages are a title over a toctree: read as reStructuredText they hold no
+    text. Each ingest and sync failed them, and the plain-text reading an earlier release stored
+    ("Django FAQ … .. toctree:: … general install") stayed searchable."""
+    from electa.cli.main import cli
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    folder_of(folder, "faq", {"general.txt": FAQ_GENERAL, "index.txt": "Django FAQ: general, install."})
+    data = ["--data", str(tmp_path / "data"), "--embedder", "hash", "--org", "acme", "--no-progress"]
+    out = CliRunner().invoke(cli, ["sync", str(folder), *data])
+    assert out.exit_code == 0 and "2 added" in out.output, out.output
+    (folder / "faq" / "index.txt").write_text(FAQ_INDEX, encoding="utf-8")  # (as a release that reads it so sees it)
+    out = CliRunner().invoke(cli, ["ingest", str(folder), *data])
+    assert out.exit_code == 0 and "0 deleted, 0 failed" in out.output, out.output
+    assert ("left out: 1 page that is only a table of contents of others (a toctree), such as"
+            f" {folder / 'faq' / 'index.txt'}; their text is in their own files") in out.output, out.output
+    assert "is kept as stored, such as docs/faq/index.txt" in out.output, out.output
+    out = CliRunner().invoke(cli, ["sync", str(folder), *data])
+    assert out.exit_code == 0 and "1 deleted, 0 failed" in out.output, out.output
+    assert "deleted: docs/faq/index.txt (it is only a table of contents of other pages now)" in out.output, out.output
+    out = CliRunner().invoke(cli, ["sync", str(folder), *data])  # (and then it is only left out, nothing failed)
+    assert out.exit_code == 0 and "0 deleted, 0 failed" in out.output and "left out: 1 page" in out.output, out.output
+    alone = folder_of(tmp_path, "alone", {"index.txt": FAQ_INDEX})
+    out = CliRunner().invoke(cli, ["ingest", str(alone / "index.txt"), *data])  # (named alone: refused, said)
+    assert out.exit_code == 1 and "it is a table of contents (a toctree) of other pages" in out.output, out.output

@@ -64,7 +64,7 @@ def ingest(paths: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
         report = engine.ingest(paths, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
                                as_name=as_name, url_suffix=url_suffix, read_noindex=read_noindex)
     _print_report(report)
-    if (report.failures or report.skipped or report.unindexed or report.moved) and not report.outcomes:
+    if (report.failures or report.skipped or report.unindexed or report.moved or report.contents) and not report.outcomes:
         sys.exit(1)
 
 
@@ -90,10 +90,12 @@ def sync(folders: tuple[Path, ...], data_dir: str | None, embedder: str | None, 
         report = engine.sync(folders, access, base_url=base_url, progress=progress and sys.stderr.isatty(),
                              as_name=as_name, url_suffix=url_suffix, read_noindex=read_noindex)
     _print_report(report)
-    moved = set(report.moved_stored)
+    moved, contents = set(report.moved_stored), set(report.contents_stored)
     for uri in report.deleted:
-        click.echo(f"deleted: {uri} ({'it only sends the visitor to another page now' if uri in moved else 'its file is gone'})")
-    if (report.failures or report.skipped or report.unindexed or report.moved) and not report.outcomes:
+        why = ("it only sends the visitor to another page now" if uri in moved else
+               "it is only a table of contents of other pages now" if uri in contents else "its file is gone")
+        click.echo(f"deleted: {uri} ({why})")
+    if (report.failures or report.skipped or report.unindexed or report.moved or report.contents) and not report.outcomes:
         sys.exit(1)
 
 
@@ -138,6 +140,13 @@ def _print_report(report: IngestReport) -> None:
                   f"page{'s' if n > 1 else ''} that only send{'' if n > 1 else 's'} the visitor to another (a meta"
                   " refresh)", "their text is the pages they name",
                   ("deleted by this sync", "") if set(report.moved_stored) <= set(report.deleted) else
+                  ("kept as stored", ": a `sync` of their folder, listed whole, deletes them"))
+    if report.contents:
+        n = len(report.contents)
+        _left_out(report.contents, report.contents_stored,
+                  f"page{'s' if n > 1 else ''} that {'are' if n > 1 else 'is'} only a table of contents of others (a"
+                  " toctree)", "their text is in their own files",
+                  ("deleted by this sync", "") if set(report.contents_stored) <= set(report.deleted) else
                   ("kept as stored", ": a `sync` of their folder, listed whole, deletes them"))
     if report.skipped:
         kinds = Counter(kind for _, kind in report.skipped)

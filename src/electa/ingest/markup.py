@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from electa.errors import IngestError
+from electa.errors import ContentsOnly, IngestError
 from electa.ingest.decode import decode_text
 from electa.ingest.figures import RAW_IMAGE, image_line, safe_markdown_images
 from electa.ingest.page import Disclosures, Loaded, page_document, sections_from_lines, stem_title
@@ -131,8 +131,8 @@ def nothing_read(name: str, dropped: Mapping[str, int]) -> IngestError:
                            + ("; an extension's directive makes its text when Sphinx builds the page: ingest the"
                               " built HTML" if "extension directives" in skipped else ""))
     if dropped.get(TABLE_OF_CONTENTS):
-        return IngestError(name, "no text could be extracted: it is a table of contents (a toctree) of other pages,"
-                                 " whose text is in their own files: ingest those")
+        return ContentsOnly(name, "no text could be extracted: it is a table of contents (a toctree) of other pages,"
+                                  " whose text is in their own files: ingest those")
     return IngestError(name, "no text could be extracted")
 
 

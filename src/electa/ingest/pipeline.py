@@ -28,7 +28,7 @@ import numpy as np
 
 from electa.embedders.chain import ENGLISH, ChainEmbedder
 from electa.embedders.protocol import Embedder
-from electa.errors import IngestError, UnsupportedFormat
+from electa.errors import ContentsOnly, IngestError, UnsupportedFormat
 from electa.ingest import naming
 from electa.ingest.chunker import chunk_document, embed_text
 from electa.ingest.loaders import loader_for
@@ -73,6 +73,10 @@ class IngestReport:
     # ingest keeps them as stored.
     moved: list[str] = field(default_factory=list)
     moved_stored: list[str] = field(default_factory=list)
+    # Pages of a folder that are only a table of contents of others (a toctree alone), and the
+    # source names of those an earlier reading stored: as ``moved``.
+    contents: list[str] = field(default_factory=list)
+    contents_stored: list[str] = field(default_factory=list)
 
     @property
     def docs_per_second(self) -> float:
@@ -303,7 +307,20 @@ class Ingestor:
                 else:
                     if existing is not None and read_again(existing["content_hash"], record.content_hash):
                         rereading.add(uri)
-                    loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
+                    try:
+                        loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
+                    except ContentsOnly:
+                        if path == root:
+                            raise
+                        # A table of contents of other pages (a toctree alone): not stored, their
+                        # text is in their own files. One an earlier reading stored (as plain
+                        # text, say) is deleted by a sync, as a page that moved is.
+                        report.contents.append(str(path))
+                        if existing is not None:
+                            report.contents_stored.append(uri)
+                            report.seen.discard(uri)
+                        bar.update(1, report.documents, time.perf_counter() - start)
+                        continue
                     if loaded.moved_to and path != root:
                         # A stub sending its visitor to another page (electa.text.refresh): not
                         # stored. One an earlier reading stored holds what the page said before it
