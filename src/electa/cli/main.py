@@ -134,20 +134,17 @@ def _print_report(report: IngestReport) -> None:
         _left_out(report.unindexed, report.unindexed_stored,
                   f"HTML page{'s' if n > 1 else ''} asking not to be indexed (<meta name=\"robots\" content=\"noindex\">)",
                   "--read-noindex reads them", ("kept up to date", ": `electa sources delete` removes one"))
-    if report.moved:
-        n = len(report.moved)
-        _left_out(report.moved, report.moved_stored,
-                  f"page{'s' if n > 1 else ''} that only send{'' if n > 1 else 's'} the visitor to another (a meta"
-                  " refresh)", "their text is the pages they name",
-                  ("deleted by this sync", "") if set(report.moved_stored) <= set(report.deleted) else
-                  ("kept as stored", ": a `sync` of their folder, listed whole, deletes them"))
-    if report.contents:
-        n = len(report.contents)
-        _left_out(report.contents, report.contents_stored,
-                  f"page{'s' if n > 1 else ''} that {'are' if n > 1 else 'is'} only a table of contents of others (a"
-                  " toctree)", "their text is in their own files",
-                  ("deleted by this sync", "") if set(report.contents_stored) <= set(report.deleted) else
-                  ("kept as stored", ": a `sync` of their folder, listed whole, deletes them"))
+    for paths, stored, what, how in (
+            (report.moved, report.moved_stored, "only send{s} the visitor to another (a meta refresh)",
+             "their text is the pages they name"),
+            (report.contents, report.contents_stored, "{are} only a table of contents of others (a toctree)",
+             "their text is in their own files")):
+        if paths:
+            many = len(paths) > 1
+            _left_out(paths, stored, f"page{'s' if many else ''} that "
+                      + what.format(s="" if many else "s", are="are" if many else "is"), how,
+                      ("deleted by this sync", "") if set(stored) <= set(report.deleted) else
+                      ("kept as stored", ": a `sync` of their folder, listed whole, deletes them"))
     if report.skipped:
         kinds = Counter(kind for _, kind in report.skipped)
         click.echo(f"skipped: {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''} of a type no loader "

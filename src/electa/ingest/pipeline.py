@@ -309,27 +309,22 @@ class Ingestor:
                         rereading.add(uri)
                     try:
                         loaded = loader_for(name)(uri[:-3] if uri.endswith(".gz") else uri, data)
+                        # A stub sending its visitor to another page (electa.text.refresh)
+                        leaves = (report.moved, report.moved_stored) if loaded.moved_to and path != root else None
                     except ContentsOnly:
                         if path == root:
                             raise
-                        # A table of contents of other pages (a toctree alone): not stored, their
-                        # text is in their own files. One an earlier reading stored (as plain
-                        # text, say) is deleted by a sync, as a page that moved is.
-                        report.contents.append(str(path))
+                        # A table of contents of other pages (a toctree alone): their text is in their own files.
+                        leaves = (report.contents, report.contents_stored)
+                    if leaves is not None:
+                        # Not stored. One an earlier reading stored holds what the folder no longer
+                        # shows (what the page said before it moved; a toctree read as plain text):
+                        # a sync deletes it as it deletes a file that is gone (it counts as unseen);
+                        # an ingest, which deletes nothing, names it.
+                        left, stored = leaves
+                        left.append(str(path))
                         if existing is not None:
-                            report.contents_stored.append(uri)
-                            report.seen.discard(uri)
-                        bar.update(1, report.documents, time.perf_counter() - start)
-                        continue
-                    if loaded.moved_to and path != root:
-                        # A stub sending its visitor to another page (electa.text.refresh): not
-                        # stored. One an earlier reading stored holds what the page said before it
-                        # moved, which the folder no longer shows: a sync deletes it as it deletes
-                        # a file that is gone (it counts as unseen); an ingest, which deletes
-                        # nothing, names it.
-                        report.moved.append(str(path))
-                        if existing is not None:
-                            report.moved_stored.append(uri)
+                            stored.append(uri)
                             report.seen.discard(uri)
                         bar.update(1, report.documents, time.perf_counter() - start)
                         continue
