@@ -26,12 +26,11 @@ from electa.types import Section
 
 def load_text(name: str, data: bytes) -> Loaded:
     """A plain-text file, or the reStructuredText page a Sphinx project named ``.txt``
-    (Django's documentation), read as one: where it writes reStructuredText's own marks, or
-    where its title is overlined and that reading keeps every word the plain one does, as often
-    (a
-    banner over a plain text, Debian's TODO files, reads as text: its dashed rules would
-    make titles of what they underline, and a title over nothing is dropped)
-    (:func:`electa.text.rst.rst_evidence`)."""
+    (Django's documentation), read as one (:func:`electa.text.rst.rst_evidence`): where it
+    writes reStructuredText's own marks, or where its title is overlined and that reading keeps
+    every word the plain one does, as often. (A banner over a plain text, Debian's TODO files,
+    reads as text: its dashed rules would make titles of what they underline, and a title over
+    nothing is dropped.)"""
     text, note = decode_text(name, data)
     evidence = rst_evidence(text)
     if evidence == MARKED:
