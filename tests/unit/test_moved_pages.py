@@ -200,3 +200,29 @@ def test_a_folders_tables_of_contents_are_left_out_and_one_stored_before_is_dele
     alone = folder_of(tmp_path, "alone", {"index.txt": FAQ_INDEX})
     out = CliRunner().invoke(cli, ["ingest", str(alone / "index.txt"), *data])  # (named alone: refused, said)
     assert out.exit_code == 1 and "it is a table of contents (a toctree) of other pages" in out.output, out.output
+
+
+@pytest.mark.parametrize(("name", "page"), [
+    ("api.rst", "API\n===\n\n.. autoclass:: Client\n\n   Use a Client to talk to the billing server.\n\n"
+                ".. toctree::\n\n   install\n"),
+    ("prices.rst", "Prices\n======\n\n.. csv-table::\n   :file: prices.csv\n\n.. toctree::\n\n   install\n"),
+    ("flow.rst", "Flow\n====\n\n.. graphviz::\n\n   digraph { a -> b }\n\n.. toctree::\n\n   install\n"),
+    ("logo.rst", "Logo\n====\n\n.. image:: logo.png\n\n.. toctree::\n\n   install\n"),
+    ("todo.txt", "=====\nTodos\n=====\n\n.. todolist::\n\n.. toctree::\n\n   install\n"),
+    ("api.md", "# API\n\n```{autoclass} Client\nUse a Client to talk to the billing server.\n```\n\n"
+               "```{toctree}\ninstall\n```\n"),
+    ("api2.md", "# API\n\n```{eval-rst}\n.. automodule:: billing\n   :members:\n```\n\n```{toctree}\ninstall\n```\n"),
+])
+def test_what_the_review_found_a_page_showing_what_is_not_read_is_no_table_of_contents(name: str, page: str) -> None:
+    """The third review: a page whose text Sphinx builds (an autodoc class's text, a table read
+    from a file, a diagram, an image with no alt text) beside a toctree read as "only a table of
+    contents", and a sync deleted the stored page that held its text. It fails, and a sync
+    keeps what was stored."""
+    from electa.errors import ContentsOnly, IngestError
+
+    with pytest.raises(IngestError) as refused:
+        loader_for(name)(name, page.encode())
+    assert not isinstance(refused.value, ContentsOnly)
+    index = "Index\n=====\n\n.. meta::\n   :description: x\n\n.. index:: api\n\n.. toctree::\n\n   install\n"
+    with pytest.raises(ContentsOnly):  # (what no visitor sees beside a toctree leaves it a table of contents)
+        loader_for("index.rst")("index.rst", index.encode())

@@ -137,12 +137,13 @@ def _print_report(report: IngestReport) -> None:
     for paths, stored, what, how in (
             (report.moved, report.moved_stored, "only send{s} the visitor to another (a meta refresh)",
              "their text is the pages they name"),
-            (report.contents, report.contents_stored, "{are} only a table of contents of others (a toctree)",
+            (report.contents, report.contents_stored, "{are} only {toc} of others (a toctree)",
              "their text is in their own files")):
         if paths:
             many = len(paths) > 1
-            _left_out(paths, stored, f"page{'s' if many else ''} that "
-                      + what.format(s="" if many else "s", are="are" if many else "is"), how,
+            _left_out(paths, stored, f"page{'s' if many else ''} that " + what.format(
+                s="" if many else "s", are="are" if many else "is", toc="tables of contents" if many else "a table of contents"),
+                how,
                       ("deleted by this sync", "") if set(stored) <= set(report.deleted) else
                       ("kept as stored", ": a `sync` of their folder, listed whole, deletes them"))
     if report.skipped:

@@ -23,7 +23,7 @@ from electa.text.markdown import (
 )
 from electa.text.myst import read_myst
 from electa.text.refresh import moves_elsewhere
-from electa.text.rst import TABLE_OF_CONTENTS, read_rst
+from electa.text.rst import SHOWING_DIRECTIVES, TABLE_OF_CONTENTS, read_rst
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
 
@@ -118,7 +118,7 @@ def not_read(dropped: Mapping[str, int]) -> str:
     return ", ".join(f"{what} ({n})" if " " in what else
                      f"{n} {what}{'' if what.endswith('include') else ' block'}{'s' if n > 1 else ''}"
                      for what, n in sorted(dropped.items())
-                     if what not in ("comment", "hyperlink target", TABLE_OF_CONTENTS))
+                     if what not in ("comment", "hyperlink target", TABLE_OF_CONTENTS, SHOWING_DIRECTIVES))
 
 
 def nothing_read(name: str, dropped: Mapping[str, int]) -> IngestError:
@@ -130,7 +130,7 @@ def nothing_read(name: str, dropped: Mapping[str, int]) -> IngestError:
                            + ("; an include's text is in another file: ingest that file" if "include" in skipped else "")
                            + ("; an extension's directive makes its text when Sphinx builds the page: ingest the"
                               " built HTML" if "extension directives" in skipped else ""))
-    if dropped.get(TABLE_OF_CONTENTS):
+    if dropped.get(TABLE_OF_CONTENTS) and not dropped.get(SHOWING_DIRECTIVES):
         return ContentsOnly(name, "no text could be extracted: it is a table of contents (a toctree) of other pages,"
                                   " whose text is in their own files: ingest those")
     return IngestError(name, "no text could be extracted")

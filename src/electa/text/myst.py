@@ -45,11 +45,13 @@ from electa.text.rst import (
     LABEL_DIRECTIVES,
     LAYOUT_DIRECTIVES,
     PROSE_DIRECTIVES,
+    SHOWING_DIRECTIVES,
     TABLE_OF_CONTENTS,
     VERSION_DIRECTIVES,
     hidden_by,
     raw_role,
     read_rst,
+    shows_nothing,
 )
 from electa.text.rst_inline import role_shown
 
@@ -238,8 +240,17 @@ class _Reader:
         return [x for code, block in blocks(kept, flags) for x in (block if code else roles_read(block, _shown)).split("\n")]
 
     def directive(self, name: str, arg: str, body: list[str], run: str, depth: int) -> list[str] | None:
-        """What a directive shows, as Markdown lines; None for code kept as written."""
-        kind = _kind(name)
+        """What a directive shows, as Markdown lines; None for code kept as written. One that
+        shows a visitor something, read as nothing with no other count saying why (an autodoc
+        class), is counted (:data:`~electa.text.rst.SHOWING_DIRECTIVES`)."""
+        kind, counted = _kind(name), sum(self.dropped.values())
+        shown = self._directive(kind, arg, body, run, depth)
+        if (shown is not None and not any(x.strip() for x in shown) and sum(self.dropped.values()) == counted
+                and not shows_nothing(kind)):
+            self.dropped[SHOWING_DIRECTIVES] += 1
+        return shown
+
+    def _directive(self, kind: str, arg: str, body: list[str], run: str, depth: int) -> list[str] | None:
         options, content = _options(body)
         marks = [arg] if kind in ("container", "div") else []  # (their argument is classes)
         if hidden_by(" ".join([options.get("class", ""), options.get("figclass", ""), *marks])):

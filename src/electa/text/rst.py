@@ -110,6 +110,19 @@ _INVISIBLE = frozenset(
     " codeauthor sectionauthor moduleauthor highlight tabularcolumns program testsetup testcleanup".split())
 # What a page's toctree counts as: no text, but what a page holding nothing else is (an index).
 TABLE_OF_CONTENTS = "table of contents"
+# Directives that show a visitor something (any but a toctree and what no visitor sees) read as
+# nothing, with no other count saying why (an autodoc class, a table read from a file, a diagram):
+# a page of no text that holds one is no table of contents. Not said in a page's note.
+SHOWING_DIRECTIVES = "directives showing what is not read"
+
+
+def shows_nothing(kind: str) -> bool:
+    """Whether a directive of ``kind`` shows a visitor nothing but where other pages are (a
+    toctree), or nothing at all (a target, a meta field, a class for what follows)."""
+    # (Sphinx's "module" marks where a module's description starts and shows nothing itself)
+    return kind in _INVISIBLE or kind in ("toctree", "class", "rst-class", "cssclass", "role", "default-role", "module")
+
+
 COUNTED_DIRECTIVES = frozenset(
     "raw only ifconfig include literalinclude testsetup testcleanup cmake-module kernel-doc todo".split())
 # A page's fields that steer Sphinx's build, not what the page says.
@@ -566,9 +579,15 @@ class _Reader:
         self.subs.setdefault(" ".join(name.lower().split()), text[:1000])
 
     def directive(self, name: str, arg: str, rest: list[str], depth: int) -> None:
-        header, options, body = _parts(rest)
         domain, _, bare = name.rpartition(":")
         kind = _LOCALISED.get(name, bare if domain in ("py", "c", "cpp", "js", "std") else name)
+        items, counted = len(self.items), sum(self.dropped.values())
+        self._directive(kind, arg, rest, depth)
+        if len(self.items) == items and sum(self.dropped.values()) == counted and not shows_nothing(kind):
+            self.dropped[SHOWING_DIRECTIVES] += 1
+
+    def _directive(self, kind: str, arg: str, rest: list[str], depth: int) -> None:
+        header, options, body = _parts(rest)
         if kind in ("role", "default-role"):  # (read before the page: :meth:`define_roles`)
             self.kind = "invisible"
             return
