@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from electa import served_order
+from electa.agent_profile import AgentProfiles
 from electa.answer import passages
 from electa.answer.passages import answer_window, cut_passages
-from electa.calibration import Calibrator, calibrated_score
+from electa.calibration import calibrated_score
 from electa.config import Settings
 from electa.embedders.chain import ENGLISH, ChainEmbedder, language_correction, language_maps
 from electa.embedders.protocol import Embedder
@@ -49,7 +50,7 @@ from electa.legs.dense_readings import BY_LANGUAGE, BY_QUESTION, KEEPING, MULTIL
 from electa.legs.fulltext import FullTextLeg, QaLeg
 from electa.legs.graph import GraphLeg
 from electa.legs.protocol import Leg
-from electa.legs.runner import DEFAULT_DEPTH, LegRunner
+from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
 from electa.model_files import ModelFilesMark, by_content
 from electa.modes import MODES, ModeContext, resolve_mode
@@ -60,7 +61,7 @@ from electa.scoring import (
     AGREEMENT_K,
     LIFT,
 )
-from electa.served_order import RANK_RULES, Order, ServedOrder, hit_of
+from electa.served_order import Order, ServedOrder, hit_of
 from electa.stores.protocol import GraphStore, SourceOutcome, SourceRecord, SparseTermStore, Store, VectorIndex
 from electa.stores.sparse_index import SparseIndex
 from electa.stores.sqlite_ops import check_org_name
@@ -165,7 +166,8 @@ class Engine:
         self.rescue = TitleRescue(store)  # (B6)
         self._vectors_checked = 0  # every unit up to this id had a vector at the last check (_written)
         self._own_checked = 0  # the same for the multilingual vectors of organisations that read with them
-        self._stale_tunings: set[tuple[str, str, str]] = set()  # (org, agent, model) said once each
+        self.profiles = AgentProfiles(settings, self.recipe, self.dense_model_id)
+        self._stale_tunings = self.profiles.said  # (what was said of an agent's tuning, once each)
         # Stat-ed before the judges load the files (electa.model_files says why).
         self._model_files = ModelFilesMark(settings)
         self.ltr_models = AgentModels(store.agent_settings, Serving(
@@ -943,90 +945,8 @@ class Engine:
         return bound
 
     def _agent_profile(self, caller: Caller, stored: Mapping[str, object] | None) -> dict[str, Any]:
-        """What `electa tune --agent` stored for this agent: fusion settings (request values
-        win), calibrators and the floor on the calibrated score. ``stored`` is the agent's
-        settings as the search read them (so a cache key made from that read matches what the
-        search used)."""
-        if caller.agent is None or not stored:
-            return {}
-        if stored.get("model_id") not in (None, self.dense_model_id(caller.org)):
-            # Tuned for another vector space: its calibration means nothing here.
-            stale = (caller.org, caller.agent, str(stored.get("model_id")))
-            if stale not in self._stale_tunings:
-                self._stale_tunings.add(stale)
-                log.warning("agent %s/%s was tuned on the scores of %s, not of this engine's %s: its tuning is not"
-                            " used until `electa tune --agent` runs again", caller.org, caller.agent,
-                            stored.get("model_id"), self.dense_model_id(caller.org))
-            return {}
-        if stored.get("chunker", CHUNKER_VERSION) != CHUNKER_VERSION:
-            return {}  # tuned on other units (their scores differ): tune again
-        if stored.get("unit_vectors", Recipe.ENCODED.value) != self.recipe.value and "calibration" in stored:
-            # Calibrated on vectors made by another recipe (before issue 12 item 7 every unit was
-            # read by the model): their cosines differ, so the calibration is not used; tune again.
-            log.warning("agent %s/%s was calibrated for %s unit vectors, this engine makes %s ones: its calibration"
-                        " is not used until `electa tune --agent` runs again", caller.org, caller.agent,
-                        stored.get("unit_vectors", Recipe.ENCODED.value), self.recipe.value)
-            stored = {k: v for k, v in stored.items() if k not in ("calibration", "calibrated_floor", "rerank_cut")}
-        profile: dict[str, Any] = {"fusion": stored.get("fusion") or {}}
-        self._say_stale_tuning(caller, stored, profile["fusion"])
-        calibration = stored.get("calibration")
-        if isinstance(calibration, dict) and calibration:
-            try:
-                profile["calibrators"] = {leg: Calibrator.from_dict(c) for leg, c in calibration.items()}
-                profile["calibrated_floor"] = float(stored.get("calibrated_floor", 0.5))  # type: ignore[arg-type]
-            except (ValueError, TypeError) as exc:  # the absolute floor decides, as before a tune
-                profile.pop("calibrators", None)
-                if (caller.org, caller.agent, "calibration") not in self._stale_tunings:
-                    self._stale_tunings.add((caller.org, caller.agent, "calibration"))
-                    log.warning("agent %s/%s: its stored calibration is unreadable (%s): the absolute floor decides"
-                                " until `electa tune --agent` runs again", caller.org, caller.agent, exc)
-        if stored.get("rerank_cut") is not None:
-            try:
-                profile["rerank_cut"] = RerankCut.from_dict(stored["rerank_cut"])
-            except ConfigError as exc:  # the legs' cut stands
-                if (caller.org, caller.agent, "rerank_cut") not in self._stale_tunings:
-                    self._stale_tunings.add((caller.org, caller.agent, "rerank_cut"))
-                    log.warning("agent %s/%s: %s", caller.org, caller.agent, exc)
-        return profile
-
-    def _say_stale_tuning(self, caller: Caller, stored: Mapping[str, object], fusion: object) -> None:
-        """Warn (once per agent and cause) when the agent's tune was fitted on another served
-        order than a search now reads: one ranked by earlier rules (``tuned_on.rank_rules``, not
-        :data:`RANK_RULES`; a tune before rules 4 recorded none), full-text scores of another
-        analysis (``tuned_on.analysis``, not :data:`electa.text.analysis.ANALYSIS`: a store's
-        terms changed under it; a tune before a4 recorded none), or a leg its tuned fusion does
-        not name served at another depth than its tune read (``tuned_on.served_depths``). Its
-        fusion, calibrators, floor and reranker's cut were fitted on those hits; they are still
-        used, as they are close; `electa tune --agent` fits them again."""
-        tuned_on = stored.get("tuned_on")
-        if isinstance(tuned_on, dict):
-            # (a tune before a4 recorded no analysis: its full-text scores were read by a3 or earlier)
-            for recorded, now, what in ((tuned_on.get("analysis", "a3 or earlier"), ANALYSIS,
-                                         "full-text scores of another analysis"),
-                                        (tuned_on.get("rank_rules", "before 4"), RANK_RULES,
-                                         "the order of earlier ranking rules")):
-                said = (caller.org, caller.agent or "", f"{what} {recorded}")
-                if recorded != now and said not in self._stale_tunings:
-                    self._stale_tunings.add(said)
-                    log.warning("agent %s/%s was tuned on %s (%s, now %s): its fusion, calibration and cuts are used"
-                                " as they are until `electa tune --agent` runs again", caller.org, caller.agent,
-                                what, recorded, now)
-        served = tuned_on.get("served_depths") if isinstance(tuned_on, dict) else None
-        if not isinstance(served, dict) or not any(k in stored for k in ("calibration", "rerank_cut")):
-            return
-        named = fusion.get("depths") if isinstance(fusion, dict) else None
-        named = named if isinstance(named, dict) else {}
-        moved = {leg: (depth, self.settings.depths.get(leg, DEFAULT_DEPTH)) for leg, depth in served.items()
-                 if leg not in named and self.settings.depths.get(leg, DEFAULT_DEPTH) != depth}
-        if not moved:
-            return
-        said = (caller.org, caller.agent or "", "depths " + repr(sorted(moved.items())))
-        if said not in self._stale_tunings:
-            self._stale_tunings.add(said)
-            log.warning("agent %s/%s was calibrated on hits served at %s; this server serves %s: its calibration"
-                        " reads other hits until `electa tune --agent` runs again", caller.org, caller.agent,
-                        ", ".join(f"{leg} {was}" for leg, (was, _) in sorted(moved.items())),
-                        ", ".join(f"{leg} {now}" for leg, (_, now) in sorted(moved.items())))
+        """:meth:`electa.agent_profile.AgentProfiles.read` of the agent's stored settings."""
+        return self.profiles.read(caller, stored)
 
     def retrieve(self, text: str, caller: Caller, legs: Sequence[str] | None = None,
                  depths: Mapping[str, int] | None = None) -> tuple[list[LegResult], dict[str, float]]:
