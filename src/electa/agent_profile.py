@@ -37,7 +37,7 @@ class AgentProfiles:
     def _once(self, said: tuple[str, str, str], message: str, *args: object) -> None:
         if said not in self.said:
             self.said.add(said)
-            log.warning(message, *args)
+            log.warning(message, *args, stacklevel=2)  # (the record names the line that said it)
 
     def read(self, caller: Caller, stored: Mapping[str, object] | None) -> dict[str, Any]:
         """What `electa tune --agent` stored for this agent: fusion settings (request values
@@ -46,12 +46,13 @@ class AgentProfiles:
         search used)."""
         if caller.agent is None or not stored:
             return {}
-        if stored.get("model_id") not in (None, self.dense_model_id(caller.org)):
+        model = self.dense_model_id(caller.org)
+        if stored.get("model_id") not in (None, model):
             # Tuned for another vector space: its calibration means nothing here.
             self._once((caller.org, caller.agent, str(stored.get("model_id"))),
                        "agent %s/%s was tuned on the scores of %s, not of this engine's %s: its tuning is not"
                        " used until `electa tune --agent` runs again", caller.org, caller.agent,
-                       stored.get("model_id"), self.dense_model_id(caller.org))
+                       stored.get("model_id"), model)
             return {}
         if stored.get("chunker", CHUNKER_VERSION) != CHUNKER_VERSION:
             return {}  # tuned on other units (their scores differ): tune again
