@@ -50,6 +50,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from electa.text.markdown import code_lines
 from electa.text.refresh import refresh_target
 from electa.text.rst_inline import SIMPLE_NAME, Inline, unescaped
 
@@ -916,23 +917,6 @@ def _unicode(codes: str) -> str:
 # AsciiDoc's quotes too, and open a Markdown fence).
 _RST_MARK = re.compile(r"^\.\. (?:[\w][\w:+.-]{0,60} ?::|_[^:\n]{1,200}:|\[[^\]\n]{1,100}\]|\|[^|\n]{1,120}\|)"
                        r"|(?:^|(?<=[\s(\['\"])):[^\W\d_][\w+.-]{0,40}(?::[^\W\d_][\w+.-]{0,40})?:`[^`\n]", re.MULTILINE)
-_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
-
-
-def _unfenced(text: str) -> str:
-    """``text`` without Markdown's fenced blocks (a page about reStructuredText may quote its
-    marks in one), in one pass over its lines."""
-    out, fence = [], ""
-    for line in text.split("\n"):
-        m = _FENCE.match(line)
-        if fence:
-            if m and m.group(1).startswith(fence) and not line[m.end():].strip():
-                fence = ""
-        elif m and not (m.group(1)[0] == "`" and "`" in line[m.end():]):
-            fence = m.group(1)
-        else:
-            out.append(line)
-    return "\n".join(out)
 _LEAD_SCAN = 200  # lines read for what a page opens with before its title (labels, comments, fields)
 MARKED, TITLED = "marked", "titled"
 
@@ -976,7 +960,10 @@ def rst_evidence(text: str) -> str:
     title, overlined = _title_at(lines, i)
     if not title:
         return ""
-    return MARKED if _RST_MARK.search(_unfenced(text)) is not None else TITLED if overlined else ""
+    # (a Markdown fence may quote reStructuredText's marks: what it holds marks nothing)
+    every = text.split("\n")
+    unfenced = "\n".join(line for line, code in zip(every, code_lines(every, indented=False), strict=True) if not code)
+    return MARKED if _RST_MARK.search(unfenced) is not None else TITLED if overlined else ""
 
 
 def read_rst(text: str, image: Callable[[str, str], str] = lambda alt, src: f"![{alt}]({src})") -> Read:
