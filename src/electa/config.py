@@ -179,6 +179,11 @@ class Settings(BaseSettings):
     # only this process's local caches.
     store: str = ""
 
+    @property
+    def models_dir(self) -> Path:
+        """Where ``electa models install`` puts models that no package carries."""
+        return self.data_dir / "models"
+
     def embedded(self) -> Settings:
         """These settings on the embedded store, whatever ``store`` names: benchmark corpora,
         answer sets and the demo are kept in their own data directory, never written into a

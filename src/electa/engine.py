@@ -211,7 +211,7 @@ class Engine:
             embedder = kept
         if embedder is None or isinstance(embedder, str):
             try:
-                instance = create_embedder(embedder or settings.embedder)
+                instance = create_embedder(embedder or settings.embedder, settings.models_dir)
             except EmbedderUnavailable as exc:
                 instance, why = None, str(exc)
         else:

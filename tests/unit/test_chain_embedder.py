@@ -304,6 +304,9 @@ def test_a_store_of_an_earlier_default_keeps_its_model() -> None:
     assert kept_model(f"chain({minilm}|{use})") == "chain-use"
     assert kept_model(minilm) == "minilm" and kept_model(use) == "use-multilingual"
     assert kept_model(f"chain({minilm}|{e5})") is None and kept_model(None) is None
+    from electa.embedders.mpnet import MpnetOnnxEmbedder
+
+    assert kept_model(f"chain({MpnetOnnxEmbedder.model_id}|{e5})") == "mpnet"
     assert {"chain", "chain-use", "e5-multilingual"} <= set(available_embedders())
 
 

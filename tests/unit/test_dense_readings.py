@@ -328,7 +328,7 @@ def test_tuning_on_a_labelled_set_records_the_scores_it_was_fitted_on(tmp_path: 
     from electa.eval import runner
 
     chain = ChainEmbedder(HashEmbedder(32), HashEmbedder(16), HashEmbedder(24))
-    monkeypatch.setattr(runner, "create_embedder", lambda name: chain)
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: chain)
     data = tmp_path / "set"
     (data / "qrels").mkdir(parents=True)
     texts = [REFUNDS, PARKING, "Passwords are reset from the login page.", "Invoices are emailed monthly."]

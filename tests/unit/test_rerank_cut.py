@@ -150,7 +150,7 @@ def test_a_tune_keeps_the_reranker_in_the_cut_only_when_it_abstains_better() -> 
 def test_electa_tune_fits_the_cut_behind_the_served_reranker_and_searches_use_it(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from electa.eval import runner
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     monkeypatch.setenv("ELECTA_RERANK", RERANKER)
     calls: list[int] = []
 
@@ -190,7 +190,7 @@ def test_a_tuned_agents_cut_is_fitted_on_the_first_hits_of_its_tuned_order(tmp_p
     cut decides that order's first hits: it is fitted on them, not the default order's."""
     from electa.eval import runner
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     monkeypatch.setenv("ELECTA_RERANK", RERANKER)
     read: dict[str, list[str]] = {}
 
@@ -358,7 +358,7 @@ def test_electa_tune_scores_the_cut_with_the_agents_own_reranker(tmp_path: Path,
     from electa.eval import runner
     from electa.judges import agent_rerank
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     monkeypatch.setenv("ELECTA_RERANK", RERANKER)
     shared: list[int] = []
     monkeypatch.setattr(HttpRerankScorer, "score", lambda self, q, ps, deadline=None: shared.append(1) or [0.0] * len(ps))

@@ -176,7 +176,7 @@ def test_tune_and_eval_of_a_half_dealt_by_thread_cross_validate_by_thread(tmp_pa
     from electa.embedders.hashing import HashEmbedder
     from electa.eval import ltr, runner
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     data = write_set(tmp_path / "set", many())
     asked: dict[str, object] = {}  # the groups each was first called with
     for module, name in ((runner, "tune"), (abstention, "choose_floor"), (runner, "cross_validate"),
@@ -213,7 +213,7 @@ def test_a_split_with_fewer_threads_than_folds_is_refused_before_a_search(tmp_pa
     from electa.eval import ltr, runner
 
     loaded: list[str] = []
-    monkeypatch.setattr(runner, "create_embedder", lambda name: loaded.append(name) or HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: loaded.append(name) or HashEmbedder(dim=64))
     three = {f"t{t}p{p}": {f"a{t}": 1} for t in range(6) for p in range(8)}  # 6 threads: 3 a half
     data = write_set(tmp_path / "set", three)
     searched: list[int] = []
@@ -249,7 +249,7 @@ def test_abstention_by_thread_holds_out_what_few_threads_allow(tmp_path: Path, m
     # An eval of a half with one thread of 24 questions still reports its ranking; abstention's
     # cross-validation, which needs a thread to hold out, is left out and the log says why; the
     # rows fitted on nothing here (the fixed floor, a tune file's calibrators and floor) stay.
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     big = {f"t{t}p{p}": {f"a{t}": 1} for t in range(3) for p in range(24)}
     data = write_set(tmp_path / "set", big)
     single = next(h for h in ("tune-by-thread", "test-by-thread")
@@ -366,7 +366,7 @@ def test_the_tunes_cut_is_fitted_on_the_candidates_its_tuned_setting_serves(tmp_
     from electa.eval import runner
     from electa.eval.tuning import FusionSetting
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     data = write_set(tmp_path / "set", many())
     real_tune, real_floor = runner.tune, abstention.choose_floor
 
@@ -403,7 +403,7 @@ def test_eval_reads_abstention_on_the_candidates_each_leg_serves_at_its_depth(tm
     from electa.embedders.hashing import HashEmbedder
     from electa.eval import runner
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     data = write_set(tmp_path / "set", many())
     measured: list[dict[str, list[abstention.Candidate]]] = []
     real = runner.cross_validate
@@ -429,7 +429,7 @@ def test_an_agent_whose_tune_keeps_the_default_is_served_the_servers_own_fusion(
     from electa.eval import runner
     from electa.eval.tuning import FusionSetting
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     data = write_set(tmp_path / "set", many())
     real_tune = runner.tune
     pick: list[str] = ["default"]

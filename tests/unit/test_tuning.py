@@ -237,7 +237,7 @@ def test_a_tune_that_keeps_the_default_fits_the_cut_on_what_the_server_serves(tm
     (beir / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"error when exporting report {i}"})
                                                 + "\n" for i in range(120)), encoding="utf-8")
     (beir / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(120)))
-    monkeypatch.setattr(runner, "create_embedder", lambda name: HashEmbedder(dim=64))
+    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
     tuned = runner.tune
     monkeypatch.setattr(runner, "tune", lambda *a, **k: replace(r := tuned(*a, **k), chosen=r.default))
     fitted: list[dict] = []

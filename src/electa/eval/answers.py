@@ -289,7 +289,7 @@ def answer_engine(answer_set: AnswerSet, settings: Settings | None = None, data_
     """An engine for ``answer_set`` with the configured embedder: on ``data_dir``, else on the
     cached store of an XQuAD set, else (the support set) on a fresh temporary store."""
     settings = (settings or Settings()).embedded()
-    embedder = create_embedder(settings.embedder)
+    embedder = create_embedder(settings.embedder, settings.models_dir)
     with _store_for(answer_set, embedder.model_id, data_dir, settings.unit_vectors) as where, \
             Engine.open(where, settings, embedder) as engine:
         yield engine

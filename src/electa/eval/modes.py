@@ -113,7 +113,7 @@ def run_mode_eval(dataset: Path, split: str, modes: Sequence[str], data_dir: Pat
     chosen = list(MODES) if list(modes) == ["all"] else list(dict.fromkeys(modes))
     beir = load_beir(dataset, split)
     settings = (settings or Settings()).embedded()
-    embedder = create_embedder(settings.embedder)
+    embedder = create_embedder(settings.embedder, settings.models_dir)
     engine = Engine.open(data_dir or default_data_dir(beir, embedder.model_id, settings), settings, embedder)
     try:
         return evaluate_modes(engine, beir, split, chosen, limit, progress)

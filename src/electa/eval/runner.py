@@ -413,7 +413,7 @@ def run_eval(dataset: Path, split: str, runs_dir: Path | None = None, data_dir: 
     questions or answers (:func:`fitted_overlap`)."""
     beir = load_beir(dataset, split)
     settings = (settings or Settings()).embedded()
-    embedder = create_embedder(settings.embedder)
+    embedder = create_embedder(settings.embedder, settings.models_dir)
     engine = Engine.open(data_dir or default_data_dir(beir, embedder.model_id, settings), settings, embedder)
     notes = [n for what, where in (fitted or {}).items() if (n := fitted_overlap(dataset, beir, split, what, where))]
     try:
@@ -463,7 +463,7 @@ def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent:
     beir = load_beir(dataset, split) if dataset is not None else None
     if beir is not None and folds is not None:
         check_folds(groups_for(split, beir.qrels), beir.qrels, folds)
-    embedder = create_embedder(settings.embedder)
+    embedder = create_embedder(settings.embedder, settings.models_dir)
     if beir is not None:
         settings = settings.embedded()
     store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings)  # type: ignore[arg-type]
