@@ -193,7 +193,7 @@ class Engine:
         why = ""
         instance: Embedder | None
         kept = kept_model(store.meta("model_id"))
-        if moving and (embedder or settings.embedder) == "chain":
+        if moving and (embedder or settings.embedder) in ("chain", "mpnet"):
             # Moving to the chain means the chain with e5: never a silent move back to USE on a
             # machine that cannot run e5 (review).
             from electa.embedders.e5_multilingual import check_installed

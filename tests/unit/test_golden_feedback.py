@@ -41,7 +41,7 @@ def test_an_agents_tune_does_not_let_a_golden_question_find_its_own_curated_pair
     page always comes first with the highest score."""
     from electa.eval import abstention, runner
 
-    monkeypatch.setattr(runner, "create_embedder", lambda name, *_: HashEmbedder(dim=64))
+    monkeypatch.setenv("ELECTA_EMBEDDER", "hash")  # (the agent's store is opened as any command opens it)
     pages = [Document(f"p{i}", f"Guide {i}", f"Step {i}: open the settings panel {i}.", f"https://kb/p{i}",
                       sections=(Section((), f"Step {i}: open the settings panel {i}."),)) for i in range(60)]
     pairs = [QAPair(f"q{i}", f"how do I export report {i}", f"See guide {i}.", f"https://kb/p{i}") for i in range(60)]

