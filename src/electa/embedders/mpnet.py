@@ -8,10 +8,10 @@ unless its SHA-256 is the one recorded here, and exports it once to ONNX with to
 folder only. Mean pooling over the attention mask and L2 normalisation, as the
 sentence-transformers model card specifies; 384 word pieces (its ``max_seq_length``).
 
-Why it is worth four times MiniLM's cost, measured on StackFAQ dev (``bench/mpnet_signal.py``,
-each model's cosine alone over the 719 answers): nDCG@10 0.9777 against MiniLM's 0.9574, and the
+Why it is worth 3.6 times MiniLM's reading time, measured on StackFAQ dev (``bench/mpnet_signal.py``,
+each model's cosine alone over the 719 answers): nDCG@10 0.9776 against MiniLM's 0.9574, and the
 best cosine tells an answerable question from its unanswerable twin far better (README, *A
-stronger English model*).
+stronger English model*; on SciFact its dense leg reads less than MiniLM's).
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ class MpnetOnnxEmbedder(MiniLmOnnxEmbedder):
     PAD_ID = 1  # MPNet's <pad>: its position ids count the tokens that are not this id
     # Its cosines on MiniLM's scale (electa.embedders.chain.score_map), so that the served
     # order's absolute score and every threshold read it as they read MiniLM. Fitted by
-    # ``python bench/mpnet_signal.py ../shared/data/stackfaq --split dev:tune --map``.
+    # ``python bench/mpnet_signal.py ../shared/data/stackfaq --split dev --map`` (with documents
+    # 8 a call; one a call, as served, it fits (0.9258, 0.0574)).
     score_map = (0.9254, 0.0578)
 
     def __init__(self, folder: Path, threads: int = 2, batch_size: int = 1) -> None:
@@ -82,7 +83,7 @@ class MpnetOnnxEmbedder(MiniLmOnnxEmbedder):
         # (padding included), so a text batched with others got another vector than alone
         # (StackFAQ's answers at 8 a batch: cosine to their own vector alone 0.973 at worst,
         # median 0.992) and than its question, which is always embedded alone. One at a time is
-        # as fast here (14.4 texts/s against 13.7 at 8: no padding). MiniLM's int8 file does not
+        # as fast here (14.4 texts/s against 13.7 at 8: no padding; an ad hoc measurement, not in bench/). MiniLM's int8 file does not
         # move with its batch (1.00000 at worst), so it keeps batches of 8.
         self._folder = folder  # (checked by model_folder, or the export's own, not in place yet)
         super().__init__(threads, batch_size)
