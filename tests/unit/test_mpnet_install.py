@@ -195,20 +195,78 @@ def test_a_damaged_model_file_costs_the_dense_leg_not_the_engine(tmp_path: Path,
         assert "--force" in engine.dense.why
 
 
-def test_an_agents_store_made_with_mpnet_is_tuned_with_the_model_of_its_own_data_directory(tmp_path: Path) -> None:
-    """`electa tune --agent … --data DIR` opens DIR as any command does: its model kept where
-    ELECTA_EMBEDDER is unset, looked for in DIR/models (not ./electa-data/models)."""
+def _mpnet_store(tmp_path: Path) -> Path:
+    """An agent's store stamped as made with the mpnet chain (a hashing stand-in wrote it)."""
     from electa.embedders.e5_multilingual import E5MultilingualEmbedder
     from electa.embedders.hashing import HashEmbedder
-    from electa.eval.runner import labelled_set
+    from electa.types import QAPair
 
     stand_in = HashEmbedder()
     stand_in.model_id = f"chain({mpnet.MpnetOnnxEmbedder.model_id}|{E5MultilingualEmbedder.model_id})"
     data = tmp_path / "kb"
     text = "Refunds are paid within 30 days."
+    pairs = [QAPair("q1", "can I get a refund", "Yes, within 30 days.", "https://kb/refund")]
     with Engine.open(data, Settings(), stand_in) as engine:
         engine.ingest_loaded("kb", Loaded([Document("refund", "Refund policy", text, "https://kb/refund",
-                                                    sections=(Section((), text),))]), Access("acme", "bot"))
-    with labelled_set(None, "golden", data, ("acme", "bot")) as (engine, _, settings, embedder):
-        assert embedder is None and settings.models_dir == data / "models"
-        assert f"all-mpnet-base-v2 is not installed in {data / 'models'}" in engine.dense.why
+                                                    sections=(Section((), text),))], pairs), Access("acme", "bot"))
+    return data
+
+
+def test_an_agents_store_made_with_mpnet_is_tuned_with_the_model_of_its_own_data_directory(tmp_path: Path) -> None:
+    """`electa tune/train-ltr --agent … --data DIR` opens DIR as any command does: its model kept
+    where ELECTA_EMBEDDER is unset, looked for in DIR/models (not ./electa-data/models); and
+    nothing is fitted without the dense leg the agent's searches read."""
+    from electa.eval.runner import labelled_set
+
+    data = _mpnet_store(tmp_path)
+    with pytest.raises(EmbedderUnavailable, match=re.escape(f"all-mpnet-base-v2 is not installed in {data / 'models'}")), \
+            labelled_set(None, "golden", data, ("acme", "bot")):
+        pass
+
+
+def test_an_agents_eval_and_reranker_training_read_the_stores_own_model(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from electa.eval import rerank_training, runner
+
+    data = _mpnet_store(tmp_path)
+    seen: list[Engine] = []
+
+    def evaluate(engine: Engine, *_a: object, **_k: object) -> None:
+        seen.append(engine)
+
+    monkeypatch.setattr(runner, "evaluate", evaluate)
+    runner.run_agent_eval(data, "acme", "bot")
+    # the store's own model (mpnet), from DIR/models: not the default chain refused as a mismatch
+    assert f"all-mpnet-base-v2 is not installed in {data / 'models'}" in seen[0].dense.why
+    opened: list[Settings] = []
+    real_open = Engine.open
+
+    def recording(path: Path, settings: Settings, *a: object, **k: object) -> Engine:
+        opened.append(settings)
+        return real_open(path, settings, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rerank_training.Engine, "open", recording)
+    with pytest.raises(ConfigError, match="labelled questions"):
+        rerank_training.train_rerank(data, ("acme", "bot"))
+    assert opened[0].models_dir == data / "models"
+
+
+def test_one_install_at_a_time_and_a_folder_moved_aside_by_a_killed_one_is_put_back(tmp_path: Path,
+                                                                                  fake_fetch: list[str]) -> None:
+    import fcntl
+
+    from electa.embedders.mpnet_export import _installing, install
+
+    models = tmp_path / "models"
+    models.mkdir()
+    with _installing(models, lambda _m: None), (models / ".mpnet.lock").open("a") as other, pytest.raises(BlockingIOError):
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    install(models)
+    (models / mpnet.FOLDER).rename(tmp_path / "kept")
+    (models / ".mpnet-killed").mkdir()
+    (tmp_path / "kept").rename(models / ".mpnet-killed" / "replaced")  # killed between its two renames
+    said: list[str] = []
+    assert install(models, say=said.append) == models / mpnet.FOLDER
+    assert (models / mpnet.FOLDER / "model.onnx").read_text() == "export 0" and fake_fetch == ["export 0"]
+    assert any("restored" in line for line in said)
+    assert sorted(p.name for p in models.iterdir()) == [".mpnet.lock", mpnet.FOLDER]

@@ -61,13 +61,15 @@ def models_list(data_dir: str | None) -> None:
                      str(m.path) if m else model.install_command(settings)])
     for m in found.values():
         rows.append([m.name, f"{m.size / 1e6:,.0f} MB", "no published digest", str(m.path)])
-    from electa.embedders.mpnet import install_command, model_folder
+    from electa.embedders.mpnet import FOLDER, install_command, model_folder
     from electa.errors import EmbedderUnavailable
 
     try:
         folder = model_folder(settings.models_dir)
-    except EmbedderUnavailable:
-        rows.append(["mpnet", "-", "not installed", install_command(settings.models_dir)])
+    except EmbedderUnavailable as exc:
+        there = (settings.models_dir / FOLDER).exists()
+        rows.append(["mpnet", "-", "NO: reinstall with --force" if there else "not installed",
+                     str(exc) if there else install_command(settings.models_dir)])
     else:
         rows.append(["mpnet", f"{(folder / 'model.onnx').stat().st_size / 1e6:,.0f} MB",
                      "source zip's pinned SHA-256, at install", str(folder)])

@@ -50,10 +50,11 @@ def model_folder(models: Path) -> Path:
     if meta.get("recipe") != RECIPE:
         raise EmbedderUnavailable(f"{folder} was exported by recipe {meta.get('recipe')!r}, this Electa reads"
                                   f" {RECIPE}: run `{install_command(models)} --force`")
-    size = (folder / "model.onnx").stat().st_size
-    if size != meta.get("onnx_bytes"):  # (a cut copy loads as garbage or not at all)
-        raise EmbedderUnavailable(f"{folder / 'model.onnx'} holds {size:,} bytes where its export wrote"
-                                  f" {meta.get('onnx_bytes')!r}: run `{install_command(models)} --force`")
+    size, wrote = (folder / "model.onnx").stat().st_size, meta.get("onnx_bytes")
+    if size != wrote:  # (a cut copy loads as garbage or not at all)
+        said = f"where its export wrote {wrote:,}" if isinstance(wrote, int) else "and its export recorded no size"
+        raise EmbedderUnavailable(f"{folder / 'model.onnx'} holds {size:,} bytes {said}:"
+                                  f" run `{install_command(models)} --force`")
     return folder
 
 
@@ -83,8 +84,9 @@ class MpnetOnnxEmbedder(MiniLmOnnxEmbedder):
         # (padding included), so a text batched with others got another vector than alone
         # (StackFAQ's answers at 8 a batch: cosine to their own vector alone 0.973 at worst,
         # median 0.992) and than its question, which is always embedded alone. One at a time is
-        # as fast here (14.4 texts/s against 13.7 at 8: no padding; an ad hoc measurement, not in bench/). MiniLM's int8 file does not
-        # move with its batch (1.00000 at worst), so it keeps batches of 8.
+        # as fast here (14.4 texts/s against 13.7 at 8: no padding; an ad hoc measurement, not in
+        # bench/). MiniLM's int8 file does not move with its batch (1.00000 at worst), so it keeps
+        # batches of 8.
         self._folder = folder  # (checked by model_folder, or the export's own, not in place yet)
         super().__init__(threads, batch_size)
 

@@ -20,8 +20,9 @@
    the int8 file; it is refused if any pair's cosine is under :data:`MIN_COSINE`.
 
 The folder is written beside its final place and renamed into it, so a failed or interrupted
-install leaves any earlier folder as it was (a kill between moving the old one aside and the
-new one in leaves neither: install again); one install runs at a time per models folder.
+install leaves any earlier folder as it was (one killed between moving the old one aside and
+the new one in leaves it aside, and the next install puts it back); one install runs at a time
+per models folder.
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ def install(models: Path, *, force: bool = False, say: Callable[[str], None] = l
                                   " pip install 'electa[export]'") from exc
     models.mkdir(parents=True, exist_ok=True)
     with _installing(models, say):
+        if not force:  # (another install may have finished while this one waited for the lock)
+            try:
+                return model_folder(models)
+            except EmbedderUnavailable:
+                pass
         return _install(models, say)
 
 
@@ -107,6 +113,11 @@ def _installing(models: Path, say: Callable[[str], None]) -> Iterator[None]:
     with (models / ".mpnet.lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for stale in models.glob(".mpnet-*"):
+            replaced = stale / "replaced"
+            if replaced.is_dir() and not (models / FOLDER).exists():
+                # killed between moving the old folder aside and the new one in: the old one back
+                replaced.rename(models / FOLDER)
+                say(f"restored {models / FOLDER}, moved aside by an install that did not finish")
             say(f"removing {stale}, left by an install that did not finish")
             shutil.rmtree(stale, ignore_errors=True)
         yield
@@ -139,7 +150,12 @@ def _install(models: Path, say: Callable[[str], None]) -> Path:
         # deleted in place: the name never holds half of one, only for an instant nothing.
         if dest.exists():
             dest.rename(work / "replaced")
-        out.rename(dest)
+        try:
+            out.rename(dest)
+        except OSError:
+            if (work / "replaced").exists():
+                (work / "replaced").rename(dest)
+            raise
     say(f"installed all-mpnet-base-v2: {dest}")
     return dest
 

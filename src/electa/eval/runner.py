@@ -24,7 +24,7 @@ from electa.config import Settings
 from electa.embedders.protocol import Embedder
 from electa.embedders.registry import create_embedder
 from electa.engine import Engine
-from electa.errors import ConfigError
+from electa.errors import ConfigError, EmbedderUnavailable
 from electa.eval.abstention import Candidate, at_given_floor, cross_validate, fit_with_signal, unfitted, with_signal
 from electa.eval.beir import BeirSet, load_beir, load_qrels, shared_between
 from electa.eval.folds import check_folds, groups_for
@@ -451,7 +451,7 @@ def fitted_overlap(directory: Path, measured: BeirSet, split: str, what: str, wh
 @contextmanager
 def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent: tuple[str, str] | None,
                  visitors: bool = False, settings: Settings | None = None, folds: int | None = None
-                 ) -> Iterator[tuple[Engine, BeirSet, Settings, Embedder | None]]:
+                 ) -> Iterator[tuple[Engine, BeirSet, Settings, Embedder]]:
     """An engine over a labelled set, the set, and the settings and embedder it runs with: a
     BEIR directory's split over its cached evaluation store (embedded, whatever ``store`` says),
     or with ``dataset=None`` the golden set of ``agent`` in ``data_dir`` (that agent's only).
@@ -469,6 +469,10 @@ def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent:
         assert agent is not None and data_dir is not None
         settings = settings.model_copy(update={"data_dir": Path(data_dir)})
         with Engine.open(data_dir, settings) as engine:
+            if engine.embedder is None:
+                # (what is fitted without the dense leg would be served with it, the model back)
+                raise EmbedderUnavailable(f"{engine.dense.why}; the agent's searches read the dense leg, so nothing is"
+                                          " fitted without it")
             yield engine, golden_set(engine.store, *agent, visitors=visitors), settings, engine.embedder
         return
     embedder = create_embedder(settings.embedder, settings.models_dir)
@@ -675,7 +679,9 @@ def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None =
     """Evaluate an agent on its golden set: curated Q&A questions and recorded feedback. Its
     ranker (SPEC D2) learned from these very questions: measured here it would score its own
     training data, so it is left out (`electa train-ltr` reports it cross-validated)."""
-    settings = Settings(**{**Settings().model_dump(), "ltr": "", "data_dir": Path(data_dir)})
+    # (model_copy: the fields the environment set stay the only ones set, so that an unset
+    # ELECTA_EMBEDDER lets the store keep the model it was made with)
+    settings = Settings().model_copy(update={"ltr": "", "data_dir": Path(data_dir)})
     with Engine.open(data_dir, settings) as engine:
         golden = golden_set(engine.store, org, agent, visitors)
         if not golden.queries:
