@@ -212,12 +212,14 @@ def _mpnet_store(tmp_path: Path) -> Path:
     return data
 
 
-def test_an_agents_store_made_with_mpnet_is_tuned_with_the_model_of_its_own_data_directory(tmp_path: Path) -> None:
+def test_an_agents_store_made_with_mpnet_is_tuned_with_the_model_of_its_own_data_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`electa tune/train-ltr --agent … --data DIR` opens DIR as any command does: its model kept
     where ELECTA_EMBEDDER is unset, looked for in DIR/models (not ./electa-data/models); and
     nothing is fitted without the dense leg the agent's searches read."""
     from electa.eval.runner import labelled_set
 
+    monkeypatch.delenv("ELECTA_EMBEDDER", raising=False)  # (unset: the store's own model)
     data = _mpnet_store(tmp_path)
     with pytest.raises(EmbedderUnavailable, match=re.escape(f"all-mpnet-base-v2 is not installed in {data / 'models'}")), \
             labelled_set(None, "golden", data, ("acme", "bot")):
@@ -228,6 +230,7 @@ def test_an_agents_eval_and_reranker_training_read_the_stores_own_model(tmp_path
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from electa.eval import rerank_training, runner
 
+    monkeypatch.delenv("ELECTA_EMBEDDER", raising=False)
     data = _mpnet_store(tmp_path)
     seen: list[Engine] = []
 

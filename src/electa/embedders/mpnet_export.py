@@ -87,20 +87,20 @@ def install(models: Path, *, force: bool = False, say: Callable[[str], None] = l
         else:
             say(f"all-mpnet-base-v2 is already installed: {folder}")
             return folder
-    try:
-        import torch  # noqa: F401  (the export's dependencies, said before 400 MB are fetched)
-        import transformers  # noqa: F401
-        from onnxruntime.quantization import quantize_dynamic  # noqa: F401
-    except ImportError as exc:
-        raise EmbedderUnavailable(f"exporting all-mpnet-base-v2 needs torch and transformers ({exc}):"
-                                  " pip install 'electa[export]'") from exc
     models.mkdir(parents=True, exist_ok=True)
     with _installing(models, say):
-        if not force:  # (another install may have finished while this one waited for the lock)
+        if not force:  # (another install finished while this one waited, or a folder was put back)
             try:
                 return model_folder(models)
             except EmbedderUnavailable:
                 pass
+        try:
+            import torch  # noqa: F401  (the export's dependencies, said before 400 MB are fetched)
+            import transformers  # noqa: F401
+            from onnxruntime.quantization import quantize_dynamic  # noqa: F401
+        except ImportError as exc:
+            raise EmbedderUnavailable(f"exporting all-mpnet-base-v2 needs torch and transformers ({exc}):"
+                                      " pip install 'electa[export]'") from exc
         return _install(models, say)
 
 
