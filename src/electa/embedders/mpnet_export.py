@@ -79,21 +79,16 @@ def _quiet() -> Iterator[None]:
 def install(models: Path, *, force: bool = False, say: Callable[[str], None] = lambda _m: None) -> Path:
     """Make ``models/all-mpnet-base-v2`` (see the module docstring); an existing complete folder
     of this recipe is kept unless ``force``."""
-    if not force:
-        try:
-            folder = model_folder(models)
-        except EmbedderUnavailable:
-            pass
-        else:
-            say(f"all-mpnet-base-v2 is already installed: {folder}")
-            return folder
     models.mkdir(parents=True, exist_ok=True)
     with _installing(models, say):
-        if not force:  # (another install finished while this one waited, or a folder was put back)
+        if not force:  # (checked under the lock: another install may have finished meanwhile)
             try:
-                return model_folder(models)
+                folder = model_folder(models)
             except EmbedderUnavailable:
                 pass
+            else:
+                say(f"all-mpnet-base-v2 is already installed: {folder}")
+                return folder
         try:
             import torch  # noqa: F401  (the export's dependencies, said before 400 MB are fetched)
             import transformers  # noqa: F401
