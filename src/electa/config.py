@@ -179,6 +179,12 @@ class Settings(BaseSettings):
     # only this process's local caches.
     store: str = ""
 
+    def in_dir(self, data_dir: str | Path) -> Settings:
+        """These settings for the data directory a command was given (``--data DIR``): its store
+        and the models installed in it. Only ``data_dir`` is marked set (an unset
+        ``ELECTA_EMBEDDER`` stays unset: a store keeps the model it was made with)."""
+        return self.model_copy(update={"data_dir": Path(data_dir)})
+
     @property
     def models_dir(self) -> Path:
         """Where ``electa models install`` puts models that no package carries."""

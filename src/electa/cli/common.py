@@ -7,7 +7,6 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -61,7 +60,7 @@ def open_engine(data_dir: str | None, embedder: str | None, embedded: bool = Fal
     of every ``electa stats``)."""
     settings = Settings().embedded() if embedded else Settings()
     if data_dir:  # (its models too: `electa models install mpnet --data DIR` put them there)
-        settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+        settings = settings.in_dir(data_dir)
     return Engine.open(settings.data_dir, settings, embedder, moving=moving, warm=searches)
 
 

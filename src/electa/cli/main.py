@@ -279,7 +279,7 @@ def ask(question: str, data_dir: str | None, embedder: str | None, org: str, age
 
     settings = Settings()
     if data_dir:  # (as open_engine: a local model installed with `--data DIR` is found there)
-        settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+        settings = settings.in_dir(data_dir)
     name = answerer or settings.answerer
     chosen = create_answerer(name, settings) if name != "extractive" else None
     with open_engine(data_dir, embedder) as engine:

@@ -104,9 +104,19 @@ def _chain_use() -> Embedder:
     return ChainEmbedder(_minilm(), _lazy(UseMultilingualEmbedder))
 
 
-_REGISTRY: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash, "use-multilingual": _use_multilingual,
+# Each factory is given the folder of models that no package ships (``Settings.models_dir``);
+# only mpnet's reads it.
+_PACKAGED: dict[str, Callable[[], Embedder]] = {"minilm": _minilm, "hash": _hash, "use-multilingual": _use_multilingual,
                                                 "e5-multilingual": _e5_multilingual, "chain": _chain,
                                                 "chain-use": _chain_use}
+
+
+def _packaged(make: Callable[[], Embedder]) -> Callable[[Path], Embedder]:
+    return lambda _models: make()
+
+
+_REGISTRY: dict[str, Callable[[Path], Embedder]] = {**{name: _packaged(make) for name, make in _PACKAGED.items()},
+                                                    "mpnet": _chain_mpnet}
 
 
 def kept_model(stored_model_id: str | None) -> str | None:
@@ -129,7 +139,7 @@ def kept_model(stored_model_id: str | None) -> str | None:
 
 
 def available_embedders() -> list[str]:
-    return sorted([*_REGISTRY, "mpnet"])
+    return sorted(_REGISTRY)
 
 
 def create_embedder(name: str, models: Path | None = None) -> Embedder:
@@ -139,17 +149,15 @@ def create_embedder(name: str, models: Path | None = None) -> Embedder:
     (USE, 16 languages in one space), ``chain-use`` (the chain with USE, of stores made before),
     ``mpnet`` (the chain with all-mpnet-base-v2 for English, installed in ``models`` by
     ``electa models install mpnet``: ``Settings.models_dir``) or ``hash`` (tests)."""
-    if name == "mpnet":
-        if models is None:
-            from electa.config import Settings
-
-            models = Settings().models_dir
-        return _chain_mpnet(models)
     try:
         factory = _REGISTRY[name]
     except KeyError:
-        raise unknown_name("embedder", name, [*_REGISTRY, "mpnet"]) from None
-    return factory()
+        raise unknown_name("embedder", name, list(_REGISTRY)) from None
+    if models is None:
+        from electa.config import Settings
+
+        models = Settings().models_dir
+    return factory(models)
 
 
 def _splade() -> SparseEncoder:

@@ -387,7 +387,7 @@ def train_rerank(data_dir: Path, agent: tuple[str, str], base: Path | str | None
 
     org, name = agent
     # (the store's data directory holds its models, as for every command given --data)
-    settings = (settings or Settings()).model_copy(update={"data_dir": Path(data_dir)})
+    settings = (settings or Settings()).in_dir(data_dir)
     depth = depth or settings.rerank_depth
     start = base_of(settings.rerank, base)  # (a mistyped --base is said before anything is read)
     with Engine.open(data_dir, settings) as engine:

@@ -467,7 +467,7 @@ def labelled_set(dataset: Path | None, split: str, data_dir: Path | None, agent:
         # An agent's own store: its model as the engine opens it (the one it was made with where
         # ELECTA_EMBEDDER is unset), from that data directory's models.
         assert agent is not None and data_dir is not None
-        settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+        settings = settings.in_dir(data_dir)
         with Engine.open(data_dir, settings) as engine:
             if engine.embedder is None:
                 # (what is fitted without the dense leg would be served with it, the model back)
@@ -681,7 +681,7 @@ def run_agent_eval(data_dir: Path, org: str, agent: str, runs_dir: Path | None =
     training data, so it is left out (`electa train-ltr` reports it cross-validated)."""
     # (model_copy: the fields the environment set stay the only ones set, so that an unset
     # ELECTA_EMBEDDER lets the store keep the model it was made with)
-    settings = Settings().model_copy(update={"ltr": "", "data_dir": Path(data_dir)})
+    settings = Settings().in_dir(data_dir).model_copy(update={"ltr": ""})
     with Engine.open(data_dir, settings) as engine:
         golden = golden_set(engine.store, org, agent, visitors)
         if not golden.queries:
