@@ -42,6 +42,29 @@ def test_vectors_are_unit_length_shared_across_languages_and_independent_of_the_
     assert float(emb.embed_query("Our office dogs") @ vecs[2]) > 0.999
 
 
+def test_use_computes_the_same_vectors_as_its_integer_products_mean() -> None:
+    """USE's packaged file quantises its weights to the full 8 bits, whose products may saturate
+    on a CPU without VNNI (tests/integration/int8.py); measured on AVX2 they do not move its
+    vectors, which this keeps checking on whatever CPU runs it."""
+    import onnx
+    import onnxruntime as ort
+
+    from electa.embedders.use_multilingual import UseMultilingualEmbedder, custom_ops_library, model_path
+    from tests.integration.int8 import exact_integer_products, integer_nodes
+
+    model = onnx.load(str(model_path()))
+    assert integer_nodes(model) == 16
+    options = ort.SessionOptions()
+    options.register_custom_ops_library(custom_ops_library())
+    exact = ort.InferenceSession(exact_integer_products(model).SerializeToString(), options,
+                                 providers=["CPUExecutionProvider"])
+    texts = [text for _, title, body in PAGES for text in (title, body)] + ["How do I get my money back?"]
+    want = exact.run(["outputs"], {"inputs": np.array(texts, dtype=object)})[0]
+    want /= np.linalg.norm(want, axis=1, keepdims=True)
+    cosines = np.sum(UseMultilingualEmbedder().embed(texts) * want, axis=1)
+    assert cosines.min() > 0.999, cosines
+
+
 def test_the_multilingual_model_loads_without_importing_its_tokenizers_package(monkeypatch: pytest.MonkeyPatch) -> None:
     """Importing onnxruntime-extensions imports transformers: 4 of the 5 s the model took to load,
     paid by every one-shot `electa search`. Its operators' library is found as a file instead."""

@@ -17,6 +17,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.judges.agent_rerank import agent_folder
 from electa.judges.rerank import passage_of
 from electa.judges.scorers import OnnxCrossEncoder
+from tests.integration.int8 import SATURATION_FREE, exact_integer_products, integer_nodes, largest_integer_weight
 from tests.unit.test_ltr import _acme_kb  # the same help center: a right page and a decoy a topic
 
 pytestmark = pytest.mark.integration
@@ -50,6 +51,18 @@ def test_an_agent_trains_its_own_reranker_and_only_its_searches_use_it(tmp_path:
         by_url = dict(zip([h.url for h in before], direct, strict=True))
         assert [dict(h.judged)["rerank"] for h in searched.hits] == pytest.approx([by_url[h.url] for h in searched.hits],
                                                                                    abs=1e-6)
+        # 7-bit weights: its int8 products cannot saturate, so every CPU scores as the file means.
+        import shutil
+
+        import onnx
+
+        model = onnx.load(str(folder / "model.onnx"))
+        assert integer_nodes(model) > 0 and largest_integer_weight(model) <= SATURATION_FREE
+        exact = tmp_path / "exact"
+        exact.mkdir()
+        onnx.save(exact_integer_products(model), str(exact / "model.onnx"))
+        shutil.copy(folder / "tokenizer.json", exact / "tokenizer.json")
+        assert OnnxCrossEncoder(exact).score(questions[0][0], passages[:4]) == pytest.approx(direct[:4], abs=1e-5)
         # The rival copies acme's model id into its own settings: it finds nothing under its own folder.
         engine.store.set_agent_settings("rival", "bot", {"reranker": own})
         rival = engine.search(questions[0][0], Caller("rival", "bot"), top=10)

@@ -16,6 +16,12 @@
    largest input to layers 6-10's projection is 500-900 times its mean), which one 8-bit scale per
    tensor cannot hold. Quantised whole, the model's vectors fall to a median cosine of 0.67
    with its own fp32 ones (0.88 per channel); with those twelve products in fp32, 0.993.
+   Weights keep **7 bits** (``reduce_range``): onnxruntime multiplies int8 on an x86 CPU
+   without VNNI (AVX2 alone) in pairs summed into 16 bits, which saturate when an 8-bit weight
+   meets a large activation (255 × 127 × 2 > 32,767; 255 × 64 × 2 is not). Recipe 1 kept 8: made
+   on a VNNI machine it passed the check below, and the same file's vectors on an AVX2 machine
+   were another model's (cosine about 0 to torch's); made on one, the check refused it. With 7
+   bits the products are exact on every CPU (``tests/integration/test_mpnet_real.py``).
 4. **Check.** Before the folder is moved into place, a few sentences are embedded by torch and by
    the int8 file; it is refused if any pair's cosine is under :data:`MIN_COSINE`.
 
@@ -201,7 +207,8 @@ def export(source: Path, out: Path) -> None:
         if len(keep) != 12:
             raise ModelIntegrityError(f"expected 12 feed-forward output products in the export, found {len(keep)}")
         quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8,
-                         op_types_to_quantize=["MatMul"], per_channel=True, nodes_to_exclude=keep)
+                         op_types_to_quantize=["MatMul"], per_channel=True, reduce_range=True,
+                         nodes_to_exclude=keep)
     fp32.unlink()
     shutil.copy(source / "tokenizer.json", out / "tokenizer.json")
     import onnxruntime
@@ -209,7 +216,7 @@ def export(source: Path, out: Path) -> None:
 
     (out / "electa.json").write_text(json.dumps({
         "recipe": RECIPE, "model": "sentence-transformers/all-mpnet-base-v2", "source_sha256": ZIP_SHA256,
-        "int8": "dynamic, per channel, MatMul; feed-forward output projections fp32",
+        "int8": "dynamic, per channel, 7-bit weights, MatMul; feed-forward output projections fp32",
         "pooling": "mean", "max_tokens": MpnetOnnxEmbedder.MAX_TOKENS,
         "onnx_bytes": (out / "model.onnx").stat().st_size,
         # (another torch or onnxruntime may quantise to other bytes: said, not keyed)

@@ -126,14 +126,15 @@ def kept_model(stored_model_id: str | None) -> str | None:
     unchanged, such a store keeps its model until `electa reindex --embedder chain`, rather
     than losing its dense leg on upgrade (review of issue 14)."""
     from electa.embedders.minilm import MiniLmOnnxEmbedder
-    from electa.embedders.mpnet import MpnetOnnxEmbedder
+    from electa.embedders.mpnet import MODEL
     from electa.embedders.use_multilingual import UseMultilingualEmbedder
 
     minilm, use = MiniLmOnnxEmbedder.model_id, UseMultilingualEmbedder.model_id
     kept = {minilm: "minilm", use: "use-multilingual", f"chain({minilm}|{use})": "chain-use"}
-    if (stored_model_id or "").startswith(f"chain({MpnetOnnxEmbedder.model_id}|"):
+    if (stored_model_id or "").startswith(f"chain({MODEL}@"):
         # A store made with mpnet keeps it in a process where ELECTA_EMBEDDER is unset (a
-        # worker started without it), rather than every search refused as another model's.
+        # worker started without it), rather than every search refused as another model's; one
+        # of an earlier recipe too, so that a plain `electa reindex` re-embeds it with mpnet.
         return "mpnet"
     return kept.get(stored_model_id or "")
 
