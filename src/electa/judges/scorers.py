@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import threading
 import time
@@ -37,6 +38,9 @@ from electa.config import Settings
 from electa.embedders.minilm import padded
 from electa.errors import ConfigError, JudgeError
 from electa.judges.rerank import PairScorer
+from electa.onnx_int8 import may_saturate
+
+log = logging.getLogger(__name__)
 
 # Word pieces read per pair unless the model folder's electa.json says otherwise: a pair's cost
 # grows with it (bench/judge_budget.py measures what a budget buys), and 256 still holds the
@@ -67,6 +71,10 @@ class OnnxCrossEncoder:
             self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         except Exception as exc:
             raise ConfigError(f"cannot load the cross-encoder in {folder}: {exc}") from exc
+        if may_saturate(self._session):
+            log.warning("%s was quantised to int8 without Electa's mark of 7-bit weights (an export before"
+                        " 2026-12-07, or another tool's): on an x86 CPU without VNNI its products may saturate and"
+                        " its scores differ from those it was measured with; train or export it again", model)
         # A model trained by bench/train_cross_encoder.py says how many word pieces it read, and
         # which questions of each set it learned from (a cut tuned on those would read kind scores).
         about = folder / "electa.json"
