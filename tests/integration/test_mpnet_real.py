@@ -39,8 +39,9 @@ def test_vectors_are_unit_length_semantic_and_the_same_alone_or_in_a_batch(mpnet
 
 
 def test_the_int8_file_computes_the_same_vectors_on_every_cpu(mpnet: MpnetOnnxEmbedder, tmp_path: Path) -> None:
-    """Recipe 1 kept 8-bit weights: made on a VNNI machine, the file's vectors on an AVX2 machine
-    were unrelated to torch's (cosine about 0); made on one, the install refused it."""
+    """Recipe 1 kept 8-bit weights: exported on an AVX2 machine without VNNI, its vectors were
+    unrelated to torch's (cosine -0.04) and the install refused it; one made on a VNNI machine
+    would read so on an AVX2 one (inferred from the same saturation)."""
     import shutil
 
     import onnx

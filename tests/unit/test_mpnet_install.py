@@ -143,7 +143,8 @@ def fake_fetch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(mpnet_export, "export", export)
     monkeypatch.setattr(mpnet_export, "check", lambda source, out: 0.99)
     # (a stand-in file loads in no session; whether a real one loads is the next tests')
-    monkeypatch.setattr(mpnet_export, "loads", lambda folder: (folder / "model.onnx").read_text().startswith("export"))
+    monkeypatch.setattr(mpnet_export, "unloadable",
+                        lambda folder: None if (folder / "model.onnx").read_text().startswith("export") else "stand-in")
     return exports
 
 
@@ -305,16 +306,33 @@ def _tiny_graph(folder: Path, **marks: str) -> None:
 def test_a_model_file_without_this_recipes_own_mark_is_refused_and_made_again(tmp_path: Path) -> None:
     """The recipe is in the file itself: recipe 1's file (8-bit weights, no mark) has the size of
     recipe 2's, and an electa.json beside it may say otherwise."""
-    from electa.embedders.mpnet_export import loads
+    from electa.embedders.mpnet_export import unloadable
     from electa.onnx_int8 import WEIGHT_BITS
 
-    for marks, made in (({}, "1"), ({mpnet.RECIPE_KEY: "1"}, "1")):
-        _tiny_graph(tmp_path / made, **marks)
-        with pytest.raises(EmbedderUnavailable, match=f"made by recipe {made}; this Electa reads {mpnet.RECIPE}.*--force"):
-            mpnet.MpnetOnnxEmbedder(tmp_path / made)
-        assert not loads(tmp_path / made)
+    for marks, said in (({}, "carries no recipe mark"), ({mpnet.RECIPE_KEY: "1"}, "was made by recipe 1")):
+        folder = tmp_path / said.replace(" ", "-")
+        _tiny_graph(folder, **marks)
+        with pytest.raises(EmbedderUnavailable, match=f"{said}.*this Electa reads recipe {mpnet.RECIPE}.*--force"):
+            mpnet.MpnetOnnxEmbedder(folder)
+        assert said in (unloadable(folder) or "")
     _tiny_graph(tmp_path / "now", **{mpnet.RECIPE_KEY: str(mpnet.RECIPE), WEIGHT_BITS: "7"})
-    assert mpnet.MpnetOnnxEmbedder(tmp_path / "now").embed(["a text"]).shape == (1, 768) and loads(tmp_path / "now")
+    assert mpnet.MpnetOnnxEmbedder(tmp_path / "now").embed(["a text"]).shape == (1, 768)
+    assert unloadable(tmp_path / "now") is None
+
+
+def test_a_plain_install_makes_again_a_folder_whose_file_does_not_load(tmp_path: Path, fake_fetch: list[str]) -> None:
+    from electa.embedders.mpnet_export import install
+
+    models = tmp_path / "models"
+    folder = models / mpnet.FOLDER
+    folder.mkdir(parents=True)
+    (folder / "model.onnx").write_text("recipe 1's file")  # electa.json says this recipe, and its size
+    (folder / "tokenizer.json").write_text("{}")
+    (folder / "electa.json").write_text(json.dumps({"recipe": mpnet.RECIPE, "onnx_bytes": len("recipe 1's file")}))
+    assert mpnet.model_folder(models) == folder
+    said: list[str] = []
+    assert install(models, say=said.append) == folder and fake_fetch == ["export 0"]
+    assert (folder / "model.onnx").read_text() == "export 0" and any("does not load (stand-in)" in s for s in said)
 
 
 def test_a_store_of_any_mpnet_recipe_keeps_mpnet_and_no_other_model_is_taken_for_it() -> None:

@@ -9,7 +9,7 @@ folder only. Mean pooling over the attention mask and L2 normalisation, as the
 sentence-transformers model card specifies; 384 word pieces (its ``max_seq_length``).
 
 Why it is worth 3.6 times MiniLM's reading time, measured on StackFAQ dev (``bench/mpnet_signal.py``,
-each model's cosine alone over the 719 answers): nDCG@10 0.9776 against MiniLM's 0.9574, and the
+each model's cosine alone over the 719 answers, recipe 1): nDCG@10 0.9776 against MiniLM's 0.9574, and the
 best cosine tells an answerable question from its unanswerable twin far better (README, *A
 stronger English model*; on SciFact its dense leg reads less than MiniLM's).
 """
@@ -80,7 +80,7 @@ class MpnetOnnxEmbedder(MiniLmOnnxEmbedder):
     # Its cosines on MiniLM's scale (electa.embedders.chain.score_map), so that the served
     # order's absolute score and every threshold read it as they read MiniLM. Fitted by
     # ``python bench/mpnet_signal.py ../shared/data/stackfaq --split dev --map`` (with documents
-    # 8 a call; one a call, as served, it fits (0.9258, 0.0574)).
+    # 8 a call; one a call, as served, it fits (0.9258, 0.0574); both with recipe 1's file).
     score_map = (0.9254, 0.0578)
 
     def __init__(self, folder: Path, threads: int = 2, batch_size: int = 1) -> None:
@@ -95,7 +95,8 @@ class MpnetOnnxEmbedder(MiniLmOnnxEmbedder):
         super().__init__(threads, batch_size)
         made = props(self._session).get(RECIPE_KEY)
         if made != str(RECIPE):
-            raise EmbedderUnavailable(f"{self.model_file()} was made by recipe {made or '1'}; this Electa reads {RECIPE}"
+            said = f"was made by recipe {made}" if made else "carries no recipe mark (made before 2026-12-07)"
+            raise EmbedderUnavailable(f"{self.model_file()} {said}; this Electa reads recipe {RECIPE}"
                                       f": run `{install_command(folder.parent)} --force`")
 
     def model_file(self) -> Path:

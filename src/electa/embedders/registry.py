@@ -87,6 +87,8 @@ def _chain_mpnet(models: Path) -> Embedder:
     folder = model_folder(models)
     try:
         english = MpnetOnnxEmbedder(folder)
+    except EmbedderUnavailable:
+        raise  # (it names the command already)
     except Exception as exc:  # a damaged file: the dense leg says so, the engine opens
         raise EmbedderUnavailable(f"all-mpnet-base-v2 in {models / FOLDER} could not be loaded ({type(exc).__name__}:"
                                   f" {exc}): run `{install_command(models)} --force`") from exc
