@@ -20,6 +20,15 @@ WEIGHT_BITS = "electa_int8_weight_bits"
 QUANTISED_BY = "onnx.quantize"  # the producer name onnxruntime's quantiser writes
 
 
+def quantise(fp32: Path, out: Path, marks: dict[str, str] | None = None, **options: Any) -> None:
+    """``fp32`` quantised by onnxruntime's dynamic int8 quantiser into ``out`` with 7-bit weights,
+    and marked so (:data:`WEIGHT_BITS`, with ``marks``); ``options`` go to ``quantize_dynamic``."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, reduce_range=True, **options)
+    mark(out, **{WEIGHT_BITS: "7", **(marks or {})})
+
+
 def mark(path: Path, **values: str) -> None:
     """Write ``values`` into the metadata of the ONNX file at ``path`` (needs the ``onnx``
     package: the exports' extra)."""

