@@ -46,6 +46,7 @@ from statistics import fmean
 
 import electa.answer.passages as passages_module
 import electa.engine as engine_module
+import electa.engine_search as search_module
 from electa.config import Settings
 from electa.eval.answer_metrics import paired_difference
 from electa.eval.answer_sets import AnswerItem, AnswerSet, ingest_set, load_support_set, load_xquad
@@ -54,6 +55,13 @@ from electa.types import Caller
 
 SERVED_WINDOW = passages_module.ANSWER_WINDOW
 SERVED_LIFT = engine_module.LIFT
+
+
+def set_lift(lift: float) -> None:
+    """The C4 lift a search orders by (read in electa.engine_search) and its cache key names
+    (electa.engine.serving_recipe)."""
+    engine_module.LIFT = search_module.LIFT = lift
+
 WINDOWS = (10, SERVED_WINDOW)
 KEYS = ("exact", "token_f1", "gold_cited", "abstained")
 SUPPORT_KEYS = ("fact_share", "forbidden", "injection_echo", "abstained")
@@ -138,7 +146,7 @@ def main() -> None:
         served: dict[float, list[tuple[int, ...]]] = {}
         try:
             for lift in lifts:
-                engine_module.LIFT = lift
+                set_lift(lift)
                 read = {w: passages_of(engine, items, w, settings.top_passages) for w in WINDOWS}
                 served[lift] = read[SERVED_WINDOW]
                 print(f"\nlift {lift:g}: prompts with fewer than {settings.top_passages} passages / fewer than 2 / none: "
@@ -159,12 +167,13 @@ def main() -> None:
                 differ = [i for i, x, y in zip(items, served[first], served[lift], strict=True) if x != y]
                 got = {}
                 for x in (first, lift):
-                    engine_module.LIFT = x
+                    set_lift(x)
                     got[x] = answered(engine, answer_set, differ, settings)
                 print(f"\nwindow {SERVED_WINDOW}, lift {first:g} → {lift:g}:")
                 compare(got[first], got[lift], differ, items, keys)
         finally:
-            engine_module.LIFT, passages_module.ANSWER_WINDOW = SERVED_LIFT, SERVED_WINDOW
+            set_lift(SERVED_LIFT)
+            passages_module.ANSWER_WINDOW = SERVED_WINDOW
 
 
 if __name__ == "__main__":

@@ -239,10 +239,10 @@ def test_a_wider_window_keeps_the_first_ten_and_brings_the_passing_hits_after_th
     # legs' agreement; the floor still reads the score): the answer's window adds the passing
     # hits after the tenth to the prompt, and the first ten hits (what /v1/search shows by
     # default) are the same, passing or not.
-    import electa.engine
+    import electa.engine_search
     from tests.conftest import page
 
-    monkeypatch.setattr(electa.engine, "LIFT", 5.0)
+    monkeypatch.setattr(electa.engine_search, "LIFT", 5.0)
     # Pages of one question word each fail the floor (coverage 1/7) yet both legs rank them
     # high; long guides with two question words pass and rank lower.
     words = ["refund", "invoice", "export", "seat", "annual", "csv", "limit"]

@@ -15,7 +15,8 @@ from electa import Access, Caller, Engine, Settings
 from electa.embedders.hashing import HashEmbedder
 from electa.ingest.page import Loaded
 from electa.stores.protocol import TextIndex
-from electa.stores.sqlite import PARTIAL_KEPT_S, SqliteStore
+from electa.stores.sqlite import SqliteStore
+from electa.stores.sqlite_images import PARTIAL_KEPT_S
 from electa.types import Document, Section
 
 pytestmark = pytest.mark.embedded

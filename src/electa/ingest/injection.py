@@ -80,7 +80,7 @@ phrases, letters separated by spaces ("i g n o r e"), digit look-alikes ("1gn0re
 languages other than English. A person reviews the flagged list (``electa sources flagged``);
 the rules exist to keep obvious instructions away from the model, not to prove a page safe.
 Should :func:`scan` itself ever fail on a unit, the store marks that unit ``scan_error`` (see
-``electa.stores.sqlite.scan_field``) so it is stored and listed for that person, not lost.
+``electa.stores.sqlite_injections.scan_field``) so it is stored and listed for that person, not lost.
 
 Cost. :func:`scan` runs while a unit is stored, so it must stay linear in the text: no pattern
 may let a backtracking engine split one run of characters among adjacent or nested quantifiers

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 import shutil
 import sqlite3
 import threading
@@ -26,10 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from electa.errors import ModelMismatchError, StoreError
-from electa.ingest import injection
-from electa.stores import allowed_sets, lexical_segments
+from electa.stores import allowed_sets
 from electa.stores.allowed_sets import AllowedSets
-from electa.stores.bm25_memory import BM25Image
 from electa.stores.protocol import (
     AllowedSet,
     PreparedDocument,
@@ -37,16 +34,26 @@ from electa.stores.protocol import (
     SourceRecord,
     Store,
     StoredUnit,
-    TextIndex,
     document_kind,
     language_of,
     same_access,
     same_documents,
 )
-from electa.stores.records import flagged_records, renamed_ext_id
+from electa.stores.records import renamed_ext_id
 from electa.stores.sqlite_analysis import analyse_again
 from electa.stores.sqlite_graph import GRAPH_SCHEMA, GraphTables, upgrade_graph
+from electa.stores.sqlite_images import LexicalImages
+from electa.stores.sqlite_injections import InjectionTables, flag_unit, note_injection_rules
 from electa.stores.sqlite_ops import OperationalTables, add_missing_columns, check_org_name, normalise_trigger
+from electa.stores.sqlite_schema import (
+    FTS_COLUMNS,
+    FTS_KINDS,
+    FTS_TABLES,
+    FTS_TOKENIZER,
+    RECENT_TABLES,
+    SCHEMA,
+    SCHEMA_VERSION,
+)
 from electa.stores.sqlite_vectors import VectorTables, vector_blob
 from electa.stores.unit_cache import LeadCache, UnitCache, with_units
 from electa.text.analysis import DEFAULT_LANGUAGE, fts_text, query_terms, same_analysis
@@ -55,113 +62,6 @@ from electa.types import Access, Caller, ChunkKind
 if TYPE_CHECKING:
     from electa.config import Settings
     from electa.stores.protocol import VectorIndex
-
-# 2: units analysed per language (issue 14); a release that reads 1 would write raw text into the
-# analysed full-text tables, so it is refused a store at 2. A store at 1 is brought to 2 on open.
-SCHEMA_VERSION = "2"
-# Units reach FTS5 analysed already (electa.text.analysis: stemmed per language, unspaced scripts
-# in characters and bigrams); its ``ascii`` tokenizer only splits them at the spaces, since every
-# term is letters, digits and marks and it keeps every non-ASCII character in a token.
-FTS_TOKENIZER = "ascii"
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sources(
-  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL,
-  uri TEXT NOT NULL, kind TEXT NOT NULL, url TEXT NOT NULL, version INTEGER NOT NULL,
-  content_hash TEXT NOT NULL, access TEXT NOT NULL, documents INTEGER NOT NULL,
-  created_at REAL NOT NULL, updated_at REAL NOT NULL, UNIQUE(org, agent, uri));
-CREATE TABLE IF NOT EXISTS roots(
-  org TEXT NOT NULL, agent TEXT NOT NULL, name TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY(org, agent, name));
-CREATE TABLE IF NOT EXISTS documents(
-  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL,
-  kind TEXT NOT NULL, title TEXT NOT NULL, text_hash TEXT NOT NULL, access_sig TEXT NOT NULL,
-  public INTEGER NOT NULL, UNIQUE(org, agent, text_hash, access_sig));
-CREATE TABLE IF NOT EXISTS locations(
-  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-  source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
-  url TEXT NOT NULL, ext_id TEXT NOT NULL, PRIMARY KEY(document_id, source_id, ext_id));
-CREATE INDEX IF NOT EXISTS locations_source ON locations(source_id);
-CREATE TABLE IF NOT EXISTS doc_principals(
-  principal TEXT NOT NULL, document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-  PRIMARY KEY(principal, document_id));
-CREATE INDEX IF NOT EXISTS doc_principals_doc ON doc_principals(document_id);
-CREATE INDEX IF NOT EXISTS documents_org ON documents(org, agent);
-CREATE TABLE IF NOT EXISTS chunks(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-  kind TEXT NOT NULL, ordinal INTEGER NOT NULL, parent_id INTEGER, title TEXT NOT NULL,
-  text TEXT NOT NULL, content_hash TEXT NOT NULL, source_version INTEGER NOT NULL,
-  chunker_version TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
--- count_vector_chunks() on a process's first write: a scan of every chunk's text took 5.2 s at 1M
--- chunks from a cold disk, this covering index 0.19 s.
-CREATE INDEX IF NOT EXISTS chunks_kind ON chunks(kind);
-CREATE TABLE IF NOT EXISTS vectors(
-  chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-  model_id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
-  PRIMARY KEY(model_id, chunk_id));
-CREATE INDEX IF NOT EXISTS vectors_chunk ON vectors(chunk_id);
--- Learned term weights (SPEC B3) of parent units, per model: term ids (int32) and weights
--- (float32), little-endian (electa.stores.sparse_index.pack).
--- seq: the order they were stored in, by which an index image catches up (ids need not arrive
--- in order: two processes commit units concurrently). A unit's weights never change (its text
--- never does), so a row is written once.
-CREATE TABLE IF NOT EXISTS sparse_terms(
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-  model_id TEXT NOT NULL, terms BLOB NOT NULL, weights BLOB NOT NULL,
-  UNIQUE(model_id, chunk_id));
-CREATE INDEX IF NOT EXISTS sparse_terms_chunk ON sparse_terms(chunk_id);
-CREATE TABLE IF NOT EXISTS feedback(
-  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, query TEXT NOT NULL,
-  url TEXT NOT NULL, signal INTEGER NOT NULL, created_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS feedback_agent ON feedback(org, agent);
--- A learned ranker reads the votes on its hits' URLs each search (engagement, SPEC D2).
-CREATE INDEX IF NOT EXISTS feedback_url ON feedback(org, agent, url);
-CREATE TABLE IF NOT EXISTS user_settings(
-  org TEXT NOT NULL, person TEXT NOT NULL, personalise INTEGER NOT NULL, updated_at REAL NOT NULL,
-  PRIMARY KEY(org, person));
-CREATE TABLE IF NOT EXISTS agent_settings(
-  org TEXT NOT NULL, agent TEXT NOT NULL, settings TEXT NOT NULL, updated_at REAL NOT NULL,
-  PRIMARY KEY(org, agent));
-CREATE TABLE IF NOT EXISTS organisations(name TEXT PRIMARY KEY, created_at REAL NOT NULL);
--- An organisation's own settings (JSON): those that decide how its units are stored and read.
-CREATE TABLE IF NOT EXISTS org_settings(org TEXT PRIMARY KEY, settings TEXT NOT NULL, updated_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS api_keys(
-  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL REFERENCES organisations(name) ON DELETE CASCADE,
-  key_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, created_at REAL NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS gaps(
-  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, question TEXT NOT NULL,
-  confidence REAL NOT NULL, reason TEXT NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS usage(
-  org TEXT NOT NULL, agent TEXT NOT NULL, day TEXT NOT NULL, questions INTEGER NOT NULL DEFAULT 0,
-  answer_chars INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(org, agent, day));
-CREATE TABLE IF NOT EXISTS turns(
-  id INTEGER PRIMARY KEY AUTOINCREMENT, org TEXT NOT NULL, agent TEXT NOT NULL, conversation TEXT NOT NULL,
-  question TEXT NOT NULL, answer TEXT NOT NULL, citations TEXT NOT NULL, confidence REAL NOT NULL,
-  created_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS turns_conversation ON turns(org, agent, conversation, id);
-CREATE TABLE IF NOT EXISTS curated_triggers(
-  trigger TEXT NOT NULL, chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-  PRIMARY KEY(trigger, chunk_id));
-CREATE TABLE IF NOT EXISTS chunk_flags(
-  chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
-  rules TEXT NOT NULL, findings TEXT NOT NULL);
--- Units each write removed, by the generation it started from: a caller's allowed set follows
--- the writes (drop these, add the ids above the last read) instead of being read again whole.
-CREATE TABLE IF NOT EXISTS removed_units(after_generation INTEGER NOT NULL, chunk_id INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS removed_units_generation ON removed_units(after_generation);
--- The languages each organisation's agent has had units in (issue 14): a question is analysed in
--- each that a document of the agent is still written in (read through documents_lang). Only
--- ever added to, so that a delete never races a write of the same language.
-CREATE TABLE IF NOT EXISTS languages(org TEXT NOT NULL, agent TEXT NOT NULL, lang TEXT NOT NULL,
-  PRIMARY KEY(org, agent, lang));
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
-CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_recent USING fts5(title, body, acl, tokenize='{FTS_TOKENIZER}');
-CREATE VIRTUAL TABLE IF NOT EXISTS qa_fts_recent USING fts5(question, answer, acl, tokenize='{FTS_TOKENIZER}');
-"""
 
 
 def acl_token(kind: str, value: str) -> str:
@@ -203,14 +103,6 @@ def match_expression(query: str, languages: Sequence[str] = (DEFAULT_LANGUAGE,))
 _SOURCE_COLUMNS = ("id", "org", "agent", "uri", "kind", "url", "version", "content_hash", "documents", "access",
                    "updated_at")
 _SOURCE_COLUMNS_SQL = ", ".join(_SOURCE_COLUMNS)
-# The FTS5 table of each full-text index; every one has two weighted columns and ``acl``.
-FTS_TABLES = {TextIndex.UNITS: "chunk_fts", TextIndex.QA: "qa_fts"}
-RECENT_TABLES = {TextIndex.UNITS: "chunk_fts_recent", TextIndex.QA: "qa_fts_recent"}
-# Which units each index holds, and its columns.
-FTS_KINDS = {ChunkKind.PARENT: TextIndex.UNITS, ChunkKind.QA: TextIndex.QA}
-FTS_COLUMNS = {TextIndex.UNITS: "title, body, acl", TextIndex.QA: "question, answer, acl"}
-# A saved full-text image still being written after this long is a crashed save's leftover.
-PARTIAL_KEPT_S = 3600.0
 
 
 def _source_record(row: Sequence[Any]) -> dict[str, Any]:
@@ -219,47 +111,9 @@ def _source_record(row: Sequence[Any]) -> dict[str, Any]:
     return rec
 
 
-def scan_field(field: str, value: str) -> list[dict[str, object]]:
-    """The marks :func:`electa.ingest.injection.scan` finds in one field of a unit. Should the
-    scan itself fail (a bug in a rule), the field gets one mark with rule ``scan_error`` over all
-    of it, so the unit is stored, listed by ``electa sources flagged`` for a person to look at,
-    and the rest of the source is still ingested (or reindexed)."""
-    try:
-        return [{"field": field, "rule": f.rule, "start": f.start, "end": f.end, "excerpt": f.excerpt}
-                for f in injection.scan(value)]
-    except Exception as exc:  # any failure: the unit must not take its whole source down with it
-        import logging
-
-        logging.getLogger("electa.ingest").warning("injection scan failed on a unit's %s: %r", field, exc)
-        excerpt = f"the injection scan failed ({type(exc).__name__}: {exc}); look at this {field} yourself"
-        return [{"field": field, "rule": "scan_error", "start": 0, "end": len(value), "excerpt": excerpt[:200]}]
 
 
-def flag_unit(con: sqlite3.Connection, chunk_id: int, title: str, text: str) -> None:
-    """Record what :func:`electa.ingest.injection.scan` finds in a unit's title and text (nothing
-    when it finds nothing), in the caller's transaction: a unit is never stored unmarked. A scan
-    that fails is recorded as a ``scan_error`` mark (see :func:`scan_field`), never raised."""
-    findings = [mark for field, value in (("title", title), ("text", text)) for mark in scan_field(field, value)]
-    if findings:
-        rules = sorted({r for f in findings for r in str(f["rule"]).split(",")})
-        con.execute("INSERT OR REPLACE INTO chunk_flags VALUES(?,?,?)", (chunk_id, ",".join(rules), json.dumps(findings)))
-
-
-def note_injection_rules(con: sqlite3.Connection) -> None:
-    """Units stored before these injection rules (an older store, or older rules) were never
-    scanned with them: ``injection_pending`` records the highest such unit id, and
-    :meth:`SqliteStore.rescan_injections` (run by ``electa reindex``) works through them from
-    ``injection_cursor``. Units stored from now on are scanned as they are written. Cheap: no
-    unit is read here, so opening a large store stays fast."""
-    found = con.execute("SELECT value FROM meta WHERE key='injection_rules'").fetchone()
-    if found is not None and found[0] == injection.RULES_VERSION:
-        return
-    top = int(con.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
-    con.executemany("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                    [("injection_rules", injection.RULES_VERSION), ("injection_pending", str(top)), ("injection_cursor", "0")])
-
-
-class SqliteStore(OperationalTables, GraphTables, VectorTables):
+class SqliteStore(OperationalTables, GraphTables, VectorTables, LexicalImages, InjectionTables):
     """The embedded store. ``SqliteStore(Path("data"))`` opens or creates ``data/electa.db``.
 
     Connections are per thread (legs query in parallel); writes are serialised by a lock.
@@ -279,7 +133,7 @@ class SqliteStore(OperationalTables, GraphTables, VectorTables):
         self._leads_cache = LeadCache()
         try:
             with self._write_lock:
-                self.con.executescript(_SCHEMA)
+                self.con.executescript(SCHEMA)
                 self.con.executescript(GRAPH_SCHEMA)
                 upgrade_graph(self.con)
                 add_missing_columns(self.con)  # older stores: keys gain scope, name, expiry
@@ -375,10 +229,6 @@ class SqliteStore(OperationalTables, GraphTables, VectorTables):
 
     def set_meta(self, con: sqlite3.Connection, key: str, value: str) -> None:
         con.execute("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
-
-    @staticmethod
-    def _generation(con: sqlite3.Connection) -> int:
-        return int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
 
     @property
     def generation(self) -> int:
@@ -751,119 +601,6 @@ class SqliteStore(OperationalTables, GraphTables, VectorTables):
     def mentions(self, text: str, caller: Caller) -> bool:
         return bool(self.fts_search("chunk_fts", text, caller, 1, (1.0, 1.0), ranked=False))
 
-    def lexical_image(self, index: TextIndex, weights: tuple[float, float],
-                      recent_above: int | None = None) -> BM25Image | None:
-        """Built from the FTS5 index itself (``fts5vocab``), so its terms are FTS5's terms;
-        the generation and the rows are read in one snapshot. With ``recent_above``, only the
-        rows above that id, read from the small table of rows written since the last
-        :meth:`trim_recent` (cost in proportion to them, not the corpus); ``None`` when a trim
-        (by any process) has removed rows above ``recent_above``."""
-        with self.snapshot() as con:
-            generation = self._generation(con)
-            if recent_above is None:
-                return BM25Image.build(con, FTS_TABLES[TextIndex(index)], (*weights, 0.0), generation)
-            table = RECENT_TABLES[TextIndex(index)]
-            # Another process may have trimmed the recent rows past what this one's large
-            # segment holds: then they are no longer all here, and the caller rebuilds whole.
-            trimmed = con.execute("SELECT value FROM meta WHERE key=?", (f"trimmed:{table}",)).fetchone()
-            if trimmed is not None and int(trimmed[0]) > recent_above:
-                return None
-            return BM25Image.build(con, table, (*weights, 0.0), generation, above=recent_above)
-
-    def trim_recent(self, index: TextIndex, upto: int) -> None:
-        """Forget the recent rows with ids up to ``upto`` (a full image now holds them), and
-        say so in ``meta`` (``trimmed:<table>``), where every process reading them looks."""
-        table = RECENT_TABLES[TextIndex(index)]
-        with self.transaction() as con:
-            con.execute(f"DELETE FROM {table} WHERE rowid <= ?", (upto,))
-            # FTS5 deletes leave markers in its segments; reading them (fts5vocab) would still
-            # cost as much as the rows once held. 'optimize' merges them away.
-            con.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
-            con.execute("INSERT INTO meta VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET"
-                        " value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))", (f"trimmed:{table}", str(upto)))
-
-    def _images_dir(self) -> Path:
-        return self.directory / "lexical"
-
-    def _saved_name(self, con: sqlite3.Connection, table: str) -> tuple[str, int] | None:
-        """The saved image named in ``meta``: its directory's name and its ``max_row``."""
-        found = con.execute("SELECT value FROM meta WHERE key=?", (f"saved:{table}",)).fetchone()
-        if found is None:
-            return None
-        name, max_row = str(found[0]).rsplit(":", 1)
-        return name, int(max_row)
-
-    def _outdated(self, named: tuple[str, int] | None, max_row: int) -> bool:
-        """Whether an image up to ``max_row`` should replace the one ``named``: none is named,
-        it is older, or it cannot be read (gone, or of a format this code no longer reads)."""
-        return (named is None or named[1] < max_row
-                or not lexical_segments.readable(self._images_dir() / named[0]))
-
-    def save_image(self, index: TextIndex, weights: tuple[float, float], image: BM25Image) -> bool:
-        """Saved as memory-mappable arrays under ``lexical/<table>-<max_row>-<token>/``; which
-        one is current is named in ``meta`` (``saved:<table>`` = ``<directory>:<max_row>``) in
-        a transaction of this database, so a copy of the database restored over the directory
-        names only an image saved before the copy (holding rows the copy holds too), and no
-        process reads a directory still being written (it is written as ``….partial`` first
-        and renamed into place inside the transaction that names it). Older images are removed
-        after that commit, outside the write lock: only those below the one then named, so a
-        newer one another process has just saved is never touched, and a reader that read the
-        old name finds the new one when it looks again."""
-        table = FTS_TABLES[TextIndex(index)]
-        with self.snapshot() as con:
-            if not self._outdated(self._saved_name(con, table), image.max_row):
-                return False  # (before writing hundreds of MB)
-        images = self._images_dir()
-        name = f"{table}-{image.max_row}-{secrets.token_hex(8)}"
-        partial = images / f"{name}.partial"
-        lexical_segments.write(image, (*weights, 0.0), partial)
-        try:
-            with self.transaction() as con:
-                if not self._outdated(self._saved_name(con, table), image.max_row):
-                    return False
-                partial.rename(images / name)
-                self.set_meta(con, f"saved:{table}", f"{name}:{image.max_row}")
-        except BaseException:
-            shutil.rmtree(images / name, ignore_errors=True)  # renamed, but never named
-            raise
-        finally:
-            shutil.rmtree(partial, ignore_errors=True)  # not kept
-        self._remove_old_images(table)
-        return True
-
-    def _remove_old_images(self, table: str) -> None:
-        with self.snapshot() as con:
-            named = self._saved_name(con, table)
-        if named is None:
-            return
-        for path in self._images_dir().glob(f"{table}-*"):
-            parts = path.name.split("-")
-            try:
-                older = int(parts[-2]) < named[1]
-                if path.name.endswith(".partial"):  # another save in progress, or a crash's
-                    older = time.time() - path.stat().st_mtime > PARTIAL_KEPT_S
-                if older and path.name != named[0]:
-                    shutil.rmtree(path, ignore_errors=True)  # a process mapping it keeps its pages (POSIX)
-            except (ValueError, IndexError, FileNotFoundError):
-                continue
-
-    def saved_image(self, index: TextIndex, weights: tuple[float, float]) -> BM25Image | None:
-        table = FTS_TABLES[TextIndex(index)]
-        recent = RECENT_TABLES[TextIndex(index)]
-        for _ in range(2):  # a second look when another process saved and cleaned up meanwhile
-            with self.snapshot() as con:
-                generation = self._generation(con)
-                named = self._saved_name(con, table)
-                trimmed = con.execute("SELECT value FROM meta WHERE key=?", (f"trimmed:{recent}",)).fetchone()
-            if named is None:
-                return None
-            name, max_row = named
-            if trimmed is not None and int(trimmed[0]) > max_row:
-                return None  # rows between it and the trim are in neither: build whole
-            image = lexical_segments.load(self._images_dir() / name, (*weights, 0.0), generation)
-            if image is not None and image.max_row == max_row:
-                return image
-        return None
 
     def units(self, ids: Sequence[int]) -> dict[int, StoredUnit]:
         """Stored units by id, read in one snapshot. Units read at the store's current
@@ -978,45 +715,6 @@ class SqliteStore(OperationalTables, GraphTables, VectorTables):
                               settings.hnsw_ef_search, settings.exact_below)
 
     # -- injected instructions (electa.ingest.injection) --------------------------------------
-    def flagged(self, org: str, agent: str | None = None) -> list[dict[str, object]]:
-        """Units of ``org`` (and ``agent``) holding injected instructions, for a person to look
-        at: see :meth:`electa.stores.IndexStore.flagged`."""
-        where, params = "d.org=?", [org]
-        if agent is not None:
-            where += " AND d.agent=?"
-            params.append(agent)
-        with self.snapshot() as con:
-            rows = con.execute(
-                "SELECT f.chunk_id, d.id, d.org, d.agent, c.kind, d.title, f.rules, f.findings FROM chunk_flags f"
-                f" JOIN chunks c ON c.id=f.chunk_id JOIN documents d ON d.id=c.document_id WHERE {where}",
-                params).fetchall()
-            places: dict[int, list[tuple[str, str]]] = {}
-            for document_id in {r[1] for r in rows}:
-                places[document_id] = sorted((str(uri), str(url)) for uri, url in con.execute(
-                    "SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id=?",
-                    (document_id,)))
-        return flagged_records([(*r[:7], json.loads(r[7])) for r in rows], places)
-
-    def rescan_injections(self, limit: int) -> tuple[int, int]:
-        """Scan up to ``limit`` units stored before the current injection rules (see
-        :func:`note_injection_rules`), replacing their marks, in one transaction; returns
-        ``(scanned, still to scan)``. ``limit`` 0 only counts. The generation does not move:
-        marks change no search."""
-        with self.transaction() as con:
-            pending = int(con.execute("SELECT coalesce((SELECT value FROM meta WHERE key='injection_pending'), 0)"
-                                      ).fetchone()[0])
-            cursor = int(con.execute("SELECT coalesce((SELECT value FROM meta WHERE key='injection_cursor'), 0)"
-                                     ).fetchone()[0])
-            rows = con.execute("SELECT id, title, text FROM chunks WHERE id>? AND id<=? ORDER BY id LIMIT ?",
-                               (cursor, pending, max(limit, 0))).fetchall() if limit > 0 else []
-            for chunk_id, title, text in rows:
-                con.execute("DELETE FROM chunk_flags WHERE chunk_id=?", (chunk_id,))
-                flag_unit(con, chunk_id, title, text)
-            if limit > 0:
-                cursor = int(rows[-1][0]) if len(rows) == limit else pending
-                self.set_meta(con, "injection_cursor", str(cursor))
-            left = int(con.execute("SELECT count(*) FROM chunks WHERE id>? AND id<=?", (cursor, pending)).fetchone()[0])
-        return len(rows), left
 
     def list_sources(self, org: str | None = None) -> list[dict[str, object]]:
         sql = f"SELECT {_SOURCE_COLUMNS_SQL} FROM sources"

@@ -31,6 +31,11 @@ class StoreTables:
         raise NotImplementedError
 
     @staticmethod
+    def _generation(con: sqlite3.Connection) -> int:
+        """The store's generation as ``con`` reads it: moved by every write of sources."""
+        return int(con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+
+    @staticmethod
     def _bump_backfills(con: sqlite3.Connection) -> None:
         """Move the store's ``version`` (:attr:`electa.stores.sqlite.SqliteStore.version`, and so
         every cached result) for data added to units stored earlier that is no dense vector (their
