@@ -27,7 +27,7 @@ and its passages: the same passages give the same answer, so the others' differe
 each row gives that count, the means over those questions, and the paired difference over them
 and over every question of the set (the same differences, the others counted as 0).
 
-The lift is set for the whole run by patching the engine's ``LIFT`` (what ``Settings`` cannot
+The lift is set for the whole run by patching the search path's ``LIFT`` (:mod:`electa.engine_search`; what ``Settings`` cannot
 set: a served lift is a constant, an agent's is tuned), and the window by patching
 :mod:`electa.answer.passages`' ``ANSWER_WINDOW``, which ``answer_window`` reads at each call. The patched lift reaches the
 hybrid mode's order only (the modes' merge and the multimodal figure lift keep their own), so
@@ -54,13 +54,13 @@ from electa.eval.answers import AnswerReport, answer_engine, evaluate_answers
 from electa.types import Caller
 
 SERVED_WINDOW = passages_module.ANSWER_WINDOW
-SERVED_LIFT = engine_module.LIFT
+SERVED_LIFT = search_module.LIFT
 
 
 def set_lift(lift: float) -> None:
-    """The C4 lift a search orders by (read in electa.engine_search) and its cache key names
-    (electa.engine.serving_recipe)."""
-    engine_module.LIFT = search_module.LIFT = lift
+    """The C4 lift a search orders by and its cache key names (both read in electa.engine_search)."""
+    search_module.LIFT = lift
+
 
 WINDOWS = (10, SERVED_WINDOW)
 KEYS = ("exact", "token_f1", "gold_cited", "abstained")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from electa import served_order
+from electa import engine_search, served_order
 from electa.agent_profile import AgentProfiles
 from electa.answer import passages
 from electa.config import Settings
@@ -45,13 +45,9 @@ from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
 from electa.model_files import ModelFilesMark, by_content
+from electa.modes import multimodal
+from electa.modes import protocol as mode_protocol
 from electa.modes.llm import LlmSteps
-from electa.modes.multimodal import FIGURE_LIFT, SHOWN_LIFT
-from electa.modes.protocol import MERGE_LIFT
-from electa.scoring import (
-    AGREEMENT_K,
-    LIFT,
-)
 from electa.served_order import ServedOrder
 from electa.stores.protocol import GraphStore, SparseTermStore, Store, VectorIndex
 from electa.stores.sparse_index import SparseIndex
@@ -364,7 +360,8 @@ def serving_recipe(settings: Settings) -> str:
     entry made by the code or settings before would be replayed for up to its TTL. Each constant
     is read, at each call, in the module that orders or cuts by it (the served order's, the
     passages'), so the key names what is served."""
-    order, window = served_order, passages.ANSWER_WINDOW
-    return (f"{ORDER}|rules={order.RANK_RULES}|analysis={ANALYSIS}|lift={LIFT:g}@k={AGREEMENT_K:g}"
+    order, search, window = served_order, engine_search, passages.ANSWER_WINDOW
+    figure = f"{multimodal.FIGURE_LIFT:g}x{multimodal.SHOWN_LIFT:g}"
+    return (f"{ORDER}|rules={order.RANK_RULES}|analysis={ANALYSIS}|lift={search.LIFT:g}@k={search.AGREEMENT_K:g}"
             f"|gap={order.GAP_WEIGHT:g}>{order.GAP_MARGIN:g}@{order.MATCHED_RANK}|page={order.PAGE_BOOST:g}"
-            f"|merge={MERGE_LIFT:g}|figure={FIGURE_LIFT:g}x{SHOWN_LIFT:g}|window={window}|settings={settings.result_digest()}")
+            f"|merge={mode_protocol.MERGE_LIFT:g}|figure={figure}|window={window}|settings={settings.result_digest()}")

@@ -116,12 +116,14 @@ def test_search_cache_follows_the_agents_settings(engine: Engine, monkeypatch: p
 
 
 # (each patched where it is read when a search is ordered or an answer's passages cut: the served
-# order's module, the passages', the engine's own; the key must follow the value served)
+# order's module, the passages', the engine's search path, the modes'; the key must follow the
+# value served)
 @pytest.mark.parametrize("upgrade", [("electa.engine.ORDER", "c4-next"), ("electa.answer.passages.ANSWER_WINDOW", 30),
-                                     ("electa.engine.LIFT", 0.5), ("electa.served_order.GAP_WEIGHT", 0.7),
+                                     ("electa.engine_search.LIFT", 0.5), ("electa.served_order.GAP_WEIGHT", 0.7),
                                      ("electa.served_order.GAP_MARGIN", 0.2), ("electa.served_order.PAGE_BOOST", 0.2),
-                                     ("electa.engine.MERGE_LIFT", 0.2), ("electa.engine.FIGURE_LIFT", 0.2),
-                                     ("electa.served_order.RANK_RULES", 99), ("electa.engine.AGREEMENT_K", 5.0)])
+                                     ("electa.modes.protocol.MERGE_LIFT", 0.2), ("electa.modes.multimodal.FIGURE_LIFT", 0.2),
+                                     ("electa.modes.multimodal.SHOWN_LIFT", 2.0),
+                                     ("electa.served_order.RANK_RULES", 99), ("electa.engine_search.AGREEMENT_K", 5.0)])
 def test_a_cache_that_outlives_an_upgrade_never_replays_the_old_order_or_window(
         engine: Engine, monkeypatch: pytest.MonkeyPatch, upgrade: tuple[str, object]) -> None:
     # A shared cache (Redis) keeps its entries across a restart on new code: an entry made with

@@ -1,5 +1,6 @@
 """What the embedded store's table mixins (:class:`~electa.stores.sqlite_ops.OperationalTables`,
-:class:`~electa.stores.sqlite_graph.GraphTables`, :class:`~electa.stores.sqlite_vectors.VectorTables`)
+:class:`~electa.stores.sqlite_graph.GraphTables`, :class:`~electa.stores.sqlite_vectors.VectorTables`,
+:class:`~electa.stores.sqlite_images.LexicalImages`, :class:`~electa.stores.sqlite_injections.InjectionTables`)
 read of the store they are mixed into (:class:`electa.stores.sqlite.SqliteStore` provides each
 connection and write), and how the graph's and the term weights' tables count data they add to
 units stored earlier.
