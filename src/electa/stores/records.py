@@ -25,6 +25,15 @@ def renamed_ext_id(old_uri: str, new_uri: str, ext_id: str) -> str | None:
     return renamed
 
 
+def flagged_sql(where: str, mark: str) -> tuple[str, str]:
+    """The two reads behind ``IndexStore.flagged`` in either store's SQL: the flagged units
+    matching ``where`` (rows for :func:`flagged_records`), and one document's ``(source, url)``
+    pairs, whose parameter is written ``mark`` (``?`` in SQLite, ``%s`` in PostgreSQL)."""
+    return ("SELECT f.chunk_id, d.id, d.org, d.agent, c.kind, d.title, f.rules, f.findings FROM chunk_flags f"
+            f" JOIN chunks c ON c.id=f.chunk_id JOIN documents d ON d.id=c.document_id WHERE {where}",
+            f"SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id={mark}")
+
+
 def flagged_records(rows: Sequence[Sequence[Any]], places: dict[int, list[tuple[str, str]]]) -> list[dict[str, object]]:
     """``IndexStore.flagged``'s records from ``(chunk id, document id, org, agent, kind, title,
     rules, findings)`` rows (findings decoded) and each document's sorted ``(source, url)``."""

@@ -12,7 +12,7 @@ import json
 import sqlite3
 
 from electa.ingest import injection
-from electa.stores.records import flagged_records
+from electa.stores.records import flagged_records, flagged_sql
 from electa.stores.sqlite_tables import StoreTables
 
 
@@ -67,15 +67,12 @@ class InjectionTables(StoreTables):
             where += " AND d.agent=?"
             params.append(agent)
         with self.snapshot() as con:
-            rows = con.execute(
-                "SELECT f.chunk_id, d.id, d.org, d.agent, c.kind, d.title, f.rules, f.findings FROM chunk_flags f"
-                f" JOIN chunks c ON c.id=f.chunk_id JOIN documents d ON d.id=c.document_id WHERE {where}",
-                params).fetchall()
+            flagged, places_of = flagged_sql(where, "?")
+            rows = con.execute(flagged, params).fetchall()
             places: dict[int, list[tuple[str, str]]] = {}
             for document_id in {r[1] for r in rows}:
                 places[document_id] = sorted((str(uri), str(url)) for uri, url in con.execute(
-                    "SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id=?",
-                    (document_id,)))
+                    places_of, (document_id,)))
         return flagged_records([(*r[:7], json.loads(r[7])) for r in rows], places)
 
     def rescan_injections(self, limit: int) -> tuple[int, int]:

@@ -52,7 +52,7 @@ from electa.stores.protocol import (
     same_access,
     same_documents,
 )
-from electa.stores.records import flagged_records, renamed_ext_id
+from electa.stores.records import flagged_records, flagged_sql, renamed_ext_id
 from electa.stores.sqlite import access_json, acl_text
 from electa.stores.sqlite_injections import scan_field
 from electa.stores.sqlite_ops import check_org_name, normalise_trigger
@@ -832,15 +832,12 @@ class PostgresStore(PgOperationalTables, PgGraphTables):
             where += " AND d.agent=%s"
             params.append(agent)
         with self.db.tx(org, snapshot=True) as con:
-            rows = con.execute(
-                "SELECT f.chunk_id, d.id, d.org, d.agent, c.kind, d.title, f.rules, f.findings FROM chunk_flags f"
-                f" JOIN chunks c ON c.id=f.chunk_id JOIN documents d ON d.id=c.document_id WHERE {where}",
-                params).fetchall()
+            flagged, places_of = flagged_sql(where, "%s")
+            rows = con.execute(flagged, params).fetchall()
             places: dict[int, list[tuple[str, str]]] = {}
             for document_id in {r[1] for r in rows}:
                 places[document_id] = sorted((str(uri), str(url)) for uri, url in con.execute(
-                    "SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id=%s",
-                    (document_id,)).fetchall())
+                    places_of, (document_id,)).fetchall())
         return flagged_records(rows, places)
 
     def rescan_injections(self, limit: int) -> tuple[int, int]:
