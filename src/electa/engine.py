@@ -33,9 +33,9 @@ from electa.errors import ConfigError, EmbedderUnavailable
 from electa.graph.extract import create_extractor
 from electa.ingest.chunker import CHUNKER_VERSION
 from electa.ingest.unit_vectors import Recipe
-from electa.judges import UnavailableJudge, build_funnel
+from electa.judges import UnavailableJudge, build_funnel, ltr
 from electa.judges.agent_rerank import AgentRerankers
-from electa.judges.ltr import ORDER, AgentModels, Serving
+from electa.judges.ltr import AgentModels, Serving
 from electa.legs.crossing import CrossingScorer, WhenLoaded
 from electa.legs.dense import DenseLeg
 from electa.legs.dense_readings import BY_QUESTION, MULTILINGUAL, DenseReadings
@@ -358,10 +358,11 @@ def serving_recipe(settings: Settings) -> str:
     caches put it in their keys because a shared cache (Redis) outlives an upgrade or a restart
     with other settings, and serves workers that may run with different ones: without it, an
     entry made by the code or settings before would be replayed for up to its TTL. Each constant
-    is read, at each call, in the module that orders or cuts by it (the served order's, the
-    passages'), so the key names what is served."""
+    is read, at each call, in the module that orders or cuts by it (the served order's, the search
+    path's, the modes', the passages', the learned ranker's for the order's version), so the key
+    names what is served."""
     order, search, window = served_order, engine_search, passages.ANSWER_WINDOW
     figure = f"{multimodal.FIGURE_LIFT:g}x{multimodal.SHOWN_LIFT:g}"
-    return (f"{ORDER}|rules={order.RANK_RULES}|analysis={ANALYSIS}|lift={search.LIFT:g}@k={search.AGREEMENT_K:g}"
+    return (f"{ltr.ORDER}|rules={order.RANK_RULES}|analysis={ANALYSIS}|lift={search.LIFT:g}@k={search.AGREEMENT_K:g}"
             f"|gap={order.GAP_WEIGHT:g}>{order.GAP_MARGIN:g}@{order.MATCHED_RANK}|page={order.PAGE_BOOST:g}"
             f"|merge={mode_protocol.MERGE_LIFT:g}|figure={figure}|window={window}|settings={settings.result_digest()}")

@@ -116,9 +116,9 @@ def test_search_cache_follows_the_agents_settings(engine: Engine, monkeypatch: p
 
 
 # (each patched where it is read when a search is ordered or an answer's passages cut: the served
-# order's module, the passages', the engine's search path, the modes'; the key must follow the
-# value served)
-@pytest.mark.parametrize("upgrade", [("electa.engine.ORDER", "c4-next"), ("electa.answer.passages.ANSWER_WINDOW", 30),
+# order's module, the passages', the engine's search path, the modes', the learned ranker's; the
+# key must follow the value served)
+@pytest.mark.parametrize("upgrade", [("electa.judges.ltr.ORDER", "c4-next"), ("electa.answer.passages.ANSWER_WINDOW", 30),
                                      ("electa.engine_search.LIFT", 0.5), ("electa.served_order.GAP_WEIGHT", 0.7),
                                      ("electa.served_order.GAP_MARGIN", 0.2), ("electa.served_order.PAGE_BOOST", 0.2),
                                      ("electa.modes.protocol.MERGE_LIFT", 0.2), ("electa.modes.multimodal.FIGURE_LIFT", 0.2),
@@ -134,7 +134,7 @@ def test_a_cache_that_outlives_an_upgrade_never_replays_the_old_order_or_window(
     assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
     assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
     assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is True
-    monkeypatch.setattr(*upgrade, raising=False)  # (raising: the code before had no ORDER here)
+    monkeypatch.setattr(*upgrade)
     assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
     assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
 

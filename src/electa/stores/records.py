@@ -28,7 +28,8 @@ def renamed_ext_id(old_uri: str, new_uri: str, ext_id: str) -> str | None:
 def flagged_sql(where: str, mark: str) -> tuple[str, str]:
     """The two reads behind ``IndexStore.flagged`` in either store's SQL: the flagged units
     matching ``where`` (rows for :func:`flagged_records`), and one document's ``(source, url)``
-    pairs, whose parameter is written ``mark`` (``?`` in SQLite, ``%s`` in PostgreSQL)."""
+    pairs, whose parameter is written ``mark`` (``?`` in SQLite, ``%s`` in PostgreSQL). ``where``
+    is the callers' own SQL, its values only as placeholders: never text a request gave."""
     return ("SELECT f.chunk_id, d.id, d.org, d.agent, c.kind, d.title, f.rules, f.findings FROM chunk_flags f"
             f" JOIN chunks c ON c.id=f.chunk_id JOIN documents d ON d.id=c.document_id WHERE {where}",
             f"SELECT s.uri, l.url FROM locations l JOIN sources s ON s.id=l.source_id WHERE l.document_id={mark}")
