@@ -1,6 +1,7 @@
 """What the embedded store's table mixins (:class:`~electa.stores.sqlite_ops.OperationalTables`,
 :class:`~electa.stores.sqlite_graph.GraphTables`, :class:`~electa.stores.sqlite_vectors.VectorTables`,
-:class:`~electa.stores.sqlite_images.LexicalImages`, :class:`~electa.stores.sqlite_injections.InjectionTables`)
+:class:`~electa.stores.sqlite_images.LexicalImages`, :class:`~electa.stores.sqlite_injections.InjectionTables`,
+:class:`~electa.stores.sqlite_sources.SourceTables`)
 read of the store they are mixed into (:class:`electa.stores.sqlite.SqliteStore` provides each
 connection and write), and how the graph's and the term weights' tables count data they add to
 units stored earlier.
@@ -29,6 +30,9 @@ class StoreTables:
         raise NotImplementedError
 
     def _bump(self, con: sqlite3.Connection) -> None:
+        raise NotImplementedError
+
+    def _changed(self) -> None:
         raise NotImplementedError
 
     @staticmethod

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from electa.stores.postgres.analysis import MAX_LEXEME_BYTES, tsvector_literal
-from electa.stores.sqlite import acl_text
+from electa.stores.sqlite_acl import acl_text
 from electa.stores.sqlite_ops import normalise_trigger
 from electa.text.analysis import ANALYSIS, DEFAULT_LANGUAGE, index_terms, outdated
 from electa.text.language import detect_document

@@ -53,7 +53,7 @@ from electa.stores.protocol import (
     same_documents,
 )
 from electa.stores.records import flagged_records, flagged_sql, renamed_ext_id
-from electa.stores.sqlite import access_json, acl_text
+from electa.stores.sqlite_acl import access_json, acl_text
 from electa.stores.sqlite_injections import scan_field
 from electa.stores.sqlite_ops import check_org_name, normalise_trigger
 from electa.stores.sqlite_vectors import VECTOR_KINDS
