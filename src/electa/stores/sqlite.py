@@ -2,11 +2,13 @@
 
 SQLite (WAL) is the source of truth for sources, documents, chunks, Q&A pairs, access fields,
 lineage and vectors; FTS5 tables serve the full-text legs. A source is written in one
-transaction, so a crash or a bad file mid-ingest leaves the previous state intact (SPEC A8).
+transaction, so a crash or a bad file mid-ingest leaves the previous state intact (SPEC A8;
+:mod:`electa.stores.sqlite_sources`).
 
 Access control lives *inside* the FTS5 match (SPEC B8): each indexed row carries an ``acl``
 column of opaque tokens (organisation, agent, ``public`` or principal tokens) and every
-full-text query ANDs a filter on it, so a row the caller may not see never becomes a candidate.
+full-text query ANDs a filter on it, so a row the caller may not see never becomes a candidate
+(:mod:`electa.stores.sqlite_acl`).
 """
 
 from __future__ import annotations
@@ -410,7 +412,6 @@ class SqliteStore(SourceTables, OperationalTables, GraphTables, VectorTables, Le
 
         return FaissHnswIndex(self, model_id, dim, settings.hnsw_m, settings.hnsw_ef_construction,
                               settings.hnsw_ef_search, settings.exact_below)
-
 
     def stats(self) -> dict[str, object]:
         con = self.con

@@ -1,7 +1,9 @@
 """Access inside the full-text match (SPEC B8): each indexed row of the embedded store carries an
 ``acl`` column of opaque tokens (organisation, agent, ``public`` or principal tokens), and every
 full-text query ANDs :func:`acl_filter` on it, so a row the caller may not see never becomes a
-candidate. The PostgreSQL store writes the same tokens into its own ``acl`` column.
+candidate. The PostgreSQL store writes the same tokens into each chunk's tsvector as weight-D
+lexemes (:mod:`electa.stores.postgres.analysis`). :func:`access_json` is how both stores record
+a source's access.
 """
 
 from __future__ import annotations

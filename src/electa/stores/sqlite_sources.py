@@ -53,7 +53,8 @@ def _source_record(row: Sequence[Any]) -> dict[str, Any]:
 
 
 class SourceTables(StoreTables):
-    """The sources, documents and units the embedded store writes (see the module's docstring)."""
+    """The sources, documents and units the embedded store writes, and its reads of sources and
+    roots (see the module's docstring)."""
 
     def source(self, org: str, agent: str, uri: str) -> dict[str, Any] | None:
         row = self.con.execute(f"SELECT {_SOURCE_COLUMNS_SQL} FROM sources WHERE org=? AND agent=? AND uri=?",
@@ -305,6 +306,7 @@ class SourceTables(StoreTables):
             self._bump(con)
         self._changed()
         return removed
+
     def list_sources(self, org: str | None = None) -> list[dict[str, object]]:
         sql = f"SELECT {_SOURCE_COLUMNS_SQL} FROM sources"
         params: tuple[object, ...] = ()
