@@ -45,7 +45,7 @@ from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
 from electa.model_files import ModelFilesMark, by_content
-from electa.modes import multimodal
+from electa.modes import corrective, graph, multimodal
 from electa.modes import protocol as mode_protocol
 from electa.modes.llm import LlmSteps
 from electa.served_order import ServedOrder
@@ -351,7 +351,8 @@ def serving_recipe(settings: Settings) -> str:
     """What a cached search or answer was computed with beyond its request, the agent's settings
     and the store's version, where an upgrade or a restart changes it: the served order's version
     (:data:`electa.judges.ltr.ORDER`), the constants that order by value (the C4 lift and its k, the
-    meaning gap's weight and margin, the page boost, the modes' merge and image lifts), the version of the ordering rules
+    meaning gap's weight and margin, the page boost, the modes' merge lift, k and depth, the graph
+    mode's entity weight, the corrective mode's graded count and keep grade, the image lifts), the version of the ordering rules
     (:data:`RANK_RULES`) and of the analysis (the terms lexical coverage reads), the answer's
     window and the engine's ``settings`` (:meth:`Settings.result_digest`: the floor, weights,
     depths, judges, answerer...). Result
@@ -363,6 +364,8 @@ def serving_recipe(settings: Settings) -> str:
     names what is served."""
     order, search, window = served_order, engine_search, passages.ANSWER_WINDOW
     figure = f"{multimodal.FIGURE_LIFT:g}x{multimodal.SHOWN_LIFT:g}"
+    merge = f"{mode_protocol.MERGE_LIFT:g}@k={mode_protocol.MERGE_K:g}>{mode_protocol.MERGE_DEPTH}"
+    modes = f"entity={graph.ENTITY_WEIGHT:g}|graded={corrective.GRADED}>{corrective.KEEP:g}"
     return (f"{ltr.ORDER}|rules={order.RANK_RULES}|analysis={ANALYSIS}|lift={search.LIFT:g}@k={search.AGREEMENT_K:g}"
             f"|gap={order.GAP_WEIGHT:g}>{order.GAP_MARGIN:g}@{order.MATCHED_RANK}|page={order.PAGE_BOOST:g}"
-            f"|merge={mode_protocol.MERGE_LIFT:g}|figure={figure}|window={window}|settings={settings.result_digest()}")
+            f"|merge={merge}|{modes}|figure={figure}|window={window}|settings={settings.result_digest()}")

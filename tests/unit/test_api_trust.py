@@ -122,7 +122,9 @@ def test_search_cache_follows_the_agents_settings(engine: Engine, monkeypatch: p
                                      ("electa.engine_search.LIFT", 0.5), ("electa.served_order.GAP_WEIGHT", 0.7),
                                      ("electa.served_order.GAP_MARGIN", 0.2), ("electa.served_order.PAGE_BOOST", 0.2),
                                      ("electa.modes.protocol.MERGE_LIFT", 0.2), ("electa.modes.multimodal.FIGURE_LIFT", 0.2),
-                                     ("electa.modes.multimodal.SHOWN_LIFT", 2.0),
+                                     ("electa.modes.multimodal.SHOWN_LIFT", 2.0), ("electa.modes.protocol.MERGE_K", 30.0),
+                                     ("electa.modes.protocol.MERGE_DEPTH", 40), ("electa.modes.graph.ENTITY_WEIGHT", 0.7),
+                                     ("electa.modes.corrective.GRADED", 8), ("electa.modes.corrective.KEEP", 5.0),
                                      ("electa.served_order.RANK_RULES", 99), ("electa.engine_search.AGREEMENT_K", 5.0)])
 def test_a_cache_that_outlives_an_upgrade_never_replays_the_old_order_or_window(
         engine: Engine, monkeypatch: pytest.MonkeyPatch, upgrade: tuple[str, object]) -> None:
