@@ -185,6 +185,20 @@ def test_html_a_pages_title_is_its_own_not_its_sites() -> None:
     assert doc.title == "Pricing FAQ" and [s.path for s in doc.sections] == [("Plans - Pricing",)]
 
 
+def test_html_a_title_and_its_heading_parted_by_a_no_break_space_are_one() -> None:
+    """Found trying Valgrind's manual (DocBook) as a newcomer: each page's <title> and <h1> say
+    "4.&nbsp;Memcheck: a memory error detector", the <h1> after an empty anchor, so the heading
+    read with a space where the title kept the no-break space, and every unit of the page was
+    titled "4. Memcheck: a memory error detector > 4. Memcheck: a memory error detector > …"."""
+    page = ("<html><head><title>4.\u00a0Memcheck: a memory error detector</title></head><body>"
+            "<div class='titlepage'><h1 class='title'>\n<a name='mc-manual'></a>4.\u00a0Memcheck: a memory error"
+            " detector</h1></div><p>Memcheck finds leaks.</p><h2 class='title'><a name='o'></a>4.1.\u00a0Overview</h2>"
+            "<p>It runs your program.</p></body></html>").encode()
+    doc = load("mc-manual.html", page).documents[0]
+    assert doc.title == "4.\u00a0Memcheck: a memory error detector"
+    assert [s.path for s in doc.sections] == [(), ("4.1. Overview",)]
+
+
 def test_html_a_code_blocks_copy_button_and_side_by_side_forms() -> None:
     """Node.js's docs: each example's ES module and CommonJS forms sit side by side in one
     <pre>, with a "copy" button, and read "import a;const a = require('a');copy"."""

@@ -309,10 +309,11 @@ def read_html(name: str, text: str, note: str = "") -> Loaded:
             words = block_text(node)
             plain = " ".join(node.text(deep=True, separator="", strip=False).split())
             # (the page's title is no heading of its own: an <h1> that says it, or the first
-            # heading of a page whose headings start lower, as Node.js's docs start at <h2>)
+            # heading of a page whose headings start lower, as Node.js's docs start at <h2>; the
+            # spaces aside, as DocBook's "4.&nbsp;Memcheck" after an empty anchor says its title)
             heads = bool(words) and not (
                 (tag == "h1" or (first is not None and node.mem_id == first.mem_id and not read_block))
-                and title in (words, plain, node.text(separator=" ", strip=True)))
+                and (title in (words, plain, node.text(separator=" ", strip=True)) or " ".join(title.split()) == plain))
             if heads:
                 items.append((int(tag[1]), words))
                 last_run = ""

@@ -80,9 +80,11 @@ from electa.ingest.loaders import loader_for
 #   reading keeps every word, as often; a class ending an item climbs past a comment to the whole
 #   next element; a description that is a title's target is no element; a ":doc:" reference to
 #   an index page shows its folder's name.
+# html 9: a page's <h1> that says its <title> but for its spaces (DocBook's "4.&nbsp;Memcheck",
+#   the heading after an empty anchor) is the title, no heading of its own.
 READERS: dict[str, int] = {
     "load_markdown": 7,
-    "load_html": 8,
+    "load_html": 9,
     "load_rst": 5,
     "load_text": 3,
     "load_pdf": 1,
