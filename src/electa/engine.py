@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from electa import engine_search, served_order
+from electa import code_mark, engine_search, served_order
 from electa.agent_profile import AgentProfiles
 from electa.answer import passages
 from electa.config import Settings
@@ -45,7 +45,8 @@ from electa.legs.protocol import Leg
 from electa.legs.runner import LegRunner
 from electa.legs.sparse import SparseLeg
 from electa.model_files import ModelFilesMark, by_content
-from electa.modes import corrective, graph, multimodal
+from electa.modes import corrective, multimodal
+from electa.modes import graph as graph_mode
 from electa.modes import protocol as mode_protocol
 from electa.modes.llm import LlmSteps
 from electa.served_order import ServedOrder
@@ -361,11 +362,15 @@ def serving_recipe(settings: Settings) -> str:
     entry made by the code or settings before would be replayed for up to its TTL. Each constant
     is read, at each call, in the module that orders or cuts by it (the served order's, the search
     path's, the modes', the passages', the learned ranker's for the order's version), so the key
-    names what is served."""
+    names what is served, each at full precision. Beyond these (whose names in the key say what
+    a patch or a setting changed), a digest of the package's code
+    (:func:`electa.code_mark.code_digest`) keys apart whatever else a deploy changes: coverage's
+    base and span, the Q&A and graph minimums, the modes' limits, the prompts, the code."""
     order, search, window = served_order, engine_search, passages.ANSWER_WINDOW
-    figure = f"{multimodal.FIGURE_LIFT:g}x{multimodal.SHOWN_LIFT:g}"
-    merge = f"{mode_protocol.MERGE_LIFT:g}@k={mode_protocol.MERGE_K:g}>{mode_protocol.MERGE_DEPTH}"
-    modes = f"entity={graph.ENTITY_WEIGHT:g}|graded={corrective.GRADED}>{corrective.KEEP:g}"
-    return (f"{ltr.ORDER}|rules={order.RANK_RULES}|analysis={ANALYSIS}|lift={search.LIFT:g}@k={search.AGREEMENT_K:g}"
-            f"|gap={order.GAP_WEIGHT:g}>{order.GAP_MARGIN:g}@{order.MATCHED_RANK}|page={order.PAGE_BOOST:g}"
-            f"|merge={merge}|{modes}|figure={figure}|window={window}|settings={settings.result_digest()}")
+    figure = f"{multimodal.FIGURE_LIFT!r}x{multimodal.SHOWN_LIFT!r}"
+    merge = f"{mode_protocol.MERGE_LIFT!r}@k={mode_protocol.MERGE_K!r}>{mode_protocol.MERGE_DEPTH!r}"
+    modes = f"entity={graph_mode.ENTITY_WEIGHT!r}|graded={corrective.GRADED!r}>{corrective.KEEP!r}"
+    return (f"code={code_mark.code_digest()}|{ltr.ORDER}|rules={order.RANK_RULES}|analysis={ANALYSIS}"
+            f"|lift={search.LIFT!r}@k={search.AGREEMENT_K!r}"
+            f"|gap={order.GAP_WEIGHT!r}>{order.GAP_MARGIN!r}@{order.MATCHED_RANK!r}|page={order.PAGE_BOOST!r}"
+            f"|merge={merge}|{modes}|figure={figure}|window={window!r}|settings={settings.result_digest()}")

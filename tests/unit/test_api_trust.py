@@ -284,3 +284,17 @@ def test_a_restructuredtext_upload_is_read_and_what_it_hides_is_not(engine: Engi
     assert r.status_code in (200, 201), r.text
     hits = client.post("/v1/search", json={"query": "how long do refunds take"}, headers=headers).json()["hits"]
     assert hits and hits[0]["title"] == "Refunds" and all("365" not in h["text"] for h in hits)
+
+
+def test_a_cache_that_outlives_a_deploy_never_replays_what_other_code_made(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Review: coverage's base and span, the Q&A minimum, the modes' limits, the prompts... change
+    # what is served and no list of constants in the key kept up with them: the key carries a
+    # digest of the package's code, so a deploy of any change keys its results apart.
+    client, headers = _client(engine, monkeypatch)
+    search = {"query": "refund annual plans"}
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
+    monkeypatch.setattr("electa.code_mark.code_digest", lambda: "another-release")
+    assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
