@@ -159,6 +159,8 @@ def main() -> None:
                 lists = collect_leg_lists(engine, beir, 100, False, Caller(EVAL_ORG), "ext_id", ["fulltext", "dense"],
                                           tables, results_of=results)
         failed = Counter(f"{r.leg} {r.status.value}" for rs in results.values() for r in rs if r.status is not LegStatus.OK)
+        if failed:  # (a leg that failed a title reads as one that found nothing for it)
+            raise SystemExit(f"{name}: legs not ok on some titles ({dict(failed)}); nothing is read")
         scores = {leg: ([], []) for leg in ("fulltext", "dense")}
         for q, legs in lists.items():
             for leg, (mrr, ndcg) in scores.items():
@@ -186,7 +188,7 @@ def main() -> None:
             print(f"{'':<16} nDCG@10 served {sum(served) / len(served):.4f}, plain fusion {sum(fused) / len(fused):.4f}:"
                   f" {sum(gap) / len(gap):+.4f} ±{_se(gap):.4f}")
         print(f"{'':<16} bodies that opened with their title, cut: {counts['cut']}; holding it whole after: "
-              f"{counts['holding']}; its title alone, left out: {counts['empty']}; legs not ok: {dict(failed) or 'none'}")
+              f"{counts['holding']}; its title alone, left out: {counts['empty']}; legs not ok: none")
 
 
 if __name__ == "__main__":

@@ -5,37 +5,60 @@ one replaces the other. The cache key names the constants that order or cut by v
 (:func:`electa.engine.serving_recipe`), but what a search or an answer returns also hangs on
 constants no list keeps up with (coverage's base and span, the Q&A and graph minimums, the
 modes' limits, the LLM's prompts) and on the code itself. So the key also carries a digest of
-every Python file of the installed package: any change to the code, a constant or a prompt keys
-the results apart, and a deploy leaves the old entries to expire unread. It is read once per
-process (about 200 files); a package that is not on disk as files (a zip import) is marked by
-its version alone.
+the installed package's code: any change to the code, a constant or a prompt keys the results
+apart, and a deploy leaves the old entries to expire unread.
+
+It is computed once, when this module is first imported (about 200 files), so a package
+upgraded in place under a running process is not stamped with the new code's mark. Its
+``.py`` files are read where the package is a folder holding them; its compiled ``.pyc`` files
+where it ships only those; where it is neither (a zip import), no mark of its code can be read,
+and the process marks its results as its own alone (a random token, with a warning): workers
+then share no cached result, and none replays another's.
 """
 
 from __future__ import annotations
 
 import hashlib
-from functools import cache
+import logging
+import secrets
 from pathlib import Path
 
-import electa
+log = logging.getLogger(__name__)
 
 
-def digest_of(root: Path) -> str:
-    """A digest of each ``.py`` file under ``root``: its path relative to ``root`` and its bytes
-    (compiled caches aside), in path order."""
+def digest_of(root: Path, suffix: str = ".py") -> str:
+    """A digest of each file named ``*suffix`` under ``root``: its path relative to ``root`` and
+    its bytes (compiled caches aside, for ``.py``), in path order. A file that cannot be read (a
+    dangling link, no permission) counts by its path and the error's name, so one bad file
+    changes the mark instead of failing every search."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        if "__pycache__" in path.parts:
+    for path in sorted(root.rglob(f"*{suffix}")):
+        rel = path.relative_to(root)
+        if suffix == ".py" and "__pycache__" in rel.parts:
             continue
-        digest.update(f"{path.relative_to(root).as_posix()}\n".encode())
-        digest.update(path.read_bytes())
+        digest.update(f"{rel.as_posix()}\n".encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError as e:
+            digest.update(f"unreadable:{type(e).__name__}".encode())
         digest.update(b"\0")
     return digest.hexdigest()[:16]
 
 
-@cache
+def package_digest(root: Path) -> str:
+    """The mark of the package at ``root``: its ``.py`` files, or its ``.pyc`` files, or a
+    token of this process alone (see the module's docstring)."""
+    if root.is_dir() and any(root.glob("*.py")):
+        return digest_of(root)
+    if root.is_dir() and any(root.rglob("*.pyc")):
+        return "pyc-" + digest_of(root, ".pyc")
+    log.warning("electa's code at %s is no folder of files: cached results are keyed to this process alone", root)
+    return "process-" + secrets.token_hex(8)
+
+
+_DIGEST = package_digest(Path(__file__).parent)
+
+
 def code_digest() -> str:
-    """:func:`digest_of` the installed ``electa`` package, or its version where it is no folder
-    of files."""
-    root = Path(electa.__file__).parent
-    return digest_of(root) if root.is_dir() and (root / "engine.py").is_file() else f"v{electa.__version__}"
+    """:func:`package_digest` of the installed ``electa`` package, read at import."""
+    return _DIGEST

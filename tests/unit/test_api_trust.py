@@ -295,6 +295,8 @@ def test_a_cache_that_outlives_a_deploy_never_replays_what_other_code_made(
     search = {"query": "refund annual plans"}
     assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
     assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is True
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False
+    assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is True
     monkeypatch.setattr("electa.code_mark.code_digest", lambda: "another-release")
     assert client.post("/v1/search", json=search, headers=headers).json()["cached"] is False
     assert _done(_ask(client, headers, "Are annual plans refunded?"))["cached"] is False

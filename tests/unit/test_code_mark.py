@@ -1,6 +1,9 @@
+import logging
 from pathlib import Path
 
-from electa.code_mark import code_digest, digest_of
+import pytest
+
+from electa.code_mark import code_digest, digest_of, package_digest
 
 
 def _package(root: Path, lift: str) -> Path:
@@ -27,4 +30,26 @@ def test_the_digest_follows_any_change_to_the_code_and_nothing_else(tmp_path: Pa
 def test_the_installed_package_is_marked_by_its_files() -> None:
     import electa
 
-    assert code_digest() == digest_of(Path(electa.__file__).parent)
+    assert code_digest() == digest_of(Path(electa.__file__).parent) == package_digest(Path(electa.__file__).parent)
+
+
+def test_a_file_that_cannot_be_read_changes_the_mark_instead_of_failing(tmp_path: Path) -> None:
+    root = _package(tmp_path / "a", "0.25")
+    before = digest_of(root)
+    (root / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    assert digest_of(root) != before
+
+
+def test_a_package_without_sources_is_marked_by_its_compiled_files_or_by_the_process_alone(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    compiled = tmp_path / "pyc"
+    compiled.mkdir()
+    (compiled / "scoring.pyc").write_bytes(b"one")
+    first = package_digest(compiled)
+    (compiled / "scoring.pyc").write_bytes(b"two")
+    assert first.startswith("pyc-") and package_digest(compiled) != first
+    zipped = tmp_path / "electa.zip" / "electa"  # (what __file__'s folder is under a zip import)
+    with caplog.at_level(logging.WARNING):
+        one, two = package_digest(zipped), package_digest(zipped)
+    assert one.startswith("process-") and one != two  # (never one mark for every release)
+    assert "this process alone" in caplog.text

@@ -81,7 +81,9 @@ from electa.ingest.loaders import loader_for
 #   next element; a description that is a title's target is no element; a ":doc:" reference to
 #   an index page shows its folder's name.
 # html 9: a page's <h1> that says its <title> but for its spaces (DocBook's "4.&nbsp;Memcheck",
-#   the heading after an empty anchor) is the title, no heading of its own.
+#   the heading after an empty anchor) is the title, no heading of its own. (Only its sections'
+#   paths change, so a stored page read again reads the same and keeps its units, as the Limits
+#   above say: new pages and pages whose text changes get it.)
 READERS: dict[str, int] = {
     "load_markdown": 7,
     "load_html": 9,
