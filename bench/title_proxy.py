@@ -41,7 +41,7 @@ from pathlib import Path
 
 from electa.eval.metrics import ndcg_at
 from electa.eval.runner import EVAL_ORG, collect_leg_lists, labelled_set
-from electa.fusion import RRF_K
+from electa.fusion import weighted_rrf
 from electa.types import Caller, LegResult, LegStatus
 
 
@@ -177,13 +177,7 @@ def main() -> None:
         if args.orders:
             # (the served order as the engine ranked the candidates it kept; plain RRF, k = 60)
             served = [ndcg_at(list(dict.fromkeys(doc for doc, _, _ in tables[q])), beir.qrels[q]) for q in lists]
-            fused = []
-            for q, legs in lists.items():
-                rrf: dict[str, float] = {}
-                for ranked in legs.values():
-                    for rank, (doc, _) in enumerate(ranked, 1):
-                        rrf[doc] = rrf.get(doc, 0.0) + 1.0 / (RRF_K + rank)
-                fused.append(ndcg_at(sorted(rrf, key=lambda doc: -rrf[doc]), beir.qrels[q]))
+            fused = [ndcg_at([f.key for f in weighted_rrf(legs)], beir.qrels[q]) for q, legs in lists.items()]
             gap = [a - b for a, b in zip(served, fused, strict=True)]
             print(f"{'':<16} nDCG@10 served {sum(served) / len(served):.4f}, plain fusion {sum(fused) / len(fused):.4f}:"
                   f" {sum(gap) / len(gap):+.4f} ±{_se(gap):.4f}")

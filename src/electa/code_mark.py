@@ -23,25 +23,22 @@ import logging
 import secrets
 from pathlib import Path
 
+from electa.model_files import file_sha256
+
 log = logging.getLogger(__name__)
 
 
 def digest_of(root: Path, suffix: str = ".py") -> str:
     """A digest of each file named ``*suffix`` under ``root``: its path relative to ``root`` and
-    its bytes (compiled caches aside, for ``.py``), in path order. A file that cannot be read (a
-    dangling link, no permission) counts by its path and the error's name, so one bad file
-    changes the mark instead of failing every search."""
+    its SHA-256 (:func:`electa.model_files.file_sha256`; compiled caches aside, for ``.py``), in
+    path order. A file that cannot be read (a dangling link, no permission) counts by its path as
+    ``absent``, so one bad file changes the mark instead of failing every search."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob(f"*{suffix}")):
         rel = path.relative_to(root)
         if suffix == ".py" and "__pycache__" in rel.parts:
             continue
-        digest.update(f"{rel.as_posix()}\n".encode())
-        try:
-            digest.update(path.read_bytes())
-        except OSError as e:
-            digest.update(f"unreadable:{type(e).__name__}".encode())
-        digest.update(b"\0")
+        digest.update(f"{rel.as_posix()}\n{file_sha256(path)}\n".encode())
     return digest.hexdigest()[:16]
 
 

@@ -110,7 +110,8 @@ def _stat(path: Path | None) -> tuple[int, ...] | None:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
 
 
-def _content(path: Path | None) -> str:
+def file_sha256(path: Path | None) -> str:
+    """The SHA-256 of the file at ``path``, read in blocks; ``absent`` where there is none to read."""
     if path is None:
         return "absent"
     digest = hashlib.sha256()
@@ -141,7 +142,7 @@ class ModelFilesMark:
                 for (role, path), opened in zip(self._files, self._opened, strict=True):
                     # (hashed between two stats: a file replaced since it was loaded, or while
                     # it is read, is not what this worker serves, whatever its bytes)
-                    content = _content(path)
+                    content = file_sha256(path)
                     if _stat(path) != opened:
                         content = f"replaced since this worker loaded it: {self._own}"
                     parts.append(f"{role}={content}")
