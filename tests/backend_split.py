@@ -95,6 +95,7 @@ class Watch:
 WATCH = Watch()
 STORE_FREE: list[str] = []
 OUTCOMES = pytest.StashKey[list[str]]()
+WORKER_KEY = "electa_store_free"
 
 
 def stamp(root: Path) -> str:
@@ -110,10 +111,21 @@ def stamp(root: Path) -> str:
     return f"# stamp {digest.hexdigest()}"
 
 
+def worker(config: pytest.Config) -> bool:
+    """Whether this process is a pytest-xdist worker (``make test`` runs ``-n auto``)."""
+    return hasattr(config, "workerinput")
+
+
+def controller(config: pytest.Config) -> bool:
+    """Whether this process hands the tests to pytest-xdist workers and runs none itself."""
+    return not worker(config) and bool(getattr(config.option, "numprocesses", None))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     target = os.environ.get(ENV)
     if target and not POSTGRES:
-        Path(target).unlink(missing_ok=True)
+        if not worker(config):
+            Path(target).unlink(missing_ok=True)
         WATCH.install()
 
 
@@ -148,10 +160,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.stash[OUTCOMES].append("xfail" if hasattr(report, "wasxfail") else report.outcome)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """Under pytest-xdist, on the controller: a worker's store-free tests join the list."""
+    STORE_FREE.extend(getattr(node, "workeroutput", {}).get(WORKER_KEY, []))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The embedded pass's list, written only when every test it ran passed (a failing run
-    stops ``make test`` before the PostgreSQL pass anyway; an empty list skips nothing)."""
+    stops ``make test`` before the PostgreSQL pass anyway; an empty list skips nothing).
+    A pytest-xdist worker hands its part to the controller, which writes the whole list once
+    every worker is done (a worker lost half way fails the run, so no part goes missing)."""
     target = os.environ.get(ENV)
+    if target and worker(session.config):
+        session.config.workeroutput[WORKER_KEY] = list(STORE_FREE)  # type: ignore[attr-defined]
+        return
     if target and WATCH.installed and exitstatus == 0:
         lines = [stamp(session.config.rootpath), *STORE_FREE]
         Path(target).write_text("".join(f"{n}\n" for n in lines), encoding="utf-8")

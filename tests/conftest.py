@@ -43,8 +43,11 @@ os.environ["ELECTA_SPARSE"] = ""
 
 def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
     """``ELECTA_TEST_BACKEND=postgres``: every store the tests open (in this process and in the
-    ones they start) is on a real PostgreSQL server started here (electa.testing.pg_mode)."""
-    if BACKEND != "postgres":
+    ones they start) is on a real PostgreSQL server started here (electa.testing.pg_mode).
+    Under pytest-xdist each worker starts its own; the controller, which runs no test, none."""
+    from tests.backend_split import controller  # (imported here: pytest_plugins loads it first)
+
+    if BACKEND != "postgres" or controller(config):
         return
     from electa.testing.pg_mode import ENV_DSN, install
     from electa.testing.pg_server import shared_server
@@ -115,6 +118,17 @@ def sample_kb() -> Path:
 # Lines that tests want in the run's summary (property-based and fuzz tests print their
 # example counts and seeds here, so a failing CI log says how to reproduce it).
 SUMMARY: list[str] = []
+SUMMARY_KEY = "electa_summary"
+
+
+def pytest_sessionfinish(session) -> None:  # type: ignore[no-untyped-def]
+    if hasattr(session.config, "workerinput"):  # (a pytest-xdist worker: the controller prints the summary)
+        session.config.workeroutput[SUMMARY_KEY] = list(SUMMARY)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # type: ignore[no-untyped-def]
+    SUMMARY.extend(getattr(node, "workeroutput", {}).get(SUMMARY_KEY, []))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]

@@ -124,6 +124,23 @@ def test_a_gap_gets_an_answer_written_in_the_console(site: dict[str, str], brows
     assert text.strip() == "No, we only sell horse saddles." and done["curated"]
 
 
+@pytest.fixture
+def unrelated_page(site: dict[str, str]) -> Iterator[None]:
+    """A page no refund question is about, there for this test alone (a candidate under the floor
+    whichever of this module's tests ran before)."""
+    ingest = {"Authorization": f"Bearer {site['ingest']}"}
+    r = httpx.post(f"{site['url']}/v1/sources", json={"name": "careers.md", "url": "https://help.acme.test/careers",
+                                                      "content": CAREERS}, headers=ingest, timeout=60)
+    assert r.status_code == 201, r.text
+    yield
+    r = httpx.delete(f"{site['url']}/v1/sources", params={"uri": "careers.md"}, headers=ingest, timeout=60)
+    assert r.status_code == 200 and r.json()["removed_units"], r.text
+
+
+CAREERS = "# Careers\nWe are hiring backend engineers in Lisbon. Send your CV to jobs@acme.test.\n"
+
+
+@pytest.mark.usefixtures("unrelated_page")
 def test_the_probe_draws_the_floor_between_passing_and_failing(site: dict[str, str], browser: object) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys

@@ -81,11 +81,12 @@ def test_runs_a_command():
 '''
 
 
-def run(project: Path, postgres: bool, listing: Path) -> subprocess.CompletedProcess[str]:
+def run(project: Path, postgres: bool, listing: Path, workers: int = 0) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ELECTA_TEST_STORE_FREE": str(listing), "PYTHONPATH": str(ROOT),
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # (the suite's plugins cost seconds a run, and none is needed)
     env["ELECTA_TEST_BACKEND"] = "postgres" if postgres else "sqlite"
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", "tests"],
+    spread = ["-p", "xdist.plugin", "-n", str(workers)] if workers else []
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", *spread, "tests"],
                           cwd=project, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -118,3 +119,20 @@ def test_only_plain_passes_are_listed_and_only_a_list_of_this_code_is_read(tmp_p
     (root / "tests" / "test_cases.py").write_text(CASES + "\ndef test_fails():\n    assert False\n", encoding="utf-8")
     assert run(root, False, listing).returncode == 1
     assert not listing.exists()  # a failing (or killed) embedded pass leaves no list behind
+
+
+def test_tests_spread_over_workers_are_listed_whichever_worker_ran_them(tmp_path: Path) -> None:
+    """``make test`` runs each pass on pytest-xdist workers: the list is every worker's part,
+    written once by the controller (each worker writing its own lost the others')."""
+    root, listing = project(tmp_path), tmp_path / "store-free.txt"
+    plain = [f"test_plain_{n}" for n in range(12)]
+    (root / "tests" / "test_cases.py").write_text(CASES + "".join(f"\n\ndef {name}():\n    assert True\n" for name in plain),
+                                                   encoding="utf-8")
+    embedded = run(root, False, listing, workers=2)
+    assert embedded.returncode == 0, embedded.stdout + embedded.stderr
+    assert "bringing up nodes" in embedded.stdout, embedded.stdout  # (xdist ran the tests)
+    lines = listing.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# stamp ")
+    assert sorted(lines[1:]) == sorted(f"tests/test_cases.py::{name}" for name in ["test_plain", *plain])
+    postgres = run(root, True, listing, workers=2)
+    assert postgres.returncode == 0 and "13 skipped" in postgres.stdout, postgres.stdout
