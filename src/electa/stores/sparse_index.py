@@ -25,11 +25,14 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from electa.stores.protocol import AllowedSet
+
+if TYPE_CHECKING:  # (imported where an index is built: scipy costs every process 0.1 s to start)
+    from scipy import sparse
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,8 @@ class Segment:
         indptr = np.concatenate([[0], np.cumsum(lengths)])
         cols = np.concatenate([v[0] for v in vectors]) if vectors else np.zeros(0, np.int32)
         data = np.concatenate([v[1] for v in vectors]) if vectors else np.zeros(0, np.float32)
+        from scipy import sparse
+
         csr = sparse.csr_matrix((data, cols, indptr), shape=(len(vectors), vocab), dtype=np.float32)
         return cls(np.asarray(ids, dtype=np.int64), csr.tocsc())
 
@@ -165,6 +170,8 @@ class SparseIndex:
 
 
 def _merge(segments: Iterable[Segment]) -> Segment:
+    from scipy import sparse
+
     parts = list(segments)
     return Segment(np.concatenate([s.ids for s in parts]),
                    sparse.vstack([s.matrix for s in parts], format="csc", dtype=np.float32))
