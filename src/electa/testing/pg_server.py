@@ -105,6 +105,18 @@ def shared_server() -> PostgresServer:
         return _shared
 
 
+def stop_shared_server() -> None:
+    """Stop the server :func:`shared_server` started in this process, if any, and delete its
+    files now: a pytest-xdist worker is killed 10 s after its session ends, which the exit
+    handler's stop and delete (one at a time across processes) may not finish within, leaving
+    hundreds of megabytes behind in the temporary folder."""
+    global _shared
+    with _shared_lock:
+        if _shared is not None:
+            _shared.stop()
+            _shared = None
+
+
 def schema_dsn(dsn: str, directory: str | os.PathLike[str]) -> str:
     """A DSN for a schema of its own in ``dsn``'s database, named after ``directory`` (made on
     first use): the whole test suite runs on PostgreSQL with each data directory a separate
