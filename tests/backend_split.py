@@ -112,7 +112,7 @@ def stamp(root: Path) -> str:
 
 
 def worker(config: pytest.Config) -> bool:
-    """Whether this process is a pytest-xdist worker (``make test`` runs ``-n auto``)."""
+    """Whether this process is a pytest-xdist worker (``make test`` spreads each pass over some)."""
     return hasattr(config, "workerinput")
 
 

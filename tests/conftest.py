@@ -124,9 +124,10 @@ SUMMARY_KEY = "electa_summary"
 @pytest.hookimpl(trylast=True)  # (after the session's fixtures are torn down, which may still hold connections)
 def pytest_sessionfinish(session) -> None:  # type: ignore[no-untyped-def]
     from electa.testing.pg_server import stop_shared_server
+    from tests.backend_split import worker
 
     stop_shared_server()
-    if hasattr(session.config, "workerinput"):  # (a pytest-xdist worker: the controller prints the summary)
+    if worker(session.config):  # (the controller prints the summary)
         session.config.workeroutput[SUMMARY_KEY] = list(SUMMARY)
 
 
