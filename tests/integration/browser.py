@@ -26,10 +26,15 @@ def acme_site(url: str, pages: Sequence[tuple[str, str, str]] = ()) -> dict[str,
     keys = {scope: httpx.post(f"{url}/v1/orgs/acme/keys", json={"scope": scope}, headers=admin_headers()).json()["key"]
             for scope in ("ingest", "search")}
     for name, text, page_url in (*ACME_PAGES, *pages):
-        r = httpx.post(f"{url}/v1/sources", json={"name": name, "content": text, "url": page_url},
-                       headers={"Authorization": f"Bearer {keys['ingest']}"}, timeout=60)
-        assert r.status_code == 201, r.text
+        add_page(url, keys["ingest"], name, text, page_url)
     return keys
+
+
+def add_page(url: str, ingest_key: str, name: str, text: str, page_url: str) -> None:
+    """Page ``name`` uploaded to the server at ``url`` with an ingest key."""
+    r = httpx.post(f"{url}/v1/sources", json={"name": name, "content": text, "url": page_url},
+                   headers={"Authorization": f"Bearer {ingest_key}"}, timeout=60)
+    assert r.status_code == 201, r.text
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from electa.testing.sse import sse_events
-from tests.integration.browser import AUDIT, acme_site, shot_on_failure
+from tests.integration.browser import AUDIT, acme_site, add_page, shot_on_failure
 from tests.integration.test_server import serve_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
@@ -128,12 +128,10 @@ def test_a_gap_gets_an_answer_written_in_the_console(site: dict[str, str], brows
 def unrelated_page(site: dict[str, str]) -> Iterator[None]:
     """A page no refund question is about, there for this test alone (a candidate under the floor
     whichever of this module's tests ran before)."""
-    ingest = {"Authorization": f"Bearer {site['ingest']}"}
-    r = httpx.post(f"{site['url']}/v1/sources", json={"name": "careers.md", "url": "https://help.acme.test/careers",
-                                                      "content": CAREERS}, headers=ingest, timeout=60)
-    assert r.status_code == 201, r.text
+    add_page(site["url"], site["ingest"], "careers.md", CAREERS, "https://help.acme.test/careers")
     yield
-    r = httpx.delete(f"{site['url']}/v1/sources", params={"uri": "careers.md"}, headers=ingest, timeout=60)
+    r = httpx.delete(f"{site['url']}/v1/sources", params={"uri": "careers.md"},
+                     headers={"Authorization": f"Bearer {site['ingest']}"}, timeout=60)
     assert r.status_code == 200 and r.json()["removed_units"], r.text
 
 
