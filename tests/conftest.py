@@ -121,14 +121,20 @@ SUMMARY: list[str] = []
 SUMMARY_KEY = "electa_summary"
 
 
-@pytest.hookimpl(trylast=True)  # (after the session's fixtures are torn down, which may still hold connections)
-def pytest_sessionfinish(session) -> None:  # type: ignore[no-untyped-def]
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session):  # type: ignore[no-untyped-def]
+    """A worker hands its summary lines to the controller, which prints them; the server this
+    process started stops after the session's fixtures are torn down (which may still hold
+    connections), even where a teardown failed."""
     from electa.testing.pg_server import stop_shared_server
     from tests.backend_split import worker
 
-    stop_shared_server()
-    if worker(session.config):  # (the controller prints the summary)
-        session.config.workeroutput[SUMMARY_KEY] = list(SUMMARY)
+    if worker(session.config):
+        session.config.workeroutput[SUMMARY_KEY] = SUMMARY  # (read once the session is over)
+    try:
+        return (yield)
+    finally:
+        stop_shared_server()
 
 
 @pytest.hookimpl(optionalhook=True)
